@@ -1,0 +1,50 @@
+//! `pgrush`: a drop-in replacement for PostgreSQL's `pgbench`.
+//!
+//! The binary picks its personality from the name it was started by
+//! (`pg_test_timing` runs the clock-overhead check) and from a leading
+//! subcommand word (`timing`, `demo`); anything else is a pgbench command line.
+
+mod bench;
+mod demo;
+mod help;
+mod init_cmd;
+mod options;
+mod parse;
+mod timing_cmd;
+
+use std::ffi::OsString;
+
+fn main() {
+    let args: Vec<OsString> = std::env::args_os().collect();
+    std::process::exit(dispatch(args));
+}
+
+/// Chooses the personality and runs it, returning the process exit status.
+fn dispatch(args: Vec<OsString>) -> i32 {
+    let argv0 = args
+        .first()
+        .map(|a| a.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "pgrush".to_string());
+    let base = std::path::Path::new(&argv0)
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| argv0.clone());
+    if base == "pg_test_timing" {
+        return timing_cmd::run(&argv0, &args[1..], true);
+    }
+    match args.get(1).and_then(|a| a.to_str()) {
+        Some("timing") => return timing_cmd::run(&argv0, &args[2..], false),
+        Some("demo") => return demo::run(&args[2..]),
+        _ => {}
+    }
+    let opts = match parse::parse_args(&args) {
+        Ok(opts) => opts,
+        Err(code) => return code,
+    };
+    match &opts.action {
+        options::Action::Help => help::print_help(&opts.progname),
+        options::Action::Version => help::print_version(&opts.progname),
+        options::Action::Init => init_cmd::run(&opts),
+        _ => bench::run(&opts),
+    }
+}

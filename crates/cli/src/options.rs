@@ -1,0 +1,219 @@
+//! The parsed command line of `pgrush` in pgbench mode.
+//!
+//! `Options` holds every pgbench 18 option after getopt_long-compatible parsing and
+//! pgbench's validation. The parser lives in `options/parse.rs` (owned by the CLI);
+//! the benchmark (`bench.rs`) and initialization (`init_cmd.rs`) wiring read it.
+
+/// Query protocol selected with `-M`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum QueryMode {
+    /// Simple query protocol (default).
+    #[default]
+    Simple,
+    /// Extended protocol with the unnamed statement.
+    Extended,
+    /// Extended protocol with named prepared statements.
+    Prepared,
+}
+
+/// How a script was named on the command line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ScriptSource {
+    /// `-b NAME` (already resolved to the full builtin name, e.g. `select-only`).
+    Builtin(String),
+    /// `-f FILE`; `-` means standard input.
+    File(String),
+}
+
+/// One `-b`/`-f`/`-S`/`-N` with its weight.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScriptSpec {
+    /// Where the script text comes from.
+    pub source: ScriptSource,
+    /// The weight after `@` (1 when absent).
+    pub weight: u32,
+}
+
+/// What the command line asks pgrush to do.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Action {
+    /// Run a benchmark (pgbench's default mode).
+    Bench,
+    /// `-i`: initialize the tables.
+    Init,
+    /// `--help`/`-?`: print help and exit 0.
+    Help,
+    /// `-V`/`--version`: print the version and exit 0.
+    Version,
+    /// `-b list`: print the builtin list on stderr and exit 0.
+    ListBuiltins,
+    /// `--show-script=NAME`: print a builtin script on stderr and exit 0.
+    ShowScript(String),
+}
+
+/// Partitioning of pgbench_accounts (`--partition-method`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PartitionMethod {
+    /// `range` (default when `--partitions` > 0).
+    Range,
+    /// `hash`.
+    Hash,
+}
+
+/// Where pgbench's random seed comes from (`--random-seed` / `PGBENCH_RANDOM_SEED`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SeedChoice {
+    /// `time` (also the default when nothing is given).
+    Time,
+    /// `rand`: a strong random value.
+    Rand,
+    /// An explicit unsigned integer.
+    Value(u64),
+}
+
+/// Every pgbench option, parsed and validated.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Options {
+    /// What to do.
+    pub action: Action,
+    /// Connection: `-h`.
+    pub host: Option<String>,
+    /// Connection: `-p`.
+    pub port: Option<String>,
+    /// Connection: `-U`.
+    pub user: Option<String>,
+    /// Connection: `-d/--dbname` or the first positional argument (may be a conninfo or URI).
+    pub dbname: Option<String>,
+
+    // --- benchmark options ---
+    /// `-c` (default 1).
+    pub clients: u32,
+    /// `-j` as given (default 1); the effective thread count is min(jobs, clients).
+    pub jobs: u32,
+    /// `-t` (default 10 unless `-T`).
+    pub transactions: Option<u32>,
+    /// `-T` seconds.
+    pub duration: Option<u32>,
+    /// `-C`.
+    pub connect_per_transaction: bool,
+    /// `-D name=value`, in order.
+    pub defines: Vec<(String, String)>,
+    /// `-l`.
+    pub log: bool,
+    /// `-L` in microseconds (0 = none).
+    pub latency_limit_us: u64,
+    /// `-M`.
+    pub query_mode: QueryMode,
+    /// `-n` (skip vacuum; in init mode: no vacuum step).
+    pub no_vacuum: bool,
+    /// `-P` seconds (0 = off).
+    pub progress: u32,
+    /// `-r`.
+    pub report_per_command: bool,
+    /// `-R` transactions per second (0.0 = off).
+    pub rate: f64,
+    /// `-s` (explicit scale, if given).
+    pub scale: Option<u32>,
+    /// Scripts from `-b`, `-f`, `-S`, `-N`, in command-line order (empty = tpcb-like).
+    pub scripts: Vec<ScriptSpec>,
+    /// `-v`.
+    pub vacuum_all: bool,
+    /// `--aggregate-interval` seconds (0 = off).
+    pub aggregate_interval: u32,
+    /// `--exit-on-abort`.
+    pub exit_on_abort: bool,
+    /// `--continue-on-error` (PostgreSQL 19).
+    pub continue_on_error: bool,
+    /// `--failures-detailed`.
+    pub failures_detailed: bool,
+    /// `--log-prefix`.
+    pub log_prefix: Option<String>,
+    /// `--max-tries` (default 1; 0 = unlimited).
+    pub max_tries: u32,
+    /// `--progress-timestamp`.
+    pub progress_timestamp: bool,
+    /// `--random-seed` or `PGBENCH_RANDOM_SEED`; `explicit` is true when the user gave one.
+    pub random_seed: SeedChoice,
+    /// True when the seed was given explicitly (option or environment).
+    pub random_seed_explicit: bool,
+    /// `--sampling-rate` (0.0 = off).
+    pub sampling_rate: f64,
+    /// `--verbose-errors`.
+    pub verbose_errors: bool,
+    /// `--debug`.
+    pub debug: bool,
+
+    // --- initialization options ---
+    /// `-I` steps after `-n`/`--foreign-keys` adjustments (default `dtgvp`).
+    pub init_steps: String,
+    /// `-F` (default 100).
+    pub fillfactor: u32,
+    /// `-q`.
+    pub quiet: bool,
+    /// `--foreign-keys`.
+    pub foreign_keys: bool,
+    /// `--index-tablespace`.
+    pub index_tablespace: Option<String>,
+    /// `--tablespace`.
+    pub tablespace: Option<String>,
+    /// `--partition-method` (None with partitions > 0 means range).
+    pub partition_method: Option<PartitionMethod>,
+    /// `--partitions` (default 0).
+    pub partitions: u32,
+    /// `--unlogged-tables`.
+    pub unlogged_tables: bool,
+
+    // --- pgrush extensions (issue 8 adds more) ---
+    /// The program name to print in messages (basename of argv[0], e.g. `pgrush`).
+    pub progname: String,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            action: Action::Bench,
+            host: None,
+            port: None,
+            user: None,
+            dbname: None,
+            clients: 1,
+            jobs: 1,
+            transactions: None,
+            duration: None,
+            connect_per_transaction: false,
+            defines: Vec::new(),
+            log: false,
+            latency_limit_us: 0,
+            query_mode: QueryMode::Simple,
+            no_vacuum: false,
+            progress: 0,
+            report_per_command: false,
+            rate: 0.0,
+            scale: None,
+            scripts: Vec::new(),
+            vacuum_all: false,
+            aggregate_interval: 0,
+            exit_on_abort: false,
+            continue_on_error: false,
+            failures_detailed: false,
+            log_prefix: None,
+            max_tries: 1,
+            progress_timestamp: false,
+            random_seed: SeedChoice::Time,
+            random_seed_explicit: false,
+            sampling_rate: 0.0,
+            verbose_errors: false,
+            debug: false,
+            init_steps: "dtgvp".to_string(),
+            fillfactor: 100,
+            quiet: false,
+            foreign_keys: false,
+            index_tablespace: None,
+            tablespace: None,
+            partition_method: None,
+            partitions: 0,
+            unlogged_tables: false,
+            progname: "pgrush".to_string(),
+        }
+    }
+}
