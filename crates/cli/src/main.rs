@@ -44,7 +44,9 @@ fn dispatch(args: Vec<OsString>) -> i32 {
     match &opts.action {
         options::Action::Help => help::print_help(&opts.progname),
         options::Action::Version => help::print_version(&opts.progname),
+        options::Action::ListBuiltins => help::print_builtin_list(),
+        options::Action::ShowScript(name) => help::print_show_script(name),
         options::Action::Init => init_cmd::run(&opts),
-        _ => bench::run(&opts),
+        options::Action::Bench => bench::run(&opts),
     }
 }

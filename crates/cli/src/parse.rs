@@ -1,11 +1,162 @@
 //! getopt_long-compatible parsing of pgbench's command line into [`Options`].
-//! (Owned by the CLI-options work; this stub only keeps the workspace building.)
+//!
+//! The order of events follows pgbench 18: `--help`/`-?`/`-V`/`--version` are
+//! recognised only as the first argument; then `PGBENCH_RANDOM_SEED` is
+//! checked; then options are processed left to right (each error stops the
+//! parse at once, in option order); then the checks pgbench makes after the
+//! option loop (`finish`). Every message is printed here, on stderr; the caller
+//! only gets the exit status.
 
-use crate::options::Options;
+mod apply;
+pub(crate) mod builtins;
+mod diag;
+mod finish;
+mod getopt;
+mod numbers;
+mod table;
+
+use crate::options::{Action, Options, SeedChoice};
+use diag::{Diag, cat};
+use getopt::Getopt;
 use std::ffi::OsString;
+use std::io::{self, Write};
+use std::os::unix::ffi::OsStrExt;
+
+/// The parts of the process environment the parser looks at.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Env {
+    /// `PGBENCH_RANDOM_SEED`, if set.
+    pub random_seed: Option<Vec<u8>>,
+    /// True when `POSIXLY_CORRECT` is set (getopt stops at the first non-option).
+    pub posixly_correct: bool,
+    /// The soft `RLIMIT_NOFILE` limit (`None`: unknown or unlimited).
+    pub nofile_limit: Option<u64>,
+}
+
+impl Env {
+    /// Reads the real environment and resource limits.
+    pub fn from_process() -> Env {
+        Env {
+            random_seed: std::env::var_os("PGBENCH_RANDOM_SEED").map(|v| v.as_bytes().to_vec()),
+            posixly_correct: std::env::var_os("POSIXLY_CORRECT").is_some(),
+            nofile_limit: nofile_limit(),
+        }
+    }
+}
+
+/// The soft limit on open files, as `getrlimit(RLIMIT_NOFILE)` reports it.
+fn nofile_limit() -> Option<u64> {
+    let mut rl = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit only writes into the struct we pass.
+    let rc = unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut rl) };
+    if rc != 0 || rl.rlim_cur == libc::RLIM_INFINITY {
+        return None;
+    }
+    Some(rl.rlim_cur)
+}
 
 /// Parses and validates `args` (argv including argv[0]). On error the message has
 /// already been printed and the exit status is returned.
-pub fn parse_args(_args: &[OsString]) -> Result<Options, i32> {
-    Ok(Options::default())
+pub fn parse_args(args: &[OsString]) -> Result<Options, i32> {
+    let env = Env::from_process();
+    let stderr = io::stderr();
+    let mut lock = stderr.lock();
+    parse_with(args, &env, &mut lock)
 }
+
+/// [`parse_args`] with an explicit environment and message sink.
+pub fn parse_with(args: &[OsString], env: &Env, err: &mut dyn Write) -> Result<Options, i32> {
+    let raw: Vec<Vec<u8>> = args.iter().map(|a| a.as_bytes().to_vec()).collect();
+    let argv0 = raw.first().cloned().unwrap_or_else(|| b"pgrush".to_vec());
+    let progname = basename(&argv0);
+    let mut opts = Options {
+        progname: String::from_utf8_lossy(progname).into_owned(),
+        ..Options::default()
+    };
+    match raw.get(1).map(Vec::as_slice) {
+        Some(b"--help" | b"-?") => {
+            opts.action = Action::Help;
+            return Ok(opts);
+        }
+        Some(b"--version" | b"-V") => {
+            opts.action = Action::Version;
+            return Ok(opts);
+        }
+        _ => {}
+    }
+    let mut diag = Diag::new(progname, err);
+    if let Some(seed) = &env.random_seed {
+        match parse_seed(seed, &mut diag) {
+            Some(choice) => {
+                opts.random_seed = choice;
+                opts.random_seed_explicit = true;
+            }
+            None => {
+                diag.error(
+                    b"error while setting random seed from PGBENCH_RANDOM_SEED environment variable",
+                );
+                return Err(1);
+            }
+        }
+    }
+    let rest = raw.get(1..).unwrap_or(&[]);
+    let mut scan = Getopt::new(rest, table::SHORTS, table::LONGS, env.posixly_correct);
+    let mut state = apply::State::new(opts, env.nofile_limit);
+    while let Some(item) = scan.next_opt() {
+        let found = match item {
+            Ok(found) => found,
+            Err(e) => {
+                let mut line = Vec::new();
+                // Writing into a Vec cannot fail.
+                let _ = e.write_to(&argv0, &mut line);
+                diag.raw(&line);
+                diag.try_help();
+                return Err(1);
+            }
+        };
+        state.apply(found.id, found.arg.unwrap_or_default(), &mut diag)?;
+        if matches!(
+            state.opts.action,
+            Action::ListBuiltins | Action::ShowScript(_)
+        ) {
+            return Ok(state.opts);
+        }
+    }
+    finish::finish(state, &scan.positional(), &mut diag)
+}
+
+/// `--random-seed`/`PGBENCH_RANDOM_SEED` values: `time`, `rand` or an unsigned
+/// integer. Prints the complaint and returns `None` when invalid.
+fn parse_seed(value: &[u8], diag: &mut Diag<'_>) -> Option<SeedChoice> {
+    match value {
+        b"time" => Some(SeedChoice::Time),
+        b"rand" => Some(SeedChoice::Rand),
+        _ => match numbers::scan_u64_exact(value) {
+            Some(v) => Some(SeedChoice::Value(v)),
+            None => {
+                diag.error(&cat(&[b"unrecognized random seed option \"", value, b"\""]));
+                diag.detail(b"Expecting an unsigned integer, \"time\" or \"rand\".");
+                None
+            }
+        },
+    }
+}
+
+/// The file name part of argv[0] (PostgreSQL's `get_progname`).
+fn basename(argv0: &[u8]) -> &[u8] {
+    match argv0.iter().rposition(|&b| b == b'/') {
+        Some(i) => &argv0[i + 1..],
+        None => argv0,
+    }
+}
+
+/// Lossy conversion of an argument for storage in [`Options`].
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,14 +1,28 @@
-pub fn add(left: u64, right: u64) -> u64 {
-    left + right
-}
+//! `pgrush -i`: pgbench 18's initialization steps (`-I dtgGvpf`), byte-identical
+//! statements on one connection, and parallel loading with `-j N`.
+//!
+//! The crate is written against the [`session::Session`] trait; [`wire_session`]
+//! implements it for `pgrush_wire::Connection`.
+
+#![deny(missing_docs)]
+
+pub mod config;
+pub mod console;
+pub mod ddl;
+pub mod error;
+pub mod parallel;
+pub mod progress;
+pub mod rows;
+pub mod runner;
+pub mod session;
+pub mod split;
+pub mod steps;
 
 #[cfg(test)]
-mod tests {
-    use super::*;
+mod fake;
 
-    #[test]
-    fn it_works() {
-        let result = add(2, 2);
-        assert_eq!(result, 4);
-    }
-}
+pub use config::{InitConfig, Partitioning, Step, parse_steps};
+pub use console::Console;
+pub use error::InitError;
+pub use runner::{StepTime, done_line, run_init};
+pub use session::{Connector, CopyFailure, CopySink, DbFailure, Session};

@@ -1,14 +1,33 @@
-pub fn add(left: u64, right: u64) -> u64 {
-    left + right
-}
+//! pgrush's results model: per-thread collectors, mergeable HDR histograms, lock-free
+//! progress counters, pgbench's `-l` / `--aggregate-interval` log line formats, and
+//! [`RunSummary`], the input of every report format.
+//!
+//! Typical engine use:
+//! 1. build a [`RunSummary::empty`] (config + scripts) and take its [`RunSummary::layout`];
+//! 2. each worker thread owns a [`ThreadStats::new`]`(&layout)` (optionally
+//!    [`ThreadStats::with_progress`] for `-P`) and calls [`ThreadStats::record_tx`],
+//!    [`ThreadStats::record_command`], … — none of these allocate;
+//! 3. thread 0 sums [`ProgressCounters`] snapshots for progress lines;
+//! 4. after the run, merge the threads into `summary.stats` and fill durations.
+#![deny(missing_docs)]
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+pub mod aggregate;
+pub mod cfmt;
+pub mod counters;
+pub mod histogram;
+pub mod progress;
+pub mod simple;
+pub mod summary;
+pub mod thread;
+pub mod txlog;
 
-    #[test]
-    fn it_works() {
-        let result = add(2, 2);
-        assert_eq!(result, 4);
-    }
-}
+pub use aggregate::AggregateInterval;
+pub use counters::{TxCounters, TxOutcome, TxRecord};
+pub use histogram::LatencyHistogram;
+pub use progress::{ProgressCounters, ProgressSnapshot};
+pub use simple::SimpleStats;
+pub use summary::{
+    PartitionMethod, Partitioning, QueryMode, RunConfig, RunLimit, RunSummary, ScriptInfo,
+};
+pub use thread::{CommandStats, ScriptStats, StatsLayout, ThreadStats, TxStats};
+pub use txlog::{LogFormat, TxLogRecord};

@@ -1,0 +1,377 @@
+//! Unit tests of the whole parser (messages, order of checks, stored values).
+
+use super::*;
+use crate::options::{PartitionMethod, QueryMode, ScriptSource, ScriptSpec};
+
+fn run_env(args: &[&str], env: &Env) -> (Result<Options, i32>, String) {
+    let mut argv: Vec<OsString> = vec![OsString::from("/usr/bin/pgrush")];
+    argv.extend(args.iter().map(OsString::from));
+    let mut err = Vec::new();
+    let r = parse_with(&argv, env, &mut err);
+    (r, String::from_utf8_lossy(&err).into_owned())
+}
+
+fn run(args: &[&str]) -> (Result<Options, i32>, String) {
+    run_env(args, &Env::default())
+}
+
+fn ok(args: &[&str]) -> Options {
+    let (r, err) = run(args);
+    assert_eq!(err, "", "unexpected messages for {args:?}");
+    r.unwrap_or_else(|code| panic!("{args:?} failed with {code}"))
+}
+
+fn fails(args: &[&str]) -> String {
+    let (r, err) = run(args);
+    assert_eq!(r.err(), Some(1), "{args:?} should fail");
+    err
+}
+
+#[test]
+fn defaults() {
+    let o = ok(&[]);
+    assert_eq!(o.action, Action::Bench);
+    assert_eq!(o.transactions, Some(10));
+    assert_eq!(o.duration, None);
+    assert_eq!(o.clients, 1);
+    assert!(o.scripts.is_empty());
+    assert_eq!(o.progname, "pgrush");
+    assert_eq!(o.dbname, None);
+}
+
+#[test]
+fn help_and_version_only_first() {
+    assert_eq!(ok(&["--help"]).action, Action::Help);
+    assert_eq!(ok(&["-?", "-c", "x"]).action, Action::Help);
+    assert_eq!(ok(&["-V"]).action, Action::Version);
+    assert_eq!(ok(&["--version"]).action, Action::Version);
+    assert_eq!(
+        fails(&["-n", "--help"]),
+        "/usr/bin/pgrush: unrecognized option '--help'\n\
+         pgrush: hint: Try \"pgrush --help\" for more information.\n"
+    );
+    assert_eq!(
+        fails(&["-n", "-?"]),
+        "/usr/bin/pgrush: invalid option -- '?'\n\
+         pgrush: hint: Try \"pgrush --help\" for more information.\n"
+    );
+}
+
+#[test]
+fn combined_and_attached_values() {
+    let o = ok(&["-nt5", "-c4", "-j", "2", "--rate=10abc", "--prot", "prepared", "db"]);
+    assert!(o.no_vacuum);
+    assert_eq!(o.transactions, Some(5));
+    assert_eq!(o.clients, 4);
+    assert_eq!(o.jobs, 2);
+    assert_eq!(o.rate, 10.0);
+    assert_eq!(o.query_mode, QueryMode::Prepared);
+    assert_eq!(o.dbname.as_deref(), Some("db"));
+}
+
+#[test]
+fn positional_and_dbname() {
+    assert_eq!(ok(&["db", "-n"]).dbname.as_deref(), Some("db"));
+    assert_eq!(ok(&["-d", "x"]).dbname.as_deref(), Some("x"));
+    assert_eq!(ok(&["--", "-n"]).dbname.as_deref(), Some("-n"));
+    assert_eq!(
+        fails(&["-d", "x", "y"]),
+        "pgrush: error: too many command-line arguments (first is \"y\")\n\
+         pgrush: hint: Try \"pgrush --help\" for more information.\n"
+    );
+    let posix = Env {
+        posixly_correct: true,
+        ..Env::default()
+    };
+    let (r, err) = run_env(&["db", "-c", "5"], &posix);
+    assert_eq!(r.err(), Some(1));
+    assert!(err.contains("(first is \"-c\")"), "{err}");
+}
+
+#[test]
+fn int_ranges() {
+    assert_eq!(
+        fails(&["-c", "0"]),
+        "pgrush: error: -c/--client must be in range 1..2147483647\n"
+    );
+    assert_eq!(
+        fails(&["-c", "5x"]),
+        "pgrush: error: invalid value \"5x\" for option -c/--client\n"
+    );
+    assert_eq!(ok(&["-c", " 2 "]).clients, 2);
+    assert_eq!(
+        fails(&["-F", "5"]),
+        "pgrush: error: -F/--fillfactor must be in range 10..100\n"
+    );
+    assert_eq!(
+        fails(&["--partitions=-1"]),
+        "pgrush: error: --partitions must be in range 0..2147483647\n"
+    );
+}
+
+#[test]
+fn open_files_limit() {
+    let env = Env {
+        nofile_limit: Some(1024),
+        ..Env::default()
+    };
+    let (r, err) = run_env(&["-c", "2000"], &env);
+    assert_eq!(r.err(), Some(1));
+    assert_eq!(
+        err,
+        "pgrush: error: need at least 2003 open files, but system limit is 1024\n\
+         pgrush: hint: Reduce number of clients, or use limit/ulimit to increase the system limit.\n"
+    );
+    let (_, err) = run_env(&["-c", "2147483647"], &env);
+    assert!(err.contains("need at least -2147483646 open files"), "{err}");
+    assert!(run_env(&["-c", "1021"], &env).0.is_ok());
+}
+
+#[test]
+fn errors_come_in_option_order() {
+    assert_eq!(
+        fails(&["-M", "foo", "-c", "x"]),
+        "pgrush: error: invalid query mode (-M): \"foo\"\n"
+    );
+    // The -t/-T conflict is found after the loop, so a later bad value wins.
+    assert_eq!(
+        fails(&["-t", "5", "-T", "5", "-c", "x"]),
+        "pgrush: error: invalid value \"x\" for option -c/--client\n"
+    );
+    assert!(fails(&["-f", "/nonexistent/x.sql", "-c", "x"]).contains("could not open file"));
+}
+
+#[test]
+fn script_selection() {
+    let o = ok(&["-b", "se@2", "-S", "-N", "-b", "tpcb-like@ +3"]);
+    assert_eq!(
+        o.scripts,
+        vec![
+            ScriptSpec {
+                source: ScriptSource::Builtin("select-only".into()),
+                weight: 2
+            },
+            ScriptSpec {
+                source: ScriptSource::Builtin("select-only".into()),
+                weight: 1
+            },
+            ScriptSpec {
+                source: ScriptSource::Builtin("simple-update".into()),
+                weight: 1
+            },
+            ScriptSpec {
+                source: ScriptSource::Builtin("tpcb-like".into()),
+                weight: 3
+            },
+        ]
+    );
+    let err = fails(&["-b", "s"]);
+    assert!(err.starts_with(
+        "pgrush: error: ambiguous builtin name: 2 builtin scripts found for prefix \"s\"\n\
+         Available builtin scripts:\n      tpcb-like: <builtin: TPC-B (sort of)>\n"
+    ));
+    assert_eq!(
+        fails(&["-b", "se@x"]),
+        "pgrush: error: invalid weight specification: @x\n"
+    );
+    assert_eq!(
+        fails(&["-b", "se@99999999999"]),
+        "pgrush: error: weight specification out of range (0 .. 2147483647): 99999999999\n"
+    );
+    assert_eq!(
+        fails(&["-b", "se@0"]),
+        "pgrush: error: total script weight must not be zero\n"
+    );
+    assert_eq!(ok(&["-b", "list", "-c", "x"]).action, Action::ListBuiltins);
+    assert_eq!(
+        ok(&["--show-script", "simple"]).action,
+        Action::ShowScript("simple-update".into())
+    );
+}
+
+#[test]
+fn at_most_128_scripts() {
+    let mut args = Vec::new();
+    for _ in 0..128 {
+        args.push("-S");
+    }
+    assert_eq!(ok(&args).scripts.len(), 128);
+    args.push("-N");
+    assert_eq!(
+        fails(&args),
+        "pgrush: error: at most 128 SQL scripts are allowed\n"
+    );
+}
+
+#[test]
+fn script_files() {
+    let dir = std::env::temp_dir().join(format!("pgrush-cli-unit-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let file = dir.join("one@x.sql");
+    std::fs::write(&file, "select 1;\n").expect("write script");
+    let with_weight = format!("{}@7", file.display());
+    let o = ok(&["-f", &with_weight, "-f", "-"]);
+    assert_eq!(o.scripts[0].weight, 7);
+    assert_eq!(
+        o.scripts[0].source,
+        ScriptSource::File(file.display().to_string())
+    );
+    assert_eq!(o.scripts[1].source, ScriptSource::File("-".into()));
+    let dir_arg = dir.display().to_string();
+    assert_eq!(
+        fails(&["-f", &dir_arg]),
+        format!("pgrush: error: could not read file \"{dir_arg}\": Is a directory\n")
+    );
+    assert_eq!(
+        fails(&["-f", "/nonexistent/a.sql"]),
+        "pgrush: error: could not open file \"/nonexistent/a.sql\": No such file or directory\n"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn defines() {
+    let o = ok(&["-D", "a=1=2", "-D", "_x9=y", "-D", "a=3"]);
+    assert_eq!(
+        o.defines,
+        vec![
+            ("a".into(), "1=2".into()),
+            ("_x9".into(), "y".into()),
+            ("a".into(), "3".into())
+        ]
+    );
+    for bad in ["foo", "=1", "x="] {
+        assert_eq!(
+            fails(&["-D", bad]),
+            format!("pgrush: error: invalid variable definition: \"{bad}\"\n")
+        );
+    }
+    assert_eq!(
+        fails(&["-D", "1x=2"]),
+        "pgrush: error: option: invalid variable name: \"1x\"\n"
+    );
+}
+
+#[test]
+fn init_mode() {
+    let o = ok(&["-i", "-n", "--foreign-keys", "-s", "3", "--partitions", "4"]);
+    assert_eq!(o.action, Action::Init);
+    assert_eq!(o.init_steps, "dtg pf");
+    assert_eq!(o.partition_method, Some(PartitionMethod::Range));
+    assert_eq!(o.scale, Some(3));
+    let o = ok(&["-i", "-I", "dtGvf", "--foreign-keys", "--partition-method=HASH", "--partitions=2"]);
+    assert_eq!(o.init_steps, "dtGvf");
+    assert_eq!(o.partition_method, Some(PartitionMethod::Hash));
+    assert_eq!(
+        fails(&["-i", "-I", "dtx"]),
+        "pgrush: error: unrecognized initialization step \"x\"\n\
+         pgrush: detail: Allowed step characters are: \"dtgGvpf\".\n"
+    );
+    assert_eq!(
+        fails(&["-I", ""]),
+        "pgrush: error: no initialization steps specified\n"
+    );
+    assert_eq!(
+        fails(&["-i", "-c", "5"]),
+        "pgrush: error: some of the specified options cannot be used in initialization (-i) mode\n"
+    );
+    assert_eq!(
+        fails(&["-q"]),
+        "pgrush: error: some of the specified options cannot be used in benchmarking mode\n"
+    );
+    assert_eq!(
+        fails(&["-i", "--partition-method=hash"]),
+        "pgrush: error: --partition-method requires greater than zero --partitions\n"
+    );
+    // Weight zero is not checked in init mode: the mode conflict is reported instead.
+    assert!(fails(&["-i", "-b", "se@0"]).contains("initialization (-i) mode"));
+}
+
+#[test]
+fn logging_checks() {
+    let o = ok(&["-l", "-T", "6", "--aggregate-interval", "3", "--log-prefix=p"]);
+    assert_eq!(o.aggregate_interval, 3);
+    assert_eq!(o.transactions, None);
+    assert_eq!(o.log_prefix.as_deref(), Some("p"));
+    assert!(fails(&["--sampling-rate=0.5"]).contains("allowed only when logging transactions (-l)"));
+    assert!(fails(&["-l", "--sampling-rate=2"]).contains("invalid sampling rate: \"2\""));
+    assert!(fails(&["-l", "-T", "3", "--aggregate-interval=2"])
+        .contains("duration (3) must be a multiple of aggregation interval (2)"));
+    assert!(fails(&["-l", "-T", "3", "--aggregate-interval=5"])
+        .contains("number of seconds for aggregation (5) must not be higher than test duration (3)"));
+}
+
+#[test]
+fn tries_and_limits() {
+    assert_eq!(ok(&["--max-tries=0", "-T", "5"]).max_tries, 0);
+    assert_eq!(ok(&["--max-tries=abc", "-L", "5"]).latency_limit_us, 5000);
+    assert!(fails(&["--max-tries=4294967296"]).contains("an unlimited number of transaction tries"));
+    assert_eq!(
+        fails(&["--max-tries=99999999999999999999"]),
+        "pgrush: error: invalid number of maximum tries: \"99999999999999999999\"\n"
+    );
+    // -L 0.0001 is 0 µs, i.e. no limit, so unlimited tries need -T.
+    assert!(fails(&["-L", "0.0001", "--max-tries=0"]).contains("unlimited number"));
+    assert_eq!(
+        fails(&["-L", "-1"]),
+        "pgrush: error: invalid latency limit: \"-1\"\n"
+    );
+    assert_eq!(fails(&["-R", "0"]), "pgrush: error: invalid rate limit: \"0\"\n");
+    assert!(fails(&["--progress-timestamp"]).contains("allowed only under --progress"));
+}
+
+#[test]
+fn random_seed() {
+    let o = ok(&["--random-seed=-1"]);
+    assert_eq!(o.random_seed, SeedChoice::Value(u64::MAX));
+    assert!(o.random_seed_explicit);
+    assert!(!ok(&[]).random_seed_explicit);
+    assert_eq!(ok(&["--random-seed", "rand"]).random_seed, SeedChoice::Rand);
+    assert_eq!(
+        fails(&["--random-seed=5 "]),
+        "pgrush: error: unrecognized random seed option \"5 \"\n\
+         pgrush: detail: Expecting an unsigned integer, \"time\" or \"rand\".\n\
+         pgrush: error: error while setting random seed from --random-seed option\n"
+    );
+    let env = Env {
+        random_seed: Some(b"42".to_vec()),
+        ..Env::default()
+    };
+    let (r, _) = run_env(&["-n"], &env);
+    let o = r.expect("env seed accepted");
+    assert_eq!(o.random_seed, SeedChoice::Value(42));
+    assert!(o.random_seed_explicit);
+    let env = Env {
+        random_seed: Some(b"x".to_vec()),
+        ..Env::default()
+    };
+    let (r, err) = run_env(&["--help"], &env);
+    assert_eq!(r.map(|o| o.action), Ok(Action::Help));
+    assert_eq!(err, "");
+    let (r, err) = run_env(&["-n"], &env);
+    assert_eq!(r.err(), Some(1));
+    assert!(err.ends_with(
+        "pgrush: error: error while setting random seed from PGBENCH_RANDOM_SEED environment variable\n"
+    ));
+}
+
+#[test]
+fn long_option_extensions_do_not_shadow_pgbench_prefixes() {
+    assert!(ok(&["--con"]).connect_per_transaction);
+    assert!(ok(&["--conti"]).continue_on_error);
+    assert_eq!(
+        fails(&["--pro=5"]),
+        "/usr/bin/pgrush: option '--pro=5' is ambiguous; possibilities: '--progress' '--protocol' '--progress-timestamp'\n\
+         pgrush: hint: Try \"pgrush --help\" for more information.\n"
+    );
+}
+
+#[test]
+fn variable_names() {
+    use super::apply::valid_variable_name;
+    assert!(valid_variable_name(b"a1_"));
+    assert!(valid_variable_name("ä".as_bytes()));
+    assert!(!valid_variable_name(b"1a"));
+    assert!(!valid_variable_name(b"a-b"));
+    assert!(!valid_variable_name(b""));
+}

@@ -1,0 +1,108 @@
+//! Time in integer microseconds, as pgbench keeps it (`pg_time_usec_t`).
+//!
+//! All intervals come from the monotonic clock; [`Clock::epoch_us`] converts a
+//! monotonic instant to Unix time for log lines and `--progress-timestamp`.
+
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+/// Microseconds since the clock's origin (monotonic).
+pub type Micros = i64;
+
+/// A monotonic microsecond clock with a fixed mapping to Unix time.
+#[derive(Debug, Clone, Copy)]
+pub struct Clock {
+    origin: Instant,
+    /// Unix time in µs at `origin`.
+    epoch_at_origin: i64,
+}
+
+impl Clock {
+    /// Starts a clock whose origin is now.
+    pub fn new() -> Clock {
+        let origin = Instant::now();
+        let epoch_at_origin = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_micros() as i64)
+            .unwrap_or(0);
+        Clock {
+            origin,
+            epoch_at_origin,
+        }
+    }
+
+    /// Microseconds elapsed since the origin.
+    #[inline]
+    pub fn now(&self) -> Micros {
+        self.origin.elapsed().as_micros() as i64
+    }
+
+    /// Unix time in µs of the monotonic instant `t`.
+    #[inline]
+    pub fn epoch_us(&self, t: Micros) -> i64 {
+        self.epoch_at_origin + t
+    }
+}
+
+impl Default for Clock {
+    fn default() -> Self {
+        Clock::new()
+    }
+}
+
+/// A lazily read "now": read the clock once per step when first needed, as
+/// pgbench's `pg_time_now_lazy`, so the logged latency equals the counted one.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct LazyNow(Option<Micros>);
+
+impl LazyNow {
+    /// An unread instant.
+    pub fn new() -> LazyNow {
+        LazyNow(None)
+    }
+
+    /// The instant, reading `clock` the first time.
+    #[inline]
+    pub fn get(&mut self, clock: &Clock) -> Micros {
+        match self.0 {
+            Some(t) => t,
+            None => {
+                let t = clock.now();
+                self.0 = Some(t);
+                t
+            }
+        }
+    }
+
+    /// Re-reads the clock (after a slow operation such as connecting or a shell command).
+    #[inline]
+    pub fn refresh(&mut self, clock: &Clock) -> Micros {
+        let t = clock.now();
+        self.0 = Some(t);
+        t
+    }
+
+    /// Forgets the cached instant.
+    #[inline]
+    pub fn reset(&mut self) {
+        self.0 = None;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lazy_now_caches_until_refresh() {
+        let clock = Clock::new();
+        let mut now = LazyNow::new();
+        let a = now.get(&clock);
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        assert_eq!(now.get(&clock), a);
+        let b = now.refresh(&clock);
+        assert!(b >= a + 2000, "{a} {b}");
+        now.reset();
+        assert!(now.get(&clock) >= b);
+        assert!(clock.epoch_us(0) > 1_600_000_000_000_000);
+    }
+}

@@ -1,0 +1,124 @@
+//! What the engine runs: the fully resolved benchmark configuration.
+
+use pgrush_script::{Prng, Script, Variables};
+use pgrush_wire::conninfo::ConnParams;
+
+/// Query protocol (`-M`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum QueryMode {
+    /// Simple query protocol.
+    #[default]
+    Simple,
+    /// Extended protocol, unnamed statement.
+    Extended,
+    /// Extended protocol, named statements `P_<n>` prepared lazily.
+    Prepared,
+}
+
+/// When the run ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunLength {
+    /// `-t`: this many transactions per client.
+    Transactions(u32),
+    /// `-T`: this many seconds.
+    Duration(u32),
+}
+
+/// Transaction logging (`-l`, `--aggregate-interval`, `--sampling-rate`, `--log-prefix`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct LogConfig {
+    /// File name prefix (`pgbench_log` by default).
+    pub prefix: String,
+    /// Process id used in file names.
+    pub pid: u32,
+    /// Fraction of transactions written (0 = all).
+    pub sampling_rate: f64,
+    /// Aggregation interval in seconds (0 = one line per transaction).
+    pub aggregate_interval: u32,
+}
+
+/// The random generators of one worker thread, drawn in pgbench's order.
+#[derive(Debug, Clone)]
+pub struct ThreadRngs {
+    /// Script choice.
+    pub choose: Prng,
+    /// `-R` schedule.
+    pub throttle: Prng,
+    /// `--sampling-rate`.
+    pub sampling: Prng,
+}
+
+/// Everything one benchmark run needs.
+#[derive(Debug, Clone)]
+pub struct EngineConfig {
+    /// Connection parameters for every client connection.
+    pub conn: ConnParams,
+    /// The scripts, in command-line order (weights inside).
+    pub scripts: Vec<Script>,
+    /// Number of clients (`-c`).
+    pub clients: u32,
+    /// Number of worker threads (already `min(-j, -c)`).
+    pub threads: u32,
+    /// `-t` or `-T`.
+    pub length: RunLength,
+    /// `-M`.
+    pub query_mode: QueryMode,
+    /// `-C`: reconnect for every transaction.
+    pub connect_per_tx: bool,
+    /// `-R` target rate in transactions per second (0 = no throttling).
+    pub rate: f64,
+    /// `-L` in µs (0 = none).
+    pub latency_limit_us: i64,
+    /// `--max-tries` (0 = unlimited).
+    pub max_tries: u32,
+    /// `-P` interval in seconds (0 = off).
+    pub progress: u32,
+    /// `--progress-timestamp`.
+    pub progress_timestamp: bool,
+    /// `-l` settings (None = no log).
+    pub log: Option<LogConfig>,
+    /// `--failures-detailed`.
+    pub failures_detailed: bool,
+    /// `--verbose-errors`.
+    pub verbose_errors: bool,
+    /// `--exit-on-abort`.
+    pub exit_on_abort: bool,
+    /// `--continue-on-error` (PostgreSQL 19).
+    pub continue_on_error: bool,
+    /// `--debug`.
+    pub debug: bool,
+    /// `-r`: per-command latencies.
+    pub report_per_command: bool,
+    /// Variables every client starts with (`-D`, `scale`, `default_seed`, `random_seed`);
+    /// the engine adds `client_id`.
+    pub variables: Variables,
+    /// One generator per client (expression random functions), in client order.
+    pub client_rngs: Vec<Prng>,
+    /// One set per thread.
+    pub thread_rngs: Vec<ThreadRngs>,
+    /// Program name for messages (`pgrush`).
+    pub progname: String,
+    /// React to SIGINT/SIGTERM: stop, report what ran, exit 2.
+    pub handle_signals: bool,
+}
+
+impl EngineConfig {
+    /// Mean delay between two transactions of one thread under `-R`, in µs (0 = off).
+    pub fn throttle_delay_us(&self) -> f64 {
+        if self.rate > 0.0 {
+            1_000_000.0 / self.rate * f64::from(self.threads)
+        } else {
+            0.0
+        }
+    }
+
+    /// Whether per-transaction latencies are measured (pgbench measures them
+    /// only when `-P`, `-R`, `-L`, `-l` or several scripts need them).
+    pub fn detailed_latency(&self) -> bool {
+        self.progress > 0
+            || self.rate > 0.0
+            || self.latency_limit_us > 0
+            || self.log.is_some()
+            || self.scripts.len() > 1
+    }
+}

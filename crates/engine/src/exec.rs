@@ -1,0 +1,307 @@
+//! Executing one script command (pgbench's `START_COMMAND` and `SKIP_COMMAND`).
+
+use pgrush_script::{CommandKind, EvalContext};
+use pgrush_stats::QueryMode;
+
+use crate::client::{Client, Pipeline, State};
+use crate::clock::LazyNow;
+use crate::cond::IfState;
+use crate::messages;
+use crate::worker::ThreadCtx;
+
+/// `client N aborted in command C (what) of script S; message`, returning Aborted.
+fn command_failed(cl: &Client, ctx: &ThreadCtx<'_>, what: &str, message: &str) -> State {
+    messages::error(
+        ctx.progname(),
+        &format!(
+            "client {} aborted in command {} ({}) of script {}; {}",
+            cl.id, cl.command, what, cl.script, message
+        ),
+    );
+    State::Aborted
+}
+
+/// Starts the client's current command; returns the next state.
+pub fn start_command(cl: &mut Client, ctx: &mut ThreadCtx<'_>, now: &mut LazyNow) -> State {
+    let cfg = ctx.cfg;
+    let command = &cfg.scripts[cl.script].commands[cl.command];
+    match &command.kind {
+        CommandKind::Sql(sql) => {
+            if matches!(cl.pipeline, Pipeline::On { .. })
+                && let Some(kind) = sql.gset_kind()
+            {
+                let (what, msg) = match kind {
+                    pgrush_script::GsetKind::Gset => ("gset", "\\gset is not allowed in pipeline mode"),
+                    pgrush_script::GsetKind::Aset => ("aset", "\\aset is not allowed in pipeline mode"),
+                };
+                return command_failed(cl, ctx, what, msg);
+            }
+            let stmt = ctx.stmt_index(cl.script, cl.command);
+            if !crate::sql::send_sql(cl, ctx, sql, stmt) {
+                return command_failed(cl, ctx, "SQL", "SQL command send failed");
+            }
+            match cl.pipeline {
+                Pipeline::Off => State::WaitResult,
+                Pipeline::On { .. } => State::EndCommand,
+            }
+        }
+        kind => {
+            if cfg.debug {
+                messages::debug(
+                    ctx.progname(),
+                    &format!("client {} executing {}", cl.id, command.debug_text()),
+                );
+            }
+            let next = meta_command(cl, ctx, now, kind);
+            now.reset();
+            next
+        }
+    }
+}
+
+fn eval(
+    cl: &mut Client,
+    ctx: &ThreadCtx<'_>,
+    expr: &pgrush_script::Expr,
+) -> Result<pgrush_script::Value, String> {
+    let mut ectx = EvalContext::new(&cl.vars, &mut cl.rng, cl.script, cl.command);
+    let r = expr.eval(&mut ectx);
+    for line in ectx.take_debug_output() {
+        messages::info(ctx.progname(), &line);
+    }
+    r.map_err(|e| e.to_string())
+}
+
+fn meta_command(
+    cl: &mut Client,
+    ctx: &mut ThreadCtx<'_>,
+    now: &mut LazyNow,
+    kind: &CommandKind,
+) -> State {
+    match kind {
+        CommandKind::Sql(_) => State::Aborted,
+        CommandKind::Set { var, expr } => {
+            let value = match eval(cl, ctx, expr) {
+                Ok(v) => v,
+                Err(msg) => {
+                    messages::error(ctx.progname(), &msg);
+                    return command_failed(cl, ctx, "set", "evaluation of meta-command failed");
+                }
+            };
+            if let Err(e) = cl.vars.set_value(var, value) {
+                messages::error(ctx.progname(), &format!("set: {e}"));
+                return command_failed(cl, ctx, "set", "assignment of meta-command failed");
+            }
+            State::EndCommand
+        }
+        CommandKind::Sleep(sleep) => {
+            let usec = match sleep.duration_us(&cl.vars) {
+                Ok(us) => us,
+                Err(msg) => {
+                    messages::error(ctx.progname(), &msg.to_string());
+                    return command_failed(cl, ctx, "sleep", "execution of meta-command failed");
+                }
+            };
+            let t = now.get(&ctx.clock);
+            cl.sleep_until = t + usec;
+            State::Sleep
+        }
+        CommandKind::If(expr) => {
+            let value = match eval(cl, ctx, expr) {
+                Ok(v) => v,
+                Err(msg) => {
+                    messages::error(ctx.progname(), &msg);
+                    return command_failed(cl, ctx, "if", "evaluation of meta-command failed");
+                }
+            };
+            cl.cond.push(if value.truth() {
+                IfState::True
+            } else {
+                IfState::False
+            });
+            State::EndCommand
+        }
+        CommandKind::Elif(expr) => {
+            if cl.cond.peek() == Some(IfState::True) {
+                cl.cond.poke(IfState::Ignored);
+                return State::EndCommand;
+            }
+            let value = match eval(cl, ctx, expr) {
+                Ok(v) => v,
+                Err(msg) => {
+                    messages::error(ctx.progname(), &msg);
+                    return command_failed(cl, ctx, "elif", "evaluation of meta-command failed");
+                }
+            };
+            cl.cond.poke(if value.truth() {
+                IfState::True
+            } else {
+                IfState::False
+            });
+            State::EndCommand
+        }
+        CommandKind::Else => {
+            if cl.cond.peek() == Some(IfState::True) {
+                cl.cond.poke(IfState::ElseFalse);
+            }
+            State::EndCommand
+        }
+        CommandKind::EndIf => {
+            cl.cond.pop();
+            State::EndCommand
+        }
+        CommandKind::SetShell { var, args } => {
+            match crate::shell::run(&cl.vars, args, true) {
+                Ok(Some(value)) => {
+                    if cl.vars.set_int(var, value).is_err() {
+                        return command_failed(cl, ctx, "setshell", "execution of meta-command failed");
+                    }
+                    State::EndCommand
+                }
+                Ok(None) => State::EndCommand,
+                Err(msg) => {
+                    if !ctx.timer_exceeded {
+                        messages::error(ctx.progname(), &msg);
+                    }
+                    command_failed(cl, ctx, "setshell", "execution of meta-command failed")
+                }
+            }
+        }
+        CommandKind::Shell { args } => match crate::shell::run(&cl.vars, args, false) {
+            Ok(_) => State::EndCommand,
+            Err(msg) => {
+                if !ctx.timer_exceeded {
+                    messages::error(ctx.progname(), &msg);
+                }
+                command_failed(cl, ctx, "shell", "execution of meta-command failed")
+            }
+        },
+        CommandKind::StartPipeline => {
+            if ctx.cfg.query_mode == QueryMode::Simple {
+                return command_failed(
+                    cl,
+                    ctx,
+                    "startpipeline",
+                    "cannot use pipeline mode with the simple query protocol",
+                );
+            }
+            if ctx.cfg.query_mode == QueryMode::Prepared {
+                prepare_pipeline(cl, ctx);
+            }
+            if matches!(cl.pipeline, Pipeline::On { .. }) {
+                return command_failed(cl, ctx, "startpipeline", "already in pipeline mode");
+            }
+            cl.pipeline = Pipeline::On { syncs: 0 };
+            State::EndCommand
+        }
+        CommandKind::SyncPipeline => {
+            let Pipeline::On { syncs } = cl.pipeline else {
+                return command_failed(cl, ctx, "syncpipeline", "not in pipeline mode");
+            };
+            if let Some(conn) = cl.conn.as_mut() {
+                conn.queue_sync();
+            }
+            cl.read.syncs_left += 1;
+            cl.pipeline = Pipeline::On { syncs: syncs + 1 };
+            State::EndCommand
+        }
+        CommandKind::EndPipeline => {
+            let Pipeline::On { .. } = cl.pipeline else {
+                return command_failed(cl, ctx, "endpipeline", "not in pipeline mode");
+            };
+            if let Some(conn) = cl.conn.as_mut() {
+                conn.queue_sync();
+            }
+            cl.read.syncs_left += 1;
+            if !cl.flush_output() {
+                return command_failed(cl, ctx, "endpipeline", "failed to send a pipeline sync");
+            }
+            cl.pipeline = Pipeline::Off;
+            cl.read.failed = false;
+            cl.read.gset = None;
+            State::WaitResult
+        }
+    }
+}
+
+/// In prepared mode, `\startpipeline` prepares every SQL command up to `\endpipeline` first.
+fn prepare_pipeline(cl: &mut Client, ctx: &mut ThreadCtx<'_>) {
+    let script = &ctx.cfg.scripts[cl.script];
+    if !matches!(cl.pipeline, Pipeline::Off) {
+        return;
+    }
+    // Results of these preparations are read with the pipeline's results.
+    cl.read.syncs_left = 0;
+    cl.read.prepare_syncs = 0;
+    cl.read.prepare_texts.clear();
+    for j in cl.command + 1..script.commands.len() {
+        match &script.commands[j].kind {
+            CommandKind::EndPipeline => break,
+            CommandKind::Sql(sql) => {
+                let stmt = ctx.stmt_index(cl.script, j);
+                if cl.prepared[stmt] {
+                    continue;
+                }
+                if let Some(conn) = cl.conn.as_mut() {
+                    let name = ctx.stmt_names[stmt].clone();
+                    crate::sql::prepare(cl.id, conn, &mut cl.read, ctx, &name, sql, stmt);
+                }
+                cl.prepared[stmt] = true;
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Skips the current command of an inactive branch (pgbench's `SKIP_COMMAND`).
+pub fn skip_command(cl: &mut Client, ctx: &mut ThreadCtx<'_>) {
+    let script = &ctx.cfg.scripts[cl.script];
+    let Some(command) = script.commands.get(cl.command) else {
+        // Cannot happen with balanced conditionals; end the transaction.
+        cl.state = State::EndTx;
+        return;
+    };
+    let is_if = matches!(command.kind, CommandKind::If(_));
+    let is_elif = matches!(command.kind, CommandKind::Elif(_));
+    let is_else = matches!(command.kind, CommandKind::Else);
+    let is_endif = matches!(command.kind, CommandKind::EndIf);
+    if !(is_if || is_elif || is_else || is_endif) {
+        cl.command += 1;
+        return;
+    }
+    match cl.cond.peek() {
+        Some(IfState::False) => {
+            if is_if {
+                cl.cond.push(IfState::Ignored);
+                cl.command += 1;
+            } else if is_elif {
+                cl.state = State::StartCommand;
+            } else if is_else {
+                cl.cond.poke(IfState::ElseTrue);
+                cl.state = State::StartCommand;
+                cl.command += 1;
+            } else {
+                cl.cond.pop();
+                if cl.cond.active() {
+                    cl.state = State::StartCommand;
+                }
+                cl.command += 1;
+            }
+        }
+        Some(IfState::Ignored) | Some(IfState::ElseFalse) => {
+            if is_if {
+                cl.cond.push(IfState::Ignored);
+            } else if is_endif {
+                cl.cond.pop();
+                if cl.cond.active() {
+                    cl.state = State::StartCommand;
+                }
+            }
+            cl.command += 1;
+        }
+        _ => {
+            // Inconsistent (active stack in skip state): resume normal execution.
+            cl.state = State::StartCommand;
+        }
+    }
+}

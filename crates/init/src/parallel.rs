@@ -1,0 +1,230 @@
+//! `-j N` with `-i`: the same result as a single-connection load, built by N connections.
+//!
+//! Accounts are split into ranges ([`crate::split`]) copied by concurrent streams (binary
+//! COPY, one transaction each); with range partitions each stream may own whole
+//! partitions and truncate + COPY FREEZE them. Vacuum runs one table per connection and
+//! the primary keys are built concurrently.
+
+use crate::config::{InitConfig, Partitioning};
+use crate::console::Console;
+use crate::ddl;
+use crate::error::InitError;
+use crate::progress::Progress;
+use crate::rows::{CopyFormat, Table};
+use crate::session::{Connector, Session};
+use crate::split::{Chunk, Target, plan_accounts};
+use crate::steps::{copy_error, exec, populate, send_rows, wants_freeze};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+/// Runs `tasks` on up to `workers` connections: `main` on this thread plus fresh
+/// connections on worker threads. Tasks are taken in order; the first error stops the
+/// others from starting new tasks and is returned.
+pub fn run_tasks<C, T>(
+    connector: &C,
+    main: &mut C::Session,
+    workers: u32,
+    tasks: &[T],
+    work: &(dyn Fn(&mut dyn Session, &T) -> Result<(), InitError> + Sync),
+) -> Result<(), InitError>
+where
+    C: Connector,
+    T: Sync,
+{
+    let next = AtomicUsize::new(0);
+    let failed = AtomicBool::new(false);
+    let first_error: Mutex<Option<InitError>> = Mutex::new(None);
+    let record = |e: InitError| {
+        failed.store(true, Ordering::SeqCst);
+        let mut slot = match first_error.lock() {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
+        };
+        if slot.is_none() {
+            *slot = Some(e);
+        }
+    };
+    let drain = |s: &mut dyn Session| {
+        while !failed.load(Ordering::SeqCst) {
+            let i = next.fetch_add(1, Ordering::SeqCst);
+            let Some(task) = tasks.get(i) else { break };
+            if let Err(e) = work(s, task) {
+                record(e);
+            }
+        }
+    };
+    let extra = (workers.max(1) as usize - 1).min(tasks.len().saturating_sub(1));
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..extra)
+            .map(|_| {
+                scope.spawn(|| match connector.connect() {
+                    Ok(mut s) => drain(&mut s),
+                    Err(msg) => record(InitError::Connect(msg)),
+                })
+            })
+            .collect();
+        drain(main);
+        for h in handles {
+            if h.join().is_err() {
+                record(InitError::Worker);
+            }
+        }
+    });
+    let slot = match first_error.into_inner() {
+        Ok(v) => v,
+        Err(p) => p.into_inner(),
+    };
+    slot.map_or(Ok(()), Err)
+}
+
+/// The COPY statement of a parallel accounts stream.
+pub fn stream_copy_sql(table: &str, format: CopyFormat, freeze: bool) -> String {
+    match (format, freeze) {
+        (CopyFormat::Text, f) => ddl::copy_statement(table, f),
+        (CopyFormat::Binary { .. }, false) => format!("copy {table} from stdin with (format binary)"),
+        (CopyFormat::Binary { .. }, true) => {
+            format!("copy {table} from stdin with (format binary, freeze on)")
+        }
+    }
+}
+
+/// True when some foreign key references pgbench_accounts (a partition then cannot be
+/// truncated on its own, so partitions are not loaded with FREEZE).
+fn accounts_referenced(s: &mut dyn Session) -> Result<bool, InitError> {
+    let sql = "select count(*) from pg_catalog.pg_constraint where contype = 'f' and confrelid = 'pgbench_accounts'::pg_catalog.regclass";
+    let v = s.query_value(sql, &[]).map_err(|e| InitError::Query {
+        message: e.message,
+        sql: sql.to_string(),
+    })?;
+    Ok(v.as_deref() != Some("0"))
+}
+
+/// `g` with `cfg.jobs` connections.
+pub fn client_generate<C: Connector>(
+    connector: &C,
+    main: &mut C::Session,
+    cfg: &InitConfig,
+    console: &Console,
+) -> Result<(), InitError> {
+    console.line("generating data (client-side)...");
+    exec(main, "begin")?;
+    exec(main, ddl::TRUNCATE_TABLES)?;
+    populate(main, cfg, console, Table::Branches, cfg.branches())?;
+    populate(main, cfg, console, Table::Tellers, cfg.tellers())?;
+    exec(main, "commit")?;
+
+    let freeze_partitions = matches!(cfg.partitioning, Partitioning::Range(_))
+        && main.server_version_num() >= 140_000
+        && !accounts_referenced(main)?;
+    let chunks = plan_accounts(cfg, cfg.jobs, freeze_partitions);
+    let format = CopyFormat::Binary {
+        big_ids: cfg.big_ids(),
+    };
+    let progress = Mutex::new(Progress::new(
+        console,
+        Table::Accounts.name(),
+        cfg.accounts(),
+        cfg.quiet,
+    ));
+    let work = |s: &mut dyn Session, chunk: &Chunk| -> Result<(), InitError> {
+        let table = chunk.target.table();
+        let whole = matches!(chunk.target, Target::Partition { whole: true, .. });
+        let freeze = whole && wants_freeze(s, &table)?;
+        if whole {
+            exec(s, "begin")?;
+            exec(s, &format!("truncate table {table}"))?;
+        }
+        let sql = stream_copy_sql(&table, format, freeze);
+        s.copy_in(&sql, &mut |sink| {
+            send_rows(sink, Table::Accounts, chunk.lo, chunk.hi, format, &mut |n| {
+                if let Ok(mut p) = progress.lock() {
+                    p.advance(n);
+                }
+            })
+        })
+        .map_err(copy_error)?;
+        if whole {
+            exec(s, "commit")?;
+        }
+        Ok(())
+    };
+    let result = run_tasks(connector, main, cfg.jobs, &chunks, &work);
+    if let Ok(mut p) = progress.lock() {
+        p.finish();
+    }
+    result
+}
+
+/// `G` with `cfg.jobs` connections.
+pub fn server_generate<C: Connector>(
+    connector: &C,
+    main: &mut C::Session,
+    cfg: &InitConfig,
+    console: &Console,
+) -> Result<(), InitError> {
+    console.line("generating data (server-side)...");
+    exec(main, "begin")?;
+    exec(main, ddl::TRUNCATE_TABLES)?;
+    let [branches, tellers, _] = ddl::server_side_inserts(cfg);
+    exec(main, &branches)?;
+    exec(main, &tellers)?;
+    exec(main, "commit")?;
+    let chunks = plan_accounts(cfg, cfg.jobs, false);
+    let work = |s: &mut dyn Session, chunk: &Chunk| exec(s, &ddl::accounts_insert(chunk.lo, chunk.hi));
+    run_tasks(connector, main, cfg.jobs, &chunks, &work)
+}
+
+/// `v` with one table per connection (accounts first: it takes longest).
+pub fn vacuum<C: Connector>(
+    connector: &C,
+    main: &mut C::Session,
+    cfg: &InitConfig,
+    console: &Console,
+) -> Result<(), InitError> {
+    console.line("vacuuming...");
+    let tables = [
+        "pgbench_accounts",
+        "pgbench_branches",
+        "pgbench_tellers",
+        "pgbench_history",
+    ];
+    let work = |s: &mut dyn Session, t: &&str| exec(s, &format!("vacuum analyze {t}"));
+    run_tasks(connector, main, cfg.jobs, &tables, &work)
+}
+
+/// Session settings for the connection building the accounts primary key: enough
+/// parallel maintenance workers and memory for them.
+pub fn index_build_settings(jobs: u32) -> Vec<String> {
+    let workers = jobs.saturating_sub(1).max(1);
+    // PostgreSQL drops workers when each participant would get less than 32MB.
+    let mem_mb = 64.max(32 * (workers + 1));
+    vec![
+        format!("set max_parallel_maintenance_workers = {workers}"),
+        format!("set maintenance_work_mem = '{mem_mb}MB'"),
+    ]
+}
+
+/// `p` with the three primary keys built concurrently.
+pub fn primary_keys<C: Connector>(
+    connector: &C,
+    main: &mut C::Session,
+    cfg: &InitConfig,
+    console: &Console,
+) -> Result<(), InitError> {
+    console.line("creating primary keys...");
+    let [branches, tellers, accounts] = match <[String; 3]>::try_from(ddl::primary_keys(cfg)) {
+        Ok(a) => a,
+        Err(_) => return Err(InitError::Worker),
+    };
+    let tasks = [(accounts, true), (branches, false), (tellers, false)];
+    let jobs = cfg.jobs;
+    let work = |s: &mut dyn Session, task: &(String, bool)| {
+        if task.1 {
+            for set in index_build_settings(jobs) {
+                exec(s, &set)?;
+            }
+        }
+        exec(s, &task.0)
+    };
+    run_tasks(connector, main, cfg.jobs, &tasks, &work)
+}

@@ -1,0 +1,192 @@
+//! The initialization steps on one connection, sending exactly pgbench 18's statements.
+
+use crate::config::InitConfig;
+use crate::console::Console;
+use crate::ddl;
+use crate::error::InitError;
+use crate::progress::Progress;
+use crate::rows::{CopyFormat, Table, push_row};
+use crate::session::{CopyFailure, CopySink, DbFailure, Session};
+
+/// Bytes of COPY data gathered before one CopyData message is sent.
+pub const BATCH_BYTES: usize = 64 * 1024;
+
+/// Runs `sql`, turning a failure into pgbench's `query failed` error.
+pub fn exec(session: &mut dyn Session, sql: &str) -> Result<(), InitError> {
+    session.execute(sql).map_err(|e| InitError::Query {
+        message: e.message,
+        sql: sql.to_string(),
+    })
+}
+
+/// Maps a COPY failure to pgbench's message for it.
+pub fn copy_error(e: CopyFailure) -> InitError {
+    match e {
+        CopyFailure::Start(m) => InitError::CopyStart(m),
+        CopyFailure::Send(m) => InitError::CopySend(m),
+        CopyFailure::End(m) => InitError::CopyEnd(m),
+    }
+}
+
+/// `d`.
+pub fn drop_tables(s: &mut dyn Session, console: &Console) -> Result<(), InitError> {
+    console.line("dropping old tables...");
+    exec(s, ddl::DROP_TABLES)
+}
+
+/// `t`.
+pub fn create_tables(
+    s: &mut dyn Session,
+    cfg: &InitConfig,
+    console: &Console,
+) -> Result<(), InitError> {
+    console.line("creating tables...");
+    for sql in ddl::create_tables(cfg) {
+        exec(s, &sql)?;
+    }
+    let parts = cfg.partitioning.count();
+    if parts > 0 {
+        console.line(&format!("creating {parts} partitions..."));
+        for sql in ddl::create_partitions(cfg) {
+            exec(s, &sql)?;
+        }
+    }
+    Ok(())
+}
+
+/// pgbench 18's relkind lookup (extended protocol).
+pub fn relkind(s: &mut dyn Session, table: &str) -> Result<Option<String>, InitError> {
+    s.query_value(ddl::RELKIND_QUERY, &[table])
+        .map_err(|e| InitError::Query {
+            message: e.message,
+            sql: ddl::RELKIND_QUERY.to_string(),
+        })
+}
+
+/// True when pgbench 18 would COPY `table` with FREEZE.
+pub fn wants_freeze(s: &mut dyn Session, table: &str) -> Result<bool, InitError> {
+    let v14 = s.server_version_num() >= 140_000;
+    Ok(v14 && relkind(s, table)?.as_deref() == Some("r"))
+}
+
+/// Generates ids `lo..=hi` of `table` in `format` into `sink` in batches, reporting each
+/// batch to `progress`. Binary streams get their header and trailer here.
+pub fn send_rows(
+    sink: &mut dyn CopySink,
+    table: Table,
+    lo: i64,
+    hi: i64,
+    format: CopyFormat,
+    on_batch: &mut dyn FnMut(i64),
+) -> Result<(), DbFailure> {
+    let mut buf = Vec::with_capacity(BATCH_BYTES + 128);
+    if matches!(format, CopyFormat::Binary { .. }) {
+        buf.extend_from_slice(crate::rows::BINARY_HEADER);
+    }
+    let mut pending = 0i64;
+    let mut id = lo;
+    while id <= hi {
+        push_row(&mut buf, table, id, format);
+        pending += 1;
+        if buf.len() >= BATCH_BYTES {
+            sink.send(&buf)?;
+            buf.clear();
+            on_batch(pending);
+            pending = 0;
+        }
+        id += 1;
+    }
+    if matches!(format, CopyFormat::Binary { .. }) {
+        buf.extend_from_slice(crate::rows::BINARY_TRAILER);
+    }
+    if !buf.is_empty() {
+        sink.send(&buf)?;
+    }
+    if pending > 0 {
+        on_batch(pending);
+    }
+    Ok(())
+}
+
+/// pgbench's `initPopulateTable`: relkind check, COPY (with FREEZE when allowed), rows,
+/// progress, the `\.` line.
+pub fn populate(
+    s: &mut dyn Session,
+    cfg: &InitConfig,
+    console: &Console,
+    table: Table,
+    total: i64,
+) -> Result<(), InitError> {
+    let freeze = wants_freeze(s, table.name())?;
+    let sql = ddl::copy_statement(table.name(), freeze);
+    let mut progress = Progress::new(console, table.name(), total, cfg.quiet);
+    s.copy_in(&sql, &mut |sink| {
+        send_rows(sink, table, 1, total, CopyFormat::Text, &mut |n| {
+            progress.advance(n)
+        })?;
+        progress.finish();
+        sink.send(b"\\.\n")
+    })
+    .map_err(copy_error)
+}
+
+/// `g` on one connection.
+pub fn client_generate(
+    s: &mut dyn Session,
+    cfg: &InitConfig,
+    console: &Console,
+) -> Result<(), InitError> {
+    console.line("generating data (client-side)...");
+    exec(s, "begin")?;
+    exec(s, ddl::TRUNCATE_TABLES)?;
+    populate(s, cfg, console, Table::Branches, cfg.branches())?;
+    populate(s, cfg, console, Table::Tellers, cfg.tellers())?;
+    populate(s, cfg, console, Table::Accounts, cfg.accounts())?;
+    exec(s, "commit")
+}
+
+/// `G` on one connection.
+pub fn server_generate(
+    s: &mut dyn Session,
+    cfg: &InitConfig,
+    console: &Console,
+) -> Result<(), InitError> {
+    console.line("generating data (server-side)...");
+    exec(s, "begin")?;
+    exec(s, ddl::TRUNCATE_TABLES)?;
+    for sql in ddl::server_side_inserts(cfg) {
+        exec(s, &sql)?;
+    }
+    exec(s, "commit")
+}
+
+/// `v` on one connection.
+pub fn vacuum(s: &mut dyn Session, console: &Console) -> Result<(), InitError> {
+    console.line("vacuuming...");
+    for t in ddl::VACUUM_TABLES {
+        exec(s, &format!("vacuum analyze {t}"))?;
+    }
+    Ok(())
+}
+
+/// `p` on one connection.
+pub fn primary_keys(
+    s: &mut dyn Session,
+    cfg: &InitConfig,
+    console: &Console,
+) -> Result<(), InitError> {
+    console.line("creating primary keys...");
+    for sql in ddl::primary_keys(cfg) {
+        exec(s, &sql)?;
+    }
+    Ok(())
+}
+
+/// `f` (always on one connection: every statement locks pgbench_branches or pgbench_history).
+pub fn foreign_keys(s: &mut dyn Session, console: &Console) -> Result<(), InitError> {
+    console.line("creating foreign keys...");
+    for sql in ddl::FOREIGN_KEYS {
+        exec(s, sql)?;
+    }
+    Ok(())
+}

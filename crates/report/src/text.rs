@@ -1,0 +1,308 @@
+//! The final text report, line for line as pgbench 18 prints it (stdout), and the banner.
+
+use pgrush_stats::cfmt::{push_fixed, push_fixed_width, push_int_width};
+use pgrush_stats::{RunLimit, RunSummary, SimpleStats, TxStats};
+use std::fmt::Write as _;
+use std::io::{self, Write};
+
+/// The client version pgrush reports: pgrush reproduces pgbench 18.6, so the banner reads
+/// `pgrush (18.6, server …)`, exactly like pgbench 18.6 with the program name replaced.
+pub const CLIENT_VERSION: &str = "18.6";
+/// [`CLIENT_VERSION`] as a `server_version_num`-style number; the banner omits the server
+/// version when the server's number equals it.
+pub const CLIENT_VERSION_NUM: u32 = 180_006;
+/// The program name printed in the banner.
+pub const PROGRAM_NAME: &str = "pgrush";
+/// The error printed (after `pgrush: error: `, on stderr) after the report when a client aborted.
+pub const ABORTED_MESSAGE: &str = "Run was aborted; the above results are incomplete.";
+
+/// The banner line, without newline: `pgrush (18.6)` when the server's version number equals
+/// ours, else `pgrush (18.6, server <server_version>)`. An empty `server_version` is replaced
+/// by the number formatted as `major.minor` (≥ 10) or `major.minor.patch` (older).
+pub fn banner(server_version_num: u32, server_version: &str) -> String {
+    if server_version_num == CLIENT_VERSION_NUM {
+        return format!("{PROGRAM_NAME} ({CLIENT_VERSION})");
+    }
+    let version = if server_version.is_empty() {
+        format_version_number(server_version_num)
+    } else {
+        server_version.to_string()
+    };
+    format!("{PROGRAM_NAME} ({CLIENT_VERSION}, server {version})")
+}
+
+fn format_version_number(num: u32) -> String {
+    if num >= 100_000 {
+        format!("{}.{}", num / 10_000, num % 10_000)
+    } else {
+        format!("{}.{}.{}", num / 10_000, num / 100 % 100, num % 100)
+    }
+}
+
+/// Writes the whole report (from `transaction type:` on).
+pub fn write_report(summary: &RunSummary, out: &mut dyn Write) -> io::Result<()> {
+    out.write_all(render_report(summary).as_bytes())
+}
+
+/// Returns the report as a string (see [`write_report`]).
+pub fn render_report(summary: &RunSummary) -> String {
+    let mut s = String::with_capacity(2048);
+    push_report(&mut s, summary);
+    s
+}
+
+/// `100 * part / whole` as C computes it with doubles (NaN when both are 0).
+fn pct(part: u64, whole: u64) -> f64 {
+    100.0 * part as f64 / whole as f64
+}
+
+fn push_count_pct(s: &mut String, label: &str, count: u64, whole: u64) {
+    let _ = write!(s, "{label}: {count} (");
+    push_fixed(s, pct(count, whole), 3);
+    s.push_str("%)\n");
+}
+
+/// pgbench's `printSimpleStats`: average and stddev in ms, only when something was recorded.
+fn push_simple_stats(s: &mut String, prefix: &str, st: &SimpleStats) {
+    if st.count == 0 {
+        return;
+    }
+    let _ = write!(s, "{prefix} average = ");
+    push_fixed(s, 0.001 * st.mean(), 3);
+    let _ = write!(s, " ms\n{prefix} stddev = ");
+    push_fixed(s, 0.001 * st.stddev(), 3);
+    s.push_str(" ms\n");
+}
+
+fn push_report(s: &mut String, sum: &RunSummary) {
+    let cfg = &sum.config;
+    let total = &sum.stats.total;
+    let c = &total.counters;
+    let failures = c.failed();
+    let total_cnt = c.total();
+    let bench_duration = sum.bench_duration_s();
+    let tps = c.successful as f64 / bench_duration;
+
+    let desc = match sum.scripts.as_slice() {
+        [only] => only.desc.as_str(),
+        _ => "multiple scripts",
+    };
+    let _ = writeln!(s, "transaction type: {desc}");
+    let _ = writeln!(s, "scaling factor: {}", cfg.scale);
+    if let Some(p) = &cfg.partitioning {
+        let _ = writeln!(
+            s,
+            "partition method: {}\npartitions: {}",
+            p.method.as_str(),
+            p.count
+        );
+    }
+    let _ = writeln!(s, "query mode: {}", cfg.query_mode.as_str());
+    let _ = writeln!(s, "number of clients: {}", cfg.clients);
+    let _ = writeln!(s, "number of threads: {}", cfg.threads);
+    if cfg.max_tries != 0 {
+        let _ = writeln!(s, "maximum number of tries: {}", cfg.max_tries);
+    }
+    match cfg.limit {
+        RunLimit::Transactions(per_client) => {
+            let _ = writeln!(s, "number of transactions per client: {per_client}");
+            let expected = i64::from(per_client) * i64::from(cfg.clients);
+            let _ = writeln!(
+                s,
+                "number of transactions actually processed: {}/{expected}",
+                c.successful
+            );
+        }
+        RunLimit::Duration(secs) => {
+            let _ = writeln!(s, "duration: {secs} s");
+            let _ = writeln!(
+                s,
+                "number of transactions actually processed: {}",
+                c.successful
+            );
+        }
+    }
+    // pgbench 18: nothing more when no transaction ended at all.
+    if total_cnt == 0 {
+        return;
+    }
+    push_count_pct(s, "number of failed transactions", failures, total_cnt);
+    if cfg.failures_detailed {
+        push_failure_kinds(s, "", total, total_cnt, cfg.continue_on_error);
+    }
+    if cfg.max_tries != 1 {
+        push_count_pct(s, "number of transactions retried", c.retried, total_cnt);
+        let _ = writeln!(s, "total number of retries: {}", c.retries);
+    }
+    if cfg.rate.is_some() && cfg.latency_limit_us.is_some() {
+        push_count_pct(s, "number of transactions skipped", c.skipped, total_cnt);
+    }
+    if let Some(limit_us) = cfg.latency_limit_us {
+        s.push_str("number of transactions above the ");
+        push_fixed(s, limit_us / 1000.0, 1);
+        let _ = write!(s, " ms latency limit: {}/{} (", total.late, c.successful);
+        let p = if c.successful > 0 {
+            pct(total.late, c.successful)
+        } else {
+            0.0
+        };
+        push_fixed(s, p, 3);
+        s.push_str("%)\n");
+    }
+    if cfg.latency_measured() {
+        push_simple_stats(s, "latency", &total.latency);
+    } else {
+        s.push_str("latency average = ");
+        let avg = 0.001 * sum.bench_duration_us as f64 * f64::from(cfg.clients) / total_cnt as f64;
+        push_fixed(s, avg, 3);
+        s.push_str(" ms");
+        if failures > 0 {
+            s.push_str(" (including failures)");
+        }
+        s.push('\n');
+    }
+    if cfg.rate.is_some() {
+        s.push_str("rate limit schedule lag: avg ");
+        push_fixed(s, 0.001 * total.lag.sum / c.successful as f64, 3);
+        s.push_str(" (max ");
+        push_fixed(s, 0.001 * total.lag.max, 3);
+        s.push_str(") ms\n");
+    }
+    if cfg.connect_per_tx {
+        s.push_str("average connection time = ");
+        let denom = (c.successful + failures) as f64;
+        push_fixed(s, 0.001 * sum.stats.conn_time_us as f64 / denom, 3);
+        s.push_str(" ms\ntps = ");
+        push_fixed(s, tps, 6);
+        s.push_str(" (including reconnection times)\n");
+    } else {
+        s.push_str("initial connection time = ");
+        push_fixed(s, 0.001 * sum.initial_connection_us as f64, 3);
+        s.push_str(" ms\ntps = ");
+        push_fixed(s, tps, 6);
+        s.push_str(" (without initial connection time)\n");
+    }
+    push_script_blocks(s, sum, total_cnt, bench_duration);
+}
+
+fn push_failure_kinds(s: &mut String, prefix: &str, st: &TxStats, whole: u64, other: bool) {
+    let c = &st.counters;
+    let mut label = String::with_capacity(48);
+    for (name, count, shown) in [
+        ("serialization", c.serialization_failures, true),
+        ("deadlock", c.deadlock_failures, true),
+        // PostgreSQL 19's --continue-on-error; pgbench 18 has no such line.
+        ("other", c.other_failures, other),
+    ] {
+        if shown {
+            label.clear();
+            let _ = write!(label, "{prefix}number of {name} failures");
+            push_count_pct(s, &label, count, whole);
+        }
+    }
+}
+
+fn push_script_blocks(s: &mut String, sum: &RunSummary, total_cnt: u64, bench_duration: f64) {
+    let cfg = &sum.config;
+    let per_script = sum.scripts.len() > 1;
+    if !per_script && !cfg.per_command {
+        return;
+    }
+    let total_weight = sum.total_weight();
+    for (i, info) in sum.scripts.iter().enumerate() {
+        let st = sum.stats.scripts.get(i);
+        if per_script {
+            let empty;
+            let tx = match st {
+                Some(st) => &st.tx,
+                None => {
+                    empty = TxStats::new(false);
+                    &empty
+                }
+            };
+            let c = &tx.counters;
+            let script_total = c.total();
+            let _ = writeln!(s, "SQL script {}: {}", i + 1, info.desc);
+            let _ = write!(s, " - weight: {} (targets ", info.weight);
+            push_fixed(s, pct(u64::from(info.weight), total_weight), 1);
+            let _ = write!(s, "% of total)\n - {script_total} transactions (");
+            push_fixed(s, pct(script_total, total_cnt), 1);
+            s.push_str("% of total)\n");
+            if script_total > 0 {
+                let _ = write!(
+                    s,
+                    " - number of transactions actually processed: {} (tps = ",
+                    c.successful
+                );
+                push_fixed(s, c.successful as f64 / bench_duration, 6);
+                s.push_str(")\n");
+                push_count_pct(
+                    s,
+                    " - number of failed transactions",
+                    c.failed(),
+                    script_total,
+                );
+                if cfg.failures_detailed {
+                    push_failure_kinds(s, " - ", tx, script_total, cfg.continue_on_error);
+                }
+                if cfg.max_tries != 1 {
+                    push_count_pct(
+                        s,
+                        " - number of transactions retried",
+                        c.retried,
+                        script_total,
+                    );
+                    let _ = writeln!(s, " - total number of retries: {}", c.retries);
+                }
+                if cfg.rate.is_some() && cfg.latency_limit_us.is_some() {
+                    push_count_pct(
+                        s,
+                        " - number of transactions skipped",
+                        c.skipped,
+                        script_total,
+                    );
+                }
+            }
+            push_simple_stats(s, " - latency", &tx.latency);
+        }
+        if cfg.per_command {
+            push_command_block(s, sum, i, per_script);
+        }
+    }
+}
+
+fn push_command_block(s: &mut String, sum: &RunSummary, script: usize, per_script: bool) {
+    let max_tries = sum.config.max_tries;
+    let _ = writeln!(
+        s,
+        "{}statement latencies in milliseconds{}:",
+        if per_script { " - " } else { "" },
+        if max_tries == 1 {
+            " and failures"
+        } else {
+            ", failures and retries"
+        }
+    );
+    let Some(info) = sum.scripts.get(script) else {
+        return;
+    };
+    let stats = sum.stats.scripts.get(script);
+    for (j, text) in info.commands.iter().enumerate() {
+        let cmd = stats.and_then(|st| st.commands.get(j));
+        let (avg, failures, retries) = match cmd {
+            Some(c) => (c.average_ms(), c.failures, c.retries),
+            None => (0.0, 0, 0),
+        };
+        s.push_str("   ");
+        push_fixed_width(s, avg, 11, 3);
+        s.push_str("  ");
+        push_int_width(s, i64::try_from(failures).unwrap_or(i64::MAX), 10);
+        if max_tries != 1 {
+            s.push(' ');
+            push_int_width(s, i64::try_from(retries).unwrap_or(i64::MAX), 10);
+        }
+        s.push(' ');
+        s.push_str(text);
+        s.push('\n');
+    }
+}

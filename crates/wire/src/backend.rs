@@ -1,0 +1,373 @@
+//! Zero-copy decoding of backend (server to client) messages.
+//!
+//! A message borrows its body from the connection's input buffer; nothing is
+//! allocated while decoding.
+
+use crate::error::{Error, ErrorFields};
+
+/// Transaction status reported by ReadyForQuery.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TransactionStatus {
+    /// Not in a transaction block (`I`).
+    Idle,
+    /// In a transaction block (`T`).
+    InTransaction,
+    /// In a failed transaction block (`E`).
+    Failed,
+}
+
+/// One decoded backend message.
+#[derive(Debug, Clone, Copy)]
+pub enum BackendMessage<'a> {
+    /// `R`: an authentication request (code and the rest of the body).
+    Authentication {
+        /// Request code (0 = ok, 3 = cleartext, 5 = md5, 10/11/12 = SASL...).
+        code: i32,
+        /// Bytes after the code.
+        data: &'a [u8],
+    },
+    /// `S`: a run-time parameter report.
+    ParameterStatus {
+        /// Parameter name.
+        name: &'a str,
+        /// Parameter value.
+        value: &'a str,
+    },
+    /// `K`: cancellation key.
+    BackendKeyData {
+        /// Backend process id.
+        process_id: i32,
+        /// Secret key (4 bytes in protocol 3.0).
+        secret_key: &'a [u8],
+    },
+    /// `Z`: ready for a new query.
+    ReadyForQuery(TransactionStatus),
+    /// `T`: row description.
+    RowDescription(RowDescription<'a>),
+    /// `D`: one data row.
+    DataRow(DataRow<'a>),
+    /// `C`: command complete with its tag (e.g. `SELECT 1`).
+    CommandComplete(&'a str),
+    /// `I`: empty query string.
+    EmptyQueryResponse,
+    /// `E`: an error.
+    ErrorResponse(ErrorFields<'a>),
+    /// `N`: a notice (normally consumed by the connection's notice handler).
+    NoticeResponse(ErrorFields<'a>),
+    /// `1`
+    ParseComplete,
+    /// `2`
+    BindComplete,
+    /// `3`
+    CloseComplete,
+    /// `n`
+    NoData,
+    /// `s`
+    PortalSuspended,
+    /// `t`: parameter type OIDs (raw body).
+    ParameterDescription(&'a [u8]),
+    /// `G`: the server awaits COPY data.
+    CopyInResponse,
+    /// `H`: the server will send COPY data.
+    CopyOutResponse,
+    /// `W`: COPY both ways (replication).
+    CopyBothResponse,
+    /// `d`: COPY data.
+    CopyData(&'a [u8]),
+    /// `c`: COPY done.
+    CopyDone,
+    /// `A`: asynchronous notification.
+    NotificationResponse {
+        /// Notifying backend's pid.
+        process_id: i32,
+        /// Channel name.
+        channel: &'a str,
+        /// Payload.
+        payload: &'a str,
+    },
+    /// `v`: the server does not support the requested protocol minor version/options.
+    NegotiateProtocolVersion(&'a [u8]),
+    /// `V`: function call result (raw body).
+    FunctionCallResponse(&'a [u8]),
+}
+
+/// A borrowed RowDescription.
+#[derive(Debug, Clone, Copy)]
+pub struct RowDescription<'a> {
+    count: u16,
+    data: &'a [u8],
+}
+
+/// One column of a RowDescription.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FieldDescription<'a> {
+    /// Column name.
+    pub name: &'a str,
+    /// Table OID (0 if not a table column).
+    pub table_oid: u32,
+    /// Column attribute number.
+    pub column_id: i16,
+    /// Data type OID.
+    pub type_oid: u32,
+    /// Data type size.
+    pub type_size: i16,
+    /// Type modifier.
+    pub type_modifier: i32,
+    /// Format code (0 text, 1 binary).
+    pub format: i16,
+}
+
+impl<'a> RowDescription<'a> {
+    /// Number of columns.
+    pub fn len(&self) -> usize {
+        self.count as usize
+    }
+
+    /// True when there are no columns.
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// Iterates over the columns (stops early on a malformed body).
+    pub fn fields(&self) -> impl Iterator<Item = FieldDescription<'a>> + 'a {
+        let mut rest = self.data;
+        let mut left = self.count;
+        std::iter::from_fn(move || {
+            if left == 0 {
+                return None;
+            }
+            left -= 1;
+            let mut r = Reader(rest);
+            let name = r.cstr_utf8().ok()?;
+            let f = FieldDescription {
+                name,
+                table_oid: r.u32().ok()?,
+                column_id: r.i16().ok()?,
+                type_oid: r.u32().ok()?,
+                type_size: r.i16().ok()?,
+                type_modifier: r.i32().ok()?,
+                format: r.i16().ok()?,
+            };
+            rest = r.0;
+            Some(f)
+        })
+    }
+}
+
+/// A borrowed DataRow.
+#[derive(Debug, Clone, Copy)]
+pub struct DataRow<'a> {
+    count: u16,
+    data: &'a [u8],
+}
+
+impl<'a> DataRow<'a> {
+    /// Number of fields.
+    pub fn len(&self) -> usize {
+        self.count as usize
+    }
+
+    /// True when the row has no fields.
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// Iterates over the fields; `None` is SQL NULL.
+    pub fn fields(&self) -> impl Iterator<Item = Option<&'a [u8]>> + 'a {
+        let mut rest = self.data;
+        let mut left = self.count;
+        std::iter::from_fn(move || {
+            if left == 0 {
+                return None;
+            }
+            left -= 1;
+            let mut r = Reader(rest);
+            let len = r.i32().ok()?;
+            let v = if len < 0 {
+                None
+            } else {
+                Some(r.take(len as usize).ok()?)
+            };
+            rest = r.0;
+            Some(v)
+        })
+    }
+
+    /// Field `i` (`None` for NULL or out of range).
+    pub fn get(&self, i: usize) -> Option<&'a [u8]> {
+        self.fields().nth(i).flatten()
+    }
+}
+
+/// Cursor over a message body.
+struct Reader<'a>(&'a [u8]);
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize) -> Result<&'a [u8], Error> {
+        if self.0.len() < n {
+            return Err(Error::protocol("insufficient data left in message"));
+        }
+        let (a, b) = self.0.split_at(n);
+        self.0 = b;
+        Ok(a)
+    }
+    fn u8(&mut self) -> Result<u8, Error> {
+        Ok(self.take(1)?[0])
+    }
+    fn i16(&mut self) -> Result<i16, Error> {
+        let b = self.take(2)?;
+        Ok(i16::from_be_bytes([b[0], b[1]]))
+    }
+    fn i32(&mut self) -> Result<i32, Error> {
+        let b = self.take(4)?;
+        Ok(i32::from_be_bytes([b[0], b[1], b[2], b[3]]))
+    }
+    fn u32(&mut self) -> Result<u32, Error> {
+        Ok(self.i32()? as u32)
+    }
+    fn cstr(&mut self) -> Result<&'a [u8], Error> {
+        let end = self
+            .0
+            .iter()
+            .position(|&b| b == 0)
+            .ok_or_else(|| Error::protocol("unterminated string in message"))?;
+        let s = &self.0[..end];
+        self.0 = &self.0[end + 1..];
+        Ok(s)
+    }
+    fn cstr_utf8(&mut self) -> Result<&'a str, Error> {
+        // Non-UTF-8 names (e.g. LATIN1 client encoding) are reported as empty
+        // rather than failing the whole message.
+        Ok(std::str::from_utf8(self.cstr()?).unwrap_or(""))
+    }
+}
+
+/// Decodes one message given its type byte and body (without the length word).
+pub fn decode(tag: u8, body: &[u8]) -> Result<BackendMessage<'_>, Error> {
+    let mut r = Reader(body);
+    let msg = match tag {
+        b'R' => BackendMessage::Authentication {
+            code: r.i32()?,
+            data: r.0,
+        },
+        b'S' => BackendMessage::ParameterStatus {
+            name: r.cstr_utf8()?,
+            value: r.cstr_utf8()?,
+        },
+        b'K' => BackendMessage::BackendKeyData {
+            process_id: r.i32()?,
+            secret_key: r.0,
+        },
+        b'Z' => BackendMessage::ReadyForQuery(match r.u8()? {
+            b'I' => TransactionStatus::Idle,
+            b'T' => TransactionStatus::InTransaction,
+            b'E' => TransactionStatus::Failed,
+            other => {
+                return Err(Error::Protocol(format!(
+                    "unexpected transaction status \"{}\"",
+                    other as char
+                )));
+            }
+        }),
+        b'T' => BackendMessage::RowDescription(RowDescription {
+            count: r.i16()? as u16,
+            data: r.0,
+        }),
+        b'D' => BackendMessage::DataRow(DataRow {
+            count: r.i16()? as u16,
+            data: r.0,
+        }),
+        b'C' => BackendMessage::CommandComplete(r.cstr_utf8()?),
+        b'I' => BackendMessage::EmptyQueryResponse,
+        b'E' => BackendMessage::ErrorResponse(ErrorFields::new(body)),
+        b'N' => BackendMessage::NoticeResponse(ErrorFields::new(body)),
+        b'1' => BackendMessage::ParseComplete,
+        b'2' => BackendMessage::BindComplete,
+        b'3' => BackendMessage::CloseComplete,
+        b'n' => BackendMessage::NoData,
+        b's' => BackendMessage::PortalSuspended,
+        b't' => BackendMessage::ParameterDescription(body),
+        b'G' => BackendMessage::CopyInResponse,
+        b'H' => BackendMessage::CopyOutResponse,
+        b'W' => BackendMessage::CopyBothResponse,
+        b'd' => BackendMessage::CopyData(body),
+        b'c' => BackendMessage::CopyDone,
+        b'A' => BackendMessage::NotificationResponse {
+            process_id: r.i32()?,
+            channel: r.cstr_utf8()?,
+            payload: r.cstr_utf8()?,
+        },
+        b'v' => BackendMessage::NegotiateProtocolVersion(body),
+        b'V' => BackendMessage::FunctionCallResponse(body),
+        other => {
+            return Err(Error::Protocol(format!(
+                "unexpected response from server; first received character was \"{}\"",
+                other as char
+            )));
+        }
+    };
+    Ok(msg)
+}
+
+/// Splits a complete frame off the front of `buf`: returns `(tag, body range end)`
+/// as `(tag, total length)` when the whole message is present.
+pub(crate) fn frame_len(buf: &[u8]) -> Result<Option<(u8, usize)>, Error> {
+    if buf.len() < 5 {
+        return Ok(None);
+    }
+    let len = u32::from_be_bytes([buf[1], buf[2], buf[3], buf[4]]) as usize;
+    if len < 4 {
+        return Err(Error::protocol("invalid message length"));
+    }
+    let total = 1 + len;
+    if buf.len() < total {
+        return Ok(None);
+    }
+    Ok(Some((buf[0], total)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn data_row_fields_and_nulls() {
+        let mut body = Vec::new();
+        body.extend_from_slice(&3i16.to_be_bytes());
+        body.extend_from_slice(&2i32.to_be_bytes());
+        body.extend_from_slice(b"ab");
+        body.extend_from_slice(&(-1i32).to_be_bytes());
+        body.extend_from_slice(&0i32.to_be_bytes());
+        match decode(b'D', &body) {
+            Ok(BackendMessage::DataRow(row)) => {
+                let v: Vec<_> = row.fields().collect();
+                assert_eq!(v, vec![Some(&b"ab"[..]), None, Some(&b""[..])]);
+                assert_eq!(row.get(0), Some(&b"ab"[..]));
+                assert_eq!(row.len(), 3);
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+
+    #[test]
+    fn ready_and_complete() {
+        assert!(matches!(
+            decode(b'Z', b"T"),
+            Ok(BackendMessage::ReadyForQuery(TransactionStatus::InTransaction))
+        ));
+        assert!(matches!(
+            decode(b'C', b"SELECT 1\0"),
+            Ok(BackendMessage::CommandComplete("SELECT 1"))
+        ));
+        assert!(decode(b'Z', b"").is_err());
+        assert!(decode(b'C', b"no terminator").is_err());
+    }
+
+    #[test]
+    fn frames() {
+        assert_eq!(frame_len(b"Z\0\0\0").ok().flatten(), None);
+        assert_eq!(frame_len(b"Z\0\0\0\x05I").ok().flatten(), Some((b'Z', 6)));
+        assert_eq!(frame_len(b"Z\0\0\0\x05").ok().flatten(), None);
+        assert!(frame_len(b"Z\0\0\0\x02").is_err());
+    }
+}

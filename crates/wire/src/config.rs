@@ -1,0 +1,179 @@
+//! The resolved settings one connection attempt needs, independent of how they were
+//! obtained (`conninfo::ConnParams` converts into this; tests may build it directly).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// How to reach one server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EndpointKind {
+    /// TCP: resolve `host` (or use `hostaddr` when set, numeric).
+    Tcp,
+    /// Unix-domain socket in the directory `host` (`@name` = abstract namespace).
+    Unix,
+}
+
+/// One entry of the host list, as libpq pairs host/hostaddr/port.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Endpoint {
+    /// The `host` value (name, IP, or socket directory); may be empty when only hostaddr is given.
+    pub host: String,
+    /// The `hostaddr` value, if any.
+    pub hostaddr: Option<String>,
+    /// Port as given (libpq keeps it as text).
+    pub port: String,
+    /// TCP or Unix socket.
+    pub kind: EndpointKind,
+    /// Password found in the password file for this host, with the file's path.
+    pub pgpass: Option<(String, String)>,
+}
+
+impl Endpoint {
+    /// Port number (5432 when empty or invalid).
+    pub fn port_number(&self) -> u16 {
+        self.port.trim().parse().unwrap_or(5432)
+    }
+
+    /// Path of the Unix socket (`<dir>/.s.PGSQL.<port>`).
+    pub fn socket_path(&self) -> String {
+        format!("{}/.s.PGSQL.{}", self.host, self.port_number())
+    }
+}
+
+/// `sslmode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SslMode {
+    /// Never use TLS.
+    Disable,
+    /// Try plain first, TLS if the server insists.
+    Allow,
+    /// Try TLS first, plain if the server does not support it.
+    #[default]
+    Prefer,
+    /// TLS required (chain verified only when a root certificate file exists).
+    Require,
+    /// TLS with chain verification.
+    VerifyCa,
+    /// TLS with chain and host name verification.
+    VerifyFull,
+}
+
+/// `channel_binding`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ChannelBindingMode {
+    /// Never use channel binding.
+    Disable,
+    /// Use it when possible.
+    #[default]
+    Prefer,
+    /// Fail unless channel binding is used.
+    Require,
+}
+
+/// `target_session_attrs`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TargetSessionAttrs {
+    /// Any server.
+    #[default]
+    Any,
+    /// Server accepting read-write transactions by default.
+    ReadWrite,
+    /// Read-only session.
+    ReadOnly,
+    /// Not in hot standby.
+    Primary,
+    /// In hot standby.
+    Standby,
+    /// Standby if any, else any.
+    PreferStandby,
+}
+
+/// TLS settings.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TlsSettings {
+    /// `sslmode`.
+    pub mode: SslMode,
+    /// `sslrootcert` (path, or `system`); `None` = no file.
+    pub rootcert: Option<String>,
+    /// `sslcert` client certificate path.
+    pub cert: Option<PathBuf>,
+    /// `sslkey` client key path.
+    pub key: Option<PathBuf>,
+    /// `sslsni` (send the host name in the TLS handshake).
+    pub sni: bool,
+}
+
+/// Everything `Connection::connect_config` needs.
+#[derive(Debug, Clone, Default)]
+pub struct ConnectConfig {
+    /// Hosts tried in order.
+    pub endpoints: Vec<Endpoint>,
+    /// Role name.
+    pub user: String,
+    /// Database name.
+    pub dbname: String,
+    /// Explicit password (takes precedence over the password file).
+    pub password: Option<String>,
+    /// `application_name`.
+    pub application_name: Option<String>,
+    /// `fallback_application_name`.
+    pub fallback_application_name: Option<String>,
+    /// `options` (command-line options for the backend).
+    pub options: Option<String>,
+    /// `client_encoding` (already mapped from `auto`).
+    pub client_encoding: Option<String>,
+    /// `connect_timeout`, per host (None = wait forever).
+    pub connect_timeout: Option<Duration>,
+    /// TLS settings.
+    pub tls: TlsSettings,
+    /// `channel_binding`.
+    pub channel_binding: ChannelBindingMode,
+    /// `target_session_attrs`.
+    pub target_session_attrs: TargetSessionAttrs,
+}
+
+impl ConnectConfig {
+    /// A configuration for one endpoint with defaults elsewhere (handy for tests and tools).
+    pub fn single(endpoint: Endpoint, user: &str, dbname: &str) -> Self {
+        ConnectConfig {
+            endpoints: vec![endpoint],
+            user: user.to_string(),
+            dbname: dbname.to_string(),
+            ..Default::default()
+        }
+    }
+}
+
+/// libpq's rule for connect_timeout values: non-positive = none, 1 is raised to 2.
+pub fn connect_timeout_from_secs(secs: i64) -> Option<Duration> {
+    match secs {
+        s if s <= 0 => None,
+        1 => Some(Duration::from_secs(2)),
+        s => Some(Duration::from_secs(s as u64)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timeout_rules() {
+        assert_eq!(connect_timeout_from_secs(0), None);
+        assert_eq!(connect_timeout_from_secs(-3), None);
+        assert_eq!(connect_timeout_from_secs(1), Some(Duration::from_secs(2)));
+        assert_eq!(connect_timeout_from_secs(7), Some(Duration::from_secs(7)));
+    }
+
+    #[test]
+    fn socket_path() {
+        let e = Endpoint {
+            host: "/tmp".into(),
+            hostaddr: None,
+            port: "5999".into(),
+            kind: EndpointKind::Unix,
+            pgpass: None,
+        };
+        assert_eq!(e.socket_path(), "/tmp/.s.PGSQL.5999");
+    }
+}

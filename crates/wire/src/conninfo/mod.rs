@@ -1,0 +1,49 @@
+//! Connection parameters exactly as libpq 18 resolves them.
+//!
+//! - [`parse_conninfo`] is `PQconninfoParse`: keyword/value strings and
+//!   `postgresql://` URIs, with libpq's accepted syntax and error texts.
+//! - [`resolve`] / [`resolve_with`] apply libpq's precedence to a
+//!   [`ConnectRequest`] (the parameters pgbench passes to
+//!   `PQconnectdbParams` with `expand_dbname`): explicit values and an
+//!   expanded dbname conninfo, then the service file, the environment
+//!   variables and the compiled-in defaults, then the checks and derived
+//!   values of libpq's `pqConnectOptions2` (host list, sslmode, ...).
+//! - [`lookup_password`] reads the password file for one host entry.
+//!
+//! All reads of the environment and of files go through [`Environment`], so
+//! tests can control them; [`ProcessEnvironment`] is the real one.
+//!
+//! Defaults that libpq fixes at build time are chosen as Debian's libpq
+//! does: the socket directory [`DEFAULT_SOCKET_DIR`] (falling back to
+//! [`FALLBACK_SOCKET_DIR`] when it does not exist) and the service-file
+//! directory [`SYSCONFDIR`]. pgrush behaves as a libpq built with TLS and
+//! without GSSAPI: `sslmode` defaults to `prefer`, `gssencmode=require` is
+//! refused.
+
+mod env;
+mod error;
+mod keywords;
+mod params;
+mod parse;
+mod pgpass;
+mod require_auth;
+mod resolve;
+mod service;
+mod settings;
+mod uri;
+
+pub use env::{Environment, FileContents, ProcessEnvironment};
+pub use error::ConninfoError;
+pub use keywords::{ENVIRONMENT_SETTINGS, KEYWORDS, Keyword};
+pub use params::{ConnParams, DEFAULT_PORT, HostKind, HostTarget, SslRootCert};
+pub use parse::{is_connection_string, parse_conninfo};
+pub use pgpass::{PasswordLookup, lookup_password, lookup_password_with};
+pub use require_auth::{RequireAuth, SaslMechanism, auth_request};
+pub use resolve::{
+    ConnectRequest, DEFAULT_SOCKET_DIR, FALLBACK_SOCKET_DIR, resolve, resolve_with,
+};
+pub use service::SYSCONFDIR;
+pub use settings::{
+    ChannelBinding, GssEncMode, LoadBalanceHosts, ProtocolVersion, SslCertMode, SslMode,
+    SslNegotiation, TargetSessionAttrs, TlsVersion, parse_int_param,
+};

@@ -1,0 +1,237 @@
+//! `PQconninfoParse`: keyword/value strings and the dispatch to the URI parser.
+
+use super::error::ConninfoError;
+use super::keywords::{OptionSet, index_of};
+use super::uri;
+
+/// The two URI prefixes libpq recognises.
+const URI_PREFIXES: [&str; 2] = ["postgresql://", "postgres://"];
+
+/// Length of the URI prefix `s` starts with, or 0.
+pub(crate) fn uri_prefix_length(s: &str) -> usize {
+    URI_PREFIXES
+        .iter()
+        .find(|p| s.starts_with(*p))
+        .map_or(0, |p| p.len())
+}
+
+/// Whether libpq treats `s` as a connection string when it is passed as a
+/// database name with `expand_dbname`: a URI prefix or any `=`.
+pub fn is_connection_string(s: &str) -> bool {
+    uri_prefix_length(s) != 0 || s.contains('=')
+}
+
+/// C's `isspace` in the C locale.
+pub(crate) fn is_c_space(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r')
+}
+
+/// Converts bytes taken from the input (possibly percent-decoded) to a
+/// `String`; invalid UTF-8 is replaced (libpq would keep the raw bytes).
+pub(crate) fn bytes_to_string(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// Parses a conninfo string (keyword/value or URI) exactly as libpq's
+/// `PQconninfoParse` does, returning the keywords that were set, in libpq's
+/// keyword order (later duplicates replace earlier ones).
+pub fn parse_conninfo(conninfo: &str) -> Result<Vec<(String, String)>, ConninfoError> {
+    parse_to_set(conninfo).map(|s| s.to_pairs())
+}
+
+/// Parses a conninfo string into an [`OptionSet`].
+pub(crate) fn parse_to_set(conninfo: &str) -> Result<OptionSet, ConninfoError> {
+    // A C string ends at the first NUL byte.
+    let conninfo = conninfo.split('\0').next().unwrap_or("");
+    let mut set = OptionSet::new();
+    if uri_prefix_length(conninfo) != 0 {
+        uri::parse_uri(conninfo, &mut set)?;
+    } else {
+        parse_keyword_value(conninfo.as_bytes(), &mut set)?;
+    }
+    Ok(set)
+}
+
+/// What happens when a keyword is unknown.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Missing {
+    /// Fail with `invalid connection option "..."`.
+    Error,
+    /// Report `Ok(false)` so the caller can word its own error.
+    Ignore,
+}
+
+/// Stores one value as libpq's `conninfo_storeval` does, including the
+/// historical `requiressl` translation. Returns `Ok(false)` for an unknown
+/// keyword under [`Missing::Ignore`].
+pub(crate) fn store_value(
+    set: &mut OptionSet,
+    keyword: &str,
+    value: &[u8],
+    missing: Missing,
+    uri_decode: bool,
+) -> Result<bool, ConninfoError> {
+    let (keyword, value): (&str, &[u8]) = if keyword == "requiressl" {
+        let v: &[u8] = if value.first() == Some(&b'1') {
+            b"require"
+        } else {
+            b"prefer"
+        };
+        ("sslmode", v)
+    } else {
+        (keyword, value)
+    };
+    let Some(index) = index_of(keyword) else {
+        return match missing {
+            Missing::Error => Err(ConninfoError::InvalidOption(keyword.to_string())),
+            Missing::Ignore => Ok(false),
+        };
+    };
+    let stored = if uri_decode {
+        uri::percent_decode(value)?
+    } else {
+        value.to_vec()
+    };
+    set.set_index(index, bytes_to_string(&stored));
+    Ok(true)
+}
+
+/// The keyword/value syntax: `kw = value kw='quoted \' value'`.
+fn parse_keyword_value(b: &[u8], set: &mut OptionSet) -> Result<(), ConninfoError> {
+    let n = b.len();
+    let mut i = 0;
+    while i < n {
+        if is_c_space(b[i]) {
+            i += 1;
+            continue;
+        }
+        // The keyword runs to '=' or whitespace.
+        let name_start = i;
+        while i < n && b[i] != b'=' && !is_c_space(b[i]) {
+            i += 1;
+        }
+        let name = bytes_to_string(&b[name_start..i]);
+        while i < n && is_c_space(b[i]) {
+            i += 1;
+        }
+        if i >= n || b[i] != b'=' {
+            return Err(ConninfoError::MissingEquals(name));
+        }
+        i += 1;
+        while i < n && is_c_space(b[i]) {
+            i += 1;
+        }
+        let mut value = Vec::new();
+        if i < n && b[i] == b'\'' {
+            i += 1;
+            loop {
+                match b.get(i) {
+                    None => return Err(ConninfoError::UnterminatedQuote),
+                    Some(b'\\') => {
+                        i += 1;
+                        if let Some(&c) = b.get(i) {
+                            value.push(c);
+                            i += 1;
+                        }
+                    }
+                    Some(b'\'') => {
+                        i += 1;
+                        break;
+                    }
+                    Some(&c) => {
+                        value.push(c);
+                        i += 1;
+                    }
+                }
+            }
+        } else {
+            while i < n {
+                let c = b[i];
+                if is_c_space(c) {
+                    i += 1;
+                    break;
+                }
+                if c == b'\\' {
+                    i += 1;
+                    if let Some(&e) = b.get(i) {
+                        value.push(e);
+                        i += 1;
+                    }
+                } else {
+                    value.push(c);
+                    i += 1;
+                }
+            }
+        }
+        store_value(set, &name, &value, Missing::Error, false)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(s: &str) -> Result<Vec<(String, String)>, String> {
+        parse_conninfo(s).map_err(|e| e.to_string())
+    }
+
+    fn kv(pairs: &[(&str, &str)]) -> Result<Vec<(String, String)>, String> {
+        Ok(pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect())
+    }
+
+    #[test]
+    fn plain_pairs_and_spaces() {
+        assert_eq!(
+            p("  port = 5433   host=h  "),
+            kv(&[("host", "h"), ("port", "5433")])
+        );
+        assert_eq!(p(""), kv(&[]));
+        assert_eq!(p("host=a host=b"), kv(&[("host", "b")]));
+    }
+
+    #[test]
+    fn quotes_and_escapes() {
+        assert_eq!(p(r"user='a b\'c'"), kv(&[("user", "a b'c")]));
+        assert_eq!(p(r"user=a\ b"), kv(&[("user", "a b")]));
+        assert_eq!(p("user=''"), kv(&[("user", "")]));
+        assert_eq!(p("user='x"), Err("unterminated quoted string in connection info string".into()));
+    }
+
+    #[test]
+    fn blanks_after_equals_swallow_next_pair() {
+        assert_eq!(p("host= port=1"), kv(&[("host", "port=1")]));
+        assert_eq!(p("host="), kv(&[("host", "")]));
+    }
+
+    #[test]
+    fn errors() {
+        assert_eq!(
+            p("host"),
+            Err("missing \"=\" after \"host\" in connection info string".into())
+        );
+        assert_eq!(
+            p("host x=1"),
+            Err("missing \"=\" after \"host\" in connection info string".into())
+        );
+        assert_eq!(p("foo=1"), Err("invalid connection option \"foo\"".into()));
+        assert_eq!(p("=1"), Err("invalid connection option \"\"".into()));
+    }
+
+    #[test]
+    fn requiressl_translation() {
+        assert_eq!(p("requiressl=1"), kv(&[("sslmode", "require")]));
+        assert_eq!(p("requiressl=0"), kv(&[("sslmode", "prefer")]));
+    }
+
+    #[test]
+    fn connection_string_recognition() {
+        assert!(is_connection_string("postgres://x"));
+        assert!(is_connection_string("a=b"));
+        assert!(!is_connection_string("mydb"));
+        assert!(!is_connection_string("postgresql:/x"));
+    }
+}

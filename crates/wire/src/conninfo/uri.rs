@@ -1,0 +1,306 @@
+//! `postgresql://` URIs and percent-decoding, as libpq parses them.
+
+use super::error::ConninfoError;
+use super::keywords::OptionSet;
+use super::parse::{Missing, bytes_to_string, store_value, uri_prefix_length};
+
+/// Parses a URI into `set`:
+/// `postgresql://[user[:password]@][host][:port][,...][/dbname][?param=value&...]`.
+pub(crate) fn parse_uri(uri: &str, set: &mut OptionSet) -> Result<(), ConninfoError> {
+    let b = uri.as_bytes();
+    let n = b.len();
+    let start = uri_prefix_length(uri);
+    if start == 0 {
+        return Err(ConninfoError::InvalidUriPrefix(uri.to_string()));
+    }
+    let at = |i: usize| -> u8 { b.get(i).copied().unwrap_or(0) };
+
+    // Credentials: everything before the first '@' that comes before any '/'.
+    let mut p = start;
+    while p < n && b[p] != b'@' && b[p] != b'/' {
+        p += 1;
+    }
+    if at(p) == b'@' {
+        let mut q = start;
+        while b[q] != b':' && b[q] != b'@' {
+            q += 1;
+        }
+        if q > start {
+            store_value(set, "user", &b[start..q], Missing::Error, true)?;
+        }
+        if b[q] == b':' {
+            let pw_start = q + 1;
+            while b[q] != b'@' {
+                q += 1;
+            }
+            if q > pw_start {
+                store_value(set, "password", &b[pw_start..q], Missing::Error, true)?;
+            }
+        }
+        p = q + 1;
+    } else {
+        p = start;
+    }
+
+    // One or more host[:port] items separated by commas.
+    let mut hosts: Vec<u8> = Vec::new();
+    let mut ports: Vec<u8> = Vec::new();
+    let mut prev;
+    loop {
+        if at(p) == b'[' {
+            p += 1;
+            let host_start = p;
+            while p < n && b[p] != b']' {
+                p += 1;
+            }
+            if p >= n {
+                return Err(ConninfoError::UnterminatedIpv6(uri.to_string()));
+            }
+            if p == host_start {
+                return Err(ConninfoError::EmptyIpv6(uri.to_string()));
+            }
+            hosts.extend_from_slice(&b[host_start..p]);
+            p += 1;
+            let c = at(p);
+            if c != 0 && !matches!(c, b':' | b'/' | b'?' | b',') {
+                let ch = uri[p..].chars().next().unwrap_or(char::from(c));
+                return Err(ConninfoError::UnexpectedUriCharacter {
+                    ch,
+                    position: p + 1,
+                    uri: uri.to_string(),
+                });
+            }
+        } else {
+            let host_start = p;
+            while p < n && !matches!(b[p], b':' | b'/' | b'?' | b',') {
+                p += 1;
+            }
+            hosts.extend_from_slice(&b[host_start..p]);
+        }
+        prev = at(p);
+        if prev == b':' {
+            p += 1;
+            let port_start = p;
+            while p < n && !matches!(b[p], b'/' | b'?' | b',') {
+                p += 1;
+            }
+            ports.extend_from_slice(&b[port_start..p]);
+            prev = at(p);
+        }
+        if prev != b',' {
+            break;
+        }
+        p += 1;
+        hosts.push(b',');
+        ports.push(b',');
+    }
+    if !hosts.is_empty() {
+        store_value(set, "host", &hosts, Missing::Error, true)?;
+    }
+    if !ports.is_empty() {
+        store_value(set, "port", &ports, Missing::Error, true)?;
+    }
+
+    if prev != 0 && prev != b'?' {
+        p += 1;
+        let db_start = p;
+        while p < n && b[p] != b'?' {
+            p += 1;
+        }
+        prev = at(p);
+        if p > db_start {
+            store_value(set, "dbname", &b[db_start..p], Missing::Error, true)?;
+        }
+    }
+    if prev != 0 {
+        parse_query(&b[p + 1..], set)?;
+    }
+    Ok(())
+}
+
+/// The `?key=value&...` part.
+fn parse_query(params: &[u8], set: &mut OptionSet) -> Result<(), ConninfoError> {
+    let n = params.len();
+    let mut p = 0;
+    while p < n {
+        let key_start = p;
+        let mut eq: Option<usize> = None;
+        let end;
+        loop {
+            match params.get(p) {
+                Some(b'=') => {
+                    if eq.is_some() {
+                        let raw = eq.map_or(&params[key_start..p], |e| &params[key_start..e]);
+                        return Err(ConninfoError::ExtraQuerySeparator(bytes_to_string(raw)));
+                    }
+                    eq = Some(p);
+                    p += 1;
+                }
+                Some(b'&') | None => {
+                    end = p;
+                    if p < n {
+                        p += 1;
+                    }
+                    break;
+                }
+                Some(_) => p += 1,
+            }
+        }
+        let Some(eq) = eq else {
+            return Err(ConninfoError::MissingQuerySeparator(bytes_to_string(
+                &params[key_start..end],
+            )));
+        };
+        let keyword = bytes_to_string(&percent_decode(&params[key_start..eq])?);
+        let value = percent_decode(&params[eq + 1..end])?;
+        let (keyword, value): (String, Vec<u8>) = if keyword == "ssl" && value == b"true" {
+            ("sslmode".to_string(), b"require".to_vec())
+        } else {
+            (keyword, value)
+        };
+        if !store_value(set, &keyword, &value, Missing::Ignore, false)? {
+            return Err(ConninfoError::InvalidQueryParameter(keyword));
+        }
+    }
+    Ok(())
+}
+
+fn hex_value(c: u8) -> Option<u8> {
+    match c {
+        b'0'..=b'9' => Some(c - b'0'),
+        b'A'..=b'F' => Some(c - b'A' + 10),
+        b'a'..=b'f' => Some(c - b'a' + 10),
+        _ => None,
+    }
+}
+
+/// libpq's `conninfo_uri_decode`: `%xx` escapes, leading and trailing
+/// spaces dropped, inner spaces and `%00` rejected.
+pub(crate) fn percent_decode(raw: &[u8]) -> Result<Vec<u8>, ConninfoError> {
+    let n = raw.len();
+    let mut out = Vec::with_capacity(n);
+    let mut q = 0;
+    while q < n && raw[q] == b' ' {
+        q += 1;
+    }
+    while q < n && raw[q] != b' ' {
+        if raw[q] != b'%' {
+            out.push(raw[q]);
+            q += 1;
+            continue;
+        }
+        let hi = raw.get(q + 1).copied().and_then(hex_value);
+        let lo = raw.get(q + 2).copied().and_then(hex_value);
+        let (Some(hi), Some(lo)) = (hi, lo) else {
+            return Err(ConninfoError::InvalidPercentToken(bytes_to_string(raw)));
+        };
+        let c = (hi << 4) | lo;
+        if c == 0 {
+            return Err(ConninfoError::ForbiddenNul(bytes_to_string(raw)));
+        }
+        out.push(c);
+        q += 3;
+    }
+    while q < n && raw[q] == b' ' {
+        q += 1;
+    }
+    if q < n {
+        return Err(ConninfoError::UnexpectedSpaces(bytes_to_string(raw)));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::parse::parse_conninfo;
+    use super::*;
+
+    fn p(s: &str) -> Result<Vec<(String, String)>, String> {
+        parse_conninfo(s).map_err(|e| e.to_string())
+    }
+
+    fn kv(pairs: &[(&str, &str)]) -> Result<Vec<(String, String)>, String> {
+        Ok(pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect())
+    }
+
+    #[test]
+    fn full_uri() {
+        assert_eq!(
+            p("postgresql://u%40x:p%3Aw@h1:1,[::1]:2/db?application_name=a%20b&ssl=true"),
+            kv(&[
+                ("user", "u@x"),
+                ("password", "p:w"),
+                ("dbname", "db"),
+                ("host", "h1,::1"),
+                ("port", "1,2"),
+                ("application_name", "a b"),
+                ("sslmode", "require"),
+            ])
+        );
+    }
+
+    #[test]
+    fn empty_parts() {
+        assert_eq!(p("postgres://"), kv(&[]));
+        assert_eq!(p("postgresql://@/?"), kv(&[]));
+        assert_eq!(
+            p("postgresql://,h2/"),
+            kv(&[("host", ",h2"), ("port", ",")])
+        );
+        assert_eq!(p("postgresql://:5/"), kv(&[("port", "5")]));
+        assert_eq!(
+            p("postgresql:///db?host=%2Ftmp"),
+            kv(&[("dbname", "db"), ("host", "/tmp")])
+        );
+    }
+
+    #[test]
+    fn uri_errors() {
+        assert_eq!(
+            p("postgresql://[::1"),
+            Err("end of string reached when looking for matching \"]\" in IPv6 host address in URI: \"postgresql://[::1\"".into())
+        );
+        assert_eq!(
+            p("postgresql://[]"),
+            Err("IPv6 host address may not be empty in URI: \"postgresql://[]\"".into())
+        );
+        assert_eq!(
+            p("postgresql://[::1]x"),
+            Err("unexpected character \"x\" at position 19 in URI (expected \":\" or \"/\"): \"postgresql://[::1]x\"".into())
+        );
+        assert_eq!(
+            p("postgresql://h/%zz"),
+            Err("invalid percent-encoded token: \"%zz\"".into())
+        );
+        assert_eq!(
+            p("postgresql://h/a%00"),
+            Err("forbidden value %00 in percent-encoded value: \"a%00\"".into())
+        );
+        assert_eq!(
+            p("postgresql://h?a=b=c"),
+            Err("extra key/value separator \"=\" in URI query parameter: \"a\"".into())
+        );
+        assert_eq!(
+            p("postgresql://h?ab&c=d"),
+            Err("missing key/value separator \"=\" in URI query parameter: \"ab\"".into())
+        );
+        assert_eq!(
+            p("postgresql://h?foo=1"),
+            Err("invalid URI query parameter: \"foo\"".into())
+        );
+        assert_eq!(
+            p("postgresql://h/a b"),
+            Err("unexpected spaces found in \"a b\", use percent-encoded spaces (%20) instead".into())
+        );
+    }
+
+    #[test]
+    fn decode_trims_outer_spaces() {
+        assert_eq!(percent_decode(b"  a%41  ").ok(), Some(b"aA".to_vec()));
+        assert!(percent_decode(b"%4").is_err());
+        assert!(percent_decode(b"%").is_err());
+    }
+}

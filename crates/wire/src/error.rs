@@ -1,0 +1,380 @@
+//! Errors: server-reported errors (`DbError`), query-time errors (`Error`) and
+//! connection-establishment errors (`ConnectError`), rendered as libpq renders them.
+
+use std::fmt;
+use std::io;
+
+use crate::position::append_error_position;
+
+/// Every field of an ErrorResponse or NoticeResponse message.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DbError {
+    /// Severity, possibly localized (`S`).
+    pub severity: String,
+    /// Severity, never localized (`V`, servers 9.6+).
+    pub severity_nonlocalized: Option<String>,
+    /// SQLSTATE code (`C`).
+    pub code: String,
+    /// Primary message (`M`).
+    pub message: String,
+    /// Detail (`D`).
+    pub detail: Option<String>,
+    /// Hint (`H`).
+    pub hint: Option<String>,
+    /// Cursor position in the original query, 1-based characters (`P`).
+    pub position: Option<u32>,
+    /// Cursor position in an internally generated query (`p`).
+    pub internal_position: Option<u32>,
+    /// Internally generated query (`q`).
+    pub internal_query: Option<String>,
+    /// Context / call stack (`W`).
+    pub context: Option<String>,
+    /// Schema name (`s`).
+    pub schema: Option<String>,
+    /// Table name (`t`).
+    pub table: Option<String>,
+    /// Column name (`c`).
+    pub column: Option<String>,
+    /// Data type name (`d`).
+    pub datatype: Option<String>,
+    /// Constraint name (`n`).
+    pub constraint: Option<String>,
+    /// Source file (`F`).
+    pub file: Option<String>,
+    /// Source line (`L`).
+    pub line: Option<String>,
+    /// Source routine (`R`).
+    pub routine: Option<String>,
+}
+
+impl DbError {
+    /// Parses the body of an ErrorResponse/NoticeResponse (a list of
+    /// `code byte, C string` pairs terminated by a zero byte).
+    pub fn parse(body: &[u8]) -> DbError {
+        let mut e = DbError::default();
+        for (code, value) in ErrorFields::new(body).iter() {
+            let v = String::from_utf8_lossy(value).into_owned();
+            match code {
+                b'S' => e.severity = v,
+                b'V' => e.severity_nonlocalized = Some(v),
+                b'C' => e.code = v,
+                b'M' => e.message = v,
+                b'D' => e.detail = Some(v),
+                b'H' => e.hint = Some(v),
+                b'P' => e.position = v.trim().parse().ok(),
+                b'p' => e.internal_position = v.trim().parse().ok(),
+                b'q' => e.internal_query = Some(v),
+                b'W' => e.context = Some(v),
+                b's' => e.schema = Some(v),
+                b't' => e.table = Some(v),
+                b'c' => e.column = Some(v),
+                b'd' => e.datatype = Some(v),
+                b'n' => e.constraint = Some(v),
+                b'F' => e.file = Some(v),
+                b'L' => e.line = Some(v),
+                b'R' => e.routine = Some(v),
+                _ => {}
+            }
+        }
+        e
+    }
+
+    /// True for the severities libpq treats as errors (shows CONTEXT by default).
+    fn is_error(&self) -> bool {
+        let sev = self
+            .severity_nonlocalized
+            .as_deref()
+            .unwrap_or(&self.severity);
+        matches!(sev, "ERROR" | "FATAL" | "PANIC")
+    }
+
+    /// Renders the message with libpq's default verbosity (`PQERRORS_DEFAULT`,
+    /// context shown for errors only), without the final newline. `query` is the
+    /// statement text that produced the error, used for the `LINE n:` cursor display.
+    pub fn libpq_message(&self, query: Option<&str>) -> String {
+        let mut out = String::new();
+        self.render(&mut out, query);
+        if out.ends_with('\n') {
+            out.pop();
+        }
+        out
+    }
+
+    /// Appends libpq's default-verbosity rendering, with the final newline.
+    pub(crate) fn render(&self, out: &mut String, query: Option<&str>) {
+        if !self.severity.is_empty() {
+            out.push_str(&self.severity);
+            out.push_str(":  ");
+        }
+        if self.message.is_empty() {
+            out.push_str("missing error text");
+        } else {
+            out.push_str(&self.message);
+        }
+        let mut cursor: Option<(&str, u32)> = None;
+        if let Some(pos) = self.position {
+            match query {
+                Some(q) => cursor = Some((q, pos)),
+                None => out.push_str(&format!(" at character {pos}")),
+            }
+        } else if let Some(pos) = self.internal_position {
+            match self.internal_query.as_deref() {
+                Some(q) => cursor = Some((q, pos)),
+                None => out.push_str(&format!(" at character {pos}")),
+            }
+        }
+        out.push('\n');
+        if let Some((q, pos)) = cursor {
+            append_error_position(out, q, pos);
+        }
+        if let Some(d) = &self.detail {
+            out.push_str("DETAIL:  ");
+            out.push_str(d);
+            out.push('\n');
+        }
+        if let Some(h) = &self.hint {
+            out.push_str("HINT:  ");
+            out.push_str(h);
+            out.push('\n');
+        }
+        if let Some(q) = &self.internal_query {
+            out.push_str("QUERY:  ");
+            out.push_str(q);
+            out.push('\n');
+        }
+        if self.is_error()
+            && let Some(c) = &self.context
+        {
+            out.push_str("CONTEXT:  ");
+            out.push_str(c);
+            out.push('\n');
+        }
+    }
+}
+
+impl fmt::Display for DbError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.libpq_message(None))
+    }
+}
+
+impl std::error::Error for DbError {}
+
+/// Borrowed view of an ErrorResponse/NoticeResponse body; lets the hot path read
+/// the SQLSTATE without allocating.
+#[derive(Debug, Clone, Copy)]
+pub struct ErrorFields<'a> {
+    body: &'a [u8],
+}
+
+impl<'a> ErrorFields<'a> {
+    /// Wraps a message body.
+    pub fn new(body: &'a [u8]) -> Self {
+        ErrorFields { body }
+    }
+
+    /// Iterates over `(field code, value)` pairs.
+    pub fn iter(&self) -> impl Iterator<Item = (u8, &'a [u8])> + 'a {
+        let mut rest = self.body;
+        std::iter::from_fn(move || {
+            let (&code, tail) = rest.split_first()?;
+            if code == 0 {
+                return None;
+            }
+            let end = tail.iter().position(|&b| b == 0)?;
+            let value = &tail[..end];
+            rest = &tail[end + 1..];
+            Some((code, value))
+        })
+    }
+
+    /// The value of one field.
+    pub fn get(&self, code: u8) -> Option<&'a [u8]> {
+        self.iter().find(|(c, _)| *c == code).map(|(_, v)| v)
+    }
+
+    /// The SQLSTATE code (empty when absent).
+    pub fn code(&self) -> &'a [u8] {
+        self.get(b'C').unwrap_or(&[])
+    }
+
+    /// Parses every field into an owned `DbError`.
+    pub fn to_db_error(&self) -> DbError {
+        DbError::parse(self.body)
+    }
+}
+
+/// An error while running a query on an established connection.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The server reported an error.
+    #[error("{0}")]
+    Db(Box<DbError>),
+    /// Writing to the socket failed.
+    #[error("could not send data to server: {}", strerror(.0))]
+    Send(io::Error),
+    /// Reading from the socket failed.
+    #[error("could not receive data from server: {}", strerror(.0))]
+    Recv(io::Error),
+    /// The server closed the connection.
+    #[error(
+        "server closed the connection unexpectedly\n\tThis probably means the server terminated abnormally\n\tbefore or while processing the request."
+    )]
+    Closed,
+    /// The server sent something that does not follow the protocol.
+    #[error("{0}")]
+    Protocol(String),
+    /// A TLS-level failure on an established connection.
+    #[error("SSL error: {0}")]
+    Tls(String),
+    /// The API was used in a way the connection state does not allow.
+    #[error("{0}")]
+    Usage(String),
+}
+
+impl Error {
+    /// libpq's default-verbosity `PQerrorMessage` text without the final newline;
+    /// `query` enables the `LINE n:` cursor display for errors with a position.
+    pub fn libpq_message(&self, query: Option<&str>) -> String {
+        match self {
+            Error::Db(db) => db.libpq_message(query),
+            other => other.to_string(),
+        }
+    }
+
+    /// The server error, if this is one.
+    pub fn as_db(&self) -> Option<&DbError> {
+        match self {
+            Error::Db(db) => Some(db),
+            _ => None,
+        }
+    }
+
+    /// The SQLSTATE of a server error.
+    pub fn code(&self) -> Option<&str> {
+        self.as_db().map(|d| d.code.as_str())
+    }
+
+    pub(crate) fn protocol(msg: impl Into<String>) -> Error {
+        Error::Protocol(msg.into())
+    }
+}
+
+impl From<DbError> for Error {
+    fn from(e: DbError) -> Self {
+        Error::Db(Box::new(e))
+    }
+}
+
+/// Failure to establish a connection. `Display` is libpq's `PQerrorMessage` text
+/// (every attempted host, in order) without its final newline.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConnectError {
+    message: String,
+    sqlstate: Option<String>,
+}
+
+impl ConnectError {
+    pub(crate) fn new(mut message: String, sqlstate: Option<String>) -> Self {
+        while message.ends_with('\n') {
+            message.pop();
+        }
+        ConnectError { message, sqlstate }
+    }
+
+    /// The full message (same as `Display`).
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// SQLSTATE of the last server error seen, if the failure came from the server.
+    pub fn sqlstate(&self) -> Option<&str> {
+        self.sqlstate.as_deref()
+    }
+}
+
+impl fmt::Display for ConnectError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for ConnectError {}
+
+/// `strerror()` text of an I/O error (std's rendering without ` (os error N)`).
+pub fn strerror(e: &io::Error) -> String {
+    let s = e.to_string();
+    match (e.raw_os_error(), s.rfind(" (os error ")) {
+        (Some(_), Some(i)) => s[..i].to_string(),
+        _ => s,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn body(fields: &[(u8, &str)]) -> Vec<u8> {
+        let mut b = Vec::new();
+        for (c, v) in fields {
+            b.push(*c);
+            b.extend_from_slice(v.as_bytes());
+            b.push(0);
+        }
+        b.push(0);
+        b
+    }
+
+    #[test]
+    fn parses_and_renders_default_verbosity() {
+        let b = body(&[
+            (b'S', "ERROR"),
+            (b'V', "ERROR"),
+            (b'C', "22012"),
+            (b'M', "division by zero"),
+            (b'D', "some detail"),
+            (b'H', "a hint"),
+            (b'W', "PL/pgSQL function f()"),
+        ]);
+        let e = DbError::parse(&b);
+        assert_eq!(e.code, "22012");
+        assert_eq!(ErrorFields::new(&b).code(), b"22012");
+        assert_eq!(
+            e.libpq_message(None),
+            "ERROR:  division by zero\nDETAIL:  some detail\nHINT:  a hint\nCONTEXT:  PL/pgSQL function f()"
+        );
+    }
+
+    #[test]
+    fn notice_hides_context_and_position_without_query() {
+        let b = body(&[
+            (b'S', "NOTICE"),
+            (b'V', "NOTICE"),
+            (b'M', "hello"),
+            (b'P', "8"),
+            (b'W', "ctx"),
+        ]);
+        let e = DbError::parse(&b);
+        assert_eq!(e.libpq_message(None), "NOTICE:  hello at character 8");
+    }
+
+    #[test]
+    fn position_with_query_shows_caret() {
+        let b = body(&[
+            (b'S', "ERROR"),
+            (b'M', "syntax error at or near \"selec\""),
+            (b'P', "1"),
+        ]);
+        let e = DbError::parse(&b);
+        assert_eq!(
+            e.libpq_message(Some("selec 1")),
+            "ERROR:  syntax error at or near \"selec\"\nLINE 1: selec 1\n        ^"
+        );
+    }
+
+    #[test]
+    fn strerror_strips_os_error_suffix() {
+        let e = io::Error::from_raw_os_error(libc::ECONNREFUSED);
+        assert_eq!(strerror(&e), "Connection refused");
+    }
+}

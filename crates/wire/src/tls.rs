@@ -1,0 +1,408 @@
+//! TLS client configuration with libpq's `sslmode` semantics, certificate checks with
+//! libpq's messages, and the `tls-server-end-point` channel binding data.
+
+use std::fs::File;
+use std::io::BufReader;
+use std::net::IpAddr;
+use std::path::Path;
+use std::sync::Arc;
+
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::client::WebPkiServerVerifier;
+use rustls::crypto::{CryptoProvider, verify_tls12_signature, verify_tls13_signature};
+use rustls::{CertificateError, ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme};
+use rustls_pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
+
+use crate::config::{SslMode, TlsSettings};
+
+/// How much of the server certificate to check.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Check {
+    /// Accept any certificate (handshake signatures are still verified).
+    Nothing,
+    /// Chain up to a trusted root.
+    Chain,
+    /// Chain and host name.
+    Full,
+}
+
+/// The verifier: chain through webpki (host name errors ignored), host name with
+/// libpq's rules (SAN, CN fallback, wildcards).
+#[derive(Debug)]
+struct PgVerifier {
+    check: Check,
+    chain: Option<Arc<WebPkiServerVerifier>>,
+    host: String,
+    provider: Arc<CryptoProvider>,
+}
+
+impl ServerCertVerifier for PgVerifier {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        server_name: &ServerName<'_>,
+        ocsp_response: &[u8],
+        now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        if self.check == Check::Nothing {
+            return Ok(ServerCertVerified::assertion());
+        }
+        if let Some(chain) = &self.chain {
+            match chain.verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now) {
+                Ok(_) => {}
+                Err(rustls::Error::InvalidCertificate(
+                    CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
+                )) => {}
+                Err(_) => {
+                    return Err(rustls::Error::General(
+                        "SSL error: certificate verify failed".to_string(),
+                    ));
+                }
+            }
+        }
+        if self.check == Check::Full {
+            check_host_name(end_entity.as_ref(), &self.host).map_err(rustls::Error::General)?;
+        }
+        Ok(ServerCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        verify_tls12_signature(message, cert, dss, &self.provider.signature_verification_algorithms)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        verify_tls13_signature(message, cert, dss, &self.provider.signature_verification_algorithms)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.provider.signature_verification_algorithms.supported_schemes()
+    }
+}
+
+/// Case-insensitive name match with a leading `*.` wildcard covering exactly one label.
+fn name_matches(pattern: &str, host: &str) -> bool {
+    if pattern.eq_ignore_ascii_case(host) {
+        return true;
+    }
+    if let Some(suffix) = pattern.strip_prefix('*')
+        && suffix.starts_with('.')
+        && host.len() > suffix.len()
+    {
+        let split = host.len() - suffix.len();
+        if let (Some(head), Some(tail)) = (host.get(..split), host.get(split..)) {
+            return tail.eq_ignore_ascii_case(suffix) && !head.contains('.');
+        }
+    }
+    false
+}
+
+/// libpq's host name check against the certificate (DER).
+pub(crate) fn check_host_name(der: &[u8], host: &str) -> Result<(), String> {
+    if host.is_empty() {
+        return Err("host name must be specified for a verified SSL connection".to_string());
+    }
+    let (_, cert) = x509_parser::parse_x509_certificate(der)
+        .map_err(|_| "could not get server's host name from server certificate".to_string())?;
+    let host_ip: Option<IpAddr> = host.parse().ok();
+    let mut examined = 0usize;
+    let mut first: Option<String> = None;
+    let mut has_dns = false;
+    let mut has_ip = false;
+    if let Ok(Some(san)) = cert.subject_alternative_name() {
+        for name in &san.value.general_names {
+            match name {
+                x509_parser::extensions::GeneralName::DNSName(dns) => {
+                    has_dns = true;
+                    examined += 1;
+                    first.get_or_insert_with(|| dns.to_string());
+                    if name_matches(dns, host) {
+                        return Ok(());
+                    }
+                }
+                x509_parser::extensions::GeneralName::IPAddress(bytes) => {
+                    let ip = match bytes.len() {
+                        4 => <[u8; 4]>::try_from(*bytes).ok().map(IpAddr::from),
+                        16 => <[u8; 16]>::try_from(*bytes).ok().map(IpAddr::from),
+                        _ => None,
+                    };
+                    if let Some(ip) = ip {
+                        has_ip = true;
+                        examined += 1;
+                        first.get_or_insert_with(|| ip.to_string());
+                        if host_ip == Some(ip) {
+                            return Ok(());
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    let check_cn = !has_dns && !(host_ip.is_some() && has_ip);
+    if check_cn
+        && let Some(cn) = cert
+            .subject()
+            .iter_common_name()
+            .next()
+            .and_then(|cn| cn.as_str().ok())
+    {
+        examined += 1;
+        first.get_or_insert_with(|| cn.to_string());
+        if name_matches(cn, host) {
+            return Ok(());
+        }
+    }
+    match (examined, first) {
+        (0, _) | (_, None) => Err("could not get server's host name from server certificate".to_string()),
+        (1, Some(name)) => Err(format!(
+            "server certificate for \"{name}\" does not match host name \"{host}\""
+        )),
+        (n, Some(name)) => Err(format!(
+            "server certificate for \"{name}\" (and {} other name{}) does not match host name \"{host}\"",
+            n - 1,
+            if n - 1 == 1 { "" } else { "s" }
+        )),
+    }
+}
+
+/// A TLS configuration failure (already in libpq's wording).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct TlsSetupError(pub String);
+
+fn load_certs(path: &Path) -> Result<Vec<CertificateDer<'static>>, String> {
+    let f = File::open(path).map_err(|e| {
+        format!(
+            "could not read root certificate file \"{}\": {}",
+            path.display(),
+            crate::error::strerror(&e)
+        )
+    })?;
+    rustls_pemfile::certs(&mut BufReader::new(f))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| {
+            format!(
+                "could not read root certificate file \"{}\": {e}",
+                path.display()
+            )
+        })
+}
+
+/// Builds the client configuration for `settings` when connecting to `host`.
+pub(crate) fn client_config(settings: &TlsSettings, host: &str) -> Result<Arc<ClientConfig>, TlsSetupError> {
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let system = settings.rootcert.as_deref() == Some("system");
+    let mut check = match settings.mode {
+        SslMode::VerifyFull => Check::Full,
+        SslMode::VerifyCa => Check::Chain,
+        _ => Check::Nothing,
+    };
+    if system {
+        check = Check::Full;
+    }
+    let mut roots = RootCertStore::empty();
+    if system {
+        for cert in rustls_native_certs::load_native_certs().certs {
+            let _ = roots.add(cert);
+        }
+    } else {
+        let path = settings.rootcert.as_deref().filter(|p| !p.is_empty());
+        let exists = path.is_some_and(|p| Path::new(p).exists());
+        match (check, exists) {
+            (Check::Nothing, true) if settings.mode == SslMode::Require => check = Check::Chain,
+            (Check::Chain | Check::Full, false) => {
+                return Err(TlsSetupError(match path {
+                    Some(p) => format!(
+                        "root certificate file \"{p}\" does not exist\nEither provide the file, use the system's trusted roots with sslrootcert=system, or change sslmode to disable server certificate verification."
+                    ),
+                    None => "could not get home directory to locate root certificate file\nEither provide the file, use the system's trusted roots with sslrootcert=system, or change sslmode to disable server certificate verification.".to_string(),
+                }));
+            }
+            _ => {}
+        }
+        if check != Check::Nothing
+            && let Some(p) = path
+        {
+            for cert in load_certs(Path::new(p)).map_err(TlsSetupError)? {
+                roots
+                    .add(cert)
+                    .map_err(|e| TlsSetupError(format!("could not read root certificate file \"{p}\": {e}")))?;
+            }
+        }
+    }
+    let chain = if check == Check::Nothing {
+        None
+    } else {
+        Some(
+            WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider.clone())
+                .build()
+                .map_err(|e| TlsSetupError(format!("SSL error: {e}")))?,
+        )
+    };
+    let verifier = Arc::new(PgVerifier {
+        check,
+        chain,
+        host: host.to_string(),
+        provider: provider.clone(),
+    });
+    let builder = ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| TlsSetupError(format!("SSL error: {e}")))?
+        .dangerous()
+        .with_custom_certificate_verifier(verifier);
+    let mut config = match client_identity(settings)? {
+        Some((certs, key)) => builder
+            .with_client_auth_cert(certs, key)
+            .map_err(|e| TlsSetupError(format!("SSL error: {e}")))?,
+        None => builder.with_no_client_auth(),
+    };
+    config.enable_sni = settings.sni;
+    Ok(Arc::new(config))
+}
+
+type Identity = (Vec<CertificateDer<'static>>, PrivateKeyDer<'static>);
+
+/// Loads the client certificate and key when the certificate file exists.
+fn client_identity(settings: &TlsSettings) -> Result<Option<Identity>, TlsSetupError> {
+    let Some(cert_path) = settings.cert.as_deref() else {
+        return Ok(None);
+    };
+    let f = match File::open(cert_path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => {
+            return Err(TlsSetupError(format!(
+                "could not open certificate file \"{}\": {}",
+                cert_path.display(),
+                crate::error::strerror(&e)
+            )));
+        }
+    };
+    let certs = rustls_pemfile::certs(&mut BufReader::new(f))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| {
+            TlsSetupError(format!(
+                "could not read certificate file \"{}\": {e}",
+                cert_path.display()
+            ))
+        })?;
+    let Some(key_path) = settings.key.as_deref() else {
+        return Err(TlsSetupError(format!(
+            "certificate present, but not private key file \"{}\"",
+            cert_path.display()
+        )));
+    };
+    let kf = File::open(key_path).map_err(|_| {
+        TlsSetupError(format!(
+            "certificate present, but not private key file \"{}\"",
+            key_path.display()
+        ))
+    })?;
+    check_key_permissions(key_path)?;
+    let key = rustls_pemfile::private_key(&mut BufReader::new(kf))
+        .ok()
+        .flatten()
+        .ok_or_else(|| {
+            TlsSetupError(format!(
+                "could not load private key file \"{}\": no private key found",
+                key_path.display()
+            ))
+        })?;
+    Ok(Some((certs, key)))
+}
+
+/// libpq refuses private keys readable by group/world (root-owned: group read allowed).
+fn check_key_permissions(path: &Path) -> Result<(), TlsSetupError> {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(meta) = std::fs::metadata(path) else {
+        return Ok(());
+    };
+    let mode = meta.mode();
+    // SAFETY: geteuid has no preconditions.
+    let euid = unsafe { libc::geteuid() };
+    let bad = if meta.uid() == euid {
+        mode & 0o077 != 0
+    } else if meta.uid() == 0 {
+        mode & 0o037 != 0
+    } else {
+        false
+    };
+    if bad {
+        return Err(TlsSetupError(format!(
+            "private key file \"{}\" has group or world access; file must have permissions u=rw (0600) or less if owned by the current user, or permissions u=rw,g=r (0640) or less if owned by root",
+            path.display()
+        )));
+    }
+    Ok(())
+}
+
+/// The server name given to rustls: the host when it is a DNS name or IP, else the hostaddr.
+pub(crate) fn server_name(host: &str, hostaddr: Option<&str>) -> ServerName<'static> {
+    if let Ok(n) = ServerName::try_from(host.to_string()) {
+        return n;
+    }
+    if let Some(ip) = hostaddr.and_then(|a| a.parse::<IpAddr>().ok()) {
+        return ServerName::IpAddress(ip.into());
+    }
+    ServerName::IpAddress(IpAddr::from([127, 0, 0, 1]).into())
+}
+
+/// `tls-server-end-point` channel binding data: the certificate hashed with its
+/// signature hash (SHA-256 for MD5/SHA-1 and unknown algorithms).
+pub(crate) fn server_end_point(cert_der: &[u8]) -> Vec<u8> {
+    let oid = x509_parser::parse_x509_certificate(cert_der)
+        .map(|(_, c)| c.signature_algorithm.algorithm.to_id_string())
+        .unwrap_or_default();
+    let alg = match oid.as_str() {
+        "1.2.840.113549.1.1.12" | "1.2.840.10045.4.3.3" => &ring::digest::SHA384,
+        "1.2.840.113549.1.1.13" | "1.2.840.10045.4.3.4" => &ring::digest::SHA512,
+        _ => &ring::digest::SHA256,
+    };
+    ring::digest::digest(alg, cert_der).as_ref().to_vec()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wildcards() {
+        assert!(name_matches("*.example.com", "db.example.com"));
+        assert!(name_matches("DB.example.com", "db.EXAMPLE.com"));
+        assert!(!name_matches("*.example.com", "a.b.example.com"));
+        assert!(!name_matches("*.example.com", "example.com"));
+        assert!(!name_matches("localhost", "127.0.0.1"));
+    }
+
+    #[test]
+    fn missing_root_file_message() {
+        let s = TlsSettings {
+            mode: SslMode::VerifyCa,
+            rootcert: Some("/nonexistent/root.crt".into()),
+            ..Default::default()
+        };
+        let e = client_config(&s, "localhost").err().map(|e| e.0);
+        assert_eq!(
+            e.as_deref(),
+            Some(
+                "root certificate file \"/nonexistent/root.crt\" does not exist\nEither provide the file, use the system's trusted roots with sslrootcert=system, or change sslmode to disable server certificate verification."
+            )
+        );
+        let s = TlsSettings {
+            mode: SslMode::Require,
+            rootcert: Some("/nonexistent/root.crt".into()),
+            ..Default::default()
+        };
+        assert!(client_config(&s, "localhost").is_ok());
+    }
+}
