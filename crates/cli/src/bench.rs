@@ -1,9 +1,327 @@
-//! Wiring of a benchmark run: options -> engine -> report. (Stub; owned by the engine work.)
+//! Wiring of a benchmark run: options -> setup connection -> engine -> report.
+//!
+//! The order of what is printed follows pgbench 18's `main`: the random seed
+//! message, script loading, the setup connection, the banner (stdout, flushed),
+//! the `--debug` connection line, scale and partition detection (builtin
+//! scripts only), the vacuum lines, then the run and the final report.
 
-use crate::options::Options;
+mod setup;
+
+use std::io::Write;
+
+use pgrush_engine::{EngineConfig, LogConfig, RunLength, ThreadRngs, messages};
+use pgrush_script::{Script, SeedPlan, Variables};
+use pgrush_stats::{RunConfig, RunLimit, RunSummary, ScriptInfo};
+use pgrush_wire::conninfo::{ConnParams, ConnectRequest};
+
+use crate::options::{Options, QueryMode, ScriptSource, SeedChoice};
 
 /// Runs the benchmark described by `opts`; returns the exit status.
-pub fn run(_opts: &Options) -> i32 {
-    eprintln!("pgrush: error: benchmark mode is not built yet");
-    1
+pub fn run(opts: &Options) -> i32 {
+    match run_inner(opts) {
+        Ok(code) => code,
+        Err(code) => code,
+    }
+}
+
+/// The base seed as pgbench computes it (`time` = monotonic clock in µs).
+fn base_seed(choice: SeedChoice) -> u64 {
+    match choice {
+        SeedChoice::Value(v) => v,
+        SeedChoice::Time => pgrush_engine::clock::monotonic_us(),
+        SeedChoice::Rand => pgrush_engine::clock::strong_random_u64(),
+    }
+}
+
+fn load_scripts(opts: &Options) -> Result<Vec<Script>, i32> {
+    let prog = &opts.progname;
+    let mut scripts = Vec::new();
+    let specs: Vec<crate::options::ScriptSpec> = if opts.scripts.is_empty() {
+        vec![crate::options::ScriptSpec {
+            source: ScriptSource::Builtin("tpcb-like".to_string()),
+            weight: 1,
+        }]
+    } else {
+        opts.scripts.clone()
+    };
+    for spec in &specs {
+        let script = match &spec.source {
+            ScriptSource::Builtin(name) => {
+                let b = match pgrush_script::builtin_by_prefix(name) {
+                    Ok(b) => b,
+                    Err(e) => {
+                        messages::error(prog, &e.to_string());
+                        return Err(1);
+                    }
+                };
+                pgrush_script::load_script(b.desc, b.text, spec.weight)
+            }
+            ScriptSource::File(path) => {
+                let text = if path == "-" {
+                    let mut s = String::new();
+                    match std::io::Read::read_to_string(&mut std::io::stdin(), &mut s) {
+                        Ok(_) => s,
+                        Err(e) => {
+                            messages::error(
+                                prog,
+                                &format!(
+                                    "could not read file \"{path}\": {}",
+                                    pgrush_wire::strerror(&e)
+                                ),
+                            );
+                            return Err(1);
+                        }
+                    }
+                } else {
+                    match std::fs::read(path) {
+                        Ok(b) => String::from_utf8_lossy(&b).into_owned(),
+                        Err(e) => {
+                            messages::error(
+                                prog,
+                                &format!(
+                                    "could not open file \"{path}\": {}",
+                                    pgrush_wire::strerror(&e)
+                                ),
+                            );
+                            return Err(1);
+                        }
+                    }
+                };
+                pgrush_script::load_script(path, &text, spec.weight)
+            }
+        };
+        match script {
+            Ok(s) => scripts.push(s),
+            Err(e) => {
+                let text = e.to_string();
+                let text = text.strip_suffix('\n').unwrap_or(&text);
+                let mut lines = text.splitn(2, '\n');
+                if let Some(first) = lines.next() {
+                    messages::error(prog, first);
+                }
+                if let Some(rest) = lines.next() {
+                    eprintln!("{rest}");
+                }
+                return Err(1);
+            }
+        }
+    }
+    Ok(scripts)
+}
+
+fn connect_request(opts: &Options) -> ConnectRequest {
+    ConnectRequest {
+        dbname: opts.dbname.clone(),
+        host: opts.host.clone(),
+        port: opts.port.clone(),
+        user: opts.user.clone(),
+        password: None,
+        fallback_application_name: Some(opts.progname.clone()),
+        extra: Vec::new(),
+    }
+}
+
+fn run_inner(opts: &Options) -> Result<i32, i32> {
+    let prog = opts.progname.as_str();
+    let seed = base_seed(opts.random_seed);
+    if opts.random_seed_explicit {
+        messages::info(prog, &format!("setting random seed to {seed}"));
+    }
+    let scripts = load_scripts(opts)?;
+    let builtin_used = opts.scripts.is_empty()
+        || opts
+            .scripts
+            .iter()
+            .any(|s| matches!(s.source, ScriptSource::Builtin(_)));
+
+    // Setup connection.
+    let params: ConnParams = match pgrush_wire::conninfo::resolve(&connect_request(opts)) {
+        Ok(p) => p,
+        Err(e) => {
+            messages::error(prog, &e.to_string());
+            messages::error(prog, "could not create connection for setup");
+            return Err(1);
+        }
+    };
+    let mut con = match pgrush_wire::Connection::connect(&params) {
+        Ok(c) => c,
+        Err(e) => {
+            messages::error(prog, &e.to_string());
+            messages::error(prog, "could not create connection for setup");
+            return Err(1);
+        }
+    };
+    {
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(
+            out,
+            "{}",
+            pgrush_report::text::banner(con.server_version_num(), con.server_version())
+        );
+        let _ = out.flush();
+    }
+    let threads = opts.jobs.min(opts.clients).max(1);
+    if opts.debug {
+        let (what, n) = match opts.duration {
+            Some(d) => ("duration", d),
+            None => ("nxacts", opts.transactions.unwrap_or(10)),
+        };
+        messages::debug(
+            prog,
+            &format!(
+                "pghost: {} pgport: {} nclients: {} {}: {} dbName: {}",
+                con.host(),
+                con.port(),
+                opts.clients,
+                what,
+                n,
+                con.db()
+            ),
+        );
+    }
+    let mut scale = i64::from(opts.scale.unwrap_or(1));
+    let mut partitioning = None;
+    if builtin_used {
+        let info = setup::table_info(&mut con, prog, opts.scale.is_some())?;
+        scale = info.scale;
+        partitioning = info.partitioning;
+    }
+
+    // Seeds: client generators, default_seed, then per-thread generators.
+    let defined = |name: &str| opts.defines.iter().any(|(n, _)| n == name);
+    let mut plan = SeedPlan::new(seed);
+    let client_rngs = plan.client_generators(opts.clients as usize);
+    let mut variables = Variables::new();
+    for (name, value) in &opts.defines {
+        if let Err(e) = variables.define(name, value) {
+            messages::error(prog, &e.to_string());
+            return Err(1);
+        }
+    }
+    if !defined("scale") {
+        let _ = variables.set_int("scale", scale);
+    }
+    if !defined("default_seed") {
+        let _ = variables.set_int("default_seed", plan.default_seed());
+    }
+    if !defined("random_seed") {
+        let _ = variables.set_int("random_seed", seed as i64);
+    }
+    let thread_rngs: Vec<ThreadRngs> = (0..threads)
+        .map(|_| {
+            let (choose, throttle, sampling) = plan.thread_generators();
+            ThreadRngs {
+                choose,
+                throttle,
+                sampling,
+            }
+        })
+        .collect();
+
+    if !opts.no_vacuum {
+        setup::vacuum(&mut con, prog, opts.vacuum_all);
+    }
+    let _ = con.close();
+
+    let length = match opts.duration {
+        Some(d) => RunLength::Duration(d),
+        None => RunLength::Transactions(opts.transactions.unwrap_or(10)),
+    };
+    let query_mode = match opts.query_mode {
+        QueryMode::Simple => pgrush_stats::QueryMode::Simple,
+        QueryMode::Extended => pgrush_stats::QueryMode::Extended,
+        QueryMode::Prepared => pgrush_stats::QueryMode::Prepared,
+    };
+    let run_config = RunConfig {
+        scale,
+        partitioning,
+        query_mode,
+        clients: opts.clients,
+        threads,
+        max_tries: opts.max_tries,
+        limit: match length {
+            RunLength::Duration(d) => RunLimit::Duration(d as i32),
+            RunLength::Transactions(t) => RunLimit::Transactions(t as i32),
+        },
+        rate: (opts.rate > 0.0).then_some(opts.rate),
+        latency_limit_us: (opts.latency_limit_us > 0).then_some(opts.latency_limit_us as f64),
+        progress_s: (opts.progress > 0).then_some(opts.progress),
+        connect_per_tx: opts.connect_per_transaction,
+        failures_detailed: opts.failures_detailed,
+        per_command: opts.report_per_command,
+        continue_on_error: opts.continue_on_error,
+    };
+    let infos: Vec<ScriptInfo> = scripts
+        .iter()
+        .map(|s| ScriptInfo {
+            desc: s.desc.clone(),
+            weight: s.weight,
+            commands: s.commands.iter().map(|c| c.first_line.clone()).collect(),
+        })
+        .collect();
+    let mut summary = RunSummary::empty(run_config, infos);
+    let layout = summary.layout();
+
+    let cfg = EngineConfig {
+        conn: params,
+        scripts,
+        clients: opts.clients,
+        threads,
+        length,
+        query_mode,
+        connect_per_tx: opts.connect_per_transaction,
+        rate: opts.rate,
+        latency_limit_us: opts.latency_limit_us as i64,
+        max_tries: opts.max_tries,
+        progress: opts.progress,
+        progress_timestamp: opts.progress_timestamp,
+        log: opts.log.then(|| LogConfig {
+            prefix: opts
+                .log_prefix
+                .clone()
+                .unwrap_or_else(|| "pgbench_log".to_string()),
+            pid: std::process::id(),
+            sampling_rate: opts.sampling_rate,
+            aggregate_interval: opts.aggregate_interval,
+        }),
+        failures_detailed: opts.failures_detailed,
+        verbose_errors: opts.verbose_errors,
+        exit_on_abort: opts.exit_on_abort,
+        continue_on_error: opts.continue_on_error,
+        debug: opts.debug,
+        report_per_command: opts.report_per_command,
+        variables,
+        client_rngs,
+        thread_rngs,
+        progname: opts.progname.clone(),
+        handle_signals: true,
+    };
+    let outcome = match pgrush_engine::run(&cfg, &layout) {
+        Ok(o) => o,
+        Err(e) => {
+            messages::error(prog, &e.to_string());
+            return Err(1);
+        }
+    };
+    summary.stats = outcome.stats;
+    summary.bench_duration_us = outcome.bench_duration_us;
+    summary.initial_connection_us = outcome.initial_connection_us;
+    summary.aborted = outcome.aborted;
+    {
+        let mut out = std::io::stdout().lock();
+        let _ = pgrush_report::text::write_report(&summary, &mut out);
+        let _ = out.flush();
+    }
+    if outcome.interrupted {
+        messages::error(
+            prog,
+            "Run was interrupted by a signal; the above results are incomplete.",
+        );
+        return Ok(2);
+    }
+    if outcome.aborted {
+        messages::error(prog, pgrush_report::text::ABORTED_MESSAGE);
+        return Ok(2);
+    }
+    Ok(0)
 }

@@ -1,9 +1,434 @@
-//! `pgrush demo`: the no-setup benchmark on a throwaway cluster. (Stub; owned by the sandbox work.)
+//! `pgrush demo`: the no-setup benchmark.
+//!
+//! Uses the server the environment or the command line names (`PGHOST`/`PGPORT`/
+//! `PGDATABASE`, or `-h`/`-p`/`-d` after `demo`) when one answers; otherwise starts a
+//! throwaway cluster from the local PostgreSQL binaries (`pgrush_sandbox`). Then runs
+//! pgrush's own initialization (`-i -s 10`) and a short benchmark (`-c 4 -j 2 -T 10
+//! -P 1`) through the same code paths as the command line, prints the report, and
+//! removes the throwaway cluster.
 
 use std::ffi::OsString;
+use std::net::{TcpStream, ToSocketAddrs};
+use std::os::unix::net::UnixStream;
+use std::path::Path;
+use std::time::Duration;
+
+use pgrush_sandbox::Cluster;
+
+use crate::options::{Action, Options};
+
+/// How long the reachability probe waits for a TCP connection.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(3);
+
+/// Unix socket directories libpq builds commonly default to.
+const DEFAULT_SOCKET_DIRS: &[&str] = &["/var/run/postgresql", "/tmp"];
+
+const USAGE: &str = "\
+Usage:
+  pgrush demo [-h HOST] [-p PORT] [-d DBNAME] [-U USER] [-s SCALE] [-T SECONDS]
+
+Initializes pgbench tables (-i -s SCALE) and runs a short benchmark
+(-c 4 -j 2 -T SECONDS -P 1). Uses the server named by -h/-p/-d or by
+PGHOST/PGPORT/PGDATABASE when it answers; otherwise starts a throwaway
+PostgreSQL cluster from the local binaries and removes it afterwards.
+Warning: initialization replaces the pgbench_* tables of the database used.
+
+Options:
+  -h HOST      database server host or socket directory
+  -p PORT      database server port
+  -d DBNAME    database name (or connection string)
+  -U USER      user name
+  -s SCALE     scale factor for initialization (default 10)
+  -T SECONDS   benchmark duration (default 10)
+  --help       show this help, then exit
+";
+
+/// The demo's command line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct DemoArgs {
+    host: Option<String>,
+    port: Option<String>,
+    dbname: Option<String>,
+    user: Option<String>,
+    scale: u32,
+    duration: u32,
+}
+
+impl Default for DemoArgs {
+    fn default() -> Self {
+        DemoArgs {
+            host: None,
+            port: None,
+            dbname: None,
+            user: None,
+            scale: 10,
+            duration: 10,
+        }
+    }
+}
+
+/// What parsing the command line asks for.
+#[derive(Debug, PartialEq, Eq)]
+enum Parsed {
+    Run(DemoArgs),
+    Help,
+}
+
+/// Parses `-h HOST -p PORT -d DB -U USER -s N -T N` (also `-hHOST` and `--help`).
+fn parse(args: &[OsString]) -> Result<Parsed, String> {
+    let mut out = DemoArgs::default();
+    let mut iter = args.iter();
+    while let Some(arg) = iter.next() {
+        let arg = arg
+            .to_str()
+            .ok_or_else(|| format!("invalid argument {arg:?}"))?;
+        if arg == "--help" || arg == "-?" {
+            return Ok(Parsed::Help);
+        }
+        let Some(flag) = arg.strip_prefix('-').and_then(|r| r.chars().next()) else {
+            return Err(format!("unexpected argument \"{arg}\""));
+        };
+        if !"hpdUsT".contains(flag) {
+            return Err(format!("unknown option \"{arg}\""));
+        }
+        let attached = &arg[1 + flag.len_utf8()..];
+        let value = if attached.is_empty() {
+            iter.next()
+                .and_then(|v| v.to_str())
+                .ok_or_else(|| format!("option -{flag} needs a value"))?
+                .to_string()
+        } else {
+            attached.to_string()
+        };
+        let number = |v: &str| {
+            v.parse::<u32>().ok().filter(|n| *n > 0).ok_or_else(|| {
+                format!("invalid value \"{v}\" for -{flag}: a positive integer is needed")
+            })
+        };
+        match flag {
+            'h' => out.host = Some(value),
+            'p' => out.port = Some(value),
+            'd' => out.dbname = Some(value),
+            'U' => out.user = Some(value),
+            's' => out.scale = number(&value)?,
+            _ => out.duration = number(&value)?,
+        }
+    }
+    Ok(Parsed::Run(out))
+}
+
+/// A server named by the command line or the environment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Configured {
+    /// The host to probe (first of a list), `None` for libpq's default socket.
+    host: Option<String>,
+    /// The port to probe.
+    port: u16,
+    /// Where the setting came from, for the banner.
+    origin: &'static str,
+}
+
+/// The configured server, if the command line or the environment names one.
+fn configured(args: &DemoArgs, env: &dyn Fn(&str) -> Option<String>) -> Option<Configured> {
+    let from_args = args.host.is_some() || args.port.is_some() || args.dbname.is_some();
+    let from_env = ["PGHOST", "PGPORT", "PGDATABASE"]
+        .iter()
+        .any(|v| env(v).is_some_and(|s| !s.is_empty()));
+    if !from_args && !from_env {
+        return None;
+    }
+    let host = args
+        .host
+        .clone()
+        .or_else(|| env("PGHOST"))
+        .and_then(|h| h.split(',').next().map(str::to_string))
+        .filter(|h| !h.is_empty());
+    let port = args
+        .port
+        .clone()
+        .or_else(|| env("PGPORT"))
+        .and_then(|p| p.split(',').next().and_then(|p| p.trim().parse().ok()))
+        .unwrap_or(5432);
+    let origin = if from_args {
+        "the command line"
+    } else {
+        "PGHOST/PGPORT/PGDATABASE"
+    };
+    Some(Configured { host, port, origin })
+}
+
+/// Whether something accepts connections where `conf` points (transport level only:
+/// authentication problems are reported by the initialization itself).
+fn reachable(conf: &Configured) -> Result<(), String> {
+    let socket_in = |dir: &str| Path::new(dir).join(format!(".s.PGSQL.{}", conf.port));
+    match conf.host.as_deref() {
+        Some(dir) if dir.starts_with('/') => {
+            let path = socket_in(dir);
+            UnixStream::connect(&path)
+                .map(drop)
+                .map_err(|e| format!("{}: {e}", path.display()))
+        }
+        Some(host) => {
+            let addrs = (host, conf.port)
+                .to_socket_addrs()
+                .map_err(|e| format!("{host}: {e}"))?;
+            let mut last = format!("{host}: no address");
+            for addr in addrs {
+                match TcpStream::connect_timeout(&addr, PROBE_TIMEOUT) {
+                    Ok(_) => return Ok(()),
+                    Err(e) => last = format!("{addr}: {e}"),
+                }
+            }
+            Err(last)
+        }
+        None => DEFAULT_SOCKET_DIRS
+            .iter()
+            .map(|dir| socket_in(dir))
+            .find(|path| UnixStream::connect(path).is_ok())
+            .map(drop)
+            .ok_or_else(|| format!("no server on the default sockets, port {}", conf.port)),
+    }
+}
+
+/// `180001` as `18.1`, `90624` as `9.6.24`.
+fn version_text(num: u32) -> String {
+    if num >= 100000 {
+        format!("{}.{}", num / 10000, num % 10000)
+    } else {
+        format!("{}.{}.{}", num / 10000, num / 100 % 100, num % 100)
+    }
+}
+
+/// The options of `pgrush -i -s SCALE` against `base`'s server.
+fn init_options(base: &Options, scale: u32) -> Options {
+    Options {
+        action: Action::Init,
+        scale: Some(scale),
+        ..base.clone()
+    }
+}
+
+/// The options of `pgrush -c 4 -j 2 -T SECONDS -P 1` against `base`'s server.
+fn bench_options(base: &Options, duration: u32) -> Options {
+    Options {
+        action: Action::Bench,
+        clients: 4,
+        jobs: 2,
+        duration: Some(duration),
+        progress: 1,
+        ..base.clone()
+    }
+}
 
 /// Runs the demo; returns the exit status.
-pub fn run(_args: &[OsString]) -> i32 {
-    eprintln!("pgrush: error: demo is not built yet");
-    1
+pub fn run(args: &[OsString]) -> i32 {
+    let demo = match parse(args) {
+        Ok(Parsed::Run(demo)) => demo,
+        Ok(Parsed::Help) => {
+            print!("{USAGE}");
+            return 0;
+        }
+        Err(msg) => {
+            eprintln!("pgrush: error: demo: {msg}");
+            eprintln!("Try \"pgrush demo --help\" for more information.");
+            return 1;
+        }
+    };
+    let env = |name: &str| std::env::var(name).ok();
+    let mut base = Options {
+        host: demo.host.clone(),
+        port: demo.port.clone(),
+        user: demo.user.clone(),
+        dbname: demo.dbname.clone(),
+        ..Options::default()
+    };
+    let mut cluster = None;
+    let use_sandbox = match configured(&demo, &env) {
+        Some(conf) => match reachable(&conf) {
+            Ok(()) => {
+                println!(
+                    "pgrush demo: using the server configured by {} ({}, port {})",
+                    conf.origin,
+                    conf.host.as_deref().unwrap_or("default socket"),
+                    conf.port
+                );
+                false
+            }
+            Err(why) => {
+                println!(
+                    "pgrush demo: the server configured by {} does not answer ({why}); \
+                     using a throwaway cluster instead",
+                    conf.origin
+                );
+                true
+            }
+        },
+        None => {
+            println!(
+                "pgrush demo: no server configured (-h/-p/-d or PGHOST/PGPORT/PGDATABASE); \
+                 using a throwaway cluster"
+            );
+            true
+        }
+    };
+    if use_sandbox {
+        let started = Cluster::builder()
+            .setting("shared_buffers", "128MB")
+            .start();
+        let c = match started {
+            Ok(c) => c,
+            Err(e) => {
+                eprintln!("pgrush: error: demo: cannot start a throwaway cluster: {e}");
+                return 1;
+            }
+        };
+        println!(
+            "pgrush demo: started PostgreSQL {} from {} (socket {}, port {}); it is removed at the end",
+            version_text(c.version_num()),
+            c.bin_dir().display(),
+            c.socket_dir().display(),
+            c.port()
+        );
+        base = Options {
+            host: Some(c.socket_dir().display().to_string()),
+            port: Some(c.port().to_string()),
+            user: Some(c.superuser().to_string()),
+            dbname: Some("postgres".to_string()),
+            ..Options::default()
+        };
+        cluster = Some(c);
+    }
+    println!("pgrush demo: pgrush -i -s {}", demo.scale);
+    let mut status = crate::init_cmd::run(&init_options(&base, demo.scale));
+    if status == 0 {
+        println!("pgrush demo: pgrush -c 4 -j 2 -T {} -P 1", demo.duration);
+        status = crate::bench::run(&bench_options(&base, demo.duration));
+    } else {
+        eprintln!("pgrush: error: demo: initialization failed (exit status {status})");
+    }
+    if let Some(c) = cluster {
+        drop(c);
+        println!("pgrush demo: throwaway cluster removed");
+    }
+    status
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(list: &[&str]) -> Vec<OsString> {
+        list.iter().map(OsString::from).collect()
+    }
+
+    fn run_args(list: &[&str]) -> DemoArgs {
+        match parse(&args(list)) {
+            Ok(Parsed::Run(a)) => a,
+            other => panic!("{list:?}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn parses_connection_and_size_options() {
+        let a = run_args(&[
+            "-h", "/tmp", "-p5433", "-d", "bench", "-U", "me", "-s", "2", "-T1",
+        ]);
+        assert_eq!(a.host.as_deref(), Some("/tmp"));
+        assert_eq!(a.port.as_deref(), Some("5433"));
+        assert_eq!(a.dbname.as_deref(), Some("bench"));
+        assert_eq!(a.user.as_deref(), Some("me"));
+        assert_eq!((a.scale, a.duration), (2, 1));
+        assert_eq!(run_args(&[]), DemoArgs::default());
+        assert_eq!(parse(&args(&["--help"])), Ok(Parsed::Help));
+    }
+
+    #[test]
+    fn rejects_bad_arguments() {
+        assert!(
+            parse(&args(&["-x"]))
+                .unwrap_err()
+                .contains("unknown option")
+        );
+        assert!(parse(&args(&["-p"])).unwrap_err().contains("needs a value"));
+        assert!(parse(&args(&["-s", "0"])).unwrap_err().contains("positive"));
+        assert!(
+            parse(&args(&["-T", "ten"]))
+                .unwrap_err()
+                .contains("positive")
+        );
+        assert!(parse(&args(&["mydb"])).unwrap_err().contains("unexpected"));
+    }
+
+    #[test]
+    fn configured_from_args_or_environment() {
+        let none = |_: &str| None;
+        assert_eq!(configured(&DemoArgs::default(), &none), None);
+        let env = |name: &str| match name {
+            "PGHOST" => Some("db1,db2".to_string()),
+            "PGPORT" => Some("6543".to_string()),
+            _ => None,
+        };
+        let conf = configured(&DemoArgs::default(), &env).expect("from env");
+        assert_eq!(conf.host.as_deref(), Some("db1"));
+        assert_eq!(conf.port, 6543);
+        assert_eq!(conf.origin, "PGHOST/PGPORT/PGDATABASE");
+        let cli = DemoArgs {
+            dbname: Some("x".into()),
+            ..DemoArgs::default()
+        };
+        let conf = configured(&cli, &none).expect("from args");
+        assert_eq!(
+            (conf.host, conf.port, conf.origin),
+            (None, 5432, "the command line")
+        );
+    }
+
+    #[test]
+    fn reachability_probe() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let conf = Configured {
+            host: Some("127.0.0.1".into()),
+            port,
+            origin: "test",
+        };
+        assert_eq!(reachable(&conf), Ok(()));
+        drop(listener);
+        assert!(reachable(&conf).is_err());
+        let dir = std::env::temp_dir().join(format!("pgrush-demo-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let sock = Configured {
+            host: Some(dir.display().to_string()),
+            port: 5999,
+            origin: "test",
+        };
+        assert!(reachable(&sock).is_err());
+        let server = std::os::unix::net::UnixListener::bind(dir.join(".s.PGSQL.5999")).unwrap();
+        assert_eq!(reachable(&sock), Ok(()));
+        drop(server);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn demo_options_match_the_command_line() {
+        let base = Options {
+            host: Some("/s".into()),
+            port: Some("1".into()),
+            ..Options::default()
+        };
+        let init = init_options(&base, 10);
+        assert_eq!(init.action, Action::Init);
+        assert_eq!(init.scale, Some(10));
+        assert_eq!(init.host.as_deref(), Some("/s"));
+        let bench = bench_options(&base, 10);
+        assert_eq!(bench.action, Action::Bench);
+        assert_eq!(
+            (bench.clients, bench.jobs, bench.duration, bench.progress),
+            (4, 2, Some(10), 1)
+        );
+        assert_eq!(bench.port.as_deref(), Some("1"));
+        assert_eq!(version_text(180001), "18.1");
+        assert_eq!(version_text(150010), "15.10");
+        assert_eq!(version_text(90624), "9.6.24");
+    }
 }

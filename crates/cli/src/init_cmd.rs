@@ -1,9 +1,96 @@
-//! Wiring of `-i`: options -> `pgrush_init`. (Stub; owned by the init work.)
+//! Wiring of `-i`: options -> `pgrush_init`.
+//!
+//! Builds the [`InitConfig`] from the parsed options, connects as pgbench does
+//! (host/port/user/dbname plus `fallback_application_name`), runs the steps and maps
+//! failures to pgbench's messages and exit status 1.
 
-use crate::options::Options;
+use crate::options::{Options, PartitionMethod};
+use pgrush_init::wire_session::WireConnector;
+use pgrush_init::{Console, InitConfig, InitError, Partitioning, parse_steps, run_init};
+use pgrush_wire::conninfo::{ConnectRequest, resolve};
+
+/// The initialization settings described by `opts`.
+pub fn config(opts: &Options) -> Result<InitConfig, InitError> {
+    let partitioning = match (opts.partitions, opts.partition_method) {
+        (0, _) => Partitioning::None,
+        (n, Some(PartitionMethod::Hash)) => Partitioning::Hash(n),
+        (n, _) => Partitioning::Range(n),
+    };
+    Ok(InitConfig {
+        steps: parse_steps(&opts.init_steps)?,
+        scale: i64::from(opts.scale.unwrap_or(1)),
+        fillfactor: opts.fillfactor,
+        quiet: opts.quiet,
+        tablespace: opts.tablespace.clone(),
+        index_tablespace: opts.index_tablespace.clone(),
+        partitioning,
+        unlogged: opts.unlogged_tables,
+        jobs: opts.jobs.max(1),
+    })
+}
+
+/// The connection request pgbench builds from the options.
+pub fn connect_request(opts: &Options) -> ConnectRequest {
+    ConnectRequest {
+        dbname: opts.dbname.clone(),
+        host: opts.host.clone(),
+        port: opts.port.clone(),
+        user: opts.user.clone(),
+        password: None,
+        fallback_application_name: Some(opts.progname.clone()),
+        extra: Vec::new(),
+    }
+}
 
 /// Runs the initialization steps described by `opts`; returns the exit status.
-pub fn run(_opts: &Options) -> i32 {
-    eprintln!("pgrush: error: initialization is not built yet");
-    1
+pub fn run(opts: &Options) -> i32 {
+    let console = Console::stderr();
+    match run_with(opts, &console) {
+        Ok(()) => 0,
+        Err(e) => {
+            console.write(&e.render(&opts.progname));
+            1
+        }
+    }
+}
+
+fn run_with(opts: &Options, console: &Console) -> Result<(), InitError> {
+    let cfg = config(opts)?;
+    let params = resolve(&connect_request(opts)).map_err(|e| InitError::Connect(e.to_string()))?;
+    run_init(&cfg, &WireConnector::new(params), console).map(|_| ())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn options_map_to_config() {
+        let opts = Options {
+            init_steps: "dt gvp".into(),
+            scale: Some(7),
+            fillfactor: 80,
+            partitions: 3,
+            partition_method: Some(PartitionMethod::Hash),
+            unlogged_tables: true,
+            jobs: 4,
+            ..Options::default()
+        };
+        let cfg = config(&opts).unwrap();
+        assert_eq!(cfg.steps.len(), 5);
+        assert_eq!(cfg.scale, 7);
+        assert_eq!(cfg.partitioning, Partitioning::Hash(3));
+        assert!(cfg.unlogged);
+        assert_eq!(cfg.jobs, 4);
+        let range = Options {
+            partitions: 2,
+            ..Options::default()
+        };
+        assert_eq!(config(&range).unwrap().partitioning, Partitioning::Range(2));
+        assert_eq!(config(&Options::default()).unwrap().scale, 1);
+        assert_eq!(
+            connect_request(&Options::default()).fallback_application_name.as_deref(),
+            Some("pgrush")
+        );
+    }
 }

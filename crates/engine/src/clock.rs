@@ -88,6 +88,31 @@ impl LazyNow {
     }
 }
 
+/// The raw monotonic clock in µs (pgbench's `--random-seed=time` value).
+pub fn monotonic_us() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime fills the valid timespec we pass.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    (ts.tv_sec as u64)
+        .wrapping_mul(1_000_000)
+        .wrapping_add(ts.tv_nsec as u64 / 1000)
+}
+
+/// A strong random u64 (`--random-seed=rand`), from `getrandom(2)`.
+pub fn strong_random_u64() -> u64 {
+    let mut buf = [0u8; 8];
+    // SAFETY: getrandom writes at most `buf.len()` bytes into `buf`.
+    let n = unsafe { libc::getrandom(buf.as_mut_ptr().cast(), buf.len(), 0) };
+    if n == 8 {
+        u64::from_ne_bytes(buf)
+    } else {
+        monotonic_us() ^ (u64::from(std::process::id()) << 32)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,5 +1,179 @@
-pub fn add(left: u64, right: u64) -> u64 {
-    left + right
+//! The benchmark engine of pgrush: worker threads, clients and pgbench's
+//! per-client state machine.
+//!
+//! # Brief overview
+//!
+//! [`run`] takes an [`EngineConfig`] (scripts from `pgrush-script`, connection
+//! parameters from `pgrush-wire`, generators drawn in pgbench's order) and runs
+//! the benchmark: `threads` worker threads, each one mio event loop
+//! (`worker`) over its share of the clients; each client is a
+//! `client::Client` whose `State` enum mirrors pgbench's `CSTATE_*` states.
+//! Statistics are collected per thread without locks in
+//! [`pgrush_stats::ThreadStats`] and merged at the end into a [`RunOutcome`].
+//! Progress lines (`-P`) come from thread 0, which reads the other threads'
+//! atomic counters.
+//!
+//! The engine prints what pgbench prints while running (errors, `--debug`
+//! lines, progress); the final report is written by `pgrush-report` from the
+//! outcome. Setup work (scale detection, vacuum, banner) is the CLI's.
+#![deny(missing_docs)]
+
+pub mod client;
+pub mod clock;
+pub mod cond;
+pub mod config;
+mod exec;
+pub mod messages;
+pub mod plan;
+pub mod shared;
+mod shell;
+pub mod signal;
+mod sql;
+pub mod worker;
+
+use std::sync::Arc;
+
+use pgrush_stats::{StatsLayout, ThreadStats};
+
+pub use config::{EngineConfig, LogConfig, RunLength, ThreadRngs};
+pub use pgrush_stats::QueryMode;
+
+use crate::client::Client;
+use crate::plan::Plan;
+use crate::shared::Shared;
+
+/// Errors that stop a run before it starts.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum EngineError {
+    /// The configuration is inconsistent (e.g. generator counts).
+    #[error("invalid engine configuration: {0}")]
+    Config(String),
+    /// Installing the signal handlers failed.
+    #[error("could not install signal handlers: {0}")]
+    Signal(std::io::Error),
+    /// A worker thread could not be started.
+    #[error("could not create thread: {0}")]
+    Thread(std::io::Error),
+}
+
+/// The result of a run.
+#[derive(Debug, Clone)]
+pub struct RunOutcome {
+    /// Statistics merged over all threads.
+    pub stats: ThreadStats,
+    /// From the earliest thread start (after the initial connections) to the end, µs.
+    pub bench_duration_us: u64,
+    /// Time to establish the initial connections, µs.
+    pub initial_connection_us: u64,
+    /// Whether some client aborted.
+    pub aborted: bool,
+    /// Whether the run was stopped by SIGINT/SIGTERM.
+    pub interrupted: bool,
+}
+
+/// Splits `clients` over `threads` as pgbench does (contiguous blocks, the
+/// remainder spread over the last threads). Returns the block sizes.
+pub fn clients_per_thread(clients: u32, threads: u32) -> Vec<u32> {
+    let mut out = Vec::with_capacity(threads as usize);
+    let mut dealt = 0;
+    for i in 0..threads {
+        let n = (clients - dealt + threads - i - 1) / (threads - i);
+        out.push(n);
+        dealt += n;
+    }
+    out
+}
+
+/// Runs the benchmark described by `cfg`, collecting statistics shaped by `layout`.
+pub fn run(cfg: &EngineConfig, layout: &StatsLayout) -> Result<RunOutcome, EngineError> {
+    let threads = cfg.threads.max(1).min(cfg.clients.max(1));
+    if cfg.client_rngs.len() < cfg.clients as usize {
+        return Err(EngineError::Config(format!(
+            "{} client generators for {} clients",
+            cfg.client_rngs.len(),
+            cfg.clients
+        )));
+    }
+    if cfg.thread_rngs.len() < threads as usize {
+        return Err(EngineError::Config(format!(
+            "{} thread generator sets for {} threads",
+            cfg.thread_rngs.len(),
+            threads
+        )));
+    }
+    if cfg.scripts.is_empty() {
+        return Err(EngineError::Config("no script to run".to_string()));
+    }
+    let signal_fd = if cfg.handle_signals {
+        Some(signal::install().map_err(EngineError::Signal)?)
+    } else {
+        None
+    };
+    let plan = Plan::new(cfg);
+    let shared = Shared::new(threads as usize, signal_fd);
+    let start_time = shared.clock.now();
+
+    let mut blocks = Vec::with_capacity(threads as usize);
+    let mut next_id = 0u32;
+    for (tid, n) in clients_per_thread(cfg.clients, threads).into_iter().enumerate() {
+        let clients: Vec<Client> = (next_id..next_id + n)
+            .map(|id| {
+                let mut vars = cfg.variables.clone();
+                vars.set_client_id(i64::from(id));
+                Client::new(
+                    id,
+                    vars,
+                    cfg.client_rngs[id as usize].clone(),
+                    plan.stmt_names.len(),
+                )
+            })
+            .collect();
+        next_id += n;
+        let stats = ThreadStats::new(layout).with_progress(Arc::clone(&shared.progress[tid]));
+        blocks.push((clients, cfg.thread_rngs[tid].clone(), stats));
+    }
+
+    let results = std::thread::scope(|scope| {
+        let mut handles = Vec::with_capacity(blocks.len());
+        for (tid, (clients, rngs, stats)) in blocks.into_iter().enumerate() {
+            let plan = &plan;
+            let shared = &shared;
+            let h = std::thread::Builder::new()
+                .name(format!("pgrush-worker-{tid}"))
+                .spawn_scoped(scope, move || {
+                    worker::run_thread(tid, cfg, plan, clients, shared, rngs, stats)
+                })
+                .map_err(EngineError::Thread)?;
+            handles.push(h);
+        }
+        let mut results = Vec::with_capacity(handles.len());
+        for h in handles {
+            match h.join() {
+                Ok(r) => results.push(r),
+                Err(p) => std::panic::resume_unwind(p),
+            }
+        }
+        Ok::<_, EngineError>(results)
+    })?;
+
+    let end = shared.clock.now();
+    let bench_start = results
+        .iter()
+        .map(|r| r.bench_start)
+        .min()
+        .unwrap_or(start_time);
+    let mut stats = ThreadStats::new(layout);
+    for r in &results {
+        stats.merge(&r.stats);
+    }
+    Ok(RunOutcome {
+        stats,
+        bench_duration_us: (end - bench_start).max(0) as u64,
+        initial_connection_us: (bench_start - start_time).max(0) as u64,
+        aborted: results.iter().any(|r| r.aborted),
+        interrupted: shared.interrupted(),
+    })
 }
 
 #[cfg(test)]
@@ -7,8 +181,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn it_works() {
-        let result = add(2, 2);
-        assert_eq!(result, 4);
+    fn clients_are_dealt_like_pgbench() {
+        assert_eq!(clients_per_thread(10, 3), vec![4, 3, 3]);
+        assert_eq!(clients_per_thread(4, 2), vec![2, 2]);
+        assert_eq!(clients_per_thread(1, 1), vec![1]);
+        assert_eq!(clients_per_thread(5, 4), vec![2, 1, 1, 1]);
     }
 }

@@ -17,6 +17,7 @@ pub mod runner;
 pub mod session;
 pub mod split;
 pub mod steps;
+pub mod wire_session;
 
 #[cfg(test)]
 mod fake;

@@ -19,7 +19,7 @@ pub struct StepTime {
 
 /// `done in %.2f s (<op> %.2f s, ...).` — the total is the sum of the step times.
 pub fn done_line(times: &[StepTime]) -> String {
-    let total: f64 = times.iter().map(|t| t.seconds).sum();
+    let total = times.iter().fold(0.0f64, |acc, t| acc + t.seconds);
     let list: Vec<String> = times
         .iter()
         .map(|t| format!("{} {:.2} s", t.op, t.seconds))
@@ -71,6 +71,10 @@ pub fn run_init<C: Connector>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::{Partitioning, parse_steps};
+    use crate::console::capture::Captured;
+    use crate::ddl;
+    use crate::fake::FakeConnector;
 
     #[test]
     fn done_line_format() {
@@ -89,5 +93,245 @@ mod tests {
             "done in 0.16 s (drop tables 0.00 s, client-side generate 0.16 s)."
         );
         assert_eq!(done_line(&[]), "done in 0.00 s ().");
+    }
+
+    fn console() -> (Console, Captured) {
+        let cap = Captured::default();
+        (Console::new(Box::new(cap.clone()), false), cap)
+    }
+
+    fn all_steps(scale: i64) -> InitConfig {
+        InitConfig {
+            steps: parse_steps("dtgvpf").unwrap(),
+            scale,
+            ..InitConfig::default()
+        }
+    }
+
+    #[test]
+    fn single_connection_sends_pgbench_statements() {
+        let fake = FakeConnector::new().build();
+        let (con, cap) = console();
+        let cfg = InitConfig {
+            steps: parse_steps("dtgvpf").unwrap(),
+            scale: 2,
+            partitioning: Partitioning::Hash(2),
+            ..InitConfig::default()
+        };
+        run_init(&cfg, &fake, &con).unwrap();
+        let rel = |t: &str| format!("{} [\"{t}\"]", ddl::RELKIND_QUERY);
+        let mut want: Vec<String> = vec![ddl::DROP_TABLES.into()];
+        want.extend(ddl::create_tables(&cfg));
+        want.extend(ddl::create_partitions(&cfg));
+        want.extend([
+            "begin".into(),
+            ddl::TRUNCATE_TABLES.into(),
+            rel("pgbench_branches"),
+            "copy pgbench_branches from stdin with (freeze on)".into(),
+            rel("pgbench_tellers"),
+            "copy pgbench_tellers from stdin with (freeze on)".into(),
+            rel("pgbench_accounts"),
+            "copy pgbench_accounts from stdin with (freeze on)".into(),
+            "commit".into(),
+            "vacuum analyze pgbench_branches".into(),
+            "vacuum analyze pgbench_tellers".into(),
+            "vacuum analyze pgbench_accounts".into(),
+            "vacuum analyze pgbench_history".into(),
+        ]);
+        want.extend(ddl::primary_keys(&cfg));
+        want.extend(ddl::FOREIGN_KEYS.iter().map(|s| s.to_string()));
+        assert_eq!(fake.statements(), want);
+        assert_eq!(fake.connections(), 1);
+        let log = fake.inner.log.lock().unwrap();
+        assert_eq!(log.copies[0].1, b"1\t0\t\\N\n2\t0\t\\N\n\\.\n");
+        assert_eq!(log.copies[2].1.len(), text_accounts_len(200_000) + 3);
+        let text = cap.text();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[0], "dropping old tables...");
+        assert_eq!(lines[1], "creating tables...");
+        assert_eq!(lines[2], "creating 2 partitions...");
+        assert_eq!(lines[3], "generating data (client-side)...");
+        assert!(lines[4].starts_with("100000 of 200000 tuples (50%) of pgbench_accounts done"));
+        assert!(lines[5].starts_with("200000 of 200000 tuples (100%)"));
+        assert_eq!(&lines[6..9], ["vacuuming...", "creating primary keys...", "creating foreign keys..."]);
+        assert!(lines[9].starts_with("done in "));
+        assert!(lines[9].contains("(drop tables "));
+        assert!(lines[9].ends_with(" s)."));
+    }
+
+    fn text_accounts_len(n: i64) -> usize {
+        let mut b = Vec::new();
+        for i in 1..=n {
+            crate::rows::push_text_row(&mut b, crate::rows::Table::Accounts, i);
+        }
+        b.len()
+    }
+
+    #[test]
+    fn partitioned_parent_is_copied_without_freeze_and_old_servers_never_freeze() {
+        let mut f = FakeConnector::new();
+        f.partitioned = true;
+        let fake = f.build();
+        let (con, _) = console();
+        let cfg = InitConfig {
+            steps: parse_steps("g").unwrap(),
+            partitioning: Partitioning::Range(2),
+            ..InitConfig::default()
+        };
+        run_init(&cfg, &fake, &con).unwrap();
+        assert!(fake.statements().contains(&"copy pgbench_accounts from stdin".to_string()));
+        let mut f = FakeConnector::new();
+        f.version = 130_000;
+        let old = f.build();
+        run_init(&cfg, &old, &con).unwrap();
+        assert!(old.statements().iter().filter(|s| s.starts_with("copy")).all(|s| !s.contains("freeze")));
+    }
+
+    #[test]
+    fn failing_statement_stops_with_query_error() {
+        let mut f = FakeConnector::new();
+        f.fail_on = Some("vacuum analyze pgbench_tellers".into());
+        let fake = f.build();
+        let (con, cap) = console();
+        let err = run_init(&all_steps(1), &fake, &con).unwrap_err();
+        assert_eq!(
+            err,
+            InitError::Query {
+                message: "ERROR:  injected failure".into(),
+                sql: "vacuum analyze pgbench_tellers".into()
+            }
+        );
+        assert_eq!(fake.statements().last().unwrap(), "vacuum analyze pgbench_tellers");
+        assert!(!cap.text().contains("done in"));
+    }
+
+    #[test]
+    fn copy_end_failure() {
+        let mut f = FakeConnector::new();
+        f.fail_copy_end = true;
+        let fake = f.build();
+        let (con, _) = console();
+        let err = run_init(&all_steps(1), &fake, &con).unwrap_err();
+        assert_eq!(err, InitError::CopyEnd("ERROR:  copy rejected".into()));
+    }
+
+    /// Decodes every account row (text or binary COPY data) into (aid, bid).
+    fn account_rows(copies: &[(String, Vec<u8>)]) -> Vec<(i64, i64)> {
+        let mut out = Vec::new();
+        for (sql, data) in copies.iter().filter(|c| c.0.contains("pgbench_accounts")) {
+            if sql.contains("binary") {
+                assert!(data.starts_with(crate::rows::BINARY_HEADER));
+                assert!(data.ends_with(crate::rows::BINARY_TRAILER));
+                let mut p = crate::rows::BINARY_HEADER.len();
+                while p + 2 < data.len() {
+                    let field = |p: usize| i32::from_be_bytes(data[p..p + 4].try_into().unwrap());
+                    assert_eq!(&data[p..p + 2], &[0, 4]);
+                    assert_eq!(field(p + 2), 4);
+                    let aid = field(p + 6);
+                    let bid = field(p + 14);
+                    assert_eq!((field(p + 18), field(p + 22), field(p + 26)), (4, 0, 0));
+                    out.push((i64::from(aid), i64::from(bid)));
+                    p += 30;
+                }
+            } else {
+                for line in std::str::from_utf8(data).unwrap().lines() {
+                    if line == "\\." {
+                        continue;
+                    }
+                    let f: Vec<&str> = line.split('\t').collect();
+                    assert_eq!(&f[2..], ["0", ""]);
+                    out.push((f[0].parse().unwrap(), f[1].parse().unwrap()));
+                }
+            }
+        }
+        out.sort();
+        out
+    }
+
+    #[test]
+    fn parallel_load_has_the_same_rows() {
+        let single = FakeConnector::new().build();
+        let (con, _) = console();
+        let cfg = all_steps(3);
+        run_init(&cfg, &single, &con).unwrap();
+        let par = FakeConnector::new().build();
+        let (pcon, pcap) = console();
+        let pcfg = InitConfig { jobs: 4, ..all_steps(3) };
+        run_init(&pcfg, &par, &pcon).unwrap();
+        let a = account_rows(&single.inner.log.lock().unwrap().copies);
+        let b = account_rows(&par.inner.log.lock().unwrap().copies);
+        assert_eq!(a.len(), 300_000);
+        assert_eq!(a, b);
+        assert!(par.connections() > 1);
+        let progress: Vec<String> = pcap
+            .text()
+            .lines()
+            .filter(|l| l.contains("tuples"))
+            .map(|l| l.split(" (elapsed").next().unwrap().to_string())
+            .collect();
+        assert_eq!(
+            progress,
+            [
+                "100000 of 300000 tuples (33%) of pgbench_accounts done",
+                "200000 of 300000 tuples (66%) of pgbench_accounts done",
+                "300000 of 300000 tuples (100%) of pgbench_accounts done"
+            ]
+        );
+        let stmts = par.statements();
+        for t in ["accounts", "branches", "tellers", "history"] {
+            let v = format!("vacuum analyze pgbench_{t}");
+            assert_eq!(stmts.iter().filter(|s| **s == v).count(), 1, "{v}");
+        }
+        for pk in ddl::primary_keys(&pcfg) {
+            assert_eq!(stmts.iter().filter(|s| **s == pk).count(), 1);
+        }
+        assert!(stmts.contains(&"set max_parallel_maintenance_workers = 3".to_string()));
+    }
+
+    #[test]
+    fn parallel_range_partitions_freeze_whole_partitions() {
+        let (con, _) = console();
+        let cfg = InitConfig {
+            steps: parse_steps("g").unwrap(),
+            scale: 2,
+            jobs: 2,
+            partitioning: Partitioning::Range(4),
+            ..InitConfig::default()
+        };
+        let fake = FakeConnector::new().build();
+        run_init(&cfg, &fake, &con).unwrap();
+        let stmts = fake.statements();
+        for p in 1..=4 {
+            assert!(stmts.contains(&format!("truncate table pgbench_accounts_{p}")));
+            assert!(stmts.contains(&format!(
+                "copy pgbench_accounts_{p} from stdin with (format binary, freeze on)"
+            )));
+        }
+        let rows = account_rows(&fake.inner.log.lock().unwrap().copies);
+        assert_eq!(rows.len(), 200_000);
+        assert_eq!(rows[199_999], (200_000, 2));
+        // A foreign key to pgbench_accounts forbids truncating one partition.
+        let mut f = FakeConnector::new();
+        f.fk_count = "1";
+        let fk = f.build();
+        run_init(&cfg, &fk, &con).unwrap();
+        assert!(!fk.statements().iter().any(|s| s.starts_with("truncate table pgbench_accounts_")));
+    }
+
+    #[test]
+    fn parallel_server_side_covers_all_accounts() {
+        let (con, _) = console();
+        let cfg = InitConfig {
+            steps: parse_steps("G").unwrap(),
+            scale: 3,
+            jobs: 2,
+            ..InitConfig::default()
+        };
+        let fake = FakeConnector::new().build();
+        run_init(&cfg, &fake, &con).unwrap();
+        let stmts = fake.statements();
+        assert!(stmts.contains(&ddl::accounts_insert(1, 150_000)));
+        assert!(stmts.contains(&ddl::accounts_insert(150_001, 300_000)));
+        assert!(stmts.contains(&ddl::server_side_inserts(&cfg)[1]));
     }
 }

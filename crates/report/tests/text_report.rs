@@ -500,3 +500,127 @@ fn banners() {
     assert_eq!(banner(170002, ""), "pgrush (18.6, server 17.2)");
     assert_eq!(banner(90624, ""), "pgrush (18.6, server 9.6.24)");
 }
+
+/// Captured from pgbench 18.6 (`-n -T 1 -c 2 -b simple-update@2 -b select-only@3 -f one.sql
+/// -f w0.sql@0 -r --max-tries 0 -L 1000 -R 50`), stats rebuilt to give the same numbers.
+#[test]
+fn real_pgbench18_multi_script_unlimited_tries() {
+    let mut cfg = config();
+    cfg.clients = 2;
+    cfg.max_tries = 0;
+    cfg.limit = RunLimit::Duration(1);
+    cfg.rate = Some(50.0);
+    cfg.latency_limit_us = Some(1_000_000.0);
+    cfg.per_command = true;
+    let su = [
+        "\\set aid random(1, 100000 * :scale)",
+        "\\set bid random(1, 1 * :scale)",
+        "\\set tid random(1, 10 * :scale)",
+        "\\set delta random(-5000, 5000)",
+        "BEGIN;",
+        "UPDATE pgbench_accounts SET abalance = abalance + :delta WHERE aid = :aid;",
+        "SELECT abalance FROM pgbench_accounts WHERE aid = :aid;",
+        "INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (:tid, :bid, :aid, :delta, CURRENT_TIMESTAMP);",
+        "END;",
+    ];
+    let so = [
+        "\\set aid random(1, 100000 * :scale)",
+        "SELECT abalance FROM pgbench_accounts WHERE aid = :aid;",
+    ];
+    let scripts = vec![
+        script("<builtin: simple update>", 2, &su),
+        script("<builtin: select only>", 3, &so),
+        script("one.sql", 1, &["SELECT 1;"]),
+        script("w0.sql", 0, &["SELECT 1;"]),
+    ];
+    let mut s = RunSummary::empty(cfg, scripts);
+    record(&mut s, 0, TxOutcome::Success, 22, 1);
+    record(&mut s, 1, TxOutcome::Success, 18, 1);
+    record(&mut s, 2, TxOutcome::Success, 2, 1);
+    s.stats.total.latency = latency(42, 31486.0, 117159.0, 0.0);
+    s.stats.total.lag.sum = 42.0 * 1850.0;
+    s.stats.total.lag.max = 21871.0;
+    s.stats.scripts[0].tx.latency = latency(22, 57834.0, 157241.0, 0.0);
+    s.stats.scripts[1].tx.latency = latency(18, 2750.0, 5145.0, 0.0);
+    s.stats.scripts[2].tx.latency = latency(2, 291.0, 205.0, 0.0);
+    for (j, us) in [6.0, 2.0, 1.0, 1.0, 722.0, 627.0, 128.0, 98.0, 54653.0]
+        .into_iter()
+        .enumerate()
+    {
+        s.stats.record_command(0, j, us);
+    }
+    s.stats.record_command(1, 0, 5.0);
+    s.stats.record_command(1, 1, 398.0);
+    s.stats.record_command(2, 0, 109.0);
+    s.bench_duration_us = 1_356_574;
+    s.initial_connection_us = 20_250;
+    let expected = "transaction type: multiple scripts
+scaling factor: 1
+query mode: simple
+number of clients: 2
+number of threads: 1
+duration: 1 s
+number of transactions actually processed: 42
+number of failed transactions: 0 (0.000%)
+number of transactions retried: 0 (0.000%)
+total number of retries: 0
+number of transactions skipped: 0 (0.000%)
+number of transactions above the 1000.0 ms latency limit: 0/42 (0.000%)
+latency average = 31.486 ms
+latency stddev = 117.159 ms
+rate limit schedule lag: avg 1.850 (max 21.871) ms
+initial connection time = 20.250 ms
+tps = 30.960346 (without initial connection time)
+SQL script 1: <builtin: simple update>
+ - weight: 2 (targets 33.3% of total)
+ - 22 transactions (52.4% of total)
+ - number of transactions actually processed: 22 (tps = 16.217324)
+ - number of failed transactions: 0 (0.000%)
+ - number of transactions retried: 0 (0.000%)
+ - total number of retries: 0
+ - number of transactions skipped: 0 (0.000%)
+ - latency average = 57.834 ms
+ - latency stddev = 157.241 ms
+ - statement latencies in milliseconds, failures and retries:
+         0.006           0          0 \\set aid random(1, 100000 * :scale)
+         0.002           0          0 \\set bid random(1, 1 * :scale)
+         0.001           0          0 \\set tid random(1, 10 * :scale)
+         0.001           0          0 \\set delta random(-5000, 5000)
+         0.722           0          0 BEGIN;
+         0.627           0          0 UPDATE pgbench_accounts SET abalance = abalance + :delta WHERE aid = :aid;
+         0.128           0          0 SELECT abalance FROM pgbench_accounts WHERE aid = :aid;
+         0.098           0          0 INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (:tid, :bid, :aid, :delta, CURRENT_TIMESTAMP);
+        54.653           0          0 END;
+SQL script 2: <builtin: select only>
+ - weight: 3 (targets 50.0% of total)
+ - 18 transactions (42.9% of total)
+ - number of transactions actually processed: 18 (tps = 13.268720)
+ - number of failed transactions: 0 (0.000%)
+ - number of transactions retried: 0 (0.000%)
+ - total number of retries: 0
+ - number of transactions skipped: 0 (0.000%)
+ - latency average = 2.750 ms
+ - latency stddev = 5.145 ms
+ - statement latencies in milliseconds, failures and retries:
+         0.005           0          0 \\set aid random(1, 100000 * :scale)
+         0.398           0          0 SELECT abalance FROM pgbench_accounts WHERE aid = :aid;
+SQL script 3: one.sql
+ - weight: 1 (targets 16.7% of total)
+ - 2 transactions (4.8% of total)
+ - number of transactions actually processed: 2 (tps = 1.474302)
+ - number of failed transactions: 0 (0.000%)
+ - number of transactions retried: 0 (0.000%)
+ - total number of retries: 0
+ - number of transactions skipped: 0 (0.000%)
+ - latency average = 0.291 ms
+ - latency stddev = 0.205 ms
+ - statement latencies in milliseconds, failures and retries:
+         0.109           0          0 SELECT 1;
+SQL script 4: w0.sql
+ - weight: 0 (targets 0.0% of total)
+ - 0 transactions (0.0% of total)
+ - statement latencies in milliseconds, failures and retries:
+         0.000           0          0 SELECT 1;
+";
+    assert_eq!(render_report(&s), expected);
+}

@@ -12,6 +12,20 @@ use crate::cluster::{clear_pg_env, run_checked};
 use crate::error::SandboxError;
 use crate::install::{PgInstall, build_key, fnv};
 
+/// `initdb`'s options (part of the template's cache key). 1 MB WAL segments keep the
+/// template, and so each copy of it, small.
+const INITDB_ARGS: &[&str] = &[
+    "-A",
+    "trust",
+    "-U",
+    "postgres",
+    "--no-sync",
+    "-E",
+    "UTF8",
+    "--locale=C",
+    "--wal-segsize=1",
+];
+
 /// Fills `dest` (which must not exist) with a fresh data directory for `server`.
 pub(crate) fn instantiate(
     server: &PgInstall,
@@ -29,6 +43,7 @@ fn template_dir(server: &PgInstall, account: Option<Account>) -> Result<PathBuf,
     let key = fnv(&[
         &build_key(&server.program("postgres"))?.to_le_bytes(),
         &uid.to_le_bytes(),
+        INITDB_ARGS.join(" ").as_bytes(),
     ]);
     let tmp = std::env::temp_dir();
     let dest = tmp.join(format!("pgrush-initdb-{key:016x}"));
@@ -46,8 +61,7 @@ fn template_dir(server: &PgInstall, account: Option<Account>) -> Result<PathBuf,
     let mut cmd = server.command("initdb");
     cmd.arg("-D")
         .arg(&data)
-        .args(["-A", "trust", "-U", "postgres", "--no-sync"])
-        .args(["-E", "UTF8", "--locale=C"])
+        .args(INITDB_ARGS)
         .current_dir(staging.path());
     clear_pg_env(&mut cmd);
     if let Some(acct) = account {

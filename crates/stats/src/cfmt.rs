@@ -5,7 +5,8 @@
 //! (round-half-even on exact ties). Rust's `{:.N}` formatting rounds the exact value the
 //! same way, so finite values are delegated to it.
 //!
-//! Every function appends to a caller-owned `String` (no allocation once it has capacity).
+//! The `push_*` functions append to a caller-owned `String`; `push_fixed*` and `push_int_width`
+//! never allocate once it has capacity (`push_general` uses small temporaries).
 
 use std::fmt::Write;
 

@@ -30,4 +30,4 @@ pub use summary::{
     PartitionMethod, Partitioning, QueryMode, RunConfig, RunLimit, RunSummary, ScriptInfo,
 };
 pub use thread::{CommandStats, ScriptStats, StatsLayout, ThreadStats, TxStats};
-pub use txlog::{LogFormat, TxLogRecord};
+pub use txlog::{LogFormat, TxLogRecord, log_file_name};

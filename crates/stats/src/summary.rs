@@ -157,6 +157,7 @@ impl RunSummary {
             commands_per_script: scripts.iter().map(|s| s.commands.len()).collect(),
             latency_limit_us: config.latency_limit_us,
             throttled: config.rate.is_some(),
+            per_command: config.per_command,
         };
         RunSummary {
             stats: ThreadStats::new(&layout),
@@ -175,6 +176,7 @@ impl RunSummary {
             commands_per_script: self.scripts.iter().map(|s| s.commands.len()).collect(),
             latency_limit_us: self.config.latency_limit_us,
             throttled: self.config.rate.is_some(),
+            per_command: self.config.per_command,
         }
     }
 

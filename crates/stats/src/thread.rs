@@ -18,6 +18,9 @@ pub struct StatsLayout {
     pub latency_limit_us: Option<f64>,
     /// `-R` given: schedule lag is recorded.
     pub throttled: bool,
+    /// `-r` given: per-command statistics are kept (otherwise `record_command*` do nothing
+    /// and no command histograms are allocated).
+    pub per_command: bool,
 }
 
 /// Transaction statistics: counters, latency and lag sums, histograms, late count.
@@ -187,7 +190,9 @@ impl ThreadStats {
             scripts: layout
                 .commands_per_script
                 .iter()
-                .map(|&n| ScriptStats::new(n, layout.throttled))
+                .map(|&n| {
+                    ScriptStats::new(if layout.per_command { n } else { 0 }, layout.throttled)
+                })
                 .collect(),
             conn_time_us: 0,
             latency_limit_us: layout.latency_limit_us,
@@ -299,6 +304,7 @@ mod tests {
             commands_per_script: vec![2, 3],
             latency_limit_us: Some(1000.0),
             throttled: true,
+            per_command: true,
         }
     }
 
@@ -367,6 +373,7 @@ mod tests {
             commands_per_script: vec![1],
             latency_limit_us: None,
             throttled: false,
+            per_command: false,
         };
         let p = Arc::new(ProgressCounters::new());
         let mut t = ThreadStats::new(&l).with_progress(Arc::clone(&p));
@@ -380,5 +387,8 @@ mod tests {
         assert_eq!(s.failures, 1);
         assert_eq!(s.lag_sum, 0.0);
         assert_eq!(s.latency_sum, 100.0);
+        // Without -r no command statistics are kept.
+        t.record_command(0, 0, 5.0);
+        assert!(t.scripts[0].commands.is_empty());
     }
 }

@@ -21,6 +21,17 @@ pub struct LogFormat {
     pub continue_on_error: bool,
 }
 
+/// The log file name of a thread: `<prefix>.<pid>` for thread 0, `<prefix>.<pid>.<tid>`
+/// otherwise; the prefix defaults to `pgbench_log` (as pgbench names it, for log parsers).
+pub fn log_file_name(prefix: Option<&str>, pid: u32, tid: usize) -> String {
+    let prefix = prefix.unwrap_or("pgbench_log");
+    if tid == 0 {
+        format!("{prefix}.{pid}")
+    } else {
+        format!("{prefix}.{pid}.{tid}")
+    }
+}
+
 /// One transaction as written to the per-transaction log.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct TxLogRecord {
@@ -163,6 +174,12 @@ mod tests {
             &mut s,
         );
         assert_eq!(s, "0 1 2 0 1795343136 479764 12 0\n");
+    }
+
+    #[test]
+    fn file_names() {
+        assert_eq!(log_file_name(None, 4242, 0), "pgbench_log.4242");
+        assert_eq!(log_file_name(Some("run/x"), 4242, 3), "run/x.4242.3");
     }
 
     #[test]

@@ -44,6 +44,7 @@ fn hot_path_records_without_allocating() {
         commands_per_script: vec![3, 5],
         latency_limit_us: Some(500.0),
         throttled: true,
+        per_command: true,
     };
     let progress = Arc::new(ProgressCounters::new());
     let mut stats = ThreadStats::new(&layout).with_progress(Arc::clone(&progress));

@@ -13,8 +13,8 @@ use crate::error::{DbError, Error};
 /// Why authentication/startup failed.
 #[derive(Debug)]
 pub(crate) enum AuthFailure {
-    /// The server sent an ErrorResponse.
-    Server(DbError),
+    /// The server sent an ErrorResponse (flag: after AuthenticationOk).
+    Server(DbError, bool),
     /// A client-side failure (message in libpq's words, no newline).
     Client(String),
     /// Transport failure.
@@ -24,7 +24,7 @@ pub(crate) enum AuthFailure {
 impl From<Error> for AuthFailure {
     fn from(e: Error) -> Self {
         match e {
-            Error::Db(db) => AuthFailure::Server(*db),
+            Error::Db(db) => AuthFailure::Server(*db, false),
             other => AuthFailure::Io(other),
         }
     }
@@ -52,6 +52,7 @@ pub(crate) fn authenticate(conn: &mut Connection, input: &AuthInput<'_>) -> Resu
     let mut authenticated = false;
     loop {
         let mut reply: Option<Vec<u8>> = None;
+        let mut key: Option<(i32, Vec<u8>)> = None;
         match conn.recv()? {
             BackendMessage::Authentication { code, data } => {
                 if authenticated {
@@ -157,14 +158,13 @@ pub(crate) fn authenticate(conn: &mut Connection, input: &AuthInput<'_>) -> Resu
                 }
             }
             BackendMessage::ErrorResponse(fields) => {
-                return Err(AuthFailure::Server(fields.to_db_error()));
+                return Err(AuthFailure::Server(fields.to_db_error(), authenticated));
             }
             BackendMessage::BackendKeyData {
                 process_id,
                 secret_key,
             } => {
-                conn.backend_pid = process_id;
-                conn.secret_key = secret_key.to_vec();
+                key = Some((process_id, secret_key.to_vec()));
             }
             BackendMessage::ReadyForQuery(_) => {
                 if !authenticated {
@@ -178,6 +178,10 @@ pub(crate) fn authenticate(conn: &mut Connection, input: &AuthInput<'_>) -> Resu
                     "expected authentication request from server, but received other message",
                 ));
             }
+        }
+        if let Some((pid, secret)) = key {
+            conn.backend_pid = pid;
+            conn.secret_key = secret;
         }
         if let Some(bytes) = reply {
             conn.out_buf().extend_from_slice(&bytes);

@@ -130,6 +130,9 @@ pub struct ConnectConfig {
     pub channel_binding: ChannelBindingMode,
     /// `target_session_attrs`.
     pub target_session_attrs: TargetSessionAttrs,
+    /// Startup-packet parameters in order; when empty they are built from `user`,
+    /// `dbname`, `options`, the application name and `client_encoding`.
+    pub startup: Vec<(String, String)>,
 }
 
 impl ConnectConfig {

@@ -100,10 +100,6 @@ impl Connection {
         }
     }
 
-    pub(crate) fn transport(&self) -> &Transport {
-        &self.transport
-    }
-
     // ----- accessors -------------------------------------------------------
 
     /// A run-time parameter reported by the server (`server_version`, `in_hot_standby`...).

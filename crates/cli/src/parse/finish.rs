@@ -30,9 +30,7 @@ pub fn finish(state: State, positional: &[&[u8]], diag: &mut Diag<'_>) -> Result
 
     let mut rest = positional.iter();
     if opts.dbname.is_none() {
-        if let Some(db) = rest.next() {
-            opts.dbname = Some(text(db));
-        }
+        opts.dbname = rest.next().map(|db| text(db));
     }
     if let Some(extra) = rest.next() {
         diag.error(&cat(&[
@@ -139,7 +137,7 @@ fn check_benchmark(o: &Options, diag: &mut Diag<'_>) -> Result<(), i32> {
             .as_bytes(),
         );
     }
-    if duration > 0 && agg > 0 && duration % agg != 0 {
+    if duration > 0 && duration.checked_rem(agg).is_some_and(|r| r != 0) {
         return fatal(
             diag,
             format!("duration ({duration}) must be a multiple of aggregation interval ({agg})")

@@ -191,10 +191,7 @@ fn script_selection() {
 
 #[test]
 fn at_most_128_scripts() {
-    let mut args = Vec::new();
-    for _ in 0..128 {
-        args.push("-S");
-    }
+    let mut args = vec!["-S"; 128];
     assert_eq!(ok(&args).scripts.len(), 128);
     args.push("-N");
     assert_eq!(

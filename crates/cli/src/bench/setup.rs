@@ -1,0 +1,142 @@
+//! Work on the setup connection before a run: scale and partition detection,
+//! and the vacuum / truncate pgbench does unless `-n`.
+
+use std::io::Write;
+
+use pgrush_engine::messages;
+use pgrush_stats::{PartitionMethod, Partitioning};
+use pgrush_wire::Connection;
+
+/// What the setup connection found out about the pgbench tables.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TableInfo {
+    /// `count(*)` of pgbench_branches.
+    pub scale: i64,
+    /// Partitioning of pgbench_accounts, if any.
+    pub partitioning: Option<Partitioning>,
+}
+
+/// pgbench's partition detection query (sent verbatim).
+const PARTITION_QUERY: &str = "select o.n, p.partstrat, pg_catalog.count(i.inhparent) from pg_catalog.pg_class as c join pg_catalog.pg_namespace as n on (n.oid = c.relnamespace) cross join lateral (select pg_catalog.array_position(pg_catalog.current_schemas(true), n.nspname)) as o(n) left join pg_catalog.pg_partitioned_table as p on (p.partrelid = c.oid) left join pg_catalog.pg_inherits as i on (c.oid = i.inhparent) where c.relname = 'pgbench_accounts' and o.n is not null group by 1, 2 order by 1 asc limit 1";
+
+fn init_hint(prog: &str, db: &str) {
+    messages::hint(
+        prog,
+        &format!("Perhaps you need to do initialization (\"{prog} -i\") in database \"{db}\"."),
+    );
+}
+
+/// Scale and partitioning (pgbench's `GetTableInfo`); errors exit with status 1.
+pub fn table_info(con: &mut Connection, prog: &str, scale_given: bool) -> Result<TableInfo, i32> {
+    let sql = "select count(*) from pgbench_branches";
+    let scale = match con.simple_query(sql) {
+        Ok(results) => {
+            let v = results
+                .first()
+                .and_then(|r| r.get(0, 0))
+                .unwrap_or("")
+                .to_string();
+            let n = atoi(&v);
+            if n < 0 {
+                messages::error(prog, &format!("invalid count(*) from pgbench_branches: \"{v}\""));
+                return Err(1);
+            }
+            n
+        }
+        Err(e) => {
+            messages::error(
+                prog,
+                &format!("could not count number of branches: {}", e.libpq_message(Some(sql))),
+            );
+            if e.code() == Some("42P01") {
+                init_hint(prog, con.db());
+            }
+            return Err(1);
+        }
+    };
+    if scale_given {
+        messages::warning(
+            prog,
+            &format!("scale option ignored, using count from pgbench_branches table ({scale})"),
+        );
+    }
+    let partitioning = match con.simple_query(PARTITION_QUERY) {
+        Err(_) => None,
+        Ok(results) => {
+            let Some(r) = results.first() else {
+                return Ok(TableInfo { scale, partitioning: None });
+            };
+            if r.rows().is_empty() {
+                messages::error(prog, "no pgbench_accounts table found in \"search_path\"");
+                init_hint(prog, con.db());
+                return Err(1);
+            }
+            let count = atoi(r.get(0, 2).unwrap_or("0")) as i32;
+            match r.get(0, 1) {
+                None => None,
+                Some("r") => Some(Partitioning { method: PartitionMethod::Range, count }),
+                Some("h") => Some(Partitioning { method: PartitionMethod::Hash, count }),
+                Some(other) => {
+                    messages::error(prog, &format!("unexpected partition method: \"{other}\""));
+                    return Err(1);
+                }
+            }
+        }
+    };
+    Ok(TableInfo { scale, partitioning })
+}
+
+/// C `atoi`: leading white space, optional sign, digits; anything else stops it.
+fn atoi(s: &str) -> i64 {
+    let t = s.trim_start();
+    let (neg, digits) = match t.as_bytes().first() {
+        Some(b'-') => (true, &t[1..]),
+        Some(b'+') => (false, &t[1..]),
+        _ => (false, t),
+    };
+    let mut v: i64 = 0;
+    for b in digits.bytes() {
+        if !b.is_ascii_digit() {
+            break;
+        }
+        v = v.wrapping_mul(10).wrapping_add(i64::from(b - b'0'));
+    }
+    if neg { -v } else { v }
+}
+
+fn try_execute(con: &mut Connection, prog: &str, sql: &str) {
+    if let Err(e) = con.simple_query(sql) {
+        messages::error(prog, &e.libpq_message(Some(sql)));
+        messages::detail(prog, "(ignoring this error and continuing anyway)");
+    }
+}
+
+/// `starting vacuum...end.` (and `-v`'s accounts vacuum), errors reported and ignored.
+pub fn vacuum(con: &mut Connection, prog: &str, vacuum_all: bool) {
+    let mut err = std::io::stderr();
+    let _ = err.write_all(b"starting vacuum...");
+    let _ = err.flush();
+    try_execute(con, prog, "vacuum pgbench_branches");
+    try_execute(con, prog, "vacuum pgbench_tellers");
+    try_execute(con, prog, "truncate pgbench_history");
+    let _ = err.write_all(b"end.\n");
+    if vacuum_all {
+        let _ = err.write_all(b"starting vacuum pgbench_accounts...");
+        let _ = err.flush();
+        try_execute(con, prog, "vacuum analyze pgbench_accounts");
+        let _ = err.write_all(b"end.\n");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::atoi;
+
+    #[test]
+    fn atoi_like_c() {
+        assert_eq!(atoi(" 42x"), 42);
+        assert_eq!(atoi("-7"), -7);
+        assert_eq!(atoi("abc"), 0);
+        assert_eq!(atoi(""), 0);
+    }
+}

@@ -1,0 +1,138 @@
+//! Shared helpers of the `init_*` tests: one PostgreSQL 18 cluster per test binary (with
+//! statement logging), running pgbench 18 and pgrush, and fingerprints of a database.
+
+#![allow(dead_code)]
+
+use pgrush_sandbox::oracle::{self, Which};
+use pgrush_sandbox::testkit::{self, Output, mask_numbers};
+use pgrush_sandbox::{Cluster, SandboxError};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+static CLUSTER: OnceLock<Cluster> = OnceLock::new();
+static NEXT_DB: AtomicUsize = AtomicUsize::new(0);
+
+/// The cluster of this test binary: PostgreSQL 18 (pgbench 18's own build) logging every
+/// statement with the database name as line prefix.
+pub fn cluster() -> &'static Cluster {
+    CLUSTER.get_or_init(|| {
+        let pgbench = oracle::require(Which::Pgbench18);
+        let bin = pgbench
+            .path()
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| PathBuf::from("."));
+        Cluster::builder()
+            .bin_dir(bin)
+            .setting("log_statement", "'all'")
+            .setting("log_line_prefix", "'[%d] '")
+            .setting("max_wal_size", "'2GB'")
+            .start()
+            .unwrap_or_else(|e| panic!("cannot start the sandbox cluster: {e}"))
+    })
+}
+
+/// A fresh, empty database with a unique name starting with `tag`.
+pub fn new_db(tag: &str) -> String {
+    let n = NEXT_DB.fetch_add(1, Ordering::SeqCst);
+    let name = format!("{tag}_{}_{n}", std::process::id());
+    cluster()
+        .create_database(&name)
+        .unwrap_or_else(|e| panic!("create database {name}: {e}"));
+    name
+}
+
+fn with_env(mut cmd: Command) -> Command {
+    for var in [
+        "PGHOST", "PGPORT", "PGUSER", "PGDATABASE", "PGPASSWORD", "PGSERVICE", "PGOPTIONS",
+        "PGAPPNAME", "PGCONNECT_TIMEOUT", "PGSSLMODE",
+    ] {
+        cmd.env_remove(var);
+    }
+    cmd.envs(cluster().env());
+    cmd
+}
+
+/// Runs pgbench 18 with `args` and then the database name.
+pub fn pgbench(args: &[&str], db: &str) -> Output {
+    let mut cmd = with_env(oracle::require(Which::Pgbench18).command());
+    cmd.args(args).arg(db);
+    testkit::run(&mut cmd)
+}
+
+/// Runs pgrush with `args` and then the database name.
+pub fn pgrush(args: &[&str], db: &str) -> Output {
+    let mut cmd = with_env(Command::new(env!("CARGO_BIN_EXE_pgrush")));
+    cmd.args(args).arg(db);
+    testkit::run(&mut cmd)
+}
+
+/// pgbench's stderr with timings masked and its program name replaced by pgrush's.
+pub fn normalize(stderr: &str) -> String {
+    mask_numbers(&stderr.replace("pgbench: ", "pgrush: "))
+}
+
+/// `pg_dump --schema-only` of `db`, without the random `\restrict` key lines.
+pub fn schema(db: &str) -> String {
+    let c = cluster();
+    let mut cmd = c.install().command("pg_dump");
+    cmd.args(["--schema-only", "--no-owner", "-h"])
+        .arg(c.socket_dir())
+        .args(["-p", &c.port().to_string(), "-U", c.superuser(), db]);
+    let out = testkit::run(&mut cmd);
+    assert_eq!(out.code, 0, "pg_dump failed: {}", out.stderr);
+    out.stdout
+        .lines()
+        .filter(|l| !l.starts_with("\\restrict") && !l.starts_with("\\unrestrict"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Row count and checksum of every pgbench table (`missing` when a table does not exist).
+pub fn contents(db: &str) -> Vec<String> {
+    ["pgbench_branches", "pgbench_tellers", "pgbench_accounts", "pgbench_history"]
+        .iter()
+        .map(|t| {
+            let sql = format!(
+                "select count(*) || ' ' || coalesce(md5(string_agg(t::text, ',' order by t::text)), '-') from {t} t"
+            );
+            match cluster().psql_db(db, &sql) {
+                Ok(v) => format!("{t}: {v}"),
+                Err(SandboxError::Command { .. }) => format!("{t}: missing"),
+                Err(e) => panic!("checksum of {t}: {e}"),
+            }
+        })
+        .collect()
+}
+
+/// True when every pgbench heap page is marked all-visible (after a vacuum).
+pub fn all_visible(db: &str) -> String {
+    cluster()
+        .psql_db(
+            db,
+            "select coalesce(bool_and(relallvisible = relpages), true) from pg_class where relname like 'pgbench%' and relkind = 'r'",
+        )
+        .unwrap_or_else(|e| format!("error: {e}"))
+}
+
+/// The statements the server logged for database `db`, in order (multi-line entries joined).
+pub fn logged_statements(db: &str) -> Vec<String> {
+    let log = cluster().log_contents();
+    let prefix = format!("[{db}] ");
+    let mut out: Vec<String> = Vec::new();
+    let mut in_entry = false;
+    for line in log.lines() {
+        if let Some(rest) = line.strip_prefix(&prefix) {
+            out.push(rest.to_string());
+            in_entry = true;
+        } else if line.starts_with('[') {
+            in_entry = false;
+        } else if in_entry && let Some(last) = out.last_mut() {
+            last.push('\n');
+            last.push_str(line);
+        }
+    }
+    out
+}

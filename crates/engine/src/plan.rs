@@ -1,0 +1,67 @@
+//! Things computed once per run from the configuration: prepared statement
+//! names, script weights, log and progress formats.
+
+use pgrush_report::progress::ProgressOptions;
+use pgrush_script::CommandKind;
+use pgrush_stats::LogFormat;
+
+use crate::config::EngineConfig;
+
+/// Per-run constants shared (read-only) by every thread.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// `P_<k>` names, by global statement index.
+    pub stmt_names: Vec<String>,
+    /// Global statement index of each command (`usize::MAX` for meta commands).
+    pub stmt_index: Vec<Vec<usize>>,
+    /// (script, command) of each global statement.
+    pub stmt_origin: Vec<(usize, usize)>,
+    /// Script weights, in order.
+    pub weights: Vec<u32>,
+    /// Log line format.
+    pub log_format: LogFormat,
+    /// Progress line format.
+    pub progress_opts: ProgressOptions,
+}
+
+impl Plan {
+    /// Builds the plan: every SQL command of every script, in script order then
+    /// command order, gets the next `P_<k>` name (pgbench's global counter).
+    pub fn new(cfg: &EngineConfig) -> Plan {
+        let mut stmt_names = Vec::new();
+        let mut stmt_index = Vec::with_capacity(cfg.scripts.len());
+        let mut stmt_origin = Vec::new();
+        for (s, script) in cfg.scripts.iter().enumerate() {
+            let mut idx = Vec::with_capacity(script.commands.len());
+            for (c, cmd) in script.commands.iter().enumerate() {
+                if matches!(cmd.kind, CommandKind::Sql(_)) {
+                    idx.push(stmt_names.len());
+                    stmt_origin.push((s, c));
+                    stmt_names.push(format!("P_{}", stmt_names.len()));
+                } else {
+                    idx.push(usize::MAX);
+                }
+            }
+            stmt_index.push(idx);
+        }
+        Plan {
+            stmt_names,
+            stmt_index,
+            stmt_origin,
+            weights: cfg.scripts.iter().map(|s| s.weight).collect(),
+            log_format: LogFormat {
+                throttled: cfg.rate > 0.0,
+                latency_limit: cfg.latency_limit_us > 0,
+                max_tries: cfg.max_tries,
+                failures_detailed: cfg.failures_detailed,
+                continue_on_error: cfg.continue_on_error,
+            },
+            progress_opts: ProgressOptions {
+                timestamp: cfg.progress_timestamp,
+                throttled: cfg.rate > 0.0,
+                latency_limit: cfg.latency_limit_us > 0,
+                max_tries: cfg.max_tries,
+            },
+        }
+    }
+}

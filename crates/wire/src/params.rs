@@ -1,0 +1,108 @@
+//! Converting resolved [`ConnParams`] into a [`ConnectConfig`] and connecting with them.
+
+use crate::config::{
+    self, ChannelBindingMode, ConnectConfig, Endpoint, EndpointKind, SslMode, TargetSessionAttrs,
+    TlsSettings,
+};
+use crate::conn::Connection;
+use crate::conninfo::{self, ConnParams, HostKind, SslRootCert};
+use crate::error::ConnectError;
+
+fn ssl_mode(m: conninfo::SslMode) -> SslMode {
+    match m {
+        conninfo::SslMode::Disable => SslMode::Disable,
+        conninfo::SslMode::Allow => SslMode::Allow,
+        conninfo::SslMode::Prefer => SslMode::Prefer,
+        conninfo::SslMode::Require => SslMode::Require,
+        conninfo::SslMode::VerifyCa => SslMode::VerifyCa,
+        conninfo::SslMode::VerifyFull => SslMode::VerifyFull,
+    }
+}
+
+fn channel_binding(c: conninfo::ChannelBinding) -> ChannelBindingMode {
+    match c {
+        conninfo::ChannelBinding::Disable => ChannelBindingMode::Disable,
+        conninfo::ChannelBinding::Prefer => ChannelBindingMode::Prefer,
+        conninfo::ChannelBinding::Require => ChannelBindingMode::Require,
+    }
+}
+
+fn target(t: conninfo::TargetSessionAttrs) -> TargetSessionAttrs {
+    match t {
+        conninfo::TargetSessionAttrs::Any => TargetSessionAttrs::Any,
+        conninfo::TargetSessionAttrs::ReadWrite => TargetSessionAttrs::ReadWrite,
+        conninfo::TargetSessionAttrs::ReadOnly => TargetSessionAttrs::ReadOnly,
+        conninfo::TargetSessionAttrs::Primary => TargetSessionAttrs::Primary,
+        conninfo::TargetSessionAttrs::Standby => TargetSessionAttrs::Standby,
+        conninfo::TargetSessionAttrs::PreferStandby => TargetSessionAttrs::PreferStandby,
+    }
+}
+
+impl ConnectConfig {
+    /// Builds the configuration from resolved parameters. Looks up the password file
+    /// for each host (printing libpq's permission warning on stderr, as libpq does).
+    pub fn from_params(params: &ConnParams) -> Result<ConnectConfig, ConnectError> {
+        let mut endpoints = Vec::with_capacity(params.hosts().len());
+        for h in params.hosts() {
+            h.port_number()
+                .map_err(|e| ConnectError::new(e.to_string(), None))?;
+            let lookup = conninfo::lookup_password(params, h);
+            if let Some(w) = &lookup.warning {
+                eprintln!("{w}");
+            }
+            let pgpass = match (lookup.password, params.passfile()) {
+                (Some(p), Some(file)) => Some((p, file.display().to_string())),
+                _ => None,
+            };
+            endpoints.push(Endpoint {
+                host: h.host.clone().unwrap_or_default(),
+                hostaddr: h.hostaddr.clone(),
+                port: h.port.clone(),
+                kind: if h.kind == HostKind::UnixSocket {
+                    EndpointKind::Unix
+                } else {
+                    EndpointKind::Tcp
+                },
+                pgpass,
+            });
+        }
+        let timeout = params
+            .connect_timeout()
+            .map_err(|e| ConnectError::new(e.to_string(), None))?
+            .map(|d| d.as_secs() as i64)
+            .unwrap_or(0);
+        Ok(ConnectConfig {
+            endpoints,
+            user: params.user().to_string(),
+            dbname: params.dbname().to_string(),
+            password: params.password().map(str::to_string),
+            application_name: params.application_name().map(str::to_string),
+            fallback_application_name: params.fallback_application_name().map(str::to_string),
+            options: params.options().map(str::to_string),
+            client_encoding: params.client_encoding().map(str::to_string),
+            connect_timeout: config::connect_timeout_from_secs(timeout),
+            tls: TlsSettings {
+                mode: ssl_mode(params.sslmode()),
+                rootcert: params.sslrootcert().map(|r| match r {
+                    SslRootCert::System => "system".to_string(),
+                    SslRootCert::File(p) => p.display().to_string(),
+                }),
+                cert: params.sslcert(),
+                key: params.sslkey(),
+                sni: params.sslsni(),
+            },
+            channel_binding: channel_binding(params.channel_binding()),
+            target_session_attrs: target(params.target_session_attrs()),
+            startup: params.startup_parameters(),
+        })
+    }
+}
+
+impl Connection {
+    /// Connects as libpq's `PQconnectdbParams` would with these parameters. The error's
+    /// `Display` is libpq's `PQerrorMessage` without the final newline.
+    pub fn connect(params: &ConnParams) -> Result<Connection, ConnectError> {
+        let cfg = ConnectConfig::from_params(params)?;
+        Connection::connect_config(&cfg)
+    }
+}
