@@ -89,7 +89,9 @@ mod tests {
         assert_eq!(config(&range).unwrap().partitioning, Partitioning::Range(2));
         assert_eq!(config(&Options::default()).unwrap().scale, 1);
         assert_eq!(
-            connect_request(&Options::default()).fallback_application_name.as_deref(),
+            connect_request(&Options::default())
+                .fallback_application_name
+                .as_deref(),
             Some("pgrush")
         );
     }

@@ -2,7 +2,8 @@
 //!
 //! The binary picks its personality from the name it was started by
 //! (`pg_test_timing` runs the clock-overhead check) and from a leading
-//! subcommand word (`timing`, `demo`); anything else is a pgbench command line.
+//! subcommand word (`timing`, `demo`; not when started as `pgbench`, where a
+//! first word is a database name); anything else is a pgbench command line.
 
 mod bench;
 mod demo;
@@ -32,7 +33,13 @@ fn dispatch(args: Vec<OsString>) -> i32 {
     if base == "pg_test_timing" {
         return timing_cmd::run(&argv0, &args[1..], true);
     }
-    match args.get(1).and_then(|a| a.to_str()) {
+    // Started as `pgbench` (a drop-in symlink), `pgbench demo` names a database.
+    let subcommand = if base == "pgbench" {
+        None
+    } else {
+        args.get(1).and_then(|a| a.to_str())
+    };
+    match subcommand {
         Some("timing") => return timing_cmd::run(&argv0, &args[2..], false),
         Some("demo") => return demo::run(&args[2..]),
         _ => {}

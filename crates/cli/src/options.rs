@@ -1,7 +1,7 @@
 //! The parsed command line of `pgrush` in pgbench mode.
 //!
 //! `Options` holds every pgbench 18 option after getopt_long-compatible parsing and
-//! pgbench's validation. The parser lives in `options/parse.rs` (owned by the CLI);
+//! pgbench's validation. The parser lives in `parse.rs` (owned by the CLI);
 //! the benchmark (`bench.rs`) and initialization (`init_cmd.rs`) wiring read it.
 
 /// Query protocol selected with `-M`.

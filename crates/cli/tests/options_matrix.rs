@@ -8,6 +8,12 @@
 //! its first connection. For those, only what precedes the connection failure
 //! is compared (connecting is not the option parser's business), and pgrush
 //! must not have complained about its options.
+//!
+//! Deliberate differences, not in these matrices: `--continue-on-error`
+//! (PostgreSQL 19, accepted by pgrush), script file contents (loaded after
+//! parsing, so `empty command list`/syntax errors come after option errors),
+//! and `setting random seed to N` (printed when the run starts, not while
+//! parsing, so it is missing when a later option is rejected).
 
 use pgrush_sandbox::oracle::{self, Which};
 use pgrush_sandbox::testkit::{self, Output};
@@ -62,7 +68,7 @@ fn command(program: &Path, dir: &Path, port: u16, args: &[&str]) -> Command {
 }
 
 fn oracle_command(oracle: &oracle::Oracle, dir: &Path, port: u16, args: &[&str]) -> Command {
-    let mut cmd = oracle.command();
+    let cmd = oracle.command();
     let program = cmd.get_program().to_owned();
     let mut full = command(Path::new(&program), dir, port, args);
     for (key, value) in cmd.get_envs() {
@@ -103,7 +109,10 @@ fn compare(args: &[&str], pgrush: &Output, pgbench: &Output) -> Option<String> {
     let label = format!("{args:?}");
     if let Some((before, after)) = split_at_connection(&pgbench.stderr) {
         if !after.contains("could not create connection") {
-            return Some(format!("{label}: unexpected pgbench output {:?}", pgbench.stderr));
+            return Some(format!(
+                "{label}: unexpected pgbench output {:?}",
+                pgbench.stderr
+            ));
         }
         if !pgrush.stderr.starts_with(before) {
             return Some(format!(
@@ -194,7 +203,14 @@ fn getopt_behaviour_matches_pgbench18() {
             &["-d", "x", "--", "y"],
             &["-n", "db", "-t", "0"],
             &["--aggr=5"],
-            &["--continue-on-erro"],
+            &["--log", "--log-p=x"],
+            &["--partition=3"],
+            &["--init"],
+            &["--initi", "--init-s=dt"],
+            &["--s"],
+            &["--sc=5", "--ti", "10"],
+            &["-t", "--", "db"],
+            &["-c", "1", "-j", "2", "--", "db", "more"],
             &["--con", "--connect", "-C", "--conn"],
             &["--no-vac", "--sel", "--skip", "-r", "--rep"],
             &["-", "-n"],
@@ -327,7 +343,6 @@ fn scripts_and_modes_match_pgbench18() {
             &["-i", "-N"],
             &["-i", "-b", "se@0"],
             &["-i", "-f", "one.sql"],
-            &["-i", "--random-seed=1"],
             &["-i", "--exit-on-abort"],
             &["-i", "-q", "-s", "2", "-n", "--debug"],
             &["-i", "--foreign-keys", "-I", "dt", "-F", "90", "--unlogged"],
@@ -345,6 +360,23 @@ fn scripts_and_modes_match_pgbench18() {
             &["-d", "foo", "-U", "nobody", "--exit-on-abort", "--debug"],
         ],
     );
+}
+
+#[test]
+fn script_count_limit_matches_pgbench18() {
+    let mut at_limit = vec!["-S"; 127];
+    at_limit.push("-b");
+    at_limit.push("tpcb@2");
+    let mut over_limit = at_limit.clone();
+    over_limit.push("-N");
+    let mut over_then_bad = over_limit.clone();
+    over_then_bad.extend(["-c", "x"]);
+    let mut files = vec!["-f"; 1];
+    for _ in 0..128 {
+        files.extend(["one.sql@3", "-f"]);
+    }
+    files.push("missing.sql");
+    run_matrix("count", &[&at_limit, &over_limit, &over_then_bad, &files]);
 }
 
 #[test]

@@ -256,7 +256,7 @@ impl Client {
                 }
                 State::Throttle => {
                     let t = now.get(&ctx.clock);
-                    if t < self.txn_scheduled {
+                    if t < self.txn_scheduled && !ctx.timer_exceeded {
                         return Wait::Until(self.txn_scheduled);
                     }
                     self.state = if ctx.timer_exceeded {
@@ -333,7 +333,9 @@ impl Client {
                             self.state = State::EndCommand;
                         }
                         crate::sql::Poll::Failed => {
-                            self.state = if self.estatus.retryable() {
+                            let continue_on_error =
+                                ctx.cfg.continue_on_error && self.estatus == ErrStatus::Other;
+                            self.state = if self.estatus.retryable() || continue_on_error {
                                 State::Error
                             } else {
                                 State::Aborted
@@ -587,7 +589,7 @@ impl Client {
                 ctx.deregister(&conn);
                 self.registered = false;
             }
-            conn.close();
+            let _ = conn.close();
         }
         self.out_pending = false;
         self.pipeline = Pipeline::Off;

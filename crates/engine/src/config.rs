@@ -1,19 +1,8 @@
 //! What the engine runs: the fully resolved benchmark configuration.
 
 use pgrush_script::{Prng, Script, Variables};
+use pgrush_stats::QueryMode;
 use pgrush_wire::conninfo::ConnParams;
-
-/// Query protocol (`-M`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum QueryMode {
-    /// Simple query protocol.
-    #[default]
-    Simple,
-    /// Extended protocol, unnamed statement.
-    Extended,
-    /// Extended protocol, named statements `P_<n>` prepared lazily.
-    Prepared,
-}
 
 /// When the run ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

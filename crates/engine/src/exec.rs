@@ -151,7 +151,7 @@ fn meta_command(
             State::EndCommand
         }
         CommandKind::SetShell { var, args } => {
-            match crate::shell::run(&cl.vars, args, true) {
+            match run_shell(cl, args, true) {
                 Ok(Some(value)) => {
                     if cl.vars.set_int(var, value).is_err() {
                         return command_failed(cl, ctx, "setshell", "execution of meta-command failed");
@@ -159,19 +159,19 @@ fn meta_command(
                     State::EndCommand
                 }
                 Ok(None) => State::EndCommand,
-                Err(msg) => {
-                    if !ctx.timer_exceeded {
-                        messages::error(ctx.progname(), &msg);
+                Err(e) => {
+                    if !(e.quiet_after_timer && ctx.timer_exceeded) {
+                        messages::error(ctx.progname(), &e.message);
                     }
                     command_failed(cl, ctx, "setshell", "execution of meta-command failed")
                 }
             }
         }
-        CommandKind::Shell { args } => match crate::shell::run(&cl.vars, args, false) {
+        CommandKind::Shell { args } => match run_shell(cl, args, false) {
             Ok(_) => State::EndCommand,
-            Err(msg) => {
-                if !ctx.timer_exceeded {
-                    messages::error(ctx.progname(), &msg);
+            Err(e) => {
+                if !(e.quiet_after_timer && ctx.timer_exceeded) {
+                    messages::error(ctx.progname(), &e.message);
                 }
                 command_failed(cl, ctx, "shell", "execution of meta-command failed")
             }
@@ -222,6 +222,17 @@ fn meta_command(
             State::WaitResult
         }
     }
+}
+
+/// Builds and runs a `\\shell`/`\\setshell` command line.
+fn run_shell(
+    cl: &Client,
+    args: &[String],
+    capture: bool,
+) -> Result<Option<i64>, crate::shell::ShellError> {
+    let command = crate::shell::build_command(args, |name| cl.vars.get_text(name))?;
+    let argv0 = args.first().map(String::as_str).unwrap_or("");
+    crate::shell::run_command(&command, argv0, capture)
 }
 
 /// In prepared mode, `\startpipeline` prepares every SQL command up to `\endpipeline` first.

@@ -87,8 +87,8 @@ pub fn parse_integer_output(res: &str) -> Option<i64> {
         i += 1;
     }
     if i == digits_start {
-        // No conversion: endptr = res, which must then be empty.
-        return if res.is_empty() { None } else { None };
+        // No conversion: endptr = res, which is not empty here.
+        return None;
     }
     let mut end = i;
     while end < bytes.len() && (bytes[end] as char).is_ascii_whitespace() {
@@ -160,7 +160,7 @@ pub fn run_command(command: &str, argv0: &str, capture: bool) -> Result<Option<i
         return Err(err(
             format!(
                 "{argv0}: could not run shell command: {}",
-                pgrush_wire::error::strerror(&e)
+                pgrush_wire::strerror(&e)
             ),
             false,
         ));

@@ -96,7 +96,7 @@ pub fn send_sql(cl: &mut Client, ctx: &mut ThreadCtx<'_>, sql: &SqlCommand, stmt
                     &format!("client {} sending {}", cl.id, cl.buf),
                 );
             }
-            conn.queue_query(&cl.buf);
+            let _ = conn.queue_query(&cl.buf);
             cl.read.syncs_left += 1;
         }
         QueryMode::Extended => {
@@ -106,7 +106,7 @@ pub fn send_sql(cl: &mut Client, ctx: &mut ThreadCtx<'_>, sql: &SqlCommand, stmt
                     &format!("client {} sending {}", cl.id, sql.extended_text()),
                 );
             }
-            conn.queue_parse("", sql.extended_text(), sql.params().len());
+            let _ = conn.queue_parse("", sql.extended_text(), sql.params().len());
             queue_bind_execute(conn, "", sql, &cl.vars, &mut cl.buf);
             if !in_pipeline {
                 conn.queue_sync();
@@ -155,7 +155,7 @@ pub fn prepare(
             &format!("client {client_id} preparing {name}"),
         );
     }
-    conn.queue_parse(name, sql.extended_text(), sql.params().len());
+    let _ = conn.queue_parse(name, sql.extended_text(), sql.params().len());
     conn.queue_sync();
     read.syncs_left += 1;
     read.prepare_syncs += 1;
@@ -184,9 +184,9 @@ fn queue_bind_execute(
         .iter()
         .map(|b| b.map(|(s, e)| &scratch.as_bytes()[s..e]))
         .collect();
-    conn.queue_bind("", stmt_name, &params);
-    conn.queue_describe_portal("");
-    conn.queue_execute("", 0);
+    let _ = conn.queue_bind("", stmt_name, params.iter().copied());
+    let _ = conn.queue_describe_portal("");
+    let _ = conn.queue_execute("", 0);
 }
 
 /// Queues a simple-protocol ROLLBACK (after a failure in a transaction block).
@@ -196,7 +196,7 @@ pub fn send_rollback(cl: &mut Client) {
     cl.read.prepare_texts.clear();
     cl.read.failed = false;
     if let Some(conn) = cl.conn.as_mut() {
-        conn.queue_query("ROLLBACK");
+        let _ = conn.queue_query("ROLLBACK");
     }
 }
 
@@ -247,7 +247,7 @@ pub fn poll_results(cl: &mut Client, ctx: &mut ThreadCtx<'_>) -> Poll {
                     }
                 }
                 BackendMessage::CommandComplete(_) | BackendMessage::EmptyQueryResponse => {
-                    end_result(cl, ctx);
+                    end_result(&mut cl.read, &mut cl.vars, ctx, cl.id, cl.script, cl.command);
                 }
                 BackendMessage::ErrorResponse(fields) => {
                     if cl.read.prepare_syncs > 0 {
@@ -266,9 +266,9 @@ pub fn poll_results(cl: &mut Client, ctx: &mut ThreadCtx<'_>) -> Poll {
                         cl.read.failed = true;
                         let status = ErrStatus::from_sqlstate(fields.code());
                         cl.estatus = status;
-                        let query = ctx.current_query_text(cl);
+                        let query = ctx.query_text(cl.script, cl.command, &cl.buf);
                         let text = fields.to_db_error().libpq_message(query.as_deref());
-                        if status.retryable() {
+                        if status.retryable() || ctx.cfg.continue_on_error {
                             if ctx.cfg.verbose_errors {
                                 messages::info(
                                     ctx.progname(),
@@ -315,7 +315,7 @@ pub fn poll_results(cl: &mut Client, ctx: &mut ThreadCtx<'_>) -> Poll {
         }
         match conn.read_some() {
             Ok(ReadOutcome::WouldBlock) => return Poll::Pending,
-            Ok(ReadOutcome::Data) => continue,
+            Ok(ReadOutcome::Data(_)) => continue,
             Ok(ReadOutcome::Closed) | Err(_) => {
                 messages::error(
                     ctx.progname(),
@@ -332,13 +332,19 @@ pub fn poll_results(cl: &mut Client, ctx: &mut ThreadCtx<'_>) -> Poll {
 }
 
 /// End of one result (CommandComplete / EmptyQueryResponse).
-fn end_result(cl: &mut Client, ctx: &mut ThreadCtx<'_>) {
-    let r = &mut cl.read;
+fn end_result(
+    r: &mut ReadState,
+    vars: &mut pgrush_script::Variables,
+    ctx: &ThreadCtx<'_>,
+    client: u32,
+    script: usize,
+    command: usize,
+) {
     match r.gset {
         Some(GsetKind::Aset) => {
             if r.tuples && r.rows > 0 && !r.failed {
                 for (name, value) in r.names.iter().zip(r.values.iter()) {
-                    store_var(&mut cl.vars, ctx, cl.id, cl.script, cl.command, r.qrynum, name, value.as_deref());
+                    store_var(vars, ctx, client, script, command, r.qrynum, name, value.as_deref());
                 }
             }
         }
@@ -465,7 +471,7 @@ pub fn poll_rollback(cl: &mut Client, ctx: &mut ThreadCtx<'_>) -> Poll {
         }
         match conn.read_some() {
             Ok(ReadOutcome::WouldBlock) => return Poll::Pending,
-            Ok(ReadOutcome::Data) => continue,
+            Ok(ReadOutcome::Data(_)) => continue,
             Ok(ReadOutcome::Closed) | Err(_) => {
                 messages::error(
                     ctx.progname(),

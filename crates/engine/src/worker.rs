@@ -7,7 +7,6 @@
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::os::fd::AsRawFd;
-use std::sync::Arc;
 use std::time::Duration;
 
 use mio::unix::SourceFd;
@@ -105,12 +104,13 @@ impl<'a> ThreadCtx<'a> {
         }
     }
 
-    /// The statement text libpq would show in `LINE n:` for the client's command.
-    pub fn current_query_text(&self, cl: &Client) -> Option<String> {
+    /// The statement text libpq would show in `LINE n:` for a command
+    /// (`sent` is the text sent in simple mode).
+    pub fn query_text(&self, script: usize, command: usize, sent: &str) -> Option<String> {
         match self.cfg.query_mode {
-            pgrush_stats::QueryMode::Simple => Some(cl.buf.clone()),
+            pgrush_stats::QueryMode::Simple => Some(sent.to_string()),
             pgrush_stats::QueryMode::Extended => {
-                match &self.cfg.scripts[cl.script].commands.get(cl.command)?.kind {
+                match &self.cfg.scripts[script].commands.get(command)?.kind {
                     pgrush_script::CommandKind::Sql(sql) => Some(sql.extended_text().to_string()),
                     _ => None,
                 }
@@ -278,7 +278,7 @@ pub fn run_thread(
                     &cfg.progname,
                     &format!(
                         "could not open logfile \"{name}\": {}",
-                        pgrush_wire::error::strerror(&e)
+                        pgrush_wire::strerror(&e)
                     ),
                 );
                 std::process::exit(1);
@@ -436,7 +436,6 @@ pub fn run_thread(
                 }
                 cl.state = State::Finished;
                 cl.advance(&mut ctx, &mut now);
-                remains -= 1;
             }
             break;
         }

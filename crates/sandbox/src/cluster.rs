@@ -153,7 +153,7 @@ impl ClusterBuilder {
 
         let base = tempfile::Builder::new()
             .prefix("pgrush-sandbox-")
-            .tempdir_in(std::env::temp_dir())
+            .tempdir_in(crate::install::work_dir())
             .map_err(|e| SandboxError::io("create a temp dir", e))?;
         let base_path = base.path().to_path_buf();
         chmod(&base_path, 0o755)?;

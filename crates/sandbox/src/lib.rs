@@ -19,7 +19,8 @@
 //! As root (PostgreSQL refuses to run as root) the server programs run as the system user
 //! `postgres`, created if missing; installations that user cannot reach are copied once
 //! to the temp dir. `initdb` runs once per PostgreSQL build: new clusters copy a cached
-//! template data directory.
+//! template data directory. Clusters and templates live in `/dev/shm` when it has room
+//! (copies there are much faster), else in the temp dir; `PGRUSH_SANDBOX_DIR` overrides.
 //!
 //! ```no_run
 //! let cluster = pgrush_sandbox::Cluster::start().unwrap();
@@ -41,7 +42,7 @@ use std::sync::OnceLock;
 
 pub use cluster::{Auth, Cluster, ClusterBuilder, quote_ident, quote_literal};
 pub use error::SandboxError;
-pub use install::{PG_BIN_ENV, PgInstall};
+pub use install::{PG_BIN_ENV, PgInstall, SANDBOX_DIR_ENV};
 
 static SHARED: OnceLock<Cluster> = OnceLock::new();
 

@@ -45,7 +45,7 @@ fn template_dir(server: &PgInstall, account: Option<Account>) -> Result<PathBuf,
         &uid.to_le_bytes(),
         INITDB_ARGS.join(" ").as_bytes(),
     ]);
-    let tmp = std::env::temp_dir();
+    let tmp = crate::install::work_dir();
     let dest = tmp.join(format!("pgrush-initdb-{key:016x}"));
     if dest.join("PG_VERSION").exists() {
         return Ok(dest);

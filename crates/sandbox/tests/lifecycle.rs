@@ -134,6 +134,13 @@ fn child_cluster_from_discovered_install() {
     }
     let cluster = Cluster::start().expect("start");
     assert_eq!(cluster.bin_dir(), expected.bin_dir());
+    if let Some(dir) = std::env::var_os(pgrush_sandbox::SANDBOX_DIR_ENV) {
+        assert!(
+            cluster.data_dir().starts_with(&dir),
+            "{}",
+            cluster.data_dir().display()
+        );
+    }
     println!("VERSION {}", cluster.version_num());
 }
 
@@ -141,6 +148,12 @@ fn child_cluster_from_discovered_install() {
 fn wheel_binaries_via_env() {
     let bin = wheel_bin();
     let exe = std::env::current_exe().expect("current exe");
+    let work = tempfile::tempdir().expect("work dir");
+    std::fs::set_permissions(
+        work.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o777),
+    )
+    .expect("chmod");
     let out = Command::new(exe)
         .args([
             "--exact",
@@ -148,6 +161,7 @@ fn wheel_binaries_via_env() {
             "--nocapture",
         ])
         .env(pgrush_sandbox::PG_BIN_ENV, &bin)
+        .env(pgrush_sandbox::SANDBOX_DIR_ENV, work.path())
         .output()
         .expect("run child");
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -162,6 +176,16 @@ fn wheel_binaries_via_env() {
         .and_then(|v| v.trim().parse().ok())
         .unwrap_or_else(|| panic!("no VERSION line in {stdout:?}"));
     assert!(version >= 180000, "{version}");
+    // The cluster went to PGRUSH_SANDBOX_DIR; only the initdb template stays there.
+    let left: Vec<_> = std::fs::read_dir(work.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        left.iter().all(|n| n.starts_with("pgrush-initdb-")),
+        "{left:?}"
+    );
+    assert_eq!(left.len(), 1, "{left:?}");
 }
 
 #[test]

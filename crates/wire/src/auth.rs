@@ -46,7 +46,10 @@ fn client(msg: &str) -> AuthFailure {
 }
 
 /// Runs authentication and waits for ReadyForQuery. Records the backend key.
-pub(crate) fn authenticate(conn: &mut Connection, input: &AuthInput<'_>) -> Result<(), AuthFailure> {
+pub(crate) fn authenticate(
+    conn: &mut Connection,
+    input: &AuthInput<'_>,
+) -> Result<(), AuthFailure> {
     let mut scram: Option<ScramSha256> = None;
     let mut used_channel_binding = false;
     let mut authenticated = false;
@@ -56,11 +59,15 @@ pub(crate) fn authenticate(conn: &mut Connection, input: &AuthInput<'_>) -> Resu
         match conn.recv()? {
             BackendMessage::Authentication { code, data } => {
                 if authenticated {
-                    return Err(client("unexpected authentication request after authentication"));
+                    return Err(client(
+                        "unexpected authentication request after authentication",
+                    ));
                 }
                 match code {
                     0 => {
-                        if input.channel_binding == ChannelBindingMode::Require && !used_channel_binding {
+                        if input.channel_binding == ChannelBindingMode::Require
+                            && !used_channel_binding
+                        {
                             return Err(client(
                                 "channel binding required, but server authenticated client without channel binding",
                             ));
@@ -101,18 +108,26 @@ pub(crate) fn authenticate(conn: &mut Connection, input: &AuthInput<'_>) -> Resu
                         let offers = |m: &str| mechanisms.iter().any(|x| *x == m.as_bytes());
                         let password = input.password.ok_or_else(|| client(NO_PASSWORD))?;
                         let (mechanism, binding) = match (&input.end_point, input.channel_binding) {
-                            (Some(ep), mode) if mode != ChannelBindingMode::Disable && offers(sasl::SCRAM_SHA_256_PLUS) => {
+                            (Some(ep), mode)
+                                if mode != ChannelBindingMode::Disable
+                                    && offers(sasl::SCRAM_SHA_256_PLUS) =>
+                            {
                                 used_channel_binding = true;
-                                (sasl::SCRAM_SHA_256_PLUS, ChannelBinding::tls_server_end_point(ep.clone()))
+                                (
+                                    sasl::SCRAM_SHA_256_PLUS,
+                                    ChannelBinding::tls_server_end_point(ep.clone()),
+                                )
                             }
                             (_, ChannelBindingMode::Require) => {
                                 return Err(client(if input.end_point.is_none() {
-                                    "channel binding is required, but SSL not in use"
+                                    "channel binding required, but SSL not in use"
                                 } else {
                                     "channel binding is required, but server did not offer an authentication method that supports channel binding"
                                 }));
                             }
-                            (Some(_), ChannelBindingMode::Prefer) if offers(sasl::SCRAM_SHA_256) => {
+                            (Some(_), ChannelBindingMode::Prefer)
+                                if offers(sasl::SCRAM_SHA_256) =>
+                            {
                                 (sasl::SCRAM_SHA_256, ChannelBinding::unrequested())
                             }
                             _ if offers(sasl::SCRAM_SHA_256) => {
@@ -135,7 +150,8 @@ pub(crate) fn authenticate(conn: &mut Connection, input: &AuthInput<'_>) -> Resu
                         let s = scram
                             .as_mut()
                             .ok_or_else(|| client("unexpected SASL challenge"))?;
-                        s.update(data).map_err(|e| AuthFailure::Client(e.to_string()))?;
+                        s.update(data)
+                            .map_err(|e| AuthFailure::Client(e.to_string()))?;
                         let mut buf = bytes::BytesMut::new();
                         frontend::sasl_response(s.message(), &mut buf)
                             .map_err(|e| AuthFailure::Client(e.to_string()))?;
@@ -145,7 +161,8 @@ pub(crate) fn authenticate(conn: &mut Connection, input: &AuthInput<'_>) -> Resu
                         let mut s = scram
                             .take()
                             .ok_or_else(|| client("unexpected SASL final message"))?;
-                        s.finish(data).map_err(|e| AuthFailure::Client(e.to_string()))?;
+                        s.finish(data)
+                            .map_err(|e| AuthFailure::Client(e.to_string()))?;
                     }
                     2 => return Err(client("Kerberos 5 authentication not supported")),
                     7 | 8 => return Err(client("GSSAPI authentication not supported")),

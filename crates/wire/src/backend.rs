@@ -353,7 +353,9 @@ mod tests {
     fn ready_and_complete() {
         assert!(matches!(
             decode(b'Z', b"T"),
-            Ok(BackendMessage::ReadyForQuery(TransactionStatus::InTransaction))
+            Ok(BackendMessage::ReadyForQuery(
+                TransactionStatus::InTransaction
+            ))
         ));
         assert!(matches!(
             decode(b'C', b"SELECT 1\0"),

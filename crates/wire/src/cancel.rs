@@ -44,10 +44,7 @@ impl CancelToken {
             Error::Usage(format!("could not connect to server: {}", strerror(&e)))
         };
         let send_err = |e: std::io::Error| {
-            Error::Usage(format!(
-                "could not send cancel packet: {}",
-                strerror(&e)
-            ))
+            Error::Usage(format!("could not send cancel packet: {}", strerror(&e)))
         };
         let mut buf = [0u8; 16];
         match &self.target {

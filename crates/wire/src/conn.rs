@@ -190,7 +190,13 @@ impl Connection {
 
     /// Queues Parse with `n_params` unspecified (OID 0) parameter types.
     pub fn queue_parse(&mut self, name: &str, sql: &str, n_params: usize) -> Result<(), Error> {
-        frontend::parse(name, sql, std::iter::repeat_n(0u32, n_params), &mut self.out).map_err(usage)
+        frontend::parse(
+            name,
+            sql,
+            std::iter::repeat_n(0u32, n_params),
+            &mut self.out,
+        )
+        .map_err(usage)
     }
 
     /// Queues Bind of `stmt` to `portal` with text parameters (`None` = NULL) and text results.
@@ -251,7 +257,8 @@ impl Connection {
 
     /// Queues CopyData.
     pub fn queue_copy_data(&mut self, data: &[u8]) -> Result<(), Error> {
-        let len = i32::try_from(data.len() + 4).map_err(|_| Error::Usage("COPY data too long".into()))?;
+        let len =
+            i32::try_from(data.len() + 4).map_err(|_| Error::Usage("COPY data too long".into()))?;
         self.out.extend_from_slice(b"d");
         self.out.extend_from_slice(&len.to_be_bytes());
         self.out.extend_from_slice(data);
@@ -343,7 +350,8 @@ impl Connection {
     /// ParameterStatus updates the parameters, notifications are dropped).
     fn frame(&mut self) -> Result<Option<(u8, usize, usize)>, Error> {
         loop {
-            let Some((tag, total)) = backend::frame_len(&self.inp[self.in_start..self.in_end])? else {
+            let Some((tag, total)) = backend::frame_len(&self.inp[self.in_start..self.in_end])?
+            else {
                 return Ok(None);
             };
             let body = self.in_start + 5;
@@ -495,7 +503,9 @@ pub(crate) fn parse_version_num(v: &str) -> u32 {
         .collect();
     match nums.as_slice() {
         [major, rest @ ..] if *major >= 10 => major * 10000 + rest.first().copied().unwrap_or(0),
-        [major, minor, rest @ ..] => major * 10000 + minor * 100 + rest.first().copied().unwrap_or(0),
+        [major, minor, rest @ ..] => {
+            major * 10000 + minor * 100 + rest.first().copied().unwrap_or(0)
+        }
         [major] => major * 10000,
         [] => 0,
     }

@@ -131,7 +131,11 @@ fn resolve(ep: &Endpoint) -> Result<Vec<Addr>, String> {
                     .map(|v| v.into_iter().map(Addr::Tcp).collect())
                     .map_err(|e| format!("could not parse network address \"{addr}\": {e}"));
             }
-            let host = if ep.host.is_empty() { "localhost" } else { &ep.host };
+            let host = if ep.host.is_empty() {
+                "localhost"
+            } else {
+                &ep.host
+            };
             resolve_host(host, ep.port_number(), false)
                 .map(|v| v.into_iter().map(Addr::Tcp).collect())
                 .map_err(|e| format!("could not translate host name \"{host}\" to address: {e}"))
@@ -142,14 +146,22 @@ fn resolve(ep: &Endpoint) -> Result<Vec<Addr>, String> {
 /// libpq's `connection to server ... failed: ` prefix for an address.
 fn prefix(ep: &Endpoint, addr: &Addr) -> String {
     match addr {
-        Addr::Unix(path) => format!("connection to server on socket \"{}\" failed: ", path.display()),
+        Addr::Unix(path) => format!(
+            "connection to server on socket \"{}\" failed: ",
+            path.display()
+        ),
         Addr::Tcp(sa) => {
             let ip = sa.ip().to_string();
             let port = if ep.port.is_empty() { "5432" } else { &ep.port };
             match ep.hostaddr.as_deref().filter(|a| !a.is_empty()) {
-                Some(hostaddr) => format!("connection to server at \"{hostaddr}\", port {port} failed: "),
+                Some(hostaddr) => {
+                    format!("connection to server at \"{hostaddr}\", port {port} failed: ")
+                }
                 None if ep.host != ip => {
-                    format!("connection to server at \"{}\" ({ip}), port {port} failed: ", ep.host)
+                    format!(
+                        "connection to server at \"{}\" ({ip}), port {port} failed: ",
+                        ep.host
+                    )
                 }
                 None => format!("connection to server at \"{ip}\", port {port} failed: "),
             }
@@ -224,7 +236,9 @@ fn set_keepalive(s: &TcpStream) {
 /// Maps a transport error during startup to libpq's text.
 fn io_failure(e: Error) -> Failure {
     match &e {
-        Error::Recv(io) | Error::Send(io) if timed_out(io) => Failure::new("timeout expired", Next::NextAddr),
+        Error::Recv(io) | Error::Send(io) if timed_out(io) => {
+            Failure::new("timeout expired", Next::NextAddr)
+        }
         _ => Failure::new(e.to_string(), Next::Stop),
     }
 }
@@ -271,7 +285,10 @@ fn negotiate_ssl(sock: &mut Socket, deadline: Option<Instant>) -> Result<bool, F
 }
 
 fn requires_tls(mode: SslMode) -> bool {
-    matches!(mode, SslMode::Require | SslMode::VerifyCa | SslMode::VerifyFull)
+    matches!(
+        mode,
+        SslMode::Require | SslMode::VerifyCa | SslMode::VerifyFull
+    )
 }
 
 /// One attempt on one address: socket, optional TLS, startup, authentication.
@@ -292,20 +309,30 @@ fn attempt(
     if try_tls && matches!(addr, Addr::Tcp(_)) {
         let agreed = negotiate_ssl(&mut transport.sock, deadline)?;
         if agreed {
-            let config = tls::client_config(&cfg.tls, &ep.host).map_err(|e| Failure::new(e.0, Next::Stop))?;
+            let config = tls::client_config(&cfg.tls, &ep.host)
+                .map_err(|e| Failure::new(e.0, Next::Stop))?;
             let name = tls::server_name(&ep.host, ep.hostaddr.as_deref());
             let session = rustls::ClientConnection::new(config, name)
                 .map_err(|e| Failure::new(format!("SSL error: {e}"), Next::Stop))?;
             transport.tls = Some(Box::new(session));
             if let Err(e) = transport.handshake(deadline) {
-                let retry = if mode == SslMode::Prefer { Next::RetryPlain } else { Next::Stop };
+                let retry = if mode == SslMode::Prefer {
+                    Next::RetryPlain
+                } else {
+                    Next::Stop
+                };
                 if timed_out(&e) {
                     return Err(Failure::new("timeout expired", Next::NextAddr));
                 }
-                let text = match e.get_ref().and_then(|inner| inner.downcast_ref::<rustls::Error>()) {
+                let text = match e
+                    .get_ref()
+                    .and_then(|inner| inner.downcast_ref::<rustls::Error>())
+                {
                     Some(rustls::Error::General(msg)) => msg.clone(),
                     Some(other) => format!("SSL error: {other}"),
-                    None if e.kind() == io::ErrorKind::UnexpectedEof => "SSL SYSCALL error: EOF detected".to_string(),
+                    None if e.kind() == io::ErrorKind::UnexpectedEof => {
+                        "SSL SYSCALL error: EOF detected".to_string()
+                    }
                     None => format!("SSL SYSCALL error: {}", strerror(&e)),
                 };
                 return Err(Failure::new(text, retry));
@@ -317,7 +344,10 @@ fn attempt(
                 .and_then(|c| c.first())
                 .map(|c| tls::server_end_point(c.as_ref()));
         } else if requires_tls(mode) {
-            return Err(Failure::new("server does not support SSL, but SSL was required", Next::Stop));
+            return Err(Failure::new(
+                "server does not support SSL, but SSL was required",
+                Next::Stop,
+            ));
         }
     }
     let mut conn = Connection::from_transport(transport);
@@ -331,7 +361,10 @@ fn attempt(
         .application_name
         .as_deref()
         .filter(|a| !a.is_empty())
-        .or(cfg.fallback_application_name.as_deref().filter(|a| !a.is_empty()));
+        .or(cfg
+            .fallback_application_name
+            .as_deref()
+            .filter(|a| !a.is_empty()));
     let mut params: Vec<(&str, &str)> = Vec::new();
     if cfg.startup.is_empty() {
         params.push(("user", cfg.user.as_str()));
@@ -392,7 +425,11 @@ fn attempt(
             EndpointKind::Tcp if ep.host.is_empty() => ep.hostaddr.clone().unwrap_or_default(),
             EndpointKind::Tcp => ep.host.clone(),
         },
-        port: if ep.port.is_empty() { "5432".to_string() } else { ep.port.clone() },
+        port: if ep.port.is_empty() {
+            "5432".to_string()
+        } else {
+            ep.port.clone()
+        },
         db: cfg.dbname.clone(),
         user: cfg.user.clone(),
     };
@@ -409,7 +446,10 @@ fn check_session(conn: &mut Connection, want: TargetSessionAttrs) -> Result<(), 
         None => query_bool(conn, "SELECT pg_catalog.pg_is_in_recovery()")?,
     };
     let read_only = |conn: &mut Connection| -> Result<bool, Failure> {
-        match (conn.parameter("default_transaction_read_only"), conn.parameter("in_hot_standby")) {
+        match (
+            conn.parameter("default_transaction_read_only"),
+            conn.parameter("in_hot_standby"),
+        ) {
             (Some(v), Some(_)) => Ok(v == "on" || standby),
             _ => query_bool(conn, "SHOW transaction_read_only"),
         }
@@ -430,7 +470,9 @@ fn check_session(conn: &mut Connection, want: TargetSessionAttrs) -> Result<(), 
 }
 
 fn query_bool(conn: &mut Connection, sql: &str) -> Result<bool, Failure> {
-    let results = conn.simple_query(sql).map_err(|e| Failure::new(e.libpq_message(Some(sql)), Next::NextHost))?;
+    let results = conn
+        .simple_query(sql)
+        .map_err(|e| Failure::new(e.libpq_message(Some(sql)), Next::NextHost))?;
     let v = results
         .first()
         .and_then(|r| r.get(0, 0))
@@ -446,7 +488,9 @@ impl Connection {
         let mut errors = String::new();
         let mut sqlstate = None;
         let passes = match cfg.target_session_attrs {
-            TargetSessionAttrs::PreferStandby => vec![TargetSessionAttrs::Standby, TargetSessionAttrs::Any],
+            TargetSessionAttrs::PreferStandby => {
+                vec![TargetSessionAttrs::Standby, TargetSessionAttrs::Any]
+            }
             other => vec![other],
         };
         for want in passes {

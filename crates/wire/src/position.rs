@@ -33,7 +33,10 @@ pub(crate) fn append_error_position(out: &mut String, query: &str, position: u32
         return;
     }
     let loc = (position - 1) as usize;
-    let chars: Vec<char> = query.chars().map(|c| if c == '\t' { ' ' } else { c }).collect();
+    let chars: Vec<char> = query
+        .chars()
+        .map(|c| if c == '\t' { ' ' } else { c })
+        .collect();
     // column[i] = screen column where character i starts; one extra entry for the end.
     let mut column = Vec::with_capacity(chars.len() + 1);
     let mut line_no = 1usize;
@@ -113,7 +116,10 @@ mod tests {
 
     #[test]
     fn single_line() {
-        assert_eq!(show("select 1/0", 9), "LINE 1: select 1/0\n                ^\n");
+        assert_eq!(
+            show("select 1/0", 9),
+            "LINE 1: select 1/0\n                ^\n"
+        );
     }
 
     #[test]

@@ -55,7 +55,11 @@ impl Connection {
 
     /// Runs one statement with the extended protocol (unnamed statement and portal),
     /// text parameters (`None` = NULL) and text results.
-    pub fn exec_params(&mut self, sql: &str, params: &[Option<&str>]) -> Result<QueryResult, Error> {
+    pub fn exec_params(
+        &mut self,
+        sql: &str,
+        params: &[Option<&str>],
+    ) -> Result<QueryResult, Error> {
         self.queue_parse("", sql, 0)?;
         self.queue_bind("", "", params.iter().map(|p| p.map(str::as_bytes)))?;
         self.queue_describe_portal("")?;
@@ -78,7 +82,9 @@ impl Connection {
                     current.columns = desc.fields().map(|f| f.name.to_string()).collect();
                 }
                 BackendMessage::DataRow(row) => {
-                    current.rows.push(row.fields().map(|f| f.map(text)).collect());
+                    current
+                        .rows
+                        .push(row.fields().map(|f| f.map(text)).collect());
                 }
                 BackendMessage::CommandComplete(tag) => {
                     current.command_tag = tag.to_string();
@@ -168,7 +174,11 @@ impl CopyIn<'_> {
         loop {
             match self.conn.recv()? {
                 BackendMessage::CommandComplete(tag) => {
-                    rows = tag.rsplit(' ').next().and_then(|n| n.parse().ok()).unwrap_or(0);
+                    rows = tag
+                        .rsplit(' ')
+                        .next()
+                        .and_then(|n| n.parse().ok())
+                        .unwrap_or(0);
                 }
                 BackendMessage::ErrorResponse(f) => {
                     if error.is_none() {
@@ -202,7 +212,10 @@ impl CopyIn<'_> {
 impl Drop for CopyIn<'_> {
     fn drop(&mut self) {
         if !self.done {
-            let _ = postgres_protocol::message::frontend::copy_fail("COPY aborted", self.conn.out_buf());
+            let _ = postgres_protocol::message::frontend::copy_fail(
+                "COPY aborted",
+                self.conn.out_buf(),
+            );
             if self.conn.send_blocking().is_ok() {
                 let _ = self.conn.drain_until_ready();
             }

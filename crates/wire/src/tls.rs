@@ -7,10 +7,12 @@ use std::net::IpAddr;
 use std::path::Path;
 use std::sync::Arc;
 
-use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::client::WebPkiServerVerifier;
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::crypto::{CryptoProvider, verify_tls12_signature, verify_tls13_signature};
-use rustls::{CertificateError, ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme};
+use rustls::{
+    CertificateError, ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme,
+};
 use rustls_pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
 
 use crate::config::{SslMode, TlsSettings};
@@ -49,10 +51,17 @@ impl ServerCertVerifier for PgVerifier {
             return Ok(ServerCertVerified::assertion());
         }
         if let Some(chain) = &self.chain {
-            match chain.verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now) {
+            match chain.verify_server_cert(
+                end_entity,
+                intermediates,
+                server_name,
+                ocsp_response,
+                now,
+            ) {
                 Ok(_) => {}
                 Err(rustls::Error::InvalidCertificate(
-                    CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
+                    CertificateError::NotValidForName
+                    | CertificateError::NotValidForNameContext { .. },
                 )) => {}
                 Err(_) => {
                     return Err(rustls::Error::General(
@@ -73,7 +82,12 @@ impl ServerCertVerifier for PgVerifier {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        verify_tls12_signature(message, cert, dss, &self.provider.signature_verification_algorithms)
+        verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.provider.signature_verification_algorithms,
+        )
     }
 
     fn verify_tls13_signature(
@@ -82,11 +96,18 @@ impl ServerCertVerifier for PgVerifier {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        verify_tls13_signature(message, cert, dss, &self.provider.signature_verification_algorithms)
+        verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.provider.signature_verification_algorithms,
+        )
     }
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.provider.signature_verification_algorithms.supported_schemes()
+        self.provider
+            .signature_verification_algorithms
+            .supported_schemes()
     }
 }
 
@@ -164,7 +185,9 @@ pub(crate) fn check_host_name(der: &[u8], host: &str) -> Result<(), String> {
         }
     }
     match (examined, first) {
-        (0, _) | (_, None) => Err("could not get server's host name from server certificate".to_string()),
+        (0, _) | (_, None) => {
+            Err("could not get server's host name from server certificate".to_string())
+        }
         (1, Some(name)) => Err(format!(
             "server certificate for \"{name}\" does not match host name \"{host}\""
         )),
@@ -199,7 +222,10 @@ fn load_certs(path: &Path) -> Result<Vec<CertificateDer<'static>>, String> {
 }
 
 /// Builds the client configuration for `settings` when connecting to `host`.
-pub(crate) fn client_config(settings: &TlsSettings, host: &str) -> Result<Arc<ClientConfig>, TlsSetupError> {
+pub(crate) fn client_config(
+    settings: &TlsSettings,
+    host: &str,
+) -> Result<Arc<ClientConfig>, TlsSetupError> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let system = settings.rootcert.as_deref() == Some("system");
     let mut check = match settings.mode {
@@ -234,9 +260,9 @@ pub(crate) fn client_config(settings: &TlsSettings, host: &str) -> Result<Arc<Cl
             && let Some(p) = path
         {
             for cert in load_certs(Path::new(p)).map_err(TlsSetupError)? {
-                roots
-                    .add(cert)
-                    .map_err(|e| TlsSetupError(format!("could not read root certificate file \"{p}\": {e}")))?;
+                roots.add(cert).map_err(|e| {
+                    TlsSetupError(format!("could not read root certificate file \"{p}\": {e}"))
+                })?;
             }
         }
     }

@@ -178,7 +178,11 @@ fn write_tls_all(tls: &mut rustls::ClientConnection, sock: &mut Socket) -> io::R
 
 /// Waits until `fd` is ready for `events` (POLLIN/POLLOUT) or `deadline` passes
 /// (`TimedOut`).
-pub(crate) fn wait_fd(fd: RawFd, events: libc::c_short, deadline: Option<Instant>) -> io::Result<()> {
+pub(crate) fn wait_fd(
+    fd: RawFd,
+    events: libc::c_short,
+    deadline: Option<Instant>,
+) -> io::Result<()> {
     loop {
         let timeout_ms: libc::c_int = match deadline {
             None => -1,

@@ -84,7 +84,10 @@ fn libpq_resolve(r: &ConnectRequest) -> Outcome {
         .collect();
     let vals: Vec<Option<CString>> = pairs
         .iter()
-        .map(|(_, v)| v.as_ref().map(|v| CString::new(v.as_str()).unwrap_or_default()))
+        .map(|(_, v)| {
+            v.as_ref()
+                .map(|v| CString::new(v.as_str()).unwrap_or_default())
+        })
         .collect();
     let mut kp: Vec<*const c_char> = keys.iter().map(|k| k.as_ptr()).collect();
     let mut vp: Vec<*const c_char> = vals
@@ -135,11 +138,10 @@ fn libpq_resolve(r: &ConnectRequest) -> Outcome {
 fn our_resolve(r: &ConnectRequest) -> Outcome {
     let params = resolve(r).map_err(|e| e.to_string())?;
     let mut map: BTreeMap<String, String> = params.to_pairs().into_iter().collect();
-    if params.password().is_none() {
-        if let Some(f) = params.passfile() {
-            map.entry("passfile".into())
-                .or_insert_with(|| f.display().to_string());
-        }
+    let passfile = params.passfile().filter(|_| params.password().is_none());
+    if let Some(f) = passfile {
+        map.entry("passfile".into())
+            .or_insert_with(|| f.display().to_string());
     }
     if params.hosts().len() == 1 {
         let pass = match params.password() {
@@ -202,85 +204,589 @@ const PGPASS: &str = "# comment\n$T/sock:5432:d:u1:pw-socket\nlocalhost:5432:d:u
 
 fn cases() -> Vec<Case> {
     let mut v = vec![
-        Case { name: "explicit", env: &[], files: &[], req: req(Some("$S"), Some("5433"), Some("alice"), Some("db1"), &[]) },
-        Case { name: "env only", env: &[("PGHOST", "$T/sock"), ("PGPORT", "7777"), ("PGUSER", "bob"), ("PGDATABASE", "envdb"), ("PGOPTIONS", "-c geqo=off"), ("PGAPPNAME", "app"), ("PGCONNECT_TIMEOUT", "3"), ("PGTARGETSESSIONATTRS", "read-write"), ("PGCLIENTENCODING", "LATIN1")], files: &[], req: req(None, None, None, None, &[]) },
-        Case { name: "explicit beats env", env: &[("PGHOST", "/envhost"), ("PGPORT", "7777"), ("PGUSER", "bob")], files: &[], req: req(Some("$S"), Some("5"), Some("carol"), Some("d"), &[]) },
-        Case { name: "pgbench dbname from PGUSER", env: &[("PGUSER", "dave")], files: &[], req: req(Some("$S"), None, Some("erin"), None, &[]) },
-        Case { name: "PGDATABASE conninfo expanded", env: &[("PGDATABASE", "port=7 dbname=x application_name=fromenv")], files: &[], req: req(Some("$S"), Some("5"), None, None, &[]) },
-        Case { name: "dbname conninfo overrides -h -p -U", env: &[], files: &[], req: req(Some("/h"), Some("5"), Some("u"), Some("host=$T/x port=6 user=v dbname=real sslmode=disable"), &[]) },
-        Case { name: "dbname URI", env: &[], files: &[], req: req(Some("/h"), None, None, Some("postgresql://w@%2Ftmp%2Fnone:9/uridb?application_name=u%20ri"), &[]) },
-        Case { name: "dbname conninfo without dbname", env: &[("PGDATABASE", "fromenv")], files: &[], req: req(None, None, Some("u"), Some("host=$T/none"), &[]) },
-        Case { name: "bad dbname conninfo", env: &[], files: &[], req: req(None, None, None, Some("host=x bogus=1"), &[]) },
-        Case { name: "bad dbname URI", env: &[], files: &[], req: req(None, None, None, Some("postgresql://[::1"), &[]) },
-        Case { name: "unknown extra keyword", env: &[], files: &[], req: req(Some("$S"), None, None, Some("d"), &[("nosuch", "1")]) },
-        Case { name: "empty extra ignored", env: &[], files: &[], req: req(Some("$S"), None, None, Some("d"), &[("nosuch", "")]) },
-        Case { name: "extra after dbname", env: &[], files: &[], req: req(Some("$S"), None, None, Some("port=1"), &[("port", "2"), ("sslmode", "disable")]) },
-        Case { name: "service via PGSERVICEFILE", env: &[("PGSERVICEFILE", "$T/svc.conf"), ("PGSERVICE", "one")], files: &[("svc.conf", SVC, 0o600)], req: req(None, None, None, Some("d"), &[]) },
-        Case { name: "service keyword in dbname", env: &[("PGSERVICEFILE", "$T/svc.conf")], files: &[("svc.conf", SVC, 0o600)], req: req(None, Some("9"), None, Some("service=two"), &[]) },
-        Case { name: "service loses to explicit and beats env", env: &[("PGSERVICEFILE", "$T/svc.conf"), ("PGSERVICE", "one"), ("PGPORT", "1234"), ("PGAPPNAME", "envapp")], files: &[("svc.conf", SVC, 0o600)], req: req(Some("$S"), None, Some("x"), Some("d"), &[]) },
-        Case { name: "service in home file", env: &[("PGSERVICE", "two")], files: &[("home/.pg_service.conf", SVC, 0o600)], req: req(None, None, None, Some("d"), &[]) },
-        Case { name: "service in sysconf file", env: &[("PGSERVICE", "one")], files: &[("sys/pg_service.conf", SVC, 0o600)], req: req(None, None, None, None, &[]) },
-        Case { name: "home file lacks service, sysconf has it", env: &[("PGSERVICE", "one")], files: &[("home/.pg_service.conf", "[other]\nport=1\n", 0o600), ("sys/pg_service.conf", SVC, 0o600)], req: req(None, None, None, Some("d"), &[]) },
-        Case { name: "service not found", env: &[("PGSERVICE", "missing")], files: &[("sys/pg_service.conf", SVC, 0o600)], req: req(None, None, None, Some("d"), &[]) },
-        Case { name: "service file missing", env: &[("PGSERVICE", "one"), ("PGSERVICEFILE", "$T/nope.conf")], files: &[], req: req(None, None, None, Some("d"), &[]) },
-        Case { name: "service syntax error", env: &[("PGSERVICE", "three"), ("PGSERVICEFILE", "$T/svc.conf")], files: &[("svc.conf", SVC, 0o600)], req: req(None, None, None, Some("d"), &[]) },
-        Case { name: "service nested", env: &[("PGSERVICE", "four"), ("PGSERVICEFILE", "$T/svc.conf")], files: &[("svc.conf", SVC, 0o600)], req: req(None, None, None, Some("d"), &[]) },
-        Case { name: "service unknown keyword", env: &[("PGSERVICE", "five"), ("PGSERVICEFILE", "$T/svc.conf")], files: &[("svc.conf", SVC, 0o600)], req: req(None, None, None, Some("d"), &[]) },
-        Case { name: "service line without =", env: &[("PGSERVICE", "six"), ("PGSERVICEFILE", "$T/svc.conf")], files: &[("svc.conf", SVC, 0o600)], req: req(None, None, None, Some("d"), &[]) },
-        Case { name: "PGREQUIRESSL", env: &[("PGREQUIRESSL", "1")], files: &[], req: req(Some("$S"), None, None, Some("d"), &[]) },
-        Case { name: "PGSSLMODE beats PGREQUIRESSL", env: &[("PGREQUIRESSL", "1"), ("PGSSLMODE", "allow")], files: &[], req: req(Some("$S"), None, None, Some("d"), &[]) },
-        Case { name: "sslrootcert=system upgrades default", env: &[], files: &[], req: req(Some("$S"), None, None, Some("sslrootcert=system"), &[]) },
-        Case { name: "sslrootcert=system with require", env: &[], files: &[], req: req(Some("$S"), None, None, Some("sslrootcert=system sslmode=require"), &[]) },
-        Case { name: "invalid sslmode", env: &[("PGSSLMODE", "sometimes")], files: &[], req: req(Some("$S"), None, None, Some("d"), &[]) },
-        Case { name: "direct with prefer", env: &[], files: &[], req: req(Some("$S"), None, None, Some("sslnegotiation=direct"), &[]) },
-        Case { name: "direct with require", env: &[], files: &[], req: req(Some("$S"), None, None, Some("sslnegotiation=direct sslmode=require"), &[]) },
-        Case { name: "bad sslnegotiation", env: &[], files: &[], req: req(Some("$S"), None, None, Some("sslnegotiation=fast"), &[]) },
-        Case { name: "ssl range", env: &[], files: &[], req: req(Some("$S"), None, None, Some("ssl_min_protocol_version=TLSv1.3 ssl_max_protocol_version=tlsv1.2"), &[]) },
-        Case { name: "bad ssl version", env: &[], files: &[], req: req(Some("$S"), None, None, Some("ssl_max_protocol_version=TLSv2"), &[]) },
-        Case { name: "bad sslcertmode", env: &[], files: &[], req: req(Some("$S"), None, None, Some("sslcertmode=always"), &[]) },
-        Case { name: "gssencmode require", env: &[], files: &[], req: req(Some("$S"), None, None, Some("gssencmode=require"), &[]) },
-        Case { name: "bad gssencmode", env: &[], files: &[], req: req(Some("$S"), None, None, Some("gssencmode=maybe"), &[]) },
-        Case { name: "bad channel_binding", env: &[], files: &[], req: req(Some("$S"), None, None, Some("channel_binding=yes"), &[]) },
-        Case { name: "bad target_session_attrs", env: &[("PGTARGETSESSIONATTRS", "master")], files: &[], req: req(Some("$S"), None, None, Some("d"), &[]) },
-        Case { name: "bad load_balance_hosts", env: &[], files: &[], req: req(Some("$S"), None, None, Some("load_balance_hosts=yes"), &[]) },
-        Case { name: "protocol range", env: &[], files: &[], req: req(Some("$S"), None, None, Some("min_protocol_version=latest max_protocol_version=3.0"), &[]) },
-        Case { name: "bad protocol version", env: &[], files: &[], req: req(Some("$S"), None, None, Some("min_protocol_version=3.1"), &[]) },
-        Case { name: "require_auth mixed", env: &[], files: &[], req: req(Some("$S"), None, None, Some("require_auth=md5,!password"), &[]) },
-        Case { name: "require_auth duplicate", env: &[("PGREQUIREAUTH", "scram-sha-256,scram-sha-256")], files: &[], req: req(Some("$S"), None, None, Some("d"), &[]) },
-        Case { name: "require_auth bad", env: &[], files: &[], req: req(Some("$S"), None, None, Some("require_auth=cert"), &[]) },
-        Case { name: "scram key bad", env: &[], files: &[], req: req(Some("$S"), None, None, Some("scram_client_key=!!!!"), &[]) },
-        Case { name: "scram key short", env: &[], files: &[], req: req(Some("$S"), None, None, Some("scram_server_key=AAAA"), &[]) },
-        Case { name: "scram key ok", env: &[], files: &[], req: req(Some("$S"), None, None, Some("scram_client_key=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="), &[]) },
-        Case { name: "ports mismatch", env: &[], files: &[], req: req(Some("$T/a,$T/b,$T/c"), Some("1,2"), None, Some("d"), &[]) },
-        Case { name: "one port many hosts", env: &[], files: &[], req: req(Some("$T/a,$T/b"), Some("5"), None, Some("d"), &[]) },
-        Case { name: "hostaddr mismatch", env: &[], files: &[], req: req(Some("a,b,c"), None, None, Some("hostaddr=127.0.0.1,127.0.0.1 port=1"), &[]) },
-        Case { name: "hostaddr with hosts", env: &[("PGHOSTADDR", "127.0.0.1,127.0.0.1")], files: &[], req: req(Some("a,b"), Some("1"), None, Some("d"), &[]) },
-        Case { name: "empty strings skipped", env: &[("PGPORT", "4444")], files: &[], req: req(Some("$S"), Some(""), Some(""), Some("d"), &[]) },
-        Case { name: "empty conninfo values kept", env: &[("PGPORT", "4444"), ("PGAPPNAME", "envapp")], files: &[], req: req(Some("$S"), None, None, Some("port='' application_name='' dbname=d"), &[]) },
-        Case { name: "passfile from env", env: &[("PGPASSFILE", "$T/pw")], files: &[], req: req(Some("$S"), None, None, Some("d"), &[]) },
-        Case { name: "password suppresses passfile", env: &[("PGPASSWORD", "secret")], files: &[], req: req(Some("$S"), None, None, Some("d"), &[]) },
-        Case { name: "requiressl in dbname", env: &[], files: &[], req: req(Some("$S"), None, None, Some("requiressl=1"), &[]) },
-        Case { name: "many env vars", env: &[("PGSSLCERT", "/c.crt"), ("PGSSLKEY", "/c.key"), ("PGSSLROOTCERT", "/r.crt"), ("PGSSLCRL", "/r.crl"), ("PGSSLSNI", "0"), ("PGREQUIREPEER", "pg"), ("PGKRBSRVNAME", "k"), ("PGGSSLIB", "gssapi"), ("PGSSLCOMPRESSION", "1"), ("PGCHANNELBINDING", "disable"), ("PGLOADBALANCEHOSTS", "random"), ("PGMINPROTOCOLVERSION", "3.2"), ("PGSSLNEGOTIATION", "postgres"), ("PGSSLCERTMODE", "disable"), ("PGGSSENCMODE", "disable")], files: &[], req: req(Some("$S"), None, None, Some("d"), &[]) },
-        Case { name: "pgpass socket dir", env: &[], files: &[("home/.pgpass", PGPASS, 0o600)], req: req(Some("$S"), None, Some("u1"), Some("d"), &[]) },
-        Case { name: "pgpass default host is localhost", env: &[], files: &[("home/.pgpass", PGPASS, 0o600)], req: req(None, None, Some("u2"), Some("d"), &[]) },
-        Case { name: "pgpass tcp localhost", env: &[], files: &[("home/.pgpass", PGPASS, 0o600)], req: req(Some("localhost"), Some("1"), Some("u2"), Some("d"), &[("hostaddr", "127.0.0.1")]) },
-        Case { name: "pgpass hostaddr only", env: &[], files: &[("home/.pgpass", PGPASS, 0o600)], req: req(None, Some("1"), Some("u3"), Some("hostaddr=127.0.0.1"), &[]) },
-        Case { name: "pgpass escapes", env: &[], files: &[("home/.pgpass", PGPASS, 0o600)], req: req(Some("$S"), Some("5"), Some("we:ird"), Some("d\\b"), &[]) },
-        Case { name: "pgpass wildcard", env: &[], files: &[("home/.pgpass", PGPASS, 0o600)], req: req(Some("$S"), Some("9"), Some("anyone"), Some("x"), &[]) },
-        Case { name: "pgpass no match", env: &[], files: &[("home/.pgpass", "h:1:d:u:p\n", 0o600)], req: req(Some("$S"), None, Some("zed"), Some("d"), &[]) },
-        Case { name: "pgpass world readable", env: &[], files: &[("home/.pgpass", PGPASS, 0o644)], req: req(Some("$S"), None, Some("u1"), Some("d"), &[]) },
-        Case { name: "pgpass group readable", env: &[], files: &[("home/.pgpass", PGPASS, 0o640)], req: req(Some("$S"), None, Some("u1"), Some("d"), &[]) },
-        Case { name: "pgpass is a directory", env: &[("PGPASSFILE", "$T/pwdir")], files: &[("pwdir", "", 0o700)], req: req(Some("$S"), None, Some("u1"), Some("d"), &[]) },
-        Case { name: "pgpass via PGPASSFILE", env: &[("PGPASSFILE", "$T/pw")], files: &[("pw", PGPASS, 0o400)], req: req(Some("$S"), None, Some("u1"), Some("d"), &[]) },
-        Case { name: "pgpass via passfile keyword", env: &[], files: &[("pw", PGPASS, 0o600)], req: req(Some("$S"), None, Some("u1"), Some("passfile=$T/pw dbname=d"), &[]) },
-        Case { name: "pgpass not used with password", env: &[("PGPASSWORD", "given")], files: &[("home/.pgpass", PGPASS, 0o600)], req: req(Some("$S"), None, Some("u1"), Some("d"), &[]) },
-        Case { name: "pgpass CRLF and trailing fields", env: &[], files: &[("home/.pgpass", "*:*:*:crlf:pw\\:x:ignored\r\n", 0o600)], req: req(Some("$S"), None, Some("crlf"), Some("d"), &[]) },
+        Case {
+            name: "explicit",
+            env: &[],
+            files: &[],
+            req: req(Some("$S"), Some("5433"), Some("alice"), Some("db1"), &[]),
+        },
+        Case {
+            name: "env only",
+            env: &[
+                ("PGHOST", "$T/sock"),
+                ("PGPORT", "7777"),
+                ("PGUSER", "bob"),
+                ("PGDATABASE", "envdb"),
+                ("PGOPTIONS", "-c geqo=off"),
+                ("PGAPPNAME", "app"),
+                ("PGCONNECT_TIMEOUT", "3"),
+                ("PGTARGETSESSIONATTRS", "read-write"),
+                ("PGCLIENTENCODING", "LATIN1"),
+            ],
+            files: &[],
+            req: req(None, None, None, None, &[]),
+        },
+        Case {
+            name: "explicit beats env",
+            env: &[
+                ("PGHOST", "/envhost"),
+                ("PGPORT", "7777"),
+                ("PGUSER", "bob"),
+            ],
+            files: &[],
+            req: req(Some("$S"), Some("5"), Some("carol"), Some("d"), &[]),
+        },
+        Case {
+            name: "pgbench dbname from PGUSER",
+            env: &[("PGUSER", "dave")],
+            files: &[],
+            req: req(Some("$S"), None, Some("erin"), None, &[]),
+        },
+        Case {
+            name: "PGDATABASE conninfo expanded",
+            env: &[("PGDATABASE", "port=7 dbname=x application_name=fromenv")],
+            files: &[],
+            req: req(Some("$S"), Some("5"), None, None, &[]),
+        },
+        Case {
+            name: "dbname conninfo overrides -h -p -U",
+            env: &[],
+            files: &[],
+            req: req(
+                Some("/h"),
+                Some("5"),
+                Some("u"),
+                Some("host=$T/x port=6 user=v dbname=real sslmode=disable"),
+                &[],
+            ),
+        },
+        Case {
+            name: "dbname URI",
+            env: &[],
+            files: &[],
+            req: req(
+                Some("/h"),
+                None,
+                None,
+                Some("postgresql://w@%2Ftmp%2Fnone:9/uridb?application_name=u%20ri"),
+                &[],
+            ),
+        },
+        Case {
+            name: "dbname conninfo without dbname",
+            env: &[("PGDATABASE", "fromenv")],
+            files: &[],
+            req: req(None, None, Some("u"), Some("host=$T/none"), &[]),
+        },
+        Case {
+            name: "bad dbname conninfo",
+            env: &[],
+            files: &[],
+            req: req(None, None, None, Some("host=x bogus=1"), &[]),
+        },
+        Case {
+            name: "bad dbname URI",
+            env: &[],
+            files: &[],
+            req: req(None, None, None, Some("postgresql://[::1"), &[]),
+        },
+        Case {
+            name: "unknown extra keyword",
+            env: &[],
+            files: &[],
+            req: req(Some("$S"), None, None, Some("d"), &[("nosuch", "1")]),
+        },
+        Case {
+            name: "empty extra ignored",
+            env: &[],
+            files: &[],
+            req: req(Some("$S"), None, None, Some("d"), &[("nosuch", "")]),
+        },
+        Case {
+            name: "extra after dbname",
+            env: &[],
+            files: &[],
+            req: req(
+                Some("$S"),
+                None,
+                None,
+                Some("port=1"),
+                &[("port", "2"), ("sslmode", "disable")],
+            ),
+        },
+        Case {
+            name: "service via PGSERVICEFILE",
+            env: &[("PGSERVICEFILE", "$T/svc.conf"), ("PGSERVICE", "one")],
+            files: &[("svc.conf", SVC, 0o600)],
+            req: req(None, None, None, Some("d"), &[]),
+        },
+        Case {
+            name: "service keyword in dbname",
+            env: &[("PGSERVICEFILE", "$T/svc.conf")],
+            files: &[("svc.conf", SVC, 0o600)],
+            req: req(None, Some("9"), None, Some("service=two"), &[]),
+        },
+        Case {
+            name: "service loses to explicit and beats env",
+            env: &[
+                ("PGSERVICEFILE", "$T/svc.conf"),
+                ("PGSERVICE", "one"),
+                ("PGPORT", "1234"),
+                ("PGAPPNAME", "envapp"),
+            ],
+            files: &[("svc.conf", SVC, 0o600)],
+            req: req(Some("$S"), None, Some("x"), Some("d"), &[]),
+        },
+        Case {
+            name: "service in home file",
+            env: &[("PGSERVICE", "two")],
+            files: &[("home/.pg_service.conf", SVC, 0o600)],
+            req: req(None, None, None, Some("d"), &[]),
+        },
+        Case {
+            name: "service in sysconf file",
+            env: &[("PGSERVICE", "one")],
+            files: &[("sys/pg_service.conf", SVC, 0o600)],
+            req: req(None, None, None, None, &[]),
+        },
+        Case {
+            name: "home file lacks service, sysconf has it",
+            env: &[("PGSERVICE", "one")],
+            files: &[
+                ("home/.pg_service.conf", "[other]\nport=1\n", 0o600),
+                ("sys/pg_service.conf", SVC, 0o600),
+            ],
+            req: req(None, None, None, Some("d"), &[]),
+        },
+        Case {
+            name: "service not found",
+            env: &[("PGSERVICE", "missing")],
+            files: &[("sys/pg_service.conf", SVC, 0o600)],
+            req: req(None, None, None, Some("d"), &[]),
+        },
+        Case {
+            name: "service file missing",
+            env: &[("PGSERVICE", "one"), ("PGSERVICEFILE", "$T/nope.conf")],
+            files: &[],
+            req: req(None, None, None, Some("d"), &[]),
+        },
+        Case {
+            name: "service syntax error",
+            env: &[("PGSERVICE", "three"), ("PGSERVICEFILE", "$T/svc.conf")],
+            files: &[("svc.conf", SVC, 0o600)],
+            req: req(None, None, None, Some("d"), &[]),
+        },
+        Case {
+            name: "service nested",
+            env: &[("PGSERVICE", "four"), ("PGSERVICEFILE", "$T/svc.conf")],
+            files: &[("svc.conf", SVC, 0o600)],
+            req: req(None, None, None, Some("d"), &[]),
+        },
+        Case {
+            name: "service unknown keyword",
+            env: &[("PGSERVICE", "five"), ("PGSERVICEFILE", "$T/svc.conf")],
+            files: &[("svc.conf", SVC, 0o600)],
+            req: req(None, None, None, Some("d"), &[]),
+        },
+        Case {
+            name: "service line without =",
+            env: &[("PGSERVICE", "six"), ("PGSERVICEFILE", "$T/svc.conf")],
+            files: &[("svc.conf", SVC, 0o600)],
+            req: req(None, None, None, Some("d"), &[]),
+        },
+        Case {
+            name: "PGREQUIRESSL",
+            env: &[("PGREQUIRESSL", "1")],
+            files: &[],
+            req: req(Some("$S"), None, None, Some("d"), &[]),
+        },
+        Case {
+            name: "PGSSLMODE beats PGREQUIRESSL",
+            env: &[("PGREQUIRESSL", "1"), ("PGSSLMODE", "allow")],
+            files: &[],
+            req: req(Some("$S"), None, None, Some("d"), &[]),
+        },
+        Case {
+            name: "sslrootcert=system upgrades default",
+            env: &[],
+            files: &[],
+            req: req(Some("$S"), None, None, Some("sslrootcert=system"), &[]),
+        },
+        Case {
+            name: "sslrootcert=system with require",
+            env: &[],
+            files: &[],
+            req: req(
+                Some("$S"),
+                None,
+                None,
+                Some("sslrootcert=system sslmode=require"),
+                &[],
+            ),
+        },
+        Case {
+            name: "invalid sslmode",
+            env: &[("PGSSLMODE", "sometimes")],
+            files: &[],
+            req: req(Some("$S"), None, None, Some("d"), &[]),
+        },
+        Case {
+            name: "direct with prefer",
+            env: &[],
+            files: &[],
+            req: req(Some("$S"), None, None, Some("sslnegotiation=direct"), &[]),
+        },
+        Case {
+            name: "direct with require",
+            env: &[],
+            files: &[],
+            req: req(
+                Some("$S"),
+                None,
+                None,
+                Some("sslnegotiation=direct sslmode=require"),
+                &[],
+            ),
+        },
+        Case {
+            name: "bad sslnegotiation",
+            env: &[],
+            files: &[],
+            req: req(Some("$S"), None, None, Some("sslnegotiation=fast"), &[]),
+        },
+        Case {
+            name: "ssl range",
+            env: &[],
+            files: &[],
+            req: req(
+                Some("$S"),
+                None,
+                None,
+                Some("ssl_min_protocol_version=TLSv1.3 ssl_max_protocol_version=tlsv1.2"),
+                &[],
+            ),
+        },
+        Case {
+            name: "bad ssl version",
+            env: &[],
+            files: &[],
+            req: req(
+                Some("$S"),
+                None,
+                None,
+                Some("ssl_max_protocol_version=TLSv2"),
+                &[],
+            ),
+        },
+        Case {
+            name: "bad sslcertmode",
+            env: &[],
+            files: &[],
+            req: req(Some("$S"), None, None, Some("sslcertmode=always"), &[]),
+        },
+        Case {
+            name: "gssencmode require",
+            env: &[],
+            files: &[],
+            req: req(Some("$S"), None, None, Some("gssencmode=require"), &[]),
+        },
+        Case {
+            name: "bad gssencmode",
+            env: &[],
+            files: &[],
+            req: req(Some("$S"), None, None, Some("gssencmode=maybe"), &[]),
+        },
+        Case {
+            name: "bad channel_binding",
+            env: &[],
+            files: &[],
+            req: req(Some("$S"), None, None, Some("channel_binding=yes"), &[]),
+        },
+        Case {
+            name: "bad target_session_attrs",
+            env: &[("PGTARGETSESSIONATTRS", "master")],
+            files: &[],
+            req: req(Some("$S"), None, None, Some("d"), &[]),
+        },
+        Case {
+            name: "bad load_balance_hosts",
+            env: &[],
+            files: &[],
+            req: req(Some("$S"), None, None, Some("load_balance_hosts=yes"), &[]),
+        },
+        Case {
+            name: "protocol range",
+            env: &[],
+            files: &[],
+            req: req(
+                Some("$S"),
+                None,
+                None,
+                Some("min_protocol_version=latest max_protocol_version=3.0"),
+                &[],
+            ),
+        },
+        Case {
+            name: "bad protocol version",
+            env: &[],
+            files: &[],
+            req: req(
+                Some("$S"),
+                None,
+                None,
+                Some("min_protocol_version=3.1"),
+                &[],
+            ),
+        },
+        Case {
+            name: "require_auth mixed",
+            env: &[],
+            files: &[],
+            req: req(
+                Some("$S"),
+                None,
+                None,
+                Some("require_auth=md5,!password"),
+                &[],
+            ),
+        },
+        Case {
+            name: "require_auth duplicate",
+            env: &[("PGREQUIREAUTH", "scram-sha-256,scram-sha-256")],
+            files: &[],
+            req: req(Some("$S"), None, None, Some("d"), &[]),
+        },
+        Case {
+            name: "require_auth bad",
+            env: &[],
+            files: &[],
+            req: req(Some("$S"), None, None, Some("require_auth=cert"), &[]),
+        },
+        Case {
+            name: "scram key bad",
+            env: &[],
+            files: &[],
+            req: req(Some("$S"), None, None, Some("scram_client_key=!!!!"), &[]),
+        },
+        Case {
+            name: "scram key short",
+            env: &[],
+            files: &[],
+            req: req(Some("$S"), None, None, Some("scram_server_key=AAAA"), &[]),
+        },
+        Case {
+            name: "scram key ok",
+            env: &[],
+            files: &[],
+            req: req(
+                Some("$S"),
+                None,
+                None,
+                Some("scram_client_key=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="),
+                &[],
+            ),
+        },
+        Case {
+            name: "ports mismatch",
+            env: &[],
+            files: &[],
+            req: req(Some("$T/a,$T/b,$T/c"), Some("1,2"), None, Some("d"), &[]),
+        },
+        Case {
+            name: "one port many hosts",
+            env: &[],
+            files: &[],
+            req: req(Some("$T/a,$T/b"), Some("5"), None, Some("d"), &[]),
+        },
+        Case {
+            name: "hostaddr mismatch",
+            env: &[],
+            files: &[],
+            req: req(
+                Some("a,b,c"),
+                None,
+                None,
+                Some("hostaddr=127.0.0.1,127.0.0.1 port=1"),
+                &[],
+            ),
+        },
+        Case {
+            name: "hostaddr with hosts",
+            env: &[("PGHOSTADDR", "127.0.0.1,127.0.0.1")],
+            files: &[],
+            req: req(Some("a,b"), Some("1"), None, Some("d"), &[]),
+        },
+        Case {
+            name: "empty strings skipped",
+            env: &[("PGPORT", "4444")],
+            files: &[],
+            req: req(Some("$S"), Some(""), Some(""), Some("d"), &[]),
+        },
+        Case {
+            name: "empty conninfo values kept",
+            env: &[("PGPORT", "4444"), ("PGAPPNAME", "envapp")],
+            files: &[],
+            req: req(
+                Some("$S"),
+                None,
+                None,
+                Some("port='' application_name='' dbname=d"),
+                &[],
+            ),
+        },
+        Case {
+            name: "passfile from env",
+            env: &[("PGPASSFILE", "$T/pw")],
+            files: &[],
+            req: req(Some("$S"), None, None, Some("d"), &[]),
+        },
+        Case {
+            name: "password suppresses passfile",
+            env: &[("PGPASSWORD", "secret")],
+            files: &[],
+            req: req(Some("$S"), None, None, Some("d"), &[]),
+        },
+        Case {
+            name: "requiressl in dbname",
+            env: &[],
+            files: &[],
+            req: req(Some("$S"), None, None, Some("requiressl=1"), &[]),
+        },
+        Case {
+            name: "many env vars",
+            env: &[
+                ("PGSSLCERT", "/c.crt"),
+                ("PGSSLKEY", "/c.key"),
+                ("PGSSLROOTCERT", "/r.crt"),
+                ("PGSSLCRL", "/r.crl"),
+                ("PGSSLSNI", "0"),
+                ("PGREQUIREPEER", "pg"),
+                ("PGKRBSRVNAME", "k"),
+                ("PGGSSLIB", "gssapi"),
+                ("PGSSLCOMPRESSION", "1"),
+                ("PGCHANNELBINDING", "disable"),
+                ("PGLOADBALANCEHOSTS", "random"),
+                ("PGMINPROTOCOLVERSION", "3.2"),
+                ("PGSSLNEGOTIATION", "postgres"),
+                ("PGSSLCERTMODE", "disable"),
+                ("PGGSSENCMODE", "disable"),
+            ],
+            files: &[],
+            req: req(Some("$S"), None, None, Some("d"), &[]),
+        },
+        Case {
+            name: "pgpass socket dir",
+            env: &[],
+            files: &[("home/.pgpass", PGPASS, 0o600)],
+            req: req(Some("$S"), None, Some("u1"), Some("d"), &[]),
+        },
+        Case {
+            name: "pgpass default host is localhost",
+            env: &[],
+            files: &[("home/.pgpass", PGPASS, 0o600)],
+            req: req(None, None, Some("u2"), Some("d"), &[]),
+        },
+        Case {
+            name: "pgpass tcp localhost",
+            env: &[],
+            files: &[("home/.pgpass", PGPASS, 0o600)],
+            req: req(
+                Some("localhost"),
+                Some("1"),
+                Some("u2"),
+                Some("d"),
+                &[("hostaddr", "127.0.0.1")],
+            ),
+        },
+        Case {
+            name: "pgpass hostaddr only",
+            env: &[],
+            files: &[("home/.pgpass", PGPASS, 0o600)],
+            req: req(None, Some("1"), Some("u3"), Some("hostaddr=127.0.0.1"), &[]),
+        },
+        Case {
+            name: "pgpass escapes",
+            env: &[],
+            files: &[("home/.pgpass", PGPASS, 0o600)],
+            req: req(Some("$S"), Some("5"), Some("we:ird"), Some("d\\b"), &[]),
+        },
+        Case {
+            name: "pgpass wildcard",
+            env: &[],
+            files: &[("home/.pgpass", PGPASS, 0o600)],
+            req: req(Some("$S"), Some("9"), Some("anyone"), Some("x"), &[]),
+        },
+        Case {
+            name: "pgpass no match",
+            env: &[],
+            files: &[("home/.pgpass", "h:1:d:u:p\n", 0o600)],
+            req: req(Some("$S"), None, Some("zed"), Some("d"), &[]),
+        },
+        Case {
+            name: "pgpass world readable",
+            env: &[],
+            files: &[("home/.pgpass", PGPASS, 0o644)],
+            req: req(Some("$S"), None, Some("u1"), Some("d"), &[]),
+        },
+        Case {
+            name: "pgpass group readable",
+            env: &[],
+            files: &[("home/.pgpass", PGPASS, 0o640)],
+            req: req(Some("$S"), None, Some("u1"), Some("d"), &[]),
+        },
+        Case {
+            name: "pgpass is a directory",
+            env: &[("PGPASSFILE", "$T/pwdir")],
+            files: &[("pwdir", "", 0o700)],
+            req: req(Some("$S"), None, Some("u1"), Some("d"), &[]),
+        },
+        Case {
+            name: "pgpass via PGPASSFILE",
+            env: &[("PGPASSFILE", "$T/pw")],
+            files: &[("pw", PGPASS, 0o400)],
+            req: req(Some("$S"), None, Some("u1"), Some("d"), &[]),
+        },
+        Case {
+            name: "pgpass via passfile keyword",
+            env: &[],
+            files: &[("pw", PGPASS, 0o600)],
+            req: req(
+                Some("$S"),
+                None,
+                Some("u1"),
+                Some("passfile=$T/pw dbname=d"),
+                &[],
+            ),
+        },
+        Case {
+            name: "pgpass not used with password",
+            env: &[("PGPASSWORD", "given")],
+            files: &[("home/.pgpass", PGPASS, 0o600)],
+            req: req(Some("$S"), None, Some("u1"), Some("d"), &[]),
+        },
+        Case {
+            name: "pgpass CRLF and trailing fields",
+            env: &[],
+            files: &[("home/.pgpass", "*:*:*:crlf:pw\\:x:ignored\r\n", 0o600)],
+            req: req(Some("$S"), None, Some("crlf"), Some("d"), &[]),
+        },
     ];
     // Service-file lines at the 1024-byte buffer boundary.
-    for (name, len) in [("service line of 1022 bytes", 1017), ("service line of 1021 bytes", 1016)] {
-        let text: &'static str = Box::leak(format!("[long]\nhost={}\n", "h".repeat(len)).into_boxed_str());
-        let files: &'static [(&'static str, &'static str, u32)] = Box::leak(vec![("svc.conf", text, 0o600)].into_boxed_slice());
-        v.push(Case { name, env: &[("PGSERVICEFILE", "$T/svc.conf"), ("PGSERVICE", "long")], files, req: req(None, None, None, Some("d"), &[]) });
+    for (name, len) in [
+        ("service line of 1022 bytes", 1017),
+        ("service line of 1021 bytes", 1016),
+    ] {
+        let text: &'static str = Box::leak(
+            format!("[long]\napplication_name={}\n", "a".repeat(len - 12)).into_boxed_str(),
+        );
+        let files: &'static [(&'static str, &'static str, u32)] =
+            Box::leak(vec![("svc.conf", text, 0o600)].into_boxed_slice());
+        v.push(Case {
+            name,
+            env: &[("PGSERVICEFILE", "$T/svc.conf"), ("PGSERVICE", "long")],
+            files,
+            req: req(None, None, None, Some("d"), &[]),
+        });
     }
     v
 }
@@ -301,21 +807,38 @@ fn resolve_matches_libpq() {
         // SAFETY: single-threaded test binary.
         unsafe { std::env::set_var("TEST_OS_USER", &user) };
         let t = dir.path().display().to_string();
-        let sub = |o: &Option<String>| o.as_ref().map(|v| v.replace("$S", &format!("{t}/sock")).replace("$T", &t));
+        let sub = |o: &Option<String>| {
+            o.as_ref()
+                .map(|v| v.replace("$S", &format!("{t}/sock")).replace("$T", &t))
+        };
         let mut r = case.req.clone();
         r.host = sub(&r.host);
         r.dbname = sub(&r.dbname);
-        r.extra = r.extra.iter().map(|(k, v)| (k.clone(), v.replace("$T", &t))).collect();
+        r.extra = r
+            .extra
+            .iter()
+            .map(|(k, v)| (k.clone(), v.replace("$T", &t)))
+            .collect();
         let expected = libpq_resolve(&r);
         let got = our_resolve(&r);
         if expected.is_err() {
             errors += 1;
         }
-        if std::env::var("CONNINFO_DEBUG").is_ok() { eprintln!("{}: {:?}", case.name, expected); }
+        if std::env::var("CONNINFO_DEBUG").is_ok() {
+            eprintln!("{}: {:?}", case.name, expected);
+        }
         if got != expected {
-            failures.push(format!("case {:?}\n  libpq:  {expected:?}\n  pgrush: {got:?}", case.name));
+            failures.push(format!(
+                "case {:?}\n  libpq:  {expected:?}\n  pgrush: {got:?}",
+                case.name
+            ));
         }
     }
-    assert!(failures.is_empty(), "{} mismatches:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} mismatches:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
     assert!(errors >= 25, "only {errors} error cases");
 }

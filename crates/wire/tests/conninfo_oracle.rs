@@ -21,7 +21,9 @@ fn cstr(p: *const c_char) -> Option<String> {
 ///
 /// # Safety
 /// `opts` must be a live array returned by libpq, terminated by a NULL keyword.
-unsafe fn walk(opts: *mut pq_sys::PQconninfoOption) -> Vec<(String, Option<String>, Option<String>)> {
+unsafe fn walk(
+    opts: *mut pq_sys::PQconninfoOption,
+) -> Vec<(String, Option<String>, Option<String>)> {
     let mut out = Vec::new();
     let mut p = opts;
     // SAFETY: per the function contract.
@@ -87,7 +89,10 @@ fn unescape(line: &str) -> String {
 }
 
 fn corpus() -> Vec<String> {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/conninfo/corpus.txt");
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/conninfo/corpus.txt"
+    );
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
     text.lines()
         .filter(|l| !l.is_empty() && !l.starts_with('#'))
@@ -98,7 +103,11 @@ fn corpus() -> Vec<String> {
 #[test]
 fn corpus_matches_libpq() {
     let corpus = corpus();
-    assert!(corpus.len() >= 200, "corpus has only {} entries", corpus.len());
+    assert!(
+        corpus.len() >= 200,
+        "corpus has only {} entries",
+        corpus.len()
+    );
     let mut failures = Vec::new();
     let (mut ok, mut err) = (0, 0);
     for s in &corpus {
@@ -109,10 +118,17 @@ fn corpus_matches_libpq() {
             Err(_) => err += 1,
         }
         if got != expected {
-            failures.push(format!("input {s:?}\n  libpq:  {expected:?}\n  pgrush: {got:?}"));
+            failures.push(format!(
+                "input {s:?}\n  libpq:  {expected:?}\n  pgrush: {got:?}"
+            ));
         }
     }
-    assert!(failures.is_empty(), "{} mismatches:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} mismatches:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
     // The corpus must exercise both outcomes substantially.
     assert!(ok >= 80 && err >= 60, "ok={ok} err={err}");
 }

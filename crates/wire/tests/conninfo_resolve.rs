@@ -126,13 +126,21 @@ fn pgbench_database_name_rule() {
     };
     let p = ok(resolve_with(&req, &FakeEnv::new(d.path())));
     assert_eq!((p.user(), p.dbname()), ("alice", "osuser"));
-    let p = ok(resolve_with(&req, &FakeEnv::new(d.path()).var("PGUSER", "bob")));
+    let p = ok(resolve_with(
+        &req,
+        &FakeEnv::new(d.path()).var("PGUSER", "bob"),
+    ));
     assert_eq!((p.user(), p.dbname()), ("alice", "bob"));
-    let env = FakeEnv::new(d.path()).var("PGUSER", "bob").var("PGDATABASE", "");
+    let env = FakeEnv::new(d.path())
+        .var("PGUSER", "bob")
+        .var("PGDATABASE", "");
     let p = ok(resolve_with(&req, &env));
     assert_eq!(p.dbname(), "bob");
     // An explicit dbname conninfo without dbname falls back to libpq's rule (the user).
-    let p = ok(resolve_with(&dbreq("port=6000"), &FakeEnv::new(d.path()).var("PGUSER", "bob")));
+    let p = ok(resolve_with(
+        &dbreq("port=6000"),
+        &FakeEnv::new(d.path()).var("PGUSER", "bob"),
+    ));
     assert_eq!((p.user(), p.dbname()), ("bob", "bob"));
     assert_eq!(p.hosts()[0].port_number(), Ok(6000));
 }
@@ -171,7 +179,10 @@ fn host_lists_pair_hosts_addresses_and_ports() {
     assert_eq!(h[0].display_host(), "db1");
     assert_eq!(h[1].kind, HostKind::UnixSocket);
     assert_eq!(h[1].socket_path(), Ok(Some("/sock/.s.PGSQL.2".to_string())));
-    assert_eq!((h[2].kind, h[2].host.as_deref()), (HostKind::UnixSocket, Some("/tmp")));
+    assert_eq!(
+        (h[2].kind, h[2].host.as_deref()),
+        (HostKind::UnixSocket, Some("/tmp"))
+    );
     assert_eq!(h[2].port_number(), Ok(5432));
     assert_eq!(h[3].socket_path(), Ok(Some("@abs/.s.PGSQL.4".to_string())));
 
@@ -231,7 +242,9 @@ fn typed_getters() {
     let home = d.path().display().to_string();
     assert_eq!(
         p.sslrootcert(),
-        Some(SslRootCert::File(PathBuf::from(format!("{home}/.postgresql/root.crt"))))
+        Some(SslRootCert::File(PathBuf::from(format!(
+            "{home}/.postgresql/root.crt"
+        ))))
     );
     assert_eq!(
         p.sslcert(),
@@ -247,7 +260,9 @@ fn typed_getters() {
     );
 
     let p = ok(resolve_with(
-        &dbreq("sslrootcert=system sslcrldir=/crl connect_timeout=-1 application_name=me fallback_application_name=fb"),
+        &dbreq(
+            "sslrootcert=system sslcrldir=/crl connect_timeout=-1 application_name=me fallback_application_name=fb",
+        ),
         &FakeEnv::new(d.path()),
     ));
     assert_eq!(p.sslrootcert(), Some(SslRootCert::System));
@@ -256,7 +271,10 @@ fn typed_getters() {
     assert_eq!(p.connect_timeout(), Ok(None));
     assert_eq!(p.effective_application_name(), Some("me"));
 
-    let p = ok(resolve_with(&dbreq("connect_timeout=10s client_encoding=auto"), &FakeEnv::new(d.path()).var("LC_ALL", "C")));
+    let p = ok(resolve_with(
+        &dbreq("connect_timeout=10s client_encoding=auto"),
+        &FakeEnv::new(d.path()).var("LC_ALL", "C"),
+    ));
     assert_eq!(
         p.connect_timeout().map_err(|e| e.to_string()),
         Err("invalid integer value \"10s\" for connection option \"connect_timeout\"".to_string())
@@ -267,9 +285,15 @@ fn typed_getters() {
 #[test]
 fn debug_output_hides_secrets() {
     let d = tmp();
-    let p = ok(resolve_with(&dbreq("password=hunter2 sslpassword=k3y"), &FakeEnv::new(d.path())));
+    let p = ok(resolve_with(
+        &dbreq("password=hunter2 sslpassword=k3y"),
+        &FakeEnv::new(d.path()),
+    ));
     let shown = format!("{p:?}");
-    assert!(!shown.contains("hunter2") && !shown.contains("k3y"), "{shown}");
+    assert!(
+        !shown.contains("hunter2") && !shown.contains("k3y"),
+        "{shown}"
+    );
     assert!(shown.contains("redacted"));
     assert_eq!(p.password(), Some("hunter2"));
 }
@@ -281,7 +305,11 @@ fn service_files_in_precedence_order() {
     let d = tmp();
     let sys = d.path().join("sys");
     std::fs::create_dir_all(&sys).unwrap_or_default();
-    write(&sys.join("pg_service.conf"), "[a]\nport=3333\n[c]\nport=4444\n", 0o644);
+    write(
+        &sys.join("pg_service.conf"),
+        "[a]\nport=3333\n[c]\nport=4444\n",
+        0o644,
+    );
     write(&d.path().join(".pg_service.conf"), SERVICES, 0o644);
     let sysdir = sys.display().to_string();
     let env = || FakeEnv::new(d.path()).var("PGSYSCONFDIR", &sysdir);
@@ -304,7 +332,10 @@ fn service_files_in_precedence_order() {
     ));
     assert_eq!((p.hosts()[0].port.as_str(), p.dbname()), ("9", "x"));
     assert_eq!(p.hosts()[0].host.as_deref(), Some("/envhost"));
-    let p = ok(resolve_with(&dbreq("service=b"), &env().var("PGHOST", "/envhost")));
+    let p = ok(resolve_with(
+        &dbreq("service=b"),
+        &env().var("PGHOST", "/envhost"),
+    ));
     assert_eq!(p.hosts()[0].host.as_deref(), Some("/b"));
 
     assert_eq!(
@@ -318,7 +349,10 @@ fn service_files_in_precedence_order() {
     );
     let missing = d.path().join("none.conf").display().to_string();
     assert_eq!(
-        err(resolve_with(&dbreq("service=a"), &env().var("PGSERVICEFILE", &missing))),
+        err(resolve_with(
+            &dbreq("service=a"),
+            &env().var("PGSERVICEFILE", &missing)
+        )),
         format!("service file \"{missing}\" not found")
     );
 }
@@ -335,9 +369,15 @@ fn service_file_errors_name_the_line() {
         err(resolve_with(&dbreq("service=long"), &env)),
         format!("line 2 too long in service file \"{f}\"")
     );
-    // 1022 bytes plus the newline still fit... no: 1023 bytes fill the buffer.
+    // 1021 bytes plus the newline fit in the 1024-byte buffer.
     write(&file, &format!("[ok]\nhost={}\n", "x".repeat(1016)), 0o644);
-    assert_eq!(ok(resolve_with(&dbreq("service=ok"), &env)).hosts()[0].host.as_deref().map(str::len), Some(1016));
+    assert_eq!(
+        ok(resolve_with(&dbreq("service=ok"), &env)).hosts()[0]
+            .host
+            .as_deref()
+            .map(str::len),
+        Some(1016)
+    );
     write(&file, "# c\n[s]\n\n  port = 1\n", 0o644);
     assert_eq!(
         err(resolve_with(&dbreq("service=s"), &env)),
@@ -359,17 +399,38 @@ fn pgpass_lookup() {
     write(&pass, PGPASS, 0o600);
     let env = FakeEnv::new(d.path());
     let lookup = |conninfo: &str| {
-        let p = ok(resolve_with(&ConnectRequest { dbname: Some(conninfo.into()), user: Some("u".into()), ..Default::default() }, &env));
+        let p = ok(resolve_with(
+            &ConnectRequest {
+                dbname: Some(conninfo.into()),
+                user: Some("u".into()),
+                ..Default::default()
+            },
+            &env,
+        ));
         let h = p.hosts()[0].clone();
         lookup_password_with(&p, &h, &env)
     };
     // The default socket directory counts as "localhost"; another directory does not.
     assert_eq!(lookup("dbname=db").password.as_deref(), Some("sock-pw"));
-    assert_eq!(lookup("dbname=db host=/tmp").password.as_deref(), Some("sock-pw"));
+    assert_eq!(
+        lookup("dbname=db host=/tmp").password.as_deref(),
+        Some("sock-pw")
+    );
     assert_eq!(lookup("dbname=db host=/elsewhere").password, None);
-    assert_eq!(lookup("dbname=db host=remote").password.as_deref(), Some("tcp-pw"));
-    assert_eq!(lookup("dbname=other host=remote port=6000").password.as_deref(), Some("any-pw"));
-    assert_eq!(lookup("dbname=db host=remote password=given").password, None);
+    assert_eq!(
+        lookup("dbname=db host=remote").password.as_deref(),
+        Some("tcp-pw")
+    );
+    assert_eq!(
+        lookup("dbname=other host=remote port=6000")
+            .password
+            .as_deref(),
+        Some("any-pw")
+    );
+    assert_eq!(
+        lookup("dbname=db host=remote password=given").password,
+        None
+    );
 
     write(&pass, PGPASS, 0o644);
     let l = lookup("dbname=db");
@@ -386,8 +447,42 @@ fn pgpass_lookup() {
     let l = lookup("dbname=db");
     assert_eq!(
         l.warning,
-        Some(format!("WARNING: password file \"{}\" is not a plain file", pass.display()))
+        Some(format!(
+            "WARNING: password file \"{}\" is not a plain file",
+            pass.display()
+        ))
     );
     std::fs::remove_dir(&pass).unwrap_or_default();
     assert_eq!(lookup("dbname=db"), Default::default());
+}
+
+#[test]
+fn load_balancing_shuffles_only_when_asked() {
+    let d = tmp();
+    let env = FakeEnv::new(d.path());
+    let names = |p: &ConnParams| -> Vec<String> {
+        p.hosts_in_connect_order()
+            .iter()
+            .map(|h| h.display_host().to_string())
+            .collect()
+    };
+    let list = "host=a,b,c,d,e,f,g,h";
+    let p = ok(resolve_with(&dbreq(list), &env));
+    let given: Vec<String> = "abcdefgh".chars().map(String::from).collect();
+    assert_eq!(names(&p), given);
+    let p = ok(resolve_with(
+        &dbreq(&format!("{list} load_balance_hosts=random")),
+        &env,
+    ));
+    let mut seen_other_order = false;
+    for _ in 0..20 {
+        let mut got = names(&p);
+        seen_other_order |= got != given;
+        got.sort();
+        assert_eq!(got, given);
+    }
+    assert!(
+        seen_other_order,
+        "20 shuffles of 8 hosts all kept the order"
+    );
 }

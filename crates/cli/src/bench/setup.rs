@@ -38,7 +38,10 @@ pub fn table_info(con: &mut Connection, prog: &str, scale_given: bool) -> Result
                 .to_string();
             let n = atoi(&v);
             if n < 0 {
-                messages::error(prog, &format!("invalid count(*) from pgbench_branches: \"{v}\""));
+                messages::error(
+                    prog,
+                    &format!("invalid count(*) from pgbench_branches: \"{v}\""),
+                );
                 return Err(1);
             }
             n
@@ -46,7 +49,10 @@ pub fn table_info(con: &mut Connection, prog: &str, scale_given: bool) -> Result
         Err(e) => {
             messages::error(
                 prog,
-                &format!("could not count number of branches: {}", e.libpq_message(Some(sql))),
+                &format!(
+                    "could not count number of branches: {}",
+                    e.libpq_message(Some(sql))
+                ),
             );
             if e.code() == Some("42P01") {
                 init_hint(prog, con.db());
@@ -64,7 +70,10 @@ pub fn table_info(con: &mut Connection, prog: &str, scale_given: bool) -> Result
         Err(_) => None,
         Ok(results) => {
             let Some(r) = results.first() else {
-                return Ok(TableInfo { scale, partitioning: None });
+                return Ok(TableInfo {
+                    scale,
+                    partitioning: None,
+                });
             };
             if r.rows().is_empty() {
                 messages::error(prog, "no pgbench_accounts table found in \"search_path\"");
@@ -74,8 +83,14 @@ pub fn table_info(con: &mut Connection, prog: &str, scale_given: bool) -> Result
             let count = atoi(r.get(0, 2).unwrap_or("0")) as i32;
             match r.get(0, 1) {
                 None => None,
-                Some("r") => Some(Partitioning { method: PartitionMethod::Range, count }),
-                Some("h") => Some(Partitioning { method: PartitionMethod::Hash, count }),
+                Some("r") => Some(Partitioning {
+                    method: PartitionMethod::Range,
+                    count,
+                }),
+                Some("h") => Some(Partitioning {
+                    method: PartitionMethod::Hash,
+                    count,
+                }),
                 Some(other) => {
                     messages::error(prog, &format!("unexpected partition method: \"{other}\""));
                     return Err(1);
@@ -83,7 +98,10 @@ pub fn table_info(con: &mut Connection, prog: &str, scale_given: bool) -> Result
             }
         }
     };
-    Ok(TableInfo { scale, partitioning })
+    Ok(TableInfo {
+        scale,
+        partitioning,
+    })
 }
 
 /// C `atoi`: leading white space, optional sign, digits; anything else stops it.

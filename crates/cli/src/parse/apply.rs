@@ -339,10 +339,18 @@ fn define(o: &mut Options, arg: &[u8], diag: &mut Diag<'_>) -> Result<(), i32> {
     let eq = arg.iter().position(|&b| b == b'=');
     let (name, value) = match eq {
         Some(i) if i > 0 && i + 1 < arg.len() => (&arg[..i], &arg[i + 1..]),
-        _ => return fatal(diag, &cat(&[b"invalid variable definition: \"", arg, b"\""])),
+        _ => {
+            return fatal(
+                diag,
+                &cat(&[b"invalid variable definition: \"", arg, b"\""]),
+            );
+        }
     };
     if !valid_variable_name(name) {
-        return fatal(diag, &cat(&[b"option: invalid variable name: \"", name, b"\""]));
+        return fatal(
+            diag,
+            &cat(&[b"option: invalid variable name: \"", name, b"\""]),
+        );
     }
     o.defines.push((text(name), text(value)));
     Ok(())
@@ -366,7 +374,11 @@ fn check_init_steps(steps: &[u8], diag: &mut Diag<'_>) -> Result<(), i32> {
         .iter()
         .find(|&&c| c != b' ' && !ALL_INIT_STEPS.contains(&c))
     {
-        diag.error(&cat(&[b"unrecognized initialization step \"", &[bad], b"\""]));
+        diag.error(&cat(&[
+            b"unrecognized initialization step \"",
+            &[bad],
+            b"\"",
+        ]));
         diag.detail(b"Allowed step characters are: \"dtgGvpf\".");
         return Err(1);
     }
@@ -404,11 +416,9 @@ fn find_builtin(name: &[u8], diag: &mut Diag<'_>) -> Result<&'static builtins::B
         Ok(b) => Ok(b),
         Err(e) => {
             match e {
-                LookupError::NotFound => diag.error(&cat(&[
-                    b"no builtin script found for name \"",
-                    name,
-                    b"\"",
-                ])),
+                LookupError::NotFound => {
+                    diag.error(&cat(&[b"no builtin script found for name \"", name, b"\""]))
+                }
                 LookupError::Ambiguous(n) => diag.error(&cat(&[
                     format!("ambiguous builtin name: {n} builtin scripts found for prefix \"")
                         .as_bytes(),

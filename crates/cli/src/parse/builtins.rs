@@ -93,4 +93,3 @@ pub fn list_text() -> String {
 pub fn show_text(b: &Builtin) -> String {
     format!("-- {}: {}\n{}\n", b.name, b.desc, b.script)
 }
-

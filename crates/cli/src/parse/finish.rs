@@ -145,7 +145,10 @@ fn check_benchmark(o: &Options, diag: &mut Diag<'_>) -> Result<(), i32> {
         );
     }
     if o.progress_timestamp && o.progress == 0 {
-        return fatal(diag, b"--progress-timestamp is allowed only under --progress");
+        return fatal(
+            diag,
+            b"--progress-timestamp is allowed only under --progress",
+        );
     }
     if o.max_tries == 0 && o.latency_limit_us == 0 && duration == 0 {
         return fatal(

@@ -363,7 +363,10 @@ mod tests {
         },
     ];
 
-    type Scan = (Vec<Result<(char, Option<String>), GetoptError>>, Vec<String>);
+    type Scan = (
+        Vec<Result<(char, Option<String>), GetoptError>>,
+        Vec<String>,
+    );
 
     fn scan(args: &[&str], require_order: bool) -> Scan {
         let owned: Vec<Vec<u8>> = args.iter().map(|a| a.as_bytes().to_vec()).collect();
@@ -371,12 +374,7 @@ mod tests {
         let mut out = Vec::new();
         while let Some(r) = g.next_opt() {
             let failed = r.is_err();
-            out.push(r.map(|f| {
-                (
-                    f.id,
-                    f.arg.map(|a| String::from_utf8_lossy(a).into_owned()),
-                )
-            }));
+            out.push(r.map(|f| (f.id, f.arg.map(|a| String::from_utf8_lossy(a).into_owned()))));
             if failed {
                 break;
             }
@@ -431,7 +429,10 @@ mod tests {
 
     #[test]
     fn long_prefixes_and_values() {
-        let (opts, _) = scan(&["--progr=5", "--prot", "x", "--con", "--conti", "--time="], false);
+        let (opts, _) = scan(
+            &["--progr=5", "--prot", "x", "--con", "--conti", "--time="],
+            false,
+        );
         assert_eq!(
             opts[..4],
             [

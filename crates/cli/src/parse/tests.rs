@@ -59,7 +59,16 @@ fn help_and_version_only_first() {
 
 #[test]
 fn combined_and_attached_values() {
-    let o = ok(&["-nt5", "-c4", "-j", "2", "--rate=10abc", "--prot", "prepared", "db"]);
+    let o = ok(&[
+        "-nt5",
+        "-c4",
+        "-j",
+        "2",
+        "--rate=10abc",
+        "--prot",
+        "prepared",
+        "db",
+    ]);
     assert!(o.no_vacuum);
     assert_eq!(o.transactions, Some(5));
     assert_eq!(o.clients, 4);
@@ -123,7 +132,10 @@ fn open_files_limit() {
          pgrush: hint: Reduce number of clients, or use limit/ulimit to increase the system limit.\n"
     );
     let (_, err) = run_env(&["-c", "2147483647"], &env);
-    assert!(err.contains("need at least -2147483646 open files"), "{err}");
+    assert!(
+        err.contains("need at least -2147483646 open files"),
+        "{err}"
+    );
     assert!(run_env(&["-c", "1021"], &env).0.is_ok());
 }
 
@@ -256,7 +268,14 @@ fn init_mode() {
     assert_eq!(o.init_steps, "dtg pf");
     assert_eq!(o.partition_method, Some(PartitionMethod::Range));
     assert_eq!(o.scale, Some(3));
-    let o = ok(&["-i", "-I", "dtGvf", "--foreign-keys", "--partition-method=HASH", "--partitions=2"]);
+    let o = ok(&[
+        "-i",
+        "-I",
+        "dtGvf",
+        "--foreign-keys",
+        "--partition-method=HASH",
+        "--partitions=2",
+    ]);
     assert_eq!(o.init_steps, "dtGvf");
     assert_eq!(o.partition_method, Some(PartitionMethod::Hash));
     assert_eq!(
@@ -286,23 +305,39 @@ fn init_mode() {
 
 #[test]
 fn logging_checks() {
-    let o = ok(&["-l", "-T", "6", "--aggregate-interval", "3", "--log-prefix=p"]);
+    let o = ok(&[
+        "-l",
+        "-T",
+        "6",
+        "--aggregate-interval",
+        "3",
+        "--log-prefix=p",
+    ]);
     assert_eq!(o.aggregate_interval, 3);
     assert_eq!(o.transactions, None);
     assert_eq!(o.log_prefix.as_deref(), Some("p"));
-    assert!(fails(&["--sampling-rate=0.5"]).contains("allowed only when logging transactions (-l)"));
+    assert!(
+        fails(&["--sampling-rate=0.5"]).contains("allowed only when logging transactions (-l)")
+    );
     assert!(fails(&["-l", "--sampling-rate=2"]).contains("invalid sampling rate: \"2\""));
-    assert!(fails(&["-l", "-T", "3", "--aggregate-interval=2"])
-        .contains("duration (3) must be a multiple of aggregation interval (2)"));
-    assert!(fails(&["-l", "-T", "3", "--aggregate-interval=5"])
-        .contains("number of seconds for aggregation (5) must not be higher than test duration (3)"));
+    assert!(
+        fails(&["-l", "-T", "3", "--aggregate-interval=2"])
+            .contains("duration (3) must be a multiple of aggregation interval (2)")
+    );
+    assert!(
+        fails(&["-l", "-T", "3", "--aggregate-interval=5"]).contains(
+            "number of seconds for aggregation (5) must not be higher than test duration (3)"
+        )
+    );
 }
 
 #[test]
 fn tries_and_limits() {
     assert_eq!(ok(&["--max-tries=0", "-T", "5"]).max_tries, 0);
     assert_eq!(ok(&["--max-tries=abc", "-L", "5"]).latency_limit_us, 5000);
-    assert!(fails(&["--max-tries=4294967296"]).contains("an unlimited number of transaction tries"));
+    assert!(
+        fails(&["--max-tries=4294967296"]).contains("an unlimited number of transaction tries")
+    );
     assert_eq!(
         fails(&["--max-tries=99999999999999999999"]),
         "pgrush: error: invalid number of maximum tries: \"99999999999999999999\"\n"
@@ -313,7 +348,10 @@ fn tries_and_limits() {
         fails(&["-L", "-1"]),
         "pgrush: error: invalid latency limit: \"-1\"\n"
     );
-    assert_eq!(fails(&["-R", "0"]), "pgrush: error: invalid rate limit: \"0\"\n");
+    assert_eq!(
+        fails(&["-R", "0"]),
+        "pgrush: error: invalid rate limit: \"0\"\n"
+    );
     assert!(fails(&["--progress-timestamp"]).contains("allowed only under --progress"));
 }
 
@@ -371,4 +409,39 @@ fn variable_names() {
     assert!(!valid_variable_name(b"1a"));
     assert!(!valid_variable_name(b"a-b"));
     assert!(!valid_variable_name(b""));
+}
+
+#[test]
+fn non_utf8_arguments_are_echoed_raw() {
+    use std::os::unix::ffi::OsStringExt;
+    let argv = vec![
+        OsString::from("pgrush"),
+        OsString::from("-c"),
+        OsString::from_vec(vec![b'1', 0xe9]),
+    ];
+    let mut err = Vec::new();
+    assert_eq!(parse_with(&argv, &Env::default(), &mut err).err(), Some(1));
+    assert_eq!(
+        err,
+        b"pgrush: error: invalid value \"1\xe9\" for option -c/--client\n".to_vec()
+    );
+    let argv = vec![
+        OsString::from("pgrush"),
+        OsString::from("-i"),
+        OsString::from("-I"),
+        OsString::from_vec(vec![b'd', 0xc3, 0xa9]),
+    ];
+    let mut err = Vec::new();
+    assert_eq!(parse_with(&argv, &Env::default(), &mut err).err(), Some(1));
+    assert!(err.starts_with(b"pgrush: error: unrecognized initialization step \"\xc3\"\n"));
+}
+
+#[test]
+fn option_values_may_start_with_a_dash() {
+    assert_eq!(ok(&["-t", "3", "--", "db"]).dbname.as_deref(), Some("db"));
+    assert_eq!(
+        fails(&["-t", "--", "db"]),
+        "pgrush: error: invalid value \"--\" for option -t/--transactions\n"
+    );
+    assert_eq!(ok(&["-U", "-n"]).user.as_deref(), Some("-n"));
 }

@@ -81,9 +81,8 @@ impl ProcessEnvironment {
         let mut result: *mut libc::passwd = std::ptr::null_mut();
         // SAFETY: all pointers are valid for the given sizes; the strings
         // written into `buf` are read before `buf` is dropped.
-        let rc = unsafe {
-            libc::getpwuid_r(uid, &mut pwd, buf.as_mut_ptr(), buf.len(), &mut result)
-        };
+        let rc =
+            unsafe { libc::getpwuid_r(uid, &mut pwd, buf.as_mut_ptr(), buf.len(), &mut result) };
         if rc != 0 {
             let err = io::Error::from_raw_os_error(rc);
             return Err(format!("could not look up local user ID {uid}: {err}"));

@@ -76,8 +76,16 @@ pub const KEYWORDS: &[Keyword] = &[
     kw("gsslib", Some("PGGSSLIB"), None),
     kw("gssdelegation", Some("PGGSSDELEGATION"), Some("0")),
     kw("replication", None, None),
-    kw("target_session_attrs", Some("PGTARGETSESSIONATTRS"), Some("any")),
-    kw("load_balance_hosts", Some("PGLOADBALANCEHOSTS"), Some("disable")),
+    kw(
+        "target_session_attrs",
+        Some("PGTARGETSESSIONATTRS"),
+        Some("any"),
+    ),
+    kw(
+        "load_balance_hosts",
+        Some("PGLOADBALANCEHOSTS"),
+        Some("disable"),
+    ),
     kw("scram_client_key", None, None),
     kw("scram_server_key", None, None),
     kw("oauth_issuer", None, None),

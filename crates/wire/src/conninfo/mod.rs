@@ -8,7 +8,18 @@
 //!   expanded dbname conninfo, then the service file, the environment
 //!   variables and the compiled-in defaults, then the checks and derived
 //!   values of libpq's `pqConnectOptions2` (host list, sslmode, ...).
-//! - [`lookup_password`] reads the password file for one host entry.
+//!   A [`ConnectRequest`] without `dbname` gets pgbench's own default first
+//!   (non-empty `PGDATABASE`, else `PGUSER`, else the OS user), which pgbench
+//!   passes explicitly and which therefore beats a service file's `dbname`.
+//! - [`ConnParams`] carries the result: [`ConnParams::hosts`] (one
+//!   [`HostTarget`] per host/hostaddr/port triple; [`ConnParams::hosts_in_connect_order`]
+//!   applies `load_balance_hosts=random`), typed getters for everything the
+//!   connection needs, and [`ConnParams::startup_parameters`].
+//! - [`lookup_password`] reads the password file for one host entry and
+//!   returns libpq's warning text for the caller to print.
+//! - Errors ([`ConninfoError`]) display libpq's exact messages; checks libpq
+//!   makes only when connecting (port number, `connect_timeout`, keepalives)
+//!   are done by the corresponding getters.
 //!
 //! All reads of the environment and of files go through [`Environment`], so
 //! tests can control them; [`ProcessEnvironment`] is the real one.
@@ -20,9 +31,11 @@
 //! without GSSAPI: `sslmode` defaults to `prefer`, `gssencmode=require` is
 //! refused.
 
+mod base64;
 mod env;
 mod error;
 mod keywords;
+mod locale;
 mod params;
 mod parse;
 mod pgpass;
@@ -39,9 +52,7 @@ pub use params::{ConnParams, DEFAULT_PORT, HostKind, HostTarget, SslRootCert};
 pub use parse::{is_connection_string, parse_conninfo};
 pub use pgpass::{PasswordLookup, lookup_password, lookup_password_with};
 pub use require_auth::{RequireAuth, SaslMechanism, auth_request};
-pub use resolve::{
-    ConnectRequest, DEFAULT_SOCKET_DIR, FALLBACK_SOCKET_DIR, resolve, resolve_with,
-};
+pub use resolve::{ConnectRequest, DEFAULT_SOCKET_DIR, FALLBACK_SOCKET_DIR, resolve, resolve_with};
 pub use service::SYSCONFDIR;
 pub use settings::{
     ChannelBinding, GssEncMode, LoadBalanceHosts, ProtocolVersion, SslCertMode, SslMode,

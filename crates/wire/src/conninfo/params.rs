@@ -114,7 +114,12 @@ pub struct ConnParams {
 
 impl std::fmt::Debug for ConnParams {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let secret = ["password", "sslpassword", "oauth_client_secret", "scram_client_key"];
+        let secret = [
+            "password",
+            "sslpassword",
+            "oauth_client_secret",
+            "scram_client_key",
+        ];
         let shown: Vec<(String, String)> = self
             .options
             .to_pairs()
@@ -134,6 +139,18 @@ impl std::fmt::Debug for ConnParams {
             .field("options", &shown)
             .finish_non_exhaustive()
     }
+}
+
+/// A non-zero seed from the standard library's per-process random hasher keys.
+fn random_seed() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos()),
+    );
+    h.finish() | 1
 }
 
 /// A root-certificate source (`sslrootcert`).
@@ -164,6 +181,26 @@ impl ConnParams {
     /// caller shuffles them (libpq does so right before connecting).
     pub fn hosts(&self) -> &[HostTarget] {
         &self.hosts
+    }
+
+    /// The hosts in the order to try them: as given, or shuffled when
+    /// `load_balance_hosts=random` (libpq's inside-out Fisher-Yates shuffle,
+    /// freshly seeded on every call).
+    pub fn hosts_in_connect_order(&self) -> Vec<HostTarget> {
+        let mut hosts = self.hosts.clone();
+        if self.load_balance_hosts == LoadBalanceHosts::Random {
+            let mut state = random_seed();
+            for i in 1..hosts.len() {
+                // xorshift64*; the bound is tiny, so the modulo bias is negligible.
+                state ^= state >> 12;
+                state ^= state << 25;
+                state ^= state >> 27;
+                let r = state.wrapping_mul(0x2545_f491_4f6c_dd1d);
+                let j = usize::try_from(r % (i as u64 + 1)).unwrap_or(0);
+                hosts.swap(i, j);
+            }
+        }
+        hosts
     }
 
     /// The user name (explicit, `PGUSER`, service, or the OS user).

@@ -198,7 +198,10 @@ mod tests {
         assert_eq!(p(r"user='a b\'c'"), kv(&[("user", "a b'c")]));
         assert_eq!(p(r"user=a\ b"), kv(&[("user", "a b")]));
         assert_eq!(p("user=''"), kv(&[("user", "")]));
-        assert_eq!(p("user='x"), Err("unterminated quoted string in connection info string".into()));
+        assert_eq!(
+            p("user='x"),
+            Err("unterminated quoted string in connection info string".into())
+        );
     }
 
     #[test]

@@ -165,7 +165,10 @@ mod tests {
         );
         // A '*' not alone in its field is literal.
         assert_eq!(find("*x:1:d:u:pw", ["yx", "1", "d", "u"]), None);
-        assert_eq!(find("*x:1:d:u:pw", ["*x", "1", "d", "u"]), Some("pw".into()));
+        assert_eq!(
+            find("*x:1:d:u:pw", ["*x", "1", "d", "u"]),
+            Some("pw".into())
+        );
         // Fewer fields than needed: no match.
         assert_eq!(find("h:1:d", ["h", "1", "d", "u"]), None);
         // A missing password field still matches (empty password).

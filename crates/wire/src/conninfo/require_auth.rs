@@ -223,9 +223,18 @@ mod tests {
             err("!md5,password"),
             "require_auth method \"password\" cannot be mixed with negative methods"
         );
-        assert_eq!(err("md5,md5"), "require_auth method \"md5\" is specified more than once");
-        assert_eq!(err("!none,!none"), "require_auth method \"!none\" is specified more than once");
-        assert_eq!(err("none,none"), "require_auth method \"none\" is specified more than once");
+        assert_eq!(
+            err("md5,md5"),
+            "require_auth method \"md5\" is specified more than once"
+        );
+        assert_eq!(
+            err("!none,!none"),
+            "require_auth method \"!none\" is specified more than once"
+        );
+        assert_eq!(
+            err("none,none"),
+            "require_auth method \"none\" is specified more than once"
+        );
         assert_eq!(err("kerberos"), "invalid require_auth value: \"kerberos\"");
         assert_eq!(err(""), "");
     }

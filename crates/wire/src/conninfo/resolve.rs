@@ -4,9 +4,11 @@
 
 use std::path::{Path, PathBuf};
 
+use super::base64::base64_decode;
 use super::env::{Environment, ProcessEnvironment};
 use super::error::ConninfoError;
 use super::keywords::{ENVIRONMENT_SETTINGS, KEYWORDS, OptionSet, index_of};
+use super::locale::encoding_from_locale;
 use super::params::{ConnParams, HostKind, HostTarget};
 use super::parse::{is_connection_string, parse_to_set};
 use super::require_auth::RequireAuth;
@@ -84,7 +86,12 @@ pub fn resolve_with(
             request.fallback_application_name.as_deref(),
         ),
     ];
-    entries.extend(request.extra.iter().map(|(k, v)| (k.as_str(), Some(v.as_str()))));
+    entries.extend(
+        request
+            .extra
+            .iter()
+            .map(|(k, v)| (k.as_str(), Some(v.as_str()))),
+    );
     let mut options = array_parse(&entries)?;
     add_defaults(&mut options, env)?;
     finish(options, env)
@@ -144,10 +151,11 @@ fn add_defaults(options: &mut OptionSet, env: &dyn Environment) -> Result<(), Co
             options.set_index(i, d.to_string());
             continue;
         }
-        if kw.name == "user" {
-            if let Ok(name) = env.os_user_name() {
-                options.set_index(i, name);
-            }
+        let os_user = (kw.name == "user")
+            .then(|| env.os_user_name().ok())
+            .flatten();
+        if let Some(name) = os_user {
+            options.set_index(i, name);
         }
     }
     if sslmode_defaulted && options.get("sslrootcert") == Some("system") {
@@ -174,10 +182,7 @@ fn count_items(s: &str) -> usize {
 }
 
 /// Pairs the host, hostaddr and port lists.
-fn build_hosts(
-    options: &OptionSet,
-    socket_dir: &str,
-) -> Result<Vec<HostTarget>, ConninfoError> {
+fn build_hosts(options: &OptionSet, socket_dir: &str) -> Result<Vec<HostTarget>, ConninfoError> {
     let host = options.get("host").filter(|v| !v.is_empty());
     let hostaddr = options.get("hostaddr").filter(|v| !v.is_empty());
     let port = options.get("port").filter(|v| !v.is_empty());
@@ -286,14 +291,18 @@ fn finish(mut options: OptionSet, env: &dyn Environment) -> Result<ConnParams, C
         Some(v) => {
             let n = SslNegotiation::parse(v)?;
             if n == SslNegotiation::Direct && !sslmode.requires_tls() {
-                return Err(ConninfoError::WeakSslModeDirect(sslmode.as_str().to_string()));
+                return Err(ConninfoError::WeakSslModeDirect(
+                    sslmode.as_str().to_string(),
+                ));
             }
             n
         }
         None => SslNegotiation::Postgres,
     };
     if options.get("sslrootcert") == Some("system") && sslmode != SslMode::VerifyFull {
-        return Err(ConninfoError::WeakSslModeSystem(sslmode.as_str().to_string()));
+        return Err(ConninfoError::WeakSslModeSystem(
+            sslmode.as_str().to_string(),
+        ));
     }
     let ssl_min = options.get("ssl_min_protocol_version").unwrap_or("");
     let ssl_max = options.get("ssl_max_protocol_version").unwrap_or("");
@@ -396,119 +405,9 @@ fn decode_scram_key(text: &str, which: &'static str) -> Result<Vec<u8>, Conninfo
     Ok(bytes)
 }
 
-/// PostgreSQL's strict base64 decoder (no whitespace, padding only at the end
-/// of a quantum).
-fn base64_decode(text: &str) -> Option<Vec<u8>> {
-    let mut out = Vec::with_capacity(text.len() * 3 / 4);
-    let mut buf: u32 = 0;
-    let mut pos = 0;
-    let mut end = 0;
-    for c in text.bytes() {
-        let b = match c {
-            b'=' => {
-                if end == 0 {
-                    end = match pos {
-                        2 => 1,
-                        3 => 2,
-                        _ => return None,
-                    };
-                }
-                0
-            }
-            b'A'..=b'Z' => u32::from(c - b'A'),
-            b'a'..=b'z' => u32::from(c - b'a') + 26,
-            b'0'..=b'9' => u32::from(c - b'0') + 52,
-            b'+' => 62,
-            b'/' => 63,
-            _ => return None,
-        };
-        buf = (buf << 6) + b;
-        pos += 1;
-        if pos == 4 {
-            out.push((buf >> 16) as u8);
-            if end != 1 {
-                out.push((buf >> 8) as u8);
-            }
-            if end == 0 || end > 2 {
-                out.push(buf as u8);
-            }
-            buf = 0;
-            pos = 0;
-        }
-    }
-    if pos != 0 {
-        return None;
-    }
-    Some(out)
-}
-
-/// The server encoding name for the locale's character set (what libpq's
-/// `client_encoding=auto` picks): from `LC_ALL`, `LC_CTYPE` or `LANG`;
-/// `SQL_ASCII` for the C/POSIX locale; empty when unknown.
-fn encoding_from_locale(env: &dyn Environment) -> &'static str {
-    let locale = ["LC_ALL", "LC_CTYPE", "LANG"]
-        .iter()
-        .find_map(|v| env.var(v).filter(|s| !s.is_empty()))
-        .unwrap_or_else(|| "C".to_string());
-    if locale == "C" || locale == "POSIX" {
-        return "SQL_ASCII";
-    }
-    let codeset = locale
-        .split_once('.')
-        .map(|(_, c)| c.split('@').next().unwrap_or(c))
-        .unwrap_or("ISO-8859-1");
-    let norm: String = codeset
-        .chars()
-        .filter(|c| c.is_ascii_alphanumeric())
-        .map(|c| c.to_ascii_lowercase())
-        .collect();
-    match norm.as_str() {
-        "utf8" => "UTF8",
-        "ansix341968" | "ascii" | "usascii" => "SQL_ASCII",
-        "iso88591" => "LATIN1",
-        "iso88592" => "LATIN2",
-        "iso88593" => "LATIN3",
-        "iso88594" => "LATIN4",
-        "iso88595" => "ISO_8859_5",
-        "iso88596" => "ISO_8859_6",
-        "iso88597" => "ISO_8859_7",
-        "iso88598" => "ISO_8859_8",
-        "iso88599" => "LATIN5",
-        "iso885910" => "LATIN6",
-        "iso885913" => "LATIN7",
-        "iso885914" => "LATIN8",
-        "iso885915" => "LATIN9",
-        "iso885916" => "LATIN10",
-        "koi8r" => "KOI8R",
-        "koi8u" => "KOI8U",
-        "cp1250" => "WIN1250",
-        "cp1251" => "WIN1251",
-        "cp1252" => "WIN1252",
-        "eucjp" => "EUC_JP",
-        "euckr" => "EUC_KR",
-        "euccn" => "EUC_CN",
-        "euctw" => "EUC_TW",
-        "gb18030" => "GB18030",
-        "gbk" => "GBK",
-        "big5" => "BIG5",
-        "sjis" | "shiftjis" => "SJIS",
-        _ => "",
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn base64_matches_postgres() {
-        assert_eq!(base64_decode("AAEC").as_deref(), Some(&[0u8, 1, 2][..]));
-        assert_eq!(base64_decode("AAE=").as_deref(), Some(&[0u8, 1][..]));
-        assert_eq!(base64_decode("AA==").as_deref(), Some(&[0u8][..]));
-        assert_eq!(base64_decode("AA").as_deref(), None);
-        assert_eq!(base64_decode("A===").as_deref(), None);
-        assert_eq!(base64_decode("AA E").as_deref(), None);
-    }
 
     #[test]
     fn array_parse_expands_first_dbname_only() {
@@ -532,6 +431,9 @@ mod tests {
             Err("invalid connection option \"bogus\"".to_string())
         );
         // Empty and missing values are skipped, unknown or not.
-        assert_eq!(array_parse(&[("bogus", Some(""))]).map(|s| s.to_pairs()), Ok(vec![]));
+        assert_eq!(
+            array_parse(&[("bogus", Some(""))]).map(|s| s.to_pairs()),
+            Ok(vec![])
+        );
     }
 }

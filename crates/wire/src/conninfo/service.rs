@@ -37,13 +37,17 @@ pub(crate) fn apply_service(
             .map(|h| format!("{}/.pg_service.conf", h.display()))
             .filter(|f| env.exists(Path::new(f))),
     };
-    if let Some(file) = user_file {
-        if parse_service_file(&file, &service, options, env)? {
-            return Ok(());
-        }
+    let found = match user_file {
+        Some(file) => parse_service_file(&file, &service, options, env)?,
+        None => false,
+    };
+    if found {
+        return Ok(());
     }
 
-    let sysconf = env.var("PGSYSCONFDIR").unwrap_or_else(|| SYSCONFDIR.to_string());
+    let sysconf = env
+        .var("PGSYSCONFDIR")
+        .unwrap_or_else(|| SYSCONFDIR.to_string());
     let file = format!("{sysconf}/pg_service.conf");
     if env.exists(Path::new(&file)) && parse_service_file(&file, &service, options, env)? {
         return Ok(());

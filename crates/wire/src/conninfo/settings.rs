@@ -64,7 +64,10 @@ option_enum!(
 impl SslMode {
     /// Whether the mode refuses a plain connection.
     pub fn requires_tls(self) -> bool {
-        matches!(self, SslMode::Require | SslMode::VerifyCa | SslMode::VerifyFull)
+        matches!(
+            self,
+            SslMode::Require | SslMode::VerifyCa | SslMode::VerifyFull
+        )
     }
 }
 
@@ -300,7 +303,10 @@ mod tests {
 
     #[test]
     fn tls_versions() {
-        assert_eq!(TlsVersion::parse("tlsv1.3", "x"), Ok(Some(TlsVersion::Tls1_3)));
+        assert_eq!(
+            TlsVersion::parse("tlsv1.3", "x"),
+            Ok(Some(TlsVersion::Tls1_3))
+        );
         assert_eq!(TlsVersion::parse("", "x"), Ok(None));
         assert!(TlsVersion::parse("TLSv1.4", "ssl_min_protocol_version").is_err());
         assert!(tls_range_valid("TLSv1.2", "TLSv1.3"));

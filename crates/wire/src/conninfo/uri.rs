@@ -293,7 +293,10 @@ mod tests {
         );
         assert_eq!(
             p("postgresql://h/a b"),
-            Err("unexpected spaces found in \"a b\", use percent-encoded spaces (%20) instead".into())
+            Err(
+                "unexpected spaces found in \"a b\", use percent-encoded spaces (%20) instead"
+                    .into()
+            )
         );
     }
 

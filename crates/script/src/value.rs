@@ -1,0 +1,108 @@
+//! Expression values and pgbench's coercion rules.
+
+use crate::error::EvalError;
+use crate::strconv::{format_f, write_g15};
+
+/// A typed value of pgbench's expression language.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Value {
+    /// SQL-like NULL.
+    Null,
+    /// Boolean.
+    Bool(bool),
+    /// 64-bit integer.
+    Int(i64),
+    /// Double precision float.
+    Double(f64),
+}
+
+impl Value {
+    /// pgbench's name of the value's type (`null`, `boolean`, `int`, `double`).
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            Value::Null => "null",
+            Value::Bool(_) => "boolean",
+            Value::Int(_) => "int",
+            Value::Double(_) => "double",
+        }
+    }
+
+    /// Truthiness used by `\if` and `CASE`: NULL is false, numbers are true when non-zero.
+    pub fn truth(&self) -> bool {
+        match *self {
+            Value::Null => false,
+            Value::Bool(b) => b,
+            Value::Int(i) => i != 0,
+            Value::Double(d) => d != 0.0,
+        }
+    }
+
+    /// Coerce to int: doubles are rounded half to even; overflow and NaN are errors.
+    pub fn to_int(&self) -> Result<i64, EvalError> {
+        match *self {
+            Value::Int(i) => Ok(i),
+            Value::Double(d) => double_to_int(d),
+            other => Err(EvalError::Coerce { from: other.type_name(), to: "int" }),
+        }
+    }
+
+    /// Coerce to double.
+    pub fn to_double(&self) -> Result<f64, EvalError> {
+        match *self {
+            Value::Int(i) => Ok(i as f64),
+            Value::Double(d) => Ok(d),
+            other => Err(EvalError::Coerce { from: other.type_name(), to: "double" }),
+        }
+    }
+
+    /// Coerce to boolean (only booleans are accepted).
+    pub fn to_bool(&self) -> Result<bool, EvalError> {
+        match *self {
+            Value::Bool(b) => Ok(b),
+            other => Err(EvalError::Coerce { from: other.type_name(), to: "boolean" }),
+        }
+    }
+
+    /// The string form pgbench substitutes into SQL (`NULL`, `true`, `%ld`, `%.15g`).
+    pub fn write_text(&self, out: &mut String) {
+        use std::fmt::Write;
+        match *self {
+            Value::Null => out.push_str("NULL"),
+            Value::Bool(b) => out.push_str(if b { "true" } else { "false" }),
+            Value::Int(i) => {
+                let _ = write!(out, "{i}");
+            }
+            Value::Double(d) => write_g15(out, d),
+        }
+    }
+
+    /// The string form pgbench substitutes into SQL.
+    pub fn to_text(&self) -> String {
+        let mut s = String::new();
+        self.write_text(&mut s);
+        s
+    }
+
+    /// The text `debug()` prints after its `debug(script=..,command=..): ` prefix.
+    pub fn debug_text(&self) -> String {
+        match *self {
+            Value::Null => "null".to_string(),
+            Value::Bool(b) => format!("boolean {}", if b { "true" } else { "false" }),
+            Value::Int(i) => format!("int {i}"),
+            Value::Double(d) => {
+                let mut s = String::from("double ");
+                write_g15(&mut s, d);
+                s
+            }
+        }
+    }
+}
+
+/// pgbench's double to int conversion: `rint`, then a range check.
+pub fn double_to_int(d: f64) -> Result<i64, EvalError> {
+    let r = d.round_ties_even();
+    if r.is_nan() || !(-9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0).contains(&r) {
+        return Err(EvalError::DoubleToInt(format_f(r)));
+    }
+    Ok(r as i64)
+}

@@ -1,0 +1,305 @@
+//! Variables: names, interning, per-client storage and pgbench's string typing rules.
+
+use std::collections::HashMap;
+use std::sync::{Arc, OnceLock, RwLock};
+
+use crate::error::{EvalError, VarError};
+use crate::strconv::{Int64Parse, StrtodResult, c_isspace, strtod_whole, strtoint64};
+use crate::value::Value;
+
+/// Process-wide identifier of a variable name (interned once, O(1) lookups after).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct VarId(u32);
+
+impl VarId {
+    /// The slot index.
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+#[derive(Default)]
+struct Interner {
+    ids: HashMap<Arc<str>, u32>,
+    names: Vec<Arc<str>>,
+}
+
+fn interner() -> &'static RwLock<Interner> {
+    static I: OnceLock<RwLock<Interner>> = OnceLock::new();
+    I.get_or_init(|| RwLock::new(Interner::default()))
+}
+
+/// Intern a variable name (any text; validity is checked separately).
+pub fn intern(name: &str) -> VarId {
+    if let Ok(g) = interner().read() {
+        if let Some(&id) = g.ids.get(name) {
+            return VarId(id);
+        }
+    }
+    let mut g = match interner().write() {
+        Ok(g) => g,
+        Err(p) => p.into_inner(),
+    };
+    if let Some(&id) = g.ids.get(name) {
+        return VarId(id);
+    }
+    let id = g.names.len() as u32;
+    let arc: Arc<str> = Arc::from(name);
+    g.names.push(arc.clone());
+    g.ids.insert(arc, id);
+    VarId(id)
+}
+
+/// Look a name up without interning it.
+pub fn lookup_id(name: &str) -> Option<VarId> {
+    let g = match interner().read() {
+        Ok(g) => g,
+        Err(p) => p.into_inner(),
+    };
+    g.ids.get(name).map(|&i| VarId(i))
+}
+
+/// A reference to a variable, resolved at load time.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VarRef {
+    /// Interned identifier.
+    pub id: VarId,
+    /// The name as written (without the colon).
+    pub name: Arc<str>,
+}
+
+impl VarRef {
+    /// Resolve a name.
+    pub fn new(name: &str) -> VarRef {
+        VarRef { id: intern(name), name: Arc::from(name) }
+    }
+}
+
+/// pgbench's variable name rule: `[A-Za-z_\x80-\xff][A-Za-z0-9_\x80-\xff]*`.
+pub fn valid_variable_name(name: &str) -> bool {
+    let b = name.as_bytes();
+    match b.first() {
+        None => false,
+        Some(&c) if c >= 0x80 || c.is_ascii_alphabetic() || c == b'_' => {
+            b[1..].iter().all(|&c| c >= 0x80 || c.is_ascii_alphanumeric() || c == b'_')
+        }
+        Some(_) => false,
+    }
+}
+
+/// One variable's content: the text it was given, or a typed value.
+#[derive(Debug, Clone, PartialEq)]
+pub enum VarValue {
+    /// Text (from `-D`, `\gset`, `\aset`), typed on use.
+    Text(String),
+    /// A typed value (from `\set`, `\setshell` and the automatic variables).
+    Value(Value),
+}
+
+impl VarValue {
+    /// The typed value, converting text with pgbench's rules.
+    pub fn typed(&self, name: &str) -> Result<Value, EvalError> {
+        match self {
+            VarValue::Value(v) => Ok(*v),
+            VarValue::Text(s) => text_to_value(name, s),
+        }
+    }
+
+    /// Append the string form used for SQL substitution and shell arguments.
+    pub fn write_text(&self, out: &mut String) {
+        match self {
+            VarValue::Text(s) => out.push_str(s),
+            VarValue::Value(v) => v.write_text(out),
+        }
+    }
+}
+
+/// Convert a variable's text to a typed value as pgbench does on first use.
+pub fn text_to_value(name: &str, s: &str) -> Result<Value, EvalError> {
+    if s.is_empty() {
+        return Err(EvalError::Silent);
+    }
+    let lower = s.to_ascii_lowercase();
+    let n = lower.len();
+    let prefix_of = |word: &str| n <= word.len() && word.as_bytes()[..n] == *lower.as_bytes();
+    if lower == "null" {
+        return Ok(Value::Null);
+    }
+    if prefix_of("true") || prefix_of("yes") || lower == "on" {
+        return Ok(Value::Bool(true));
+    }
+    if prefix_of("false") || prefix_of("no") || lower == "off" || lower == "of" {
+        return Ok(Value::Bool(false));
+    }
+    if is_an_int(s) {
+        return match strtoint64(s) {
+            Int64Parse::Ok(i) => Ok(Value::Int(i)),
+            Int64Parse::Range => Err(EvalError::BigintRange(s.to_string())),
+            Int64Parse::Syntax => Err(EvalError::BigintSyntax(s.to_string())),
+        };
+    }
+    match strtod_whole(s) {
+        StrtodResult::Ok(d) => Ok(Value::Double(d)),
+        _ => Err(EvalError::MalformedVariable { name: name.to_string(), value: s.to_string() }),
+    }
+}
+
+fn is_an_int(s: &str) -> bool {
+    let b = s.as_bytes();
+    let mut i = 0;
+    while i < b.len() && c_isspace(b[i]) {
+        i += 1;
+    }
+    if i < b.len() && (b[i] == b'+' || b[i] == b'-') {
+        i += 1;
+    }
+    if i < b.len() && !b[i].is_ascii_digit() {
+        return false;
+    }
+    while i < b.len() && b[i].is_ascii_digit() {
+        i += 1;
+    }
+    i == b.len()
+}
+
+/// One client's variables, indexed by [`VarId`].
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Variables {
+    slots: Vec<Option<VarValue>>,
+}
+
+impl Variables {
+    /// No variables.
+    pub fn new() -> Variables {
+        Variables::default()
+    }
+
+    /// The variable's content, if defined.
+    #[inline]
+    pub fn get(&self, id: VarId) -> Option<&VarValue> {
+        self.slots.get(id.index()).and_then(|s| s.as_ref())
+    }
+
+    /// Look a variable up by name.
+    pub fn get_by_name(&self, name: &str) -> Option<&VarValue> {
+        lookup_id(name).and_then(|id| self.get(id))
+    }
+
+    /// Whether a variable is defined.
+    pub fn is_defined(&self, name: &str) -> bool {
+        self.get_by_name(name).is_some()
+    }
+
+    /// Store without any name check (the name behind `id` must be valid).
+    #[inline]
+    pub fn set(&mut self, id: VarId, v: VarValue) {
+        let i = id.index();
+        if i >= self.slots.len() {
+            self.slots.resize(i + 1, None);
+        }
+        self.slots[i] = Some(v);
+    }
+
+    /// Store a typed value under `name`, validating the name; `context` prefixes the
+    /// error (`set`, `setshell`, `startup`).
+    pub fn put_value(&mut self, context: &str, name: &str, v: Value) -> Result<(), VarError> {
+        self.put(context, name, VarValue::Value(v))
+    }
+
+    /// Store text under `name` (`-D` uses context `option`, `\gset` `gset`, `\aset` `aset`).
+    pub fn put_text(&mut self, context: &str, name: &str, text: &str) -> Result<(), VarError> {
+        self.put(context, name, VarValue::Text(text.to_string()))
+    }
+
+    fn put(&mut self, context: &str, name: &str, v: VarValue) -> Result<(), VarError> {
+        let id = match lookup_id(name) {
+            Some(id) if self.get(id).is_some() => id,
+            _ => {
+                if !valid_variable_name(name) {
+                    return Err(VarError::InvalidName {
+                        context: context.to_string(),
+                        name: name.to_string(),
+                    });
+                }
+                intern(name)
+            }
+        };
+        self.set(id, v);
+        Ok(())
+    }
+
+    /// Typed value of a variable for expression evaluation.
+    pub fn value_of(&self, r: &VarRef) -> Result<Value, EvalError> {
+        match self.get(r.id) {
+            Some(v) => v.typed(&r.name),
+            None => Err(EvalError::UndefinedVariable(r.name.to_string())),
+        }
+    }
+
+    /// Iterate over defined variables as (name, content).
+    pub fn iter(&self) -> impl Iterator<Item = (Arc<str>, &VarValue)> + '_ {
+        let g = match interner().read() {
+            Ok(g) => g.names.clone(),
+            Err(p) => p.into_inner().names.clone(),
+        };
+        self.slots
+            .iter()
+            .enumerate()
+            .filter_map(move |(i, s)| s.as_ref().map(|v| (g[i].clone(), v)))
+    }
+}
+
+/// Parse a `-D NAME=VALUE` argument: returns (name, value) or pgbench's error.
+pub fn parse_define(arg: &str) -> Result<(String, String), VarError> {
+    match arg.split_once('=') {
+        Some((name, value)) if !name.is_empty() && !value.is_empty() => {
+            if !valid_variable_name(name) {
+                return Err(VarError::InvalidName {
+                    context: "option".to_string(),
+                    name: name.to_string(),
+                });
+            }
+            Ok((name.to_string(), value.to_string()))
+        }
+        _ => Err(VarError::InvalidDefinition(arg.to_string())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn typing_rules() {
+        let t = |s: &str| text_to_value("v", s);
+        assert_eq!(t("true"), Ok(Value::Bool(true)));
+        assert_eq!(t("y"), Ok(Value::Bool(true)));
+        assert_eq!(t("of"), Ok(Value::Bool(false)));
+        assert_eq!(t("NULL"), Ok(Value::Null));
+        assert_eq!(t(" 12"), Ok(Value::Int(12)));
+        assert_eq!(t("0x10"), Ok(Value::Double(16.0)));
+        assert!(matches!(t("o"), Err(EvalError::MalformedVariable { .. })));
+        assert!(matches!(t("1.5 "), Err(EvalError::MalformedVariable { .. })));
+        assert!(matches!(t("99999999999999999999"), Err(EvalError::BigintRange(_))));
+        assert_eq!(t(""), Err(EvalError::Silent));
+    }
+
+    #[test]
+    fn define_parsing() {
+        assert_eq!(parse_define("a=b=c"), Ok(("a".into(), "b=c".into())));
+        assert!(matches!(parse_define("=1"), Err(VarError::InvalidDefinition(_))));
+        assert!(matches!(parse_define("x="), Err(VarError::InvalidDefinition(_))));
+        assert_eq!(
+            parse_define("1x=2").unwrap_err().to_string(),
+            "option: invalid variable name: \"1x\""
+        );
+    }
+
+    #[test]
+    fn names() {
+        assert!(valid_variable_name("_a1"));
+        assert!(valid_variable_name("é"));
+        assert!(!valid_variable_name("?column?"));
+        assert!(!valid_variable_name(""));
+    }
+}

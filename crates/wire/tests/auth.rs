@@ -1,0 +1,122 @@
+//! Password, md5 and SCRAM authentication against clusters configured for each,
+//! with failure messages compared to libpq 15's.
+
+mod common;
+
+use std::sync::OnceLock;
+
+use common::{assert_same_error_as_libpq, connect, must_connect, socket_conninfo, tcp_conninfo};
+use pgrush_sandbox::{Auth, Cluster};
+
+fn cluster(auth: Auth) -> &'static Cluster {
+    static PASSWORD: OnceLock<Cluster> = OnceLock::new();
+    static MD5: OnceLock<Cluster> = OnceLock::new();
+    static SCRAM: OnceLock<Cluster> = OnceLock::new();
+    let cell = match auth {
+        Auth::Password => &PASSWORD,
+        Auth::Md5 => &MD5,
+        _ => &SCRAM,
+    };
+    cell.get_or_init(|| {
+        Cluster::builder()
+            .auth(auth)
+            .user("alice", "s3cret")
+            .start()
+            .expect("start cluster")
+    })
+}
+
+fn check_method(auth: Auth) {
+    let c = cluster(auth);
+    for base in [
+        tcp_conninfo(c, "alice", "postgres"),
+        socket_conninfo(c, "alice", "postgres"),
+    ] {
+        let mut conn = must_connect(&format!("{base} password=s3cret sslmode=disable"));
+        let r = conn.simple_query("SELECT current_user").expect("query");
+        assert_eq!(r[0].get(0, 0), Some("alice"));
+        // Wrong password and no password: libpq's exact texts.
+        let wrong = assert_same_error_as_libpq(&format!("{base} password=nope sslmode=disable"));
+        assert!(
+            wrong.ends_with("FATAL:  password authentication failed for user \"alice\""),
+            "{wrong}"
+        );
+        let none = assert_same_error_as_libpq(&format!("{base} sslmode=disable"));
+        assert!(
+            none.ends_with("fe_sendauth: no password supplied"),
+            "{none}"
+        );
+    }
+}
+
+#[test]
+fn cleartext_password() {
+    check_method(Auth::Password);
+}
+
+#[test]
+fn md5_password() {
+    check_method(Auth::Md5);
+}
+
+#[test]
+fn scram_sha_256() {
+    check_method(Auth::Scram);
+}
+
+#[test]
+fn password_from_pgpass_file() {
+    use std::os::unix::fs::PermissionsExt;
+    let c = cluster(Auth::Scram);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("pgpass");
+    std::fs::write(&file, format!("*:{}:*:alice:s3cret\n", c.port())).expect("write");
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+    let base = tcp_conninfo(c, "alice", "postgres");
+    let req = pgrush_wire::conninfo::ConnectRequest {
+        dbname: Some(format!(
+            "{base} sslmode=disable passfile={}",
+            file.display()
+        )),
+        ..Default::default()
+    };
+    let params = pgrush_wire::conninfo::resolve(&req).expect("resolve");
+    let mut conn = pgrush_wire::Connection::connect(&params).expect("connect with pgpass");
+    assert_eq!(
+        conn.simple_query("SELECT 1").expect("query")[0].get(0, 0),
+        Some("1")
+    );
+    // A wrong password from the file adds libpq's hint line.
+    std::fs::write(&file, format!("*:{}:*:alice:wrong\n", c.port())).expect("write");
+    let params = pgrush_wire::conninfo::resolve(&req).expect("resolve");
+    let err = pgrush_wire::Connection::connect(&params)
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    assert_eq!(
+        err,
+        format!(
+            "connection to server at \"127.0.0.1\", port {}, failed: FATAL:  password authentication failed for user \"alice\"\npassword retrieved from file \"{}\"",
+            c.port(),
+            file.display()
+        )
+        .replace(", failed", " failed")
+    );
+}
+
+#[test]
+fn unknown_database_and_role() {
+    let c = cluster(Auth::Scram);
+    let base = format!(
+        "host={} port={} sslmode=disable password=s3cret",
+        c.tcp_host(),
+        c.port()
+    );
+    let e = assert_same_error_as_libpq(&format!("{base} user=alice dbname=nosuchdb"));
+    assert!(
+        e.ends_with("FATAL:  database \"nosuchdb\" does not exist"),
+        "{e}"
+    );
+    assert_same_error_as_libpq(&format!("{base} user=nobody dbname=postgres"));
+    assert!(connect(&format!("{base} user=alice dbname=postgres")).is_ok());
+}
