@@ -10,7 +10,7 @@ mod setup;
 use std::io::Write;
 
 use pgrush_engine::{EngineConfig, LogConfig, RunLength, ThreadRngs, messages};
-use pgrush_script::{Script, SeedPlan, Variables};
+use pgrush_script::{Script, Seeds, Value, Variables};
 use pgrush_stats::{RunConfig, RunLimit, RunSummary, ScriptInfo};
 use pgrush_wire::conninfo::{ConnParams, ConnectRequest};
 
@@ -54,7 +54,7 @@ fn load_scripts(opts: &Options) -> Result<Vec<Script>, i32> {
                         return Err(1);
                     }
                 };
-                pgrush_script::load_script(b.desc, b.text, spec.weight)
+                b.load(spec.weight)
             }
             ScriptSource::File(path) => {
                 let text = if path == "-" {
@@ -93,15 +93,15 @@ fn load_scripts(opts: &Options) -> Result<Vec<Script>, i32> {
         match script {
             Ok(s) => scripts.push(s),
             Err(e) => {
-                let text = e.to_string();
-                let text = text.strip_suffix('\n').unwrap_or(&text);
-                let mut lines = text.splitn(2, '\n');
-                if let Some(first) = lines.next() {
-                    messages::error(prog, first);
-                }
-                if let Some(rest) = lines.next() {
-                    eprintln!("{rest}");
-                }
+                eprintln!("{prog}: error: {e}");
+                return Err(1);
+            }
+        }
+    }
+    if opts.query_mode != QueryMode::Simple {
+        for s in &scripts {
+            if let Err(e) = s.check_parameters() {
+                eprintln!("{prog}: error: {e}");
                 return Err(1);
             }
         }
@@ -189,34 +189,30 @@ fn run_inner(opts: &Options) -> Result<i32, i32> {
 
     // Seeds: client generators, default_seed, then per-thread generators.
     let defined = |name: &str| opts.defines.iter().any(|(n, _)| n == name);
-    let mut plan = SeedPlan::new(seed);
-    let client_rngs = plan.client_generators(opts.clients as usize);
+    let seeds = Seeds::plan(
+        seed,
+        opts.clients as usize,
+        threads as usize,
+        defined("default_seed"),
+    );
     let mut variables = Variables::new();
     for (name, value) in &opts.defines {
-        if let Err(e) = variables.define(name, value) {
+        if let Err(e) = variables.put_text("option", name, value) {
             messages::error(prog, &e.to_string());
             return Err(1);
         }
     }
     if !defined("scale") {
-        let _ = variables.set_int("scale", scale);
+        let _ = variables.put_value("startup", "scale", Value::Int(scale));
     }
-    if !defined("default_seed") {
-        let _ = variables.set_int("default_seed", plan.default_seed());
+    if let Some(ds) = seeds.default_seed {
+        let _ = variables.put_value("startup", "default_seed", Value::Int(ds));
     }
     if !defined("random_seed") {
-        let _ = variables.set_int("random_seed", seed as i64);
+        let _ = variables.put_value("startup", "random_seed", Value::Int(seed as i64));
     }
-    let thread_rngs: Vec<ThreadRngs> = (0..threads)
-        .map(|_| {
-            let (choose, throttle, sampling) = plan.thread_generators();
-            ThreadRngs {
-                choose,
-                throttle,
-                sampling,
-            }
-        })
-        .collect();
+    let client_rngs = seeds.clients;
+    let thread_rngs: Vec<ThreadRngs> = seeds.threads;
 
     if !opts.no_vacuum {
         setup::vacuum(&mut con, prog, opts.vacuum_all);

@@ -9,7 +9,6 @@
 //! (Debian's pgbench prints `pgbench (PostgreSQL) 15.18 (Debian 15.18-0+deb12u1)`),
 //! and the third word is still the PostgreSQL version pgrush emulates.
 
-use crate::parse::builtins;
 use std::io::Write;
 
 /// The PostgreSQL release whose pgbench pgrush reproduces.
@@ -121,15 +120,15 @@ pub fn print_version(progname: &str) -> i32 {
 
 /// `-b list`: the builtin list on stderr; returns 0.
 pub fn print_builtin_list() -> i32 {
-    let _ = std::io::stderr().write_all(builtins::list_text().as_bytes());
+    let _ = std::io::stderr().write_all(pgrush_script::builtin_list_text().as_bytes());
     0
 }
 
 /// `--show-script=NAME` (NAME already resolved): the script on stderr; returns 0.
 pub fn print_show_script(name: &str) -> i32 {
-    match builtins::by_prefix(name.as_bytes()) {
-        Ok(b) => {
-            let _ = std::io::stderr().write_all(builtins::show_text(b).as_bytes());
+    match pgrush_script::show_script_text(name) {
+        Ok(text) => {
+            let _ = std::io::stderr().write_all(text.as_bytes());
             0
         }
         Err(_) => 1,

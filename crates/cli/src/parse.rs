@@ -8,16 +8,16 @@
 //! only gets the exit status.
 
 mod apply;
-pub(crate) mod builtins;
 mod diag;
 mod finish;
-mod getopt;
+pub(crate) mod getopt;
 mod numbers;
 mod table;
 
 use crate::options::{Action, Options, SeedChoice};
 use diag::{Diag, cat};
 use getopt::Getopt;
+use pgrush_script::SeedSpec;
 use std::ffi::OsString;
 use std::io::{self, Write};
 use std::os::unix::ffi::OsStrExt;
@@ -131,17 +131,16 @@ pub fn parse_with(args: &[OsString], env: &Env, err: &mut dyn Write) -> Result<O
 /// `--random-seed`/`PGBENCH_RANDOM_SEED` values: `time`, `rand` or an unsigned
 /// integer. Prints the complaint and returns `None` when invalid.
 fn parse_seed(value: &[u8], diag: &mut Diag<'_>) -> Option<SeedChoice> {
-    match value {
-        b"time" => Some(SeedChoice::Time),
-        b"rand" => Some(SeedChoice::Rand),
-        _ => match numbers::scan_u64_exact(value) {
-            Some(v) => Some(SeedChoice::Value(v)),
-            None => {
-                diag.error(&cat(&[b"unrecognized random seed option \"", value, b"\""]));
-                diag.detail(b"Expecting an unsigned integer, \"time\" or \"rand\".");
-                None
-            }
-        },
+    // Invalid UTF-8 is never a valid seed, and the lossy copy keeps it invalid.
+    match pgrush_script::parse_seed_spec(&String::from_utf8_lossy(value)) {
+        Ok(SeedSpec::Time) => Some(SeedChoice::Time),
+        Ok(SeedSpec::Rand) => Some(SeedChoice::Rand),
+        Ok(SeedSpec::Value(v)) => Some(SeedChoice::Value(v)),
+        Err(_) => {
+            diag.error(&cat(&[b"unrecognized random seed option \"", value, b"\""]));
+            diag.detail(b"Expecting an unsigned integer, \"time\" or \"rand\".");
+            None
+        }
     }
 }
 

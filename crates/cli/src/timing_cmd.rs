@@ -1,9 +1,584 @@
-//! Wiring of `pgrush timing` / `pg_test_timing`. (Stub; owned by the timing work.)
+//! `pgrush timing` and the `pg_test_timing` personality.
+//!
+//! Command line as pg_test_timing 18: `-?`/`--help` and `-V`/`--version` only as
+//! the first argument, then getopt_long over `-d`/`--duration` (every message
+//! and exit status the same; the program name in messages is the basename of
+//! argv[0], `pgrush` for `pgrush timing`). pgrush's additions are long options
+//! (`--ns`, `--clock`, `--all-clocks`, `--json`, `--explain-analyze`,
+//! `--host`, `--port`, `--username`, `--dbname`; abbreviations of `--duration`
+//! keep their meaning) plus `-h`/`-p`/`-U` under `pgrush timing` only, so that
+//! every pg_test_timing command line behaves the same under that name.
+//!
+//! Backwards steps: started as `pg_test_timing` with no pgrush option, the
+//! measurement stops at the first reading that is a whole microsecond behind
+//! the previous one, prints pg_test_timing's two lines and exits 1, exactly as
+//! pg_test_timing 18. Otherwise (`pgrush timing`, or any pgrush option) backwards
+//! steps are counted at nanosecond resolution, the measurement goes on, the
+//! count and largest step are reported and the exit status is 1.
 
+use crate::parse::getopt::{Getopt, GetoptError, HasArg, LongOpt, ShortOpt};
+use pgrush_timing::explain::{self, ExplainResult};
+use pgrush_timing::report::{JsonClock, JsonUnavailable};
+use pgrush_timing::{
+    ClockKind, ClockReport, JsonReport, MeasureConfig, SystemClock, duration, measure_system, text,
+};
+use pgrush_wire::Connection;
+use pgrush_wire::conninfo::{ConnectRequest, resolve};
 use std::ffi::OsString;
+use std::io::{self, Write};
+use std::os::unix::ffi::OsStrExt;
+
+/// pg_test_timing's default duration, in seconds.
+const DEFAULT_DURATION: u32 = 3;
+
+/// Option identifiers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Opt {
+    Duration,
+    Ns,
+    Clock,
+    AllClocks,
+    Json,
+    ExplainAnalyze,
+    Host,
+    Port,
+    User,
+    Dbname,
+}
+
+const fn short(ch: u8, id: Opt) -> ShortOpt<Opt> {
+    ShortOpt {
+        ch,
+        has_arg: HasArg::Required,
+        id,
+    }
+}
+
+const fn long(name: &'static str, has_arg: HasArg, id: Opt, extension: bool) -> LongOpt<Opt> {
+    LongOpt {
+        name,
+        has_arg,
+        id,
+        extension,
+    }
+}
+
+/// Short options under the `pg_test_timing` name (pg_test_timing 18's `d:`).
+const COMPAT_SHORTS: &[ShortOpt<Opt>] = &[short(b'd', Opt::Duration)];
+/// Short options of `pgrush timing`.
+const PGRUSH_SHORTS: &[ShortOpt<Opt>] = &[
+    short(b'd', Opt::Duration),
+    short(b'h', Opt::Host),
+    short(b'p', Opt::Port),
+    short(b'U', Opt::User),
+];
+const LONGS: &[LongOpt<Opt>] = &[
+    long("duration", HasArg::Required, Opt::Duration, false),
+    long("ns", HasArg::No, Opt::Ns, true),
+    long("clock", HasArg::Required, Opt::Clock, true),
+    long("all-clocks", HasArg::No, Opt::AllClocks, true),
+    long("json", HasArg::No, Opt::Json, true),
+    long("explain-analyze", HasArg::No, Opt::ExplainAnalyze, true),
+    long("host", HasArg::Required, Opt::Host, true),
+    long("port", HasArg::Required, Opt::Port, true),
+    long("username", HasArg::Required, Opt::User, true),
+    long("dbname", HasArg::Required, Opt::Dbname, true),
+];
+
+/// Names used in messages.
+#[derive(Debug, Clone)]
+struct Names {
+    /// argv[0] as typed (getopt's messages).
+    argv0: Vec<u8>,
+    /// Basename of argv[0].
+    progname: String,
+    /// What the `Try "... --help"` hint names.
+    command: String,
+}
+
+/// What the command line asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Settings {
+    duration: u32,
+    clock: Option<ClockKind>,
+    all_clocks: bool,
+    json: bool,
+    explain: bool,
+    /// pgrush behaviour (nanosecond detail, backwards steps counted).
+    extended: bool,
+    host: Option<String>,
+    port: Option<String>,
+    user: Option<String>,
+    dbname: Option<String>,
+}
+
+/// The outcome of parsing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Parsed {
+    Help,
+    Version,
+    Run(Box<Settings>),
+    /// Messages for stderr and the exit status.
+    Fail(String, i32),
+}
 
 /// Runs the clock-overhead check; `compat_name` is true when started as `pg_test_timing`.
-pub fn run(_argv0: &str, _args: &[OsString], _compat_name: bool) -> i32 {
-    eprintln!("pgrush: error: timing is not built yet");
-    1
+pub fn run(argv0: &str, args: &[OsString], compat_name: bool) -> i32 {
+    let progname = std::path::Path::new(argv0)
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| argv0.to_string());
+    let names = Names {
+        argv0: argv0.as_bytes().to_vec(),
+        command: if compat_name {
+            progname.clone()
+        } else {
+            format!("{progname} timing")
+        },
+        progname,
+    };
+    let args: Vec<Vec<u8>> = args.iter().map(|a| a.as_bytes().to_vec()).collect();
+    let posixly_correct = std::env::var_os("POSIXLY_CORRECT").is_some();
+    match parse(&args, compat_name, posixly_correct, &names) {
+        Parsed::Help => write_out(usage(&names, compat_name).as_bytes(), 0),
+        Parsed::Version => write_out(crate::help::version_text("pg_test_timing").as_bytes(), 0),
+        Parsed::Fail(msg, code) => {
+            let _ = io::stderr().write_all(msg.as_bytes());
+            code
+        }
+        Parsed::Run(settings) => execute(&settings, &names),
+    }
+}
+
+fn write_out(bytes: &[u8], code: i32) -> i32 {
+    let mut out = io::stdout().lock();
+    let _ = out.write_all(bytes);
+    let _ = out.flush();
+    code
+}
+
+/// `--help` text.
+fn usage(names: &Names, compat_name: bool) -> String {
+    if compat_name {
+        return format!("Usage: {} [-d DURATION]\n", names.progname);
+    }
+    format!(
+        r#"Usage: {cmd} [-d DURATION] [OPTION]...
+
+Measures the cost and behaviour of the system clock, as pg_test_timing does,
+then shows a nanosecond histogram with percentiles and backwards steps.
+Started under the name pg_test_timing, it behaves as pg_test_timing 18.
+
+Options:
+  -d, --duration=SECONDS   measure for SECONDS seconds per clock (default: 3)
+      --clock=CLOCK        clock to measure: monotonic (default), monotonic_raw,
+                           monotonic_coarse, realtime, tsc (invariant TSC only)
+      --all-clocks         measure every available clock and compare them
+      --ns                 nanosecond histogram and percentiles (always on here;
+                           for the pg_test_timing name)
+      --json               print the results as JSON
+      --explain-analyze    measure EXPLAIN ANALYZE's timing overhead per row on
+                           a server (temporary table of 100000 rows)
+  -h, --host=HOSTNAME      database server host or socket directory
+  -p, --port=PORT          database server port number
+  -U, --username=USERNAME  connect as specified database user
+      --dbname=DBNAME      database to connect to
+  -V, --version            output version information, then exit
+  -?, --help               show this help, then exit
+
+Exit status: 0, or 1 on errors and when the clock went backwards.
+"#,
+        cmd = names.command
+    )
+}
+
+fn try_line(names: &Names) -> String {
+    format!("Try \"{} --help\" for more information.\n", names.command)
+}
+
+fn text_arg(arg: Option<&[u8]>) -> String {
+    String::from_utf8_lossy(arg.unwrap_or_default()).into_owned()
+}
+
+/// Parses the arguments after argv[0] (after `timing` for `pgrush timing`).
+fn parse(args: &[Vec<u8>], compat_name: bool, posixly_correct: bool, names: &Names) -> Parsed {
+    match args.first().map(Vec::as_slice) {
+        Some(b"--help" | b"-?") => return Parsed::Help,
+        Some(b"--version" | b"-V") => return Parsed::Version,
+        _ => {}
+    }
+    let shorts = if compat_name {
+        COMPAT_SHORTS
+    } else {
+        PGRUSH_SHORTS
+    };
+    let mut s = Settings {
+        duration: DEFAULT_DURATION,
+        clock: None,
+        all_clocks: false,
+        json: false,
+        explain: false,
+        extended: !compat_name,
+        host: None,
+        port: None,
+        user: None,
+        dbname: None,
+    };
+    let fail_try = |msg: String| Parsed::Fail(format!("{msg}{}", try_line(names)), 1);
+    let prog = &names.progname;
+    let mut scan = Getopt::new(args, shorts, LONGS, posixly_correct);
+    while let Some(found) = scan.next_opt() {
+        let found = match found {
+            Ok(f) => f,
+            Err(e) => return fail_try(getopt_message(&e, &names.argv0)),
+        };
+        match found.id {
+            Opt::Duration => match duration::parse_duration(found.arg.unwrap_or_default()) {
+                Ok(d) => s.duration = d,
+                Err(duration::DurationError::Invalid) => {
+                    return fail_try(format!("{prog}: invalid argument for option --duration\n"));
+                }
+                Err(duration::DurationError::OutOfRange) => {
+                    return Parsed::Fail(
+                        format!("{prog}: --duration must be in range 1..4294967295\n"),
+                        1,
+                    );
+                }
+            },
+            Opt::Clock => match ClockKind::parse(&text_arg(found.arg)) {
+                Some(k) => {
+                    s.clock = Some(k);
+                    s.extended = true;
+                }
+                None => {
+                    let all: Vec<&str> = ClockKind::ALL.iter().map(|k| k.name()).collect();
+                    return fail_try(format!(
+                        "{prog}: --clock must be one of {}\n",
+                        all.join(", ")
+                    ));
+                }
+            },
+            Opt::Ns => s.extended = true,
+            Opt::AllClocks => {
+                s.all_clocks = true;
+                s.extended = true;
+            }
+            Opt::Json => {
+                s.json = true;
+                s.extended = true;
+            }
+            Opt::ExplainAnalyze => {
+                s.explain = true;
+                s.extended = true;
+            }
+            Opt::Host => s.host = Some(text_arg(found.arg)),
+            Opt::Port => s.port = Some(text_arg(found.arg)),
+            Opt::User => s.user = Some(text_arg(found.arg)),
+            Opt::Dbname => s.dbname = Some(text_arg(found.arg)),
+        }
+    }
+    if let Some(first) = scan.positional().first() {
+        return fail_try(format!(
+            "{prog}: too many command-line arguments (first is \"{}\")\n",
+            String::from_utf8_lossy(first)
+        ));
+    }
+    if s.all_clocks && s.clock.is_some() {
+        return fail_try(format!(
+            "{prog}: --clock and --all-clocks cannot be used together\n"
+        ));
+    }
+    Parsed::Run(Box::new(s))
+}
+
+fn getopt_message(e: &GetoptError, argv0: &[u8]) -> String {
+    let mut buf = Vec::new();
+    let _ = e.write_to(argv0, &mut buf);
+    String::from_utf8_lossy(&buf).into_owned()
+}
+
+/// Runs the measurement(s) and prints the results; returns the exit status.
+fn execute(s: &Settings, names: &Names) -> i32 {
+    let prog = &names.progname;
+    let mut conn = match s.explain.then(|| connect(s, prog)).transpose() {
+        Ok(c) => c,
+        Err(msg) => {
+            let _ = io::stderr().write_all(msg.as_bytes());
+            return 1;
+        }
+    };
+    let cfg = MeasureConfig {
+        duration_ns: i64::from(s.duration) * 1_000_000_000,
+        detail: s.extended,
+        stop_on_backwards: !s.extended,
+    };
+    let mut out = io::stdout().lock();
+    let mut unavailable = Vec::new();
+    let reports = if s.all_clocks {
+        let mut clocks = Vec::new();
+        for kind in ClockKind::ALL {
+            match SystemClock::open(kind) {
+                Ok(c) => clocks.push((kind, c)),
+                Err(e) => unavailable.push(JsonUnavailable {
+                    clock: kind.name(),
+                    reason: e.to_string(),
+                }),
+            }
+        }
+        if !s.json {
+            let _ = out.write_all(text::all_clocks_heading(clocks.len(), s.duration).as_bytes());
+            let _ = out.flush();
+        }
+        let reports: Vec<ClockReport> = clocks
+            .into_iter()
+            .map(|(kind, c)| measure_system(kind, c, &cfg))
+            .collect();
+        if !s.json {
+            let mut t = text::all_clocks_table(&reports);
+            for u in &unavailable {
+                t.push_str(&format!("{}: not available ({})\n", u.clock, u.reason));
+            }
+            let _ = out.write_all(t.as_bytes());
+        }
+        reports
+    } else {
+        let kind = s.clock.unwrap_or(ClockKind::Monotonic);
+        let clock = match SystemClock::open(kind) {
+            Ok(c) => c,
+            Err(e) => {
+                let _ = writeln!(
+                    io::stderr(),
+                    "{prog}: clock \"{kind}\" is not available: {e}"
+                );
+                return 1;
+            }
+        };
+        if !s.json {
+            let _ = out.write_all(text::testing_line(s.duration).as_bytes());
+            let _ = out.flush();
+        }
+        let r = measure_system(kind, clock, &cfg);
+        if let Some(warp) = r.measurement.warp_us {
+            let _ = out.flush();
+            let _ = io::stderr().write_all(text::warp_lines(warp).as_bytes());
+            return 1;
+        }
+        if !s.json {
+            let mut t = text::per_loop_line(&r.measurement);
+            t.push_str(&text::us_histogram(&r.measurement));
+            if s.extended {
+                t.push_str(&text::ns_section(&r));
+            }
+            let _ = out.write_all(t.as_bytes());
+        }
+        vec![r]
+    };
+    let _ = out.flush();
+    let explain_result = match conn.as_mut().map(explain::run).transpose() {
+        Ok(r) => r,
+        Err(e) => {
+            let mut msg = format!("{prog}: error: {e}\n");
+            if let explain::ExplainError::Query { sql, .. } = &e {
+                msg.push_str(&format!("{prog}: detail: Query was: {sql}\n"));
+            }
+            let _ = io::stderr().write_all(msg.as_bytes());
+            return 1;
+        }
+    };
+    if let Some(c) = conn {
+        let _ = c.close();
+    }
+    finish(s, &reports, unavailable, explain_result, &mut out)
+}
+
+/// Prints the explain section or the JSON document, the backwards warnings,
+/// and picks the exit status.
+fn finish(
+    s: &Settings,
+    reports: &[ClockReport],
+    unavailable: Vec<JsonUnavailable>,
+    explain_result: Option<ExplainResult>,
+    out: &mut dyn Write,
+) -> i32 {
+    let backwards = reports.iter().any(|r| r.measurement.backwards.count > 0);
+    if s.json {
+        let doc = JsonReport {
+            duration_s: s.duration,
+            clocks: reports.iter().map(JsonClock::from_report).collect(),
+            unavailable,
+            backwards_detected: backwards,
+            explain_analyze: explain_result,
+        };
+        let _ = out.write_all(doc.to_json_string().as_bytes());
+    } else if let Some(e) = &explain_result {
+        let cost = reports
+            .iter()
+            .find(|r| r.clock == ClockKind::Monotonic)
+            .or(reports.first())
+            .and_then(|r| r.measurement.per_loop_ns());
+        let _ = out.write_all(explain::text(e, cost).as_bytes());
+    }
+    let _ = out.flush();
+    for r in reports.iter().filter(|r| r.measurement.backwards.count > 0) {
+        let _ = io::stderr().write_all(text::backwards_warning(r.clock, &r.measurement).as_bytes());
+    }
+    i32::from(backwards)
+}
+
+/// Connects for `--explain-analyze` with the usual options and environment.
+fn connect(s: &Settings, prog: &str) -> Result<Connection, String> {
+    let request = ConnectRequest {
+        dbname: s.dbname.clone(),
+        host: s.host.clone(),
+        port: s.port.clone(),
+        user: s.user.clone(),
+        password: None,
+        fallback_application_name: Some(prog.to_string()),
+        extra: Vec::new(),
+    };
+    let params = resolve(&request).map_err(|e| format!("{prog}: error: {e}\n"))?;
+    Connection::connect(&params).map_err(|e| format!("{prog}: error: {e}\n"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(compat: bool) -> Names {
+        let progname = if compat { "pg_test_timing" } else { "pgrush" };
+        Names {
+            argv0: format!("/x/{progname}").into_bytes(),
+            progname: progname.into(),
+            command: if compat {
+                progname.into()
+            } else {
+                "pgrush timing".into()
+            },
+        }
+    }
+
+    fn p(args: &[&str], compat: bool) -> Parsed {
+        let args: Vec<Vec<u8>> = args.iter().map(|a| a.as_bytes().to_vec()).collect();
+        parse(&args, compat, false, &names(compat))
+    }
+
+    fn settings(args: &[&str], compat: bool) -> Settings {
+        match p(args, compat) {
+            Parsed::Run(s) => *s,
+            other => panic!("{args:?}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn compat_defaults_and_abbreviations() {
+        let s = settings(&[], true);
+        assert_eq!((s.duration, s.extended), (3, false));
+        assert_eq!(settings(&["--dur", "7"], true).duration, 7);
+        assert_eq!(settings(&["--d=2"], true).duration, 2);
+        assert_eq!(settings(&["-d5"], true).duration, 5);
+        assert!(settings(&["--ns"], true).extended);
+        assert!(settings(&[], false).extended);
+    }
+
+    #[test]
+    fn help_and_version_only_first() {
+        assert_eq!(p(&["-?", "x"], true), Parsed::Help);
+        assert_eq!(p(&["--version"], false), Parsed::Version);
+        assert_eq!(
+            p(&["-d", "1", "-V"], true),
+            Parsed::Fail(
+                "/x/pg_test_timing: invalid option -- 'V'\nTry \"pg_test_timing --help\" for more information.\n"
+                    .into(),
+                1
+            )
+        );
+    }
+
+    #[test]
+    fn errors() {
+        assert_eq!(
+            p(&["-d", "0"], false),
+            Parsed::Fail(
+                "pgrush: --duration must be in range 1..4294967295\n".into(),
+                1
+            )
+        );
+        assert_eq!(
+            p(&["x", "-d", "1"], true),
+            Parsed::Fail(
+                "pg_test_timing: too many command-line arguments (first is \"x\")\nTry \"pg_test_timing --help\" for more information.\n".into(),
+                1
+            )
+        );
+        assert_eq!(
+            p(&["-h", "x"], true),
+            Parsed::Fail(
+                "/x/pg_test_timing: invalid option -- 'h'\nTry \"pg_test_timing --help\" for more information.\n".into(),
+                1
+            )
+        );
+        assert_eq!(settings(&["-h", "x"], false).host.as_deref(), Some("x"));
+        let Parsed::Fail(msg, 1) = p(&["--clock=tai"], false) else {
+            panic!()
+        };
+        assert!(msg.starts_with("pgrush: --clock must be one of monotonic, monotonic_raw"));
+        assert!(msg.ends_with("Try \"pgrush timing --help\" for more information.\n"));
+        let Parsed::Fail(msg, 1) = p(&["--clock=tsc", "--all-clocks"], false) else {
+            panic!()
+        };
+        assert!(msg.starts_with("pgrush: --clock and --all-clocks cannot be used together\n"));
+    }
+
+    fn report(backwards: u64) -> ClockReport {
+        let mut us_histogram = [0; pgrush_timing::measure::US_BUCKETS];
+        us_histogram[0] = 10;
+        ClockReport {
+            clock: ClockKind::Realtime,
+            resolution_ns: Some(1.0),
+            measurement: pgrush_timing::Measurement {
+                loops: 10 + backwards,
+                elapsed_ns: 1000,
+                us_histogram,
+                detail: None,
+                backwards: pgrush_timing::measure::Backwards {
+                    count: backwards,
+                    largest_ns: if backwards > 0 { 1500 } else { 0 },
+                },
+                warp_us: None,
+            },
+        }
+    }
+
+    #[test]
+    fn backwards_steps_make_the_exit_status_1() {
+        let json = Settings {
+            json: true,
+            ..settings(&[], false)
+        };
+        let mut out = Vec::new();
+        assert_eq!(finish(&json, &[report(0)], Vec::new(), None, &mut out), 0);
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.contains("\"backwards_detected\": false"));
+        let mut out = Vec::new();
+        assert_eq!(
+            finish(&json, &[report(0), report(3)], Vec::new(), None, &mut out),
+            1
+        );
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.contains("\"backwards_detected\": true"));
+        assert!(text.contains("\"largest_step_ns\": 1500"));
+        let plain = settings(&[], false);
+        let mut out = Vec::new();
+        assert_eq!(finish(&plain, &[report(2)], Vec::new(), None, &mut out), 1);
+        assert!(out.is_empty());
+    }
+
+    #[test]
+    fn usage_texts() {
+        assert_eq!(
+            usage(&names(true), true),
+            "Usage: pg_test_timing [-d DURATION]\n"
+        );
+        assert!(usage(&names(false), false).starts_with("Usage: pgrush timing [-d DURATION]"));
+    }
 }

@@ -4,8 +4,8 @@
 
 mod bench_common;
 
-use bench_common::{EMPTY_DB, Scratch, StderrMode, compare, compare_in};
 use StderrMode::{Ordered, Unordered};
+use bench_common::{EMPTY_DB, Scratch, StderrMode, compare, compare_in};
 
 const ONE: (&str, &str) = ("one.sql", "select 1;\n");
 const TWO: (&str, &str) = ("two.sql", "select 2;\nselect 3;\n");
@@ -44,7 +44,15 @@ fn per_command_report_and_retries_columns() {
         &["-n", "-t", "10", "-r", "-S"][..],
         &["-n", "-t", "10", "-r", "--max-tries", "2", "-N"],
         &["-n", "-t", "5", "-r", "-f", "two.sql", "-f", "one.sql"],
-        &["-n", "-t", "5", "--failures-detailed", "--max-tries", "3", "-S"],
+        &[
+            "-n",
+            "-t",
+            "5",
+            "--failures-detailed",
+            "--max-tries",
+            "3",
+            "-S",
+        ],
     ] {
         compare(&[ONE, TWO], args, Ordered);
     }
@@ -55,14 +63,36 @@ fn multiple_scripts_with_seed() {
     compare(
         &[ONE],
         &[
-            "-n", "-t", "30", "-b", "simple-update@2", "-b", "select-only@3", "-f", "one.sql",
-            "-r", "--random-seed=5",
+            "-n",
+            "-t",
+            "30",
+            "-b",
+            "simple-update@2",
+            "-b",
+            "select-only@3",
+            "-f",
+            "one.sql",
+            "-r",
+            "--random-seed=5",
         ],
         Ordered,
     );
     compare(
         &[ONE, TWO],
-        &["-n", "-t", "12", "-c", "3", "-j", "2", "--random-seed=777", "-f", "one.sql@2", "-f", "two.sql@0"],
+        &[
+            "-n",
+            "-t",
+            "12",
+            "-c",
+            "3",
+            "-j",
+            "2",
+            "--random-seed=777",
+            "-f",
+            "one.sql@2",
+            "-f",
+            "two.sql@0",
+        ],
         Ordered,
     );
 }
@@ -74,7 +104,21 @@ fn duration_progress_and_rate() {
         &["-n", "-T", "2", "-P", "1", "--progress-timestamp", "-S"],
         &["-n", "-t", "20", "-R", "500", "-S"],
         &["-n", "-t", "20", "-R", "500", "-L", "50", "-S"],
-        &["-n", "-T", "2", "-P", "1", "-R", "200", "-L", "5", "--max-tries", "3", "--failures-detailed", "-S"],
+        &[
+            "-n",
+            "-T",
+            "2",
+            "-P",
+            "1",
+            "-R",
+            "200",
+            "-L",
+            "5",
+            "--max-tries",
+            "3",
+            "--failures-detailed",
+            "-S",
+        ],
     ] {
         compare(&[], args, Unordered);
     }
@@ -82,14 +126,34 @@ fn duration_progress_and_rate() {
 
 #[test]
 fn custom_scripts_and_variables() {
-    let vars = ("vars.sql", "\\set x :foo\nselect :'foo', :x;\n\\set y debug(:client_id)\n");
+    let vars = (
+        "vars.sql",
+        "\\set x :foo\nselect :'foo', :x;\n\\set y debug(:client_id)\n",
+    );
     let rnd = (
         "rnd.sql",
         "\\set a random(1, 1000000)\n\\set b debug(:a)\n\\set e debug(random_exponential(1, 1000, 2.5))\n\\set h debug(hash(12345))\n\\set d debug(:default_seed)\n",
     );
     compare(&[ONE], &["-n", "-t", "5", "-f", "one.sql"], Ordered);
-    compare(&[vars], &["-n", "-t", "3", "-D", "foo=bar7", "-f", "vars.sql"], Ordered);
-    compare(&[rnd], &["-n", "-t", "2", "-c", "2", "--random-seed=12345", "-f", "rnd.sql"], Ordered);
+    compare(
+        &[vars],
+        &["-n", "-t", "3", "-D", "foo=bar7", "-f", "vars.sql"],
+        Ordered,
+    );
+    compare(
+        &[rnd],
+        &[
+            "-n",
+            "-t",
+            "2",
+            "-c",
+            "2",
+            "--random-seed=12345",
+            "-f",
+            "rnd.sql",
+        ],
+        Ordered,
+    );
 }
 
 #[test]
@@ -98,49 +162,107 @@ fn conditionals_sleep_and_shell() {
         "ifs.sql",
         "\\set i random(1, 3)\n\\if :i = 1\nselect 1;\n\\elif :i = 2\nselect 2;\n\\else\nselect 3;\n\\endif\n\\if false\n\\if true\nselect 9;\n\\endif\n\\endif\n",
     );
-    let sleep = ("sleep.sql", "\\sleep 2 ms\n\\set t 100\n\\sleep :t us\nselect 1;\n");
-    let shell = ("shell.sql", "\\setshell v echo 42\n\\shell true\n\\set w debug(:v)\n");
-    compare(&[ifs], &["-n", "-t", "6", "--random-seed=3", "-r", "-f", "ifs.sql"], Ordered);
+    let sleep = (
+        "sleep.sql",
+        "\\sleep 2 ms\n\\set t 100\n\\sleep :t us\nselect 1;\n",
+    );
+    let shell = (
+        "shell.sql",
+        "\\setshell v echo 42\n\\shell true\n\\set w debug(:v)\n",
+    );
+    compare(
+        &[ifs],
+        &["-n", "-t", "6", "--random-seed=3", "-r", "-f", "ifs.sql"],
+        Ordered,
+    );
     compare(&[sleep], &["-n", "-t", "2", "-f", "sleep.sql"], Ordered);
     compare(&[shell], &["-n", "-t", "2", "-f", "shell.sql"], Ordered);
 }
 
 #[test]
 fn gset_and_aset() {
-    let gset = ("gset.sql", "select 1 as a, 'x' as b \\gset\n\\set c debug(:a)\nselect 5 as n \\gset p_\n\\set d debug(:p_n)\n");
-    let aset = ("aset.sql", "select 7 as q \\; select 8 as r \\aset\n\\set s debug(:q + :r)\n");
+    let gset = (
+        "gset.sql",
+        "select 1 as a, 'x' as b \\gset\n\\set c debug(:a)\nselect 5 as n \\gset p_\n\\set d debug(:p_n)\n",
+    );
+    let aset = (
+        "aset.sql",
+        "select 7 as q \\; select 8 as r \\aset\n\\set s debug(:q + :r)\n",
+    );
     let none = ("none.sql", "select 1 where false \\gset\n");
     compare(&[gset], &["-n", "-t", "2", "-f", "gset.sql"], Ordered);
-    compare(&[gset], &["-n", "-t", "2", "-M", "prepared", "-f", "gset.sql"], Ordered);
+    compare(
+        &[gset],
+        &["-n", "-t", "2", "-M", "prepared", "-f", "gset.sql"],
+        Ordered,
+    );
     compare(&[aset], &["-n", "-t", "2", "-f", "aset.sql"], Ordered);
     compare(&[none], &["-n", "-t", "2", "-f", "none.sql"], Ordered);
 }
 
 #[test]
 fn pipelines() {
-    let pipe = ("pipe.sql", "\\startpipeline\nselect 1;\nselect :client_id;\n\\endpipeline\n");
+    let pipe = (
+        "pipe.sql",
+        "\\startpipeline\nselect 1;\nselect :client_id;\n\\endpipeline\n",
+    );
     let sync = (
         "sync.sql",
         "\\startpipeline\nselect 1;\n\\syncpipeline\nselect 2;\n\\endpipeline\n",
     );
-    compare(&[pipe], &["-n", "-t", "3", "-M", "extended", "-f", "pipe.sql"], Ordered);
-    compare(&[pipe], &["-n", "-t", "3", "-M", "prepared", "-f", "pipe.sql"], Ordered);
+    compare(
+        &[pipe],
+        &["-n", "-t", "3", "-M", "extended", "-f", "pipe.sql"],
+        Ordered,
+    );
+    compare(
+        &[pipe],
+        &["-n", "-t", "3", "-M", "prepared", "-f", "pipe.sql"],
+        Ordered,
+    );
     compare(&[pipe], &["-n", "-t", "1", "-f", "pipe.sql"], Ordered);
-    compare(&[sync], &["-n", "-t", "3", "-c", "2", "-M", "extended", "-f", "sync.sql"], Unordered);
+    compare(
+        &[sync],
+        &[
+            "-n", "-t", "3", "-c", "2", "-M", "extended", "-f", "sync.sql",
+        ],
+        Unordered,
+    );
 }
 
 #[test]
 fn sql_errors_abort_clients() {
     let bad = ("bad.sql", "select nosuchcol;\n");
     for mode in ["simple", "extended", "prepared"] {
-        compare(&[bad], &["-n", "-t", "1", "-M", mode, "-f", "bad.sql"], Ordered);
+        compare(
+            &[bad],
+            &["-n", "-t", "1", "-M", mode, "-f", "bad.sql"],
+            Ordered,
+        );
     }
     let ab = (
         "ab.sql",
         "\\if :client_id = 1\nselect 1/0;\n\\endif\nselect 1;\n",
     );
-    compare(&[ab], &["-n", "-t", "5", "-c", "3", "-f", "ab.sql"], Unordered);
-    compare(&[ab], &["-n", "-t", "5", "-c", "1", "--exit-on-abort", "-f", "ab.sql"], Unordered);
+    compare(
+        &[ab],
+        &["-n", "-t", "5", "-c", "3", "-f", "ab.sql"],
+        Unordered,
+    );
+    compare(
+        &[ab],
+        &[
+            "-n",
+            "-t",
+            "5",
+            "-c",
+            "1",
+            "--exit-on-abort",
+            "-f",
+            "ab.sql",
+        ],
+        Unordered,
+    );
     let notx = ("notx.sql", "begin;\nselect 1;\n");
     compare(&[notx], &["-n", "-t", "2", "-f", "notx.sql"], Ordered);
     let evalerr = ("eval.sql", "\\set x 1 / 0\n");
@@ -157,12 +279,31 @@ fn serialization_failures_and_retries() {
     compare(&[f], &["-n", "-t", "3", "-r", "-f", "f40001.sql"], Ordered);
     compare(
         &[f],
-        &["-n", "-t", "3", "--max-tries", "2", "--failures-detailed", "-r", "-f", "f40001.sql"],
+        &[
+            "-n",
+            "-t",
+            "3",
+            "--max-tries",
+            "2",
+            "--failures-detailed",
+            "-r",
+            "-f",
+            "f40001.sql",
+        ],
         Ordered,
     );
     compare(
         &[f],
-        &["-n", "-t", "2", "--max-tries", "3", "--verbose-errors", "-f", "f40001.sql"],
+        &[
+            "-n",
+            "-t",
+            "2",
+            "--max-tries",
+            "3",
+            "--verbose-errors",
+            "-f",
+            "f40001.sql",
+        ],
         Ordered,
     );
 }
@@ -172,14 +313,33 @@ fn setup_errors_and_messages() {
     let dir = Scratch::new(&[ONE]);
     compare_in(&dir, EMPTY_DB, &["-t", "1", "-S"], Ordered);
     compare_in(&dir, EMPTY_DB, &["-t", "1", "-f", "one.sql"], Ordered);
-    compare_in(&dir, bench_common::DB, &["-n", "-t", "1", "-S", "-s", "5"], Ordered);
-    compare_in(&dir, bench_common::DB, &["-n", "-t", "1", "-S", "--random-seed=9"], Ordered);
-    compare_in(&dir, bench_common::DB, &["-n", "-t", "1", "-f", "missing.sql"], Ordered);
+    compare_in(
+        &dir,
+        bench_common::DB,
+        &["-n", "-t", "1", "-S", "-s", "5"],
+        Ordered,
+    );
+    compare_in(
+        &dir,
+        bench_common::DB,
+        &["-n", "-t", "1", "-S", "--random-seed=9"],
+        Ordered,
+    );
+    compare_in(
+        &dir,
+        bench_common::DB,
+        &["-n", "-t", "1", "-f", "missing.sql"],
+        Ordered,
+    );
     compare_in(&dir, "nosuchdb", &["-n", "-t", "1", "-S"], Ordered);
 }
 
 #[test]
 fn debug_output() {
     compare(&[], &["-n", "-t", "2", "-S", "--debug"], Ordered);
-    compare(&[], &["-n", "-t", "2", "-S", "-M", "prepared", "--debug"], Ordered);
+    compare(
+        &[],
+        &["-n", "-t", "2", "-S", "-M", "prepared", "--debug"],
+        Ordered,
+    );
 }

@@ -58,12 +58,28 @@ fn shape(text: &str) -> Vec<String> {
 fn per_thread_files_and_script_choice() {
     let dir = Scratch::new(&[A, B, C]);
     let args = [
-        "-n", "-t", "12", "-c", "3", "-j", "2", "--random-seed=777", "-f", "a.sql@2", "-f",
-        "b.sql@3", "-f", "c.sql@1", "-l",
+        "-n",
+        "-t",
+        "12",
+        "-c",
+        "3",
+        "-j",
+        "2",
+        "--random-seed=777",
+        "-f",
+        "a.sql@2",
+        "-f",
+        "b.sql@3",
+        "-f",
+        "c.sql@1",
+        "-l",
     ];
     let ours = logs(Prog::Pgrush, &dir, "pgbench_log", &args);
     let theirs = logs(Prog::Pgbench, &dir, "pgbench_log", &args);
-    assert_eq!(ours.keys().collect::<Vec<_>>(), theirs.keys().collect::<Vec<_>>());
+    assert_eq!(
+        ours.keys().collect::<Vec<_>>(),
+        theirs.keys().collect::<Vec<_>>()
+    );
     assert_eq!(ours.len(), 2);
     for (name, text) in &ours {
         let mut a = shape(text);
@@ -79,7 +95,14 @@ fn per_thread_files_and_script_choice() {
 fn sampling_prefix_and_columns() {
     let dir = Scratch::new(&[A]);
     let args = [
-        "-n", "-t", "20", "-f", "a.sql", "-l", "--sampling-rate=0.5", "--random-seed=4242",
+        "-n",
+        "-t",
+        "20",
+        "-f",
+        "a.sql",
+        "-l",
+        "--sampling-rate=0.5",
+        "--random-seed=4242",
         "--log-prefix=samp",
     ];
     let ours = logs(Prog::Pgrush, &dir, "samp", &args);
@@ -90,7 +113,19 @@ fn sampling_prefix_and_columns() {
         theirs.values().map(|t| shape(t)).collect::<Vec<_>>()
     );
     // Retries and lag columns.
-    let args = ["-n", "-t", "5", "-f", "a.sql", "-l", "--max-tries", "2", "-R", "1000", "--log-prefix=cols"];
+    let args = [
+        "-n",
+        "-t",
+        "5",
+        "-f",
+        "a.sql",
+        "-l",
+        "--max-tries",
+        "2",
+        "-R",
+        "1000",
+        "--log-prefix=cols",
+    ];
     let ours = logs(Prog::Pgrush, &dir, "cols", &args);
     let theirs = logs(Prog::Pgbench, &dir, "cols", &args);
     assert_eq!(
@@ -102,11 +137,23 @@ fn sampling_prefix_and_columns() {
 #[test]
 fn aggregate_intervals() {
     let dir = Scratch::new(&[A]);
-    let args = ["-n", "-T", "2", "-f", "a.sql", "-l", "--aggregate-interval", "1", "--log-prefix=agg"];
+    let args = [
+        "-n",
+        "-T",
+        "2",
+        "-f",
+        "a.sql",
+        "-l",
+        "--aggregate-interval",
+        "1",
+        "--log-prefix=agg",
+    ];
     let ours = logs(Prog::Pgrush, &dir, "agg", &args);
     let theirs = logs(Prog::Pgbench, &dir, "agg", &args);
     let masked = |m: &BTreeMap<String, String>| -> Vec<String> {
-        m.values().flat_map(|t| t.lines().map(mask_numbers).collect::<Vec<_>>()).collect()
+        m.values()
+            .flat_map(|t| t.lines().map(mask_numbers).collect::<Vec<_>>())
+            .collect()
     };
     let o = masked(&ours);
     let t = masked(&theirs);
@@ -127,7 +174,19 @@ fn logged_transactions_match_report() {
         Prog::Pgrush,
         &dir.path,
         DB,
-        &["-n", "-T", "1", "-c", "4", "-j", "2", "-f", "a.sql", "-l", "--log-prefix=cnt"],
+        &[
+            "-n",
+            "-T",
+            "1",
+            "-c",
+            "4",
+            "-j",
+            "2",
+            "-f",
+            "a.sql",
+            "-l",
+            "--log-prefix=cnt",
+        ],
     );
     assert_eq!(out.code, 0, "{}", out.stderr);
     let processed: u64 = out
@@ -136,6 +195,10 @@ fn logged_transactions_match_report() {
         .find_map(|l| l.strip_prefix("number of transactions actually processed: "))
         .and_then(|v| v.trim().parse().ok())
         .expect("processed line");
-    let lines: usize = dir.files_with_prefix("cnt").values().map(|t| t.lines().count()).sum();
+    let lines: usize = dir
+        .files_with_prefix("cnt")
+        .values()
+        .map(|t| t.lines().count())
+        .sum();
     assert_eq!(lines as u64, processed);
 }

@@ -28,15 +28,33 @@ fn report_value(stdout: &str, label: &str) -> Option<u64> {
 fn hot_row_retries_report_like_pgbench() {
     let dir = Scratch::new(&[("ser.sql", HOT_ROW)]);
     let args = [
-        "-n", "-t", "10", "-c", "4", "-j", "2", "-f", "ser.sql", "--max-tries", "3",
-        "--failures-detailed", "-r", "--verbose-errors",
+        "-n",
+        "-t",
+        "10",
+        "-c",
+        "4",
+        "-j",
+        "2",
+        "-f",
+        "ser.sql",
+        "--max-tries",
+        "3",
+        "--failures-detailed",
+        "-r",
+        "--verbose-errors",
     ];
     let ours = run(Prog::Pgrush, &dir.path, DB, &args);
     let theirs = run(Prog::Pgbench, &dir.path, DB, &args);
     assert_eq!(ours.code, 0, "{}", ours.stderr);
     assert_eq!(theirs.code, 0, "{}", theirs.stderr);
     // Same report lines (numbers masked).
-    assert_eq!(masked(&ours.stdout), masked(&rename(&theirs.stdout)), "{}\n{}", ours.stdout, theirs.stdout);
+    assert_eq!(
+        masked(&ours.stdout),
+        masked(&rename(&theirs.stdout)),
+        "{}\n{}",
+        ours.stdout,
+        theirs.stdout
+    );
     // Every transaction ended: processed + failed = 40.
     let processed = report_value(&ours.stdout, "number of transactions actually processed")
         .expect("processed line");
@@ -75,10 +93,22 @@ fn retry_replays_the_same_random_values() {
     // The sequence alternates, so each transaction fails once and succeeds on its second try;
     // reset it before each program so both see the same pattern.
     let dir = Scratch::new(&[script]);
-    let args = ["-n", "-t", "3", "--max-tries", "2", "--random-seed", "1", "-f", "retry.sql"];
-    c.psql_db(DB, "select setval('retry_seq', 2, false)").expect("reset");
+    let args = [
+        "-n",
+        "-t",
+        "3",
+        "--max-tries",
+        "2",
+        "--random-seed",
+        "1",
+        "-f",
+        "retry.sql",
+    ];
+    c.psql_db(DB, "select setval('retry_seq', 1, false)")
+        .expect("reset");
     let ours = run(Prog::Pgrush, &dir.path, DB, &args);
-    c.psql_db(DB, "select setval('retry_seq', 2, false)").expect("reset");
+    c.psql_db(DB, "select setval('retry_seq', 1, false)")
+        .expect("reset");
     let theirs = run(Prog::Pgbench, &dir.path, DB, &args);
     assert_eq!(ours.code, 0, "{}", ours.stderr);
     let debug_lines = |s: &str| -> Vec<String> {
@@ -88,21 +118,41 @@ fn retry_replays_the_same_random_values() {
             .collect()
     };
     let ours_dbg = debug_lines(&ours.stderr);
-    assert_eq!(ours_dbg, debug_lines(&theirs.stderr), "{}\n{}", ours.stderr, theirs.stderr);
+    assert_eq!(
+        ours_dbg,
+        debug_lines(&theirs.stderr),
+        "{}\n{}",
+        ours.stderr,
+        theirs.stderr
+    );
     // 3 transactions, 2 tries each: each value printed twice in a row, values differ across tx.
     assert_eq!(ours_dbg.len(), 6, "{}", ours.stderr);
     for pair in ours_dbg.chunks(2) {
         assert_eq!(pair[0], pair[1]);
     }
     assert_ne!(ours_dbg[0], ours_dbg[2]);
-    assert_eq!(report_value(&ours.stdout, "number of transactions retried"), Some(3));
+    assert_eq!(
+        report_value(&ours.stdout, "number of transactions retried"),
+        Some(3)
+    );
 }
 
 #[test]
 fn unlimited_tries_under_duration() {
     compare(
         &[("ser.sql", HOT_ROW)],
-        &["-n", "-T", "2", "-c", "3", "-f", "ser.sql", "--max-tries", "0", "-r"],
+        &[
+            "-n",
+            "-T",
+            "2",
+            "-c",
+            "3",
+            "-f",
+            "ser.sql",
+            "--max-tries",
+            "0",
+            "-r",
+        ],
         StderrMode::Unordered,
     );
 }

@@ -17,7 +17,11 @@ fn wait_with_timeout(child: &mut Child, limit: Duration) -> Option<i32> {
     loop {
         if let Ok(Some(status)) = child.try_wait() {
             use std::os::unix::process::ExitStatusExt;
-            return Some(status.code().unwrap_or_else(|| 128 + status.signal().unwrap_or(0)));
+            return Some(
+                status
+                    .code()
+                    .unwrap_or_else(|| 128 + status.signal().unwrap_or(0)),
+            );
         }
         if start.elapsed() > limit {
             let _ = child.kill();
@@ -83,7 +87,18 @@ fn server_killed_mid_run() {
     let mut child = spawn_pgrush(
         &dir,
         cluster.env(),
-        &["-n", "-T", "30", "-c", "2", "-j", "2", "-S", "-l", "--log-prefix=kill"],
+        &[
+            "-n",
+            "-T",
+            "30",
+            "-c",
+            "2",
+            "-j",
+            "2",
+            "-S",
+            "-l",
+            "--log-prefix=kill",
+        ],
     );
     std::thread::sleep(Duration::from_millis(1500));
     let pid = cluster.pid().expect("postmaster pid");
@@ -92,7 +107,10 @@ fn server_killed_mid_run() {
     let code = wait_with_timeout(&mut child, Duration::from_secs(20));
     let (stdout, stderr) = read_all(&mut child);
     assert_eq!(code, Some(2), "stdout:\n{stdout}\nstderr:\n{stderr}");
-    assert!(stdout.contains("transaction type: <builtin: select only>"), "{stdout}");
+    assert!(
+        stdout.contains("transaction type: <builtin: select only>"),
+        "{stdout}"
+    );
     assert!(
         stderr.contains("Run was aborted; the above results are incomplete."),
         "{stderr}"
@@ -112,7 +130,18 @@ fn ctrl_c_stops_with_partial_report() {
     let mut child = spawn_pgrush(
         &dir,
         env,
-        &["-n", "-T", "60", "-c", "2", "-S", "-l", "--log-prefix=int", "-P", "1"],
+        &[
+            "-n",
+            "-T",
+            "60",
+            "-c",
+            "2",
+            "-S",
+            "-l",
+            "--log-prefix=int",
+            "-P",
+            "1",
+        ],
     );
     std::thread::sleep(Duration::from_millis(1500));
     let started = Instant::now();
@@ -121,7 +150,10 @@ fn ctrl_c_stops_with_partial_report() {
     let code = wait_with_timeout(&mut child, Duration::from_secs(10));
     let (stdout, stderr) = read_all(&mut child);
     assert_eq!(code, Some(2), "stdout:\n{stdout}\nstderr:\n{stderr}");
-    assert!(started.elapsed() < Duration::from_secs(5), "too slow to stop");
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "too slow to stop"
+    );
     assert!(stdout.contains("duration: 60 s"), "{stdout}");
     assert!(stderr.contains("interrupted"), "{stderr}");
     let n = processed(&stdout);

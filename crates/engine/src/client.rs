@@ -162,12 +162,7 @@ pub struct Client {
 
 impl Client {
     /// A client in its initial state.
-    pub fn new(
-        id: u32,
-        vars: pgrush_script::Variables,
-        rng: Prng,
-        n_prepared: usize,
-    ) -> Client {
+    pub fn new(id: u32, vars: pgrush_script::Variables, rng: Prng, n_prepared: usize) -> Client {
         Client {
             id,
             state: State::ChooseScript,
@@ -176,7 +171,7 @@ impl Client {
             registered: false,
             out_pending: false,
             vars,
-            saved_rng: rng.clone(),
+            saved_rng: rng,
             rng,
             script: 0,
             command: 0,
@@ -295,7 +290,7 @@ impl Client {
                         t = now.refresh(&ctx.clock);
                         ctx.stats.add_conn_time_us((t - start).max(0) as u64);
                     }
-                    self.saved_rng = self.rng.clone();
+                    self.saved_rng = self.rng;
                     self.txn_begin = t;
                     if ctx.throttle_delay <= 0.0 {
                         self.txn_scheduled = t;
@@ -317,6 +312,13 @@ impl Client {
                         self.estatus = ErrStatus::MetaCommand;
                     }
                     if self.state == State::WaitResult {
+                        if ctx.cfg.debug {
+                            // pgbench polls once right after sending.
+                            messages::debug(
+                                ctx.progname(),
+                                &format!("client {} receiving", self.id),
+                            );
+                        }
                         return self.wait_socket();
                     }
                 }
@@ -415,7 +417,7 @@ impl Client {
                     }
                     self.tries += 1;
                     ctx.stats.record_command_retry(self.script, self.command);
-                    self.rng = self.saved_rng.clone();
+                    self.rng = self.saved_rng;
                     self.command = 0;
                     self.estatus = ErrStatus::None;
                     self.state = State::StartCommand;

@@ -1,5 +1,6 @@
 //! What the engine runs: the fully resolved benchmark configuration.
 
+pub use pgrush_script::ThreadRngs;
 use pgrush_script::{Prng, Script, Variables};
 use pgrush_stats::QueryMode;
 use pgrush_wire::conninfo::ConnParams;
@@ -24,17 +25,6 @@ pub struct LogConfig {
     pub sampling_rate: f64,
     /// Aggregation interval in seconds (0 = one line per transaction).
     pub aggregate_interval: u32,
-}
-
-/// The random generators of one worker thread, drawn in pgbench's order.
-#[derive(Debug, Clone)]
-pub struct ThreadRngs {
-    /// Script choice.
-    pub choose: Prng,
-    /// `-R` schedule.
-    pub throttle: Prng,
-    /// `--sampling-rate`.
-    pub sampling: Prng,
 }
 
 /// Everything one benchmark run needs.

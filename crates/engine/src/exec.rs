@@ -28,11 +28,15 @@ pub fn start_command(cl: &mut Client, ctx: &mut ThreadCtx<'_>, now: &mut LazyNow
     match &command.kind {
         CommandKind::Sql(sql) => {
             if matches!(cl.pipeline, Pipeline::On { .. })
-                && let Some(kind) = sql.gset_kind()
+                && let Some((kind, _)) = &sql.gset
             {
                 let (what, msg) = match kind {
-                    pgrush_script::GsetKind::Gset => ("gset", "\\gset is not allowed in pipeline mode"),
-                    pgrush_script::GsetKind::Aset => ("aset", "\\aset is not allowed in pipeline mode"),
+                    pgrush_script::GsetKind::Gset => {
+                        ("gset", "\\gset is not allowed in pipeline mode")
+                    }
+                    pgrush_script::GsetKind::Aset => {
+                        ("aset", "\\aset is not allowed in pipeline mode")
+                    }
                 };
                 return command_failed(cl, ctx, what, msg);
             }
@@ -49,7 +53,7 @@ pub fn start_command(cl: &mut Client, ctx: &mut ThreadCtx<'_>, now: &mut LazyNow
             if cfg.debug {
                 messages::debug(
                     ctx.progname(),
-                    &format!("client {} executing {}", cl.id, command.debug_text()),
+                    &format!("client {} executing \\{}", cl.id, command.argv.join(" ")),
                 );
             }
             let next = meta_command(cl, ctx, now, kind);
@@ -61,15 +65,31 @@ pub fn start_command(cl: &mut Client, ctx: &mut ThreadCtx<'_>, now: &mut LazyNow
 
 fn eval(
     cl: &mut Client,
-    ctx: &ThreadCtx<'_>,
     expr: &pgrush_script::Expr,
-) -> Result<pgrush_script::Value, String> {
-    let mut ectx = EvalContext::new(&cl.vars, &mut cl.rng, cl.script, cl.command);
-    let r = expr.eval(&mut ectx);
-    for line in ectx.take_debug_output() {
-        messages::info(ctx.progname(), &line);
+) -> Result<pgrush_script::Value, Option<String>> {
+    let mut debug_out = Vec::new();
+    let r = {
+        let mut ectx = EvalContext {
+            vars: &cl.vars,
+            rng: &mut cl.rng,
+            script: cl.script,
+            command: cl.command,
+            debug_out: &mut debug_out,
+        };
+        expr.eval(&mut ectx)
+    };
+    // debug() output goes to stderr as is (no program-name prefix).
+    for line in debug_out {
+        eprintln!("{line}");
     }
-    r.map_err(|e| e.to_string())
+    r.map_err(|e| e.message())
+}
+
+/// Prints an evaluation error's message (some failures have none).
+fn eval_failed(ctx: &ThreadCtx<'_>, msg: Option<String>) {
+    if let Some(m) = msg {
+        messages::error(ctx.progname(), &m);
+    }
 }
 
 fn meta_command(
@@ -81,22 +101,22 @@ fn meta_command(
     match kind {
         CommandKind::Sql(_) => State::Aborted,
         CommandKind::Set { var, expr } => {
-            let value = match eval(cl, ctx, expr) {
+            let value = match eval(cl, expr) {
                 Ok(v) => v,
                 Err(msg) => {
-                    messages::error(ctx.progname(), &msg);
+                    eval_failed(ctx, msg);
                     return command_failed(cl, ctx, "set", "evaluation of meta-command failed");
                 }
             };
-            if let Err(e) = cl.vars.set_value(var, value) {
-                messages::error(ctx.progname(), &format!("set: {e}"));
+            if let Err(e) = cl.vars.put_value("set", &var.name, value) {
+                messages::error(ctx.progname(), &e.to_string());
                 return command_failed(cl, ctx, "set", "assignment of meta-command failed");
             }
             State::EndCommand
         }
         CommandKind::Sleep(sleep) => {
-            let usec = match sleep.duration_us(&cl.vars) {
-                Ok(us) => us,
+            let usec = match sleep.micros(&cl.vars) {
+                Ok(us) => i64::from(us),
                 Err(msg) => {
                     messages::error(ctx.progname(), &msg.to_string());
                     return command_failed(cl, ctx, "sleep", "execution of meta-command failed");
@@ -107,10 +127,10 @@ fn meta_command(
             State::Sleep
         }
         CommandKind::If(expr) => {
-            let value = match eval(cl, ctx, expr) {
+            let value = match eval(cl, expr) {
                 Ok(v) => v,
                 Err(msg) => {
-                    messages::error(ctx.progname(), &msg);
+                    eval_failed(ctx, msg);
                     return command_failed(cl, ctx, "if", "evaluation of meta-command failed");
                 }
             };
@@ -126,10 +146,10 @@ fn meta_command(
                 cl.cond.poke(IfState::Ignored);
                 return State::EndCommand;
             }
-            let value = match eval(cl, ctx, expr) {
+            let value = match eval(cl, expr) {
                 Ok(v) => v,
                 Err(msg) => {
-                    messages::error(ctx.progname(), &msg);
+                    eval_failed(ctx, msg);
                     return command_failed(cl, ctx, "elif", "evaluation of meta-command failed");
                 }
             };
@@ -151,31 +171,51 @@ fn meta_command(
             State::EndCommand
         }
         CommandKind::SetShell { var, args } => {
-            match run_shell(cl, args, true) {
-                Ok(Some(value)) => {
-                    if cl.vars.set_int(var, value).is_err() {
-                        return command_failed(cl, ctx, "setshell", "execution of meta-command failed");
-                    }
-                    State::EndCommand
+            let result = pgrush_script::build_shell_command(args, &cl.vars).and_then(|line| {
+                let prog = args.first().map(String::as_str).unwrap_or("");
+                match crate::shell::capture(&line) {
+                    Some(out) => pgrush_script::parse_setshell_output(prog, &out),
+                    None => Err(pgrush_script::MetaError::CouldNotLaunch(prog.to_string())),
                 }
-                Ok(None) => State::EndCommand,
+            });
+            let stored = result.and_then(|v| {
+                cl.vars
+                    .put_value("setshell", &var.name, pgrush_script::Value::Int(v))
+                    .map_err(pgrush_script::MetaError::from)
+            });
+            match stored {
+                Ok(()) => State::EndCommand,
                 Err(e) => {
-                    if !(e.quiet_after_timer && ctx.timer_exceeded) {
-                        messages::error(ctx.progname(), &e.message);
+                    let quiet = ctx.timer_exceeded
+                        && matches!(e, pgrush_script::MetaError::CouldNotRead(_));
+                    if !quiet {
+                        messages::error(ctx.progname(), &e.to_string());
                     }
                     command_failed(cl, ctx, "setshell", "execution of meta-command failed")
                 }
             }
         }
-        CommandKind::Shell { args } => match run_shell(cl, args, false) {
-            Ok(_) => State::EndCommand,
-            Err(e) => {
-                if !(e.quiet_after_timer && ctx.timer_exceeded) {
-                    messages::error(ctx.progname(), &e.message);
+        CommandKind::Shell { args } => {
+            let prog = args.first().map(String::as_str).unwrap_or("");
+            let result = pgrush_script::build_shell_command(args, &cl.vars).and_then(|line| {
+                if crate::shell::system(&line) {
+                    Ok(())
+                } else {
+                    Err(pgrush_script::MetaError::CouldNotLaunch(prog.to_string()))
                 }
-                command_failed(cl, ctx, "shell", "execution of meta-command failed")
+            });
+            match result {
+                Ok(()) => State::EndCommand,
+                Err(e) => {
+                    let quiet = ctx.timer_exceeded
+                        && matches!(e, pgrush_script::MetaError::CouldNotLaunch(_));
+                    if !quiet {
+                        messages::error(ctx.progname(), &e.to_string());
+                    }
+                    command_failed(cl, ctx, "shell", "execution of meta-command failed")
+                }
             }
-        },
+        }
         CommandKind::StartPipeline => {
             if ctx.cfg.query_mode == QueryMode::Simple {
                 return command_failed(
@@ -222,17 +262,6 @@ fn meta_command(
             State::WaitResult
         }
     }
-}
-
-/// Builds and runs a `\\shell`/`\\setshell` command line.
-fn run_shell(
-    cl: &Client,
-    args: &[String],
-    capture: bool,
-) -> Result<Option<i64>, crate::shell::ShellError> {
-    let command = crate::shell::build_command(args, |name| cl.vars.get_text(name))?;
-    let argv0 = args.first().map(String::as_str).unwrap_or("");
-    crate::shell::run_command(&command, argv0, capture)
 }
 
 /// In prepared mode, `\startpipeline` prepares every SQL command up to `\endpipeline` first.

@@ -112,26 +112,35 @@ pub fn run(cfg: &EngineConfig, layout: &StatsLayout) -> Result<RunOutcome, Engin
     };
     let plan = Plan::new(cfg);
     let shared = Shared::new(threads as usize, signal_fd);
-    let start_time = shared.clock.now();
+    let start_time = shared.run_start;
 
     let mut blocks = Vec::with_capacity(threads as usize);
     let mut next_id = 0u32;
-    for (tid, n) in clients_per_thread(cfg.clients, threads).into_iter().enumerate() {
+    for (tid, n) in clients_per_thread(cfg.clients, threads)
+        .into_iter()
+        .enumerate()
+    {
         let clients: Vec<Client> = (next_id..next_id + n)
             .map(|id| {
                 let mut vars = cfg.variables.clone();
-                vars.set_client_id(i64::from(id));
+                if !vars.is_defined("client_id") {
+                    let _ = vars.put_value(
+                        "startup",
+                        "client_id",
+                        pgrush_script::Value::Int(i64::from(id)),
+                    );
+                }
                 Client::new(
                     id,
                     vars,
-                    cfg.client_rngs[id as usize].clone(),
+                    cfg.client_rngs[id as usize],
                     plan.stmt_names.len(),
                 )
             })
             .collect();
         next_id += n;
         let stats = ThreadStats::new(layout).with_progress(Arc::clone(&shared.progress[tid]));
-        blocks.push((clients, cfg.thread_rngs[tid].clone(), stats));
+        blocks.push((clients, cfg.thread_rngs[tid], stats));
     }
 
     let results = std::thread::scope(|scope| {
@@ -158,6 +167,9 @@ pub fn run(cfg: &EngineConfig, layout: &StatsLayout) -> Result<RunOutcome, Engin
     })?;
 
     let end = shared.clock.now();
+    if cfg.handle_signals {
+        signal::uninstall();
+    }
     let bench_start = results
         .iter()
         .map(|r| r.bench_start)

@@ -12,6 +12,8 @@ use crate::clock::Clock;
 pub struct Shared {
     /// The common clock (all threads measure on it).
     pub clock: Clock,
+    /// When the run started (before the threads connect).
+    pub run_start: crate::clock::Micros,
     /// All threads created their state ("READY").
     pub ready: Barrier,
     /// All initial connections made ("GO").
@@ -28,8 +30,10 @@ pub struct Shared {
 impl Shared {
     /// Shared state for `threads` threads.
     pub fn new(threads: usize, signal_fd: Option<RawFd>) -> Shared {
+        let clock = Clock::new();
         Shared {
-            clock: Clock::new(),
+            run_start: clock.now(),
+            clock,
             ready: Barrier::new(threads),
             go: Barrier::new(threads),
             progress: (0..threads)

@@ -42,18 +42,18 @@ extern "C" fn on_signal(_sig: libc::c_int) {
 /// end of the self-pipe, which becomes readable at the first signal.
 pub fn install() -> io::Result<RawFd> {
     let _guard = INSTALL.lock().unwrap_or_else(|e| e.into_inner());
-    let existing = PIPE_READ.load(Ordering::SeqCst);
-    if existing >= 0 {
-        return Ok(existing);
+    let mut read_fd = PIPE_READ.load(Ordering::SeqCst);
+    if read_fd < 0 {
+        let mut fds = [0 as libc::c_int; 2];
+        // SAFETY: `fds` is a valid two-element array for pipe2 to fill.
+        let rc = unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_NONBLOCK | libc::O_CLOEXEC) };
+        if rc != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        PIPE_WRITE.store(fds[1], Ordering::SeqCst);
+        PIPE_READ.store(fds[0], Ordering::SeqCst);
+        read_fd = fds[0];
     }
-    let mut fds = [0 as libc::c_int; 2];
-    // SAFETY: `fds` is a valid two-element array for pipe2 to fill.
-    let rc = unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_NONBLOCK | libc::O_CLOEXEC) };
-    if rc != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    PIPE_WRITE.store(fds[1], Ordering::SeqCst);
-    PIPE_READ.store(fds[0], Ordering::SeqCst);
     for sig in [libc::SIGINT, libc::SIGTERM] {
         // SAFETY: a zeroed sigaction is a valid starting point; we set the handler
         // to a function with the C signature and an empty mask.
@@ -68,7 +68,28 @@ pub fn install() -> io::Result<RawFd> {
             return Err(io::Error::last_os_error());
         }
     }
-    Ok(fds[0])
+    Ok(read_fd)
+}
+
+/// Restores the default SIGINT/SIGTERM dispositions (after a run) and forgets
+/// signals received so far; the self-pipe stays open for a later [`install`].
+pub fn uninstall() {
+    let _guard = INSTALL.lock().unwrap_or_else(|e| e.into_inner());
+    if PIPE_READ.load(Ordering::SeqCst) < 0 {
+        return;
+    }
+    for sig in [libc::SIGINT, libc::SIGTERM] {
+        // SAFETY: resetting a signal to its default disposition.
+        unsafe {
+            libc::signal(sig, libc::SIG_DFL);
+        }
+    }
+    SIGNALS.store(0, Ordering::SeqCst);
+    // Drain the pipe so the next run does not wake up at once.
+    let fd = PIPE_READ.load(Ordering::SeqCst);
+    let mut buf = [0u8; 64];
+    // SAFETY: reading into a valid buffer from our non-blocking pipe.
+    while unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) } > 0 {}
 }
 
 /// True once a SIGINT or SIGTERM has been received.
@@ -91,7 +112,9 @@ mod tests {
         // SAFETY: reading into a valid buffer from our pipe.
         let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
         assert_eq!(n, 1);
-        // Installing again returns the same pipe.
+        // Installing again returns the same pipe; uninstalling clears the flag.
         assert_eq!(install().expect("reinstall"), fd);
+        uninstall();
+        assert!(!interrupted());
     }
 }

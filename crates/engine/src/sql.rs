@@ -82,7 +82,7 @@ pub fn send_sql(cl: &mut Client, ctx: &mut ThreadCtx<'_>, sql: &SqlCommand, stmt
         };
         cl.read.prepare_texts.clear();
     }
-    cl.read.begin(sql.gset_kind());
+    cl.read.begin(sql.gset.as_ref().map(|g| g.0));
     let Some(conn) = cl.conn.as_mut() else {
         return false;
     };
@@ -103,10 +103,10 @@ pub fn send_sql(cl: &mut Client, ctx: &mut ThreadCtx<'_>, sql: &SqlCommand, stmt
             if ctx.cfg.debug {
                 messages::debug(
                     ctx.progname(),
-                    &format!("client {} sending {}", cl.id, sql.extended_text()),
+                    &format!("client {} sending {}", cl.id, sql.extended_text),
                 );
             }
-            let _ = conn.queue_parse("", sql.extended_text(), sql.params().len());
+            let _ = conn.queue_parse("", &sql.extended_text, sql.params().len());
             queue_bind_execute(conn, "", sql, &cl.vars, &mut cl.buf);
             if !in_pipeline {
                 conn.queue_sync();
@@ -155,7 +155,7 @@ pub fn prepare(
             &format!("client {client_id} preparing {name}"),
         );
     }
-    let _ = conn.queue_parse(name, sql.extended_text(), sql.params().len());
+    let _ = conn.queue_parse(name, &sql.extended_text, sql.params().len());
     conn.queue_sync();
     read.syncs_left += 1;
     read.prepare_syncs += 1;
@@ -172,9 +172,9 @@ fn queue_bind_execute(
     // Parameter values as text, concatenated in `scratch`; NULL for undefined variables.
     scratch.clear();
     let mut bounds: Vec<Option<(usize, usize)>> = Vec::with_capacity(sql.params().len());
-    for p in sql.params() {
+    for i in 0..sql.params().len() {
         let start = scratch.len();
-        if vars.write_text(p, scratch) {
+        if sql.write_param(vars, i, scratch) {
             bounds.push(Some((start, scratch.len())));
         } else {
             bounds.push(None);
@@ -233,7 +233,9 @@ pub fn poll_results(cl: &mut Client, ctx: &mut ThreadCtx<'_>) -> Poll {
                     cl.read.rows = 0;
                     if cl.read.gset.is_some() {
                         cl.read.names.clear();
-                        cl.read.names.extend(rd.fields().map(|f| f.name.to_string()));
+                        cl.read
+                            .names
+                            .extend(rd.fields().map(|f| f.name.to_string()));
                     }
                 }
                 BackendMessage::DataRow(row) => {
@@ -247,7 +249,14 @@ pub fn poll_results(cl: &mut Client, ctx: &mut ThreadCtx<'_>) -> Poll {
                     }
                 }
                 BackendMessage::CommandComplete(_) | BackendMessage::EmptyQueryResponse => {
-                    end_result(&mut cl.read, &mut cl.vars, ctx, cl.id, cl.script, cl.command);
+                    end_result(
+                        &mut cl.read,
+                        &mut cl.vars,
+                        ctx,
+                        cl.id,
+                        cl.script,
+                        cl.command,
+                    );
                 }
                 BackendMessage::ErrorResponse(fields) => {
                     if cl.read.prepare_syncs > 0 {
@@ -341,11 +350,18 @@ fn end_result(
     command: usize,
 ) {
     match r.gset {
-        Some(GsetKind::Aset) => {
-            if r.tuples && r.rows > 0 && !r.failed {
-                for (name, value) in r.names.iter().zip(r.values.iter()) {
-                    store_var(vars, ctx, client, script, command, r.qrynum, name, value.as_deref());
-                }
+        Some(GsetKind::Aset) if r.tuples && r.rows > 0 && !r.failed => {
+            for (name, value) in r.names.iter().zip(r.values.iter()) {
+                store_var(
+                    vars,
+                    ctx,
+                    client,
+                    script,
+                    command,
+                    r.qrynum,
+                    name,
+                    value.as_deref(),
+                );
             }
         }
         Some(GsetKind::Gset) => {
@@ -353,7 +369,7 @@ fn end_result(
             std::mem::swap(&mut r.last_names, &mut r.names);
             std::mem::swap(&mut r.last_values, &mut r.values);
         }
-        None => {}
+        _ => {}
     }
     r.rows = 0;
     r.tuples = false;
@@ -384,7 +400,16 @@ fn finish_command(cl: &mut Client, ctx: &mut ThreadCtx<'_>) -> Poll {
             let r = &cl.read;
             let mut ok = true;
             for (name, value) in r.last_names.iter().zip(r.last_values.iter()) {
-                if !store_var(&mut cl.vars, ctx, cl.id, cl.script, cl.command, qrynum, name, value.as_deref()) {
+                if !store_var(
+                    &mut cl.vars,
+                    ctx,
+                    cl.id,
+                    cl.script,
+                    cl.command,
+                    qrynum,
+                    name,
+                    value.as_deref(),
+                ) {
                     ok = false;
                     break;
                 }
@@ -410,9 +435,16 @@ fn store_var(
     name: &str,
     value: Option<&str>,
 ) -> bool {
-    let prefix = ctx.cfg.scripts[script].commands[command].gset_prefix();
+    let (context, prefix) = match &ctx.cfg.scripts[script].commands[command].kind {
+        pgrush_script::CommandKind::Sql(sql) => match &sql.gset {
+            Some((GsetKind::Gset, p)) => ("gset", p.as_str()),
+            Some((GsetKind::Aset, p)) => ("aset", p.as_str()),
+            None => ("gset", ""),
+        },
+        _ => ("gset", ""),
+    };
     let full = format!("{prefix}{name}");
-    if vars.set_text(&full, value.unwrap_or("")).is_err() {
+    if vars.put_text(context, &full, value.unwrap_or("")).is_err() {
         messages::error(
             ctx.progname(),
             &format!(

@@ -78,11 +78,7 @@ impl<'a> ThreadCtx<'a> {
 
     /// Picks the script of the next transaction (no draw with a single script).
     pub fn choose_script(&mut self) -> usize {
-        if self.cfg.scripts.len() <= 1 {
-            return 0;
-        }
-        let weights = &self.plan.weights;
-        pgrush_script::choose_script(&mut self.rngs.choose, weights)
+        pgrush_script::choose_script(&mut self.rngs.choose, &self.plan.weights)
     }
 
     /// Next Poisson-distributed throttle delay (µs).
@@ -99,7 +95,7 @@ impl<'a> ThreadCtx<'a> {
     pub fn stmt_text(&self, k: usize) -> &str {
         let (s, c) = self.plan.stmt_origin[k];
         match &self.cfg.scripts[s].commands[c].kind {
-            pgrush_script::CommandKind::Sql(sql) => sql.extended_text(),
+            pgrush_script::CommandKind::Sql(sql) => &sql.extended_text,
             _ => "",
         }
     }
@@ -111,7 +107,7 @@ impl<'a> ThreadCtx<'a> {
             pgrush_stats::QueryMode::Simple => Some(sent.to_string()),
             pgrush_stats::QueryMode::Extended => {
                 match &self.cfg.scripts[script].commands.get(command)?.kind {
-                    pgrush_script::CommandKind::Sql(sql) => Some(sql.extended_text().to_string()),
+                    pgrush_script::CommandKind::Sql(sql) => Some(sql.extended_text.clone()),
                     _ => None,
                 }
             }
@@ -167,7 +163,7 @@ impl<'a> ThreadCtx<'a> {
             agg.record(epoch, rec, &mut log.line);
         } else {
             if log.sampling_rate > 0.0
-                && !pgrush_script::sample(&mut self.rngs.sampling, log.sampling_rate)
+                && !pgrush_script::sample(&mut self.rngs.sample, log.sampling_rate)
             {
                 return;
             }
@@ -188,7 +184,10 @@ impl<'a> ThreadCtx<'a> {
             }
             .write_line(&log.format, &mut log.line);
         }
-        if !log.line.is_empty() && log.file.write_all(log.line.as_bytes()).is_err() && !self.log_error {
+        if !log.line.is_empty()
+            && log.file.write_all(log.line.as_bytes()).is_err()
+            && !self.log_error
+        {
             self.log_error = true;
             messages::error(&self.cfg.progname, "could not write to log file");
         }
@@ -342,11 +341,13 @@ pub fn run_thread(
     shared.go.wait();
     let bench_start = clock.now();
     if !cfg.connect_per_tx {
-        ctx.stats.add_conn_time_us((bench_start - conn_start).max(0) as u64);
+        ctx.stats
+            .add_conn_time_us((bench_start - conn_start).max(0) as u64);
     }
     ctx.throttle_trigger = bench_start;
     if let RunLength::Duration(secs) = cfg.length {
-        ctx.end_time = Some(bench_start + i64::from(secs) * 1_000_000);
+        // As pgbench, the duration counts from the start of the run (before connecting).
+        ctx.end_time = Some(shared.run_start + i64::from(secs) * 1_000_000);
     }
     let progress_us = i64::from(cfg.progress) * 1_000_000;
     let mut next_report = bench_start + progress_us;
@@ -393,26 +394,26 @@ pub fn run_thread(
             let d = deadline - now.get(&clock);
             min_wait = Some(min_wait.map_or(d, |m: Micros| m.min(d)));
         }
-        let timeout = if immediate {
-            Some(Duration::ZERO)
-        } else {
-            min_wait.map(|d| Duration::from_micros(d.max(0) as u64))
-        };
-        if let Err(e) = poll.poll(&mut events, timeout)
-            && e.kind() != std::io::ErrorKind::Interrupted
-        {
-            messages::error(&cfg.progname, &format!("epoll_wait() failed: {e}"));
-            break;
-        }
-        for ev in events.iter() {
-            let t = ev.token();
-            if t == SIGNAL_TOKEN {
-                continue;
-            }
-            if let Some(idx) = t.0.checked_sub(base_id)
-                && idx < ready.len()
+        // As pgbench: when some client can go on at once, do not wait (nor look at
+        // the sockets); pending readiness stays queued in epoll for the next poll.
+        if !immediate {
+            let timeout = min_wait.map(|d| Duration::from_micros(d.max(0) as u64));
+            if let Err(e) = poll.poll(&mut events, timeout)
+                && e.kind() != std::io::ErrorKind::Interrupted
             {
-                ready[idx] = true;
+                messages::error(&cfg.progname, &format!("epoll_wait() failed: {e}"));
+                break;
+            }
+            for ev in events.iter() {
+                let t = ev.token();
+                if t == SIGNAL_TOKEN {
+                    continue;
+                }
+                if let Some(idx) = t.0.checked_sub(base_id)
+                    && idx < ready.len()
+                {
+                    ready[idx] = true;
+                }
             }
         }
         let mut now = LazyNow::new();

@@ -88,6 +88,25 @@ pub fn stream_copy_sql(table: &str, format: CopyFormat, freeze: bool) -> String 
     }
 }
 
+/// The COPY format of the accounts streams: text (measured faster on the server than
+/// binary for these rows); `PGRUSH_INIT_BINARY=1` selects binary COPY.
+pub fn stream_format(cfg: &InitConfig) -> CopyFormat {
+    if std::env::var_os("PGRUSH_INIT_BINARY").is_some_and(|v| v == "1") {
+        CopyFormat::Binary {
+            big_ids: cfg.big_ids(),
+        }
+    } else {
+        CopyFormat::Text
+    }
+}
+
+/// True when pgbench_accounts is best loaded by one COPY FREEZE stream: it is an
+/// ordinary table (`PGRUSH_INIT_PARALLEL_COPY=1` forces parallel plain COPY instead).
+pub fn one_frozen_stream(cfg: &InitConfig) -> bool {
+    cfg.partitioning == Partitioning::None
+        && std::env::var_os("PGRUSH_INIT_PARALLEL_COPY").is_none_or(|v| v != "1")
+}
+
 /// True when some foreign key references pgbench_accounts (a partition then cannot be
 /// truncated on its own, so partitions are not loaded with FREEZE).
 fn accounts_referenced(s: &mut dyn Session) -> Result<bool, InitError> {
@@ -111,15 +130,27 @@ pub fn client_generate<C: Connector>(
     exec(main, ddl::TRUNCATE_TABLES)?;
     populate(main, cfg, console, Table::Branches, cfg.branches())?;
     populate(main, cfg, console, Table::Tellers, cfg.tellers())?;
+    let format = stream_format(cfg);
+    if one_frozen_stream(cfg) && wants_freeze(main, Table::Accounts.name())? {
+        // COPY FREEZE needs the truncating transaction, so one stream loads everything;
+        // that beats parallel plain COPY plus the much heavier vacuum it needs.
+        let mut progress = Progress::new(console, Table::Accounts.name(), cfg.accounts(), cfg.quiet);
+        let sql = stream_copy_sql(Table::Accounts.name(), format, true);
+        main.copy_in(&sql, &mut |sink| {
+            send_rows(sink, Table::Accounts, 1, cfg.accounts(), format, &mut |n| {
+                progress.advance(n)
+            })
+        })
+        .map_err(copy_error)?;
+        progress.finish();
+        return exec(main, "commit");
+    }
     exec(main, "commit")?;
 
     let freeze_partitions = matches!(cfg.partitioning, Partitioning::Range(_))
         && main.server_version_num() >= 140_000
         && !accounts_referenced(main)?;
     let chunks = plan_accounts(cfg, cfg.jobs, freeze_partitions);
-    let format = CopyFormat::Binary {
-        big_ids: cfg.big_ids(),
-    };
     let progress = Mutex::new(Progress::new(
         console,
         Table::Accounts.name(),
@@ -174,7 +205,9 @@ pub fn server_generate<C: Connector>(
     run_tasks(connector, main, cfg.jobs, &chunks, &work)
 }
 
-/// `v` with one table per connection (accounts first: it takes longest).
+/// `v` with one table per connection (accounts first: it takes longest). A partitioned
+/// pgbench_accounts is vacuumed partition by partition, then its own statistics are
+/// gathered (`analyze only` on v18+, where plain `analyze` would redo the partitions).
 pub fn vacuum<C: Connector>(
     connector: &C,
     main: &mut C::Session,
@@ -182,14 +215,30 @@ pub fn vacuum<C: Connector>(
     console: &Console,
 ) -> Result<(), InitError> {
     console.line("vacuuming...");
-    let tables = [
-        "pgbench_accounts",
-        "pgbench_branches",
-        "pgbench_tellers",
-        "pgbench_history",
-    ];
-    let work = |s: &mut dyn Session, t: &&str| exec(s, &format!("vacuum analyze {t}"));
-    run_tasks(connector, main, cfg.jobs, &tables, &work)
+    let version = main.server_version_num();
+    let parts = cfg.partitioning.count();
+    let mut tables: Vec<String> = if parts > 0 {
+        (1..=parts).map(ddl::partition_name).collect()
+    } else {
+        vec!["pgbench_accounts".to_string()]
+    };
+    tables.extend(["pgbench_branches", "pgbench_tellers", "pgbench_history"].map(String::from));
+    let big = |t: &str| t.starts_with("pgbench_accounts");
+    let no_ring = version >= 160_000;
+    let work = |s: &mut dyn Session, t: &String| {
+        if no_ring && big(t) {
+            // Freshly loaded pages are all dirtied by the vacuum: a small ring buffer
+            // would force a WAL flush for nearly every page written back.
+            exec(s, "set vacuum_buffer_usage_limit = 0")?;
+        }
+        exec(s, &format!("vacuum analyze {t}"))
+    };
+    run_tasks(connector, main, cfg.jobs, &tables, &work)?;
+    if parts > 0 {
+        let only = if version >= 180_000 { "only " } else { "" };
+        exec(main, &format!("analyze {only}pgbench_accounts"))?;
+    }
+    Ok(())
 }
 
 /// Session settings for the connection building the accounts primary key: enough
@@ -204,7 +253,8 @@ pub fn index_build_settings(jobs: u32) -> Vec<String> {
     ]
 }
 
-/// `p` with the three primary keys built concurrently.
+/// `p` with the three primary keys built concurrently. A partitioned pgbench_accounts
+/// gets its partitions' keys first (concurrently); the parent's key then adopts them.
 pub fn primary_keys<C: Connector>(
     connector: &C,
     main: &mut C::Session,
@@ -216,7 +266,15 @@ pub fn primary_keys<C: Connector>(
         Ok(a) => a,
         Err(_) => return Err(InitError::Worker),
     };
-    let tasks = [(accounts, true), (branches, false), (tellers, false)];
+    let parts = cfg.partitioning.count();
+    let mut tasks: Vec<(String, bool)> = Vec::new();
+    if parts > 0 {
+        tasks.extend((1..=parts).map(|p| (ddl::partition_primary_key(cfg, p), false)));
+    } else {
+        tasks.push((accounts.clone(), true));
+    }
+    tasks.push((branches, false));
+    tasks.push((tellers, false));
     let jobs = cfg.jobs;
     let work = |s: &mut dyn Session, task: &(String, bool)| {
         if task.1 {
@@ -226,5 +284,9 @@ pub fn primary_keys<C: Connector>(
         }
         exec(s, &task.0)
     };
-    run_tasks(connector, main, cfg.jobs, &tasks, &work)
+    run_tasks(connector, main, cfg.jobs, &tasks, &work)?;
+    if parts > 0 {
+        exec(main, &accounts)?;
+    }
+    Ok(())
 }

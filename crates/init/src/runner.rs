@@ -304,7 +304,7 @@ mod tests {
         for p in 1..=4 {
             assert!(stmts.contains(&format!("truncate table pgbench_accounts_{p}")));
             assert!(stmts.contains(&format!(
-                "copy pgbench_accounts_{p} from stdin with (format binary, freeze on)"
+                "copy pgbench_accounts_{p} from stdin with (freeze on)"
             )));
         }
         let rows = account_rows(&fake.inner.log.lock().unwrap().copies);
@@ -316,6 +316,29 @@ mod tests {
         let fk = f.build();
         run_init(&cfg, &fk, &con).unwrap();
         assert!(!fk.statements().iter().any(|s| s.starts_with("truncate table pgbench_accounts_")));
+    }
+
+    #[test]
+    fn parallel_partitioned_vacuum_and_keys() {
+        let (con, _) = console();
+        let cfg = InitConfig {
+            steps: parse_steps("vp").unwrap(),
+            jobs: 2,
+            partitioning: Partitioning::Hash(3),
+            ..InitConfig::default()
+        };
+        let fake = FakeConnector::new().build();
+        run_init(&cfg, &fake, &con).unwrap();
+        let stmts = fake.statements();
+        let pos = |s: &str| stmts.iter().position(|x| x == s).unwrap_or_else(|| panic!("{s} missing"));
+        let analyze = pos("analyze only pgbench_accounts");
+        let parent_pk = pos("alter table pgbench_accounts add primary key (aid)");
+        for p in 1..=3 {
+            assert!(pos(&format!("vacuum analyze pgbench_accounts_{p}")) < analyze);
+            assert!(pos(&format!("alter table pgbench_accounts_{p} add primary key (aid)")) < parent_pk);
+        }
+        assert!(analyze < pos("alter table pgbench_branches add primary key (bid)"));
+        assert!(!stmts.contains(&"vacuum analyze pgbench_accounts".to_string()));
     }
 
     #[test]

@@ -1,10 +1,22 @@
 //! pgrush's output formats: pgbench 18's final text report ([`text`]) and progress lines
-//! ([`progress`]), built from [`pgrush_stats::RunSummary`] and progress snapshots.
-//! JSON and HTML reports (issue 8) will live here too.
+//! ([`progress`]), built from [`pgrush_stats::RunSummary`] and progress snapshots; and
+//! issue 8's opt-in extras: latency [`percentiles`], the JSON run [`document`]
+//! (`--json`), the self-contained [`html`] report with [`svg`] charts, run
+//! [`compare`]isons (`pgrush report`) and meaningfulness [`warnings`].
 #![deny(missing_docs)]
 
+pub mod compare;
+pub mod document;
+pub mod hdr;
+pub mod html;
+pub mod percentiles;
 pub mod progress;
+pub mod svg;
 pub mod text;
+pub mod warnings;
+
+pub use document::{ClientInfo, RunContext, RunDocument, ServerInfo};
+pub use percentiles::PercentileList;
 
 /// C `printf`-compatible number formatting (`%f`, `%.3f`, `%.1f`, `%.0f`, `%.15g`, widths),
 /// printing NaN and infinities as PostgreSQL does (`NaN`, `Infinity`, `-Infinity`).

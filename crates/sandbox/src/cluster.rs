@@ -211,17 +211,21 @@ impl ClusterBuilder {
             .trim()
             .parse()
             .map_err(|_| SandboxError::Invalid("unreadable server_version_num".into()))?;
+        let sql = self.roles_sql();
+        if !sql.is_empty() {
+            cluster.psql(&sql)?;
+        }
+        Ok(cluster)
+    }
+
+    /// SQL creating the extra roles (or setting the superuser's password).
+    fn roles_sql(&self) -> String {
         let mut sql = String::new();
         for (name, password) in &self.users {
-            let verb = if name == SUPERUSER {
-                "ALTER ROLE"
+            let (verb, extra) = if name == SUPERUSER {
+                ("ALTER ROLE", "")
             } else {
-                "CREATE ROLE"
-            };
-            let extra = if name == SUPERUSER {
-                ""
-            } else {
-                " LOGIN SUPERUSER"
+                ("CREATE ROLE", " LOGIN SUPERUSER")
             };
             sql.push_str(&format!(
                 "{verb} {}{extra} PASSWORD {};\n",
@@ -229,10 +233,7 @@ impl ClusterBuilder {
                 quote_literal(password)
             ));
         }
-        if !sql.is_empty() {
-            cluster.psql(&sql)?;
-        }
-        Ok(cluster)
+        sql
     }
 
     fn config_text(&self, socket_dir: &Path, tls_dir: &Path, major: u32) -> String {
@@ -254,6 +255,9 @@ impl ClusterBuilder {
             ("shared_buffers".into(), "32MB".into()),
             ("max_connections".into(), "200".into()),
             ("logging_collector".into(), "off".into()),
+            // Segments in the data dir go away with it, even after a server is killed
+            // (POSIX segments in /dev/shm would stay behind).
+            ("dynamic_shared_memory_type".into(), "mmap".into()),
             (
                 "password_encryption".into(),
                 self.auth.password_encryption().into(),
@@ -714,4 +718,60 @@ pub fn quote_ident(name: &str) -> String {
 /// An SQL string literal, single-quoted.
 pub fn quote_literal(value: &str) -> String {
     format!("'{}'", value.replace('\'', "''"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hba_keeps_superuser_trust_first_then_custom_lines() {
+        let b = ClusterBuilder::default()
+            .auth(Auth::Md5)
+            .hba(["hostssl all certuser 127.0.0.1/32 cert"])
+            .tls(true);
+        let hba = b.hba_text(true);
+        let lines: Vec<&str> = hba.lines().collect();
+        assert_eq!(lines[0], "local all postgres trust");
+        assert_eq!(lines[1], "hostssl all certuser 127.0.0.1/32 cert");
+        assert_eq!(lines[2], "local all all md5");
+        assert!(lines.contains(&"hostssl all all 127.0.0.1/32 md5"));
+        assert_eq!(lines.last(), Some(&"host all all ::1/128 md5"));
+        let plain = ClusterBuilder::default().hba_text(false);
+        assert!(!plain.contains("hostssl"));
+        assert!(plain.contains("host all all 127.0.0.1/32 trust\n"));
+    }
+
+    #[test]
+    fn config_quotes_values_and_follows_options() {
+        let b = ClusterBuilder::default()
+            .auth(Auth::Md5)
+            .listen_ipv6(true)
+            .tls_cn_only(true)
+            .setting("search_path", "a'b");
+        let conf = b.config_text(Path::new("/s"), Path::new("/t"), 18);
+        assert!(conf.contains("listen_addresses = '127.0.0.1,::1'\n"));
+        assert!(conf.contains("unix_socket_directories = '/s'\n"));
+        assert!(conf.contains("password_encryption = 'md5'\n"));
+        assert!(conf.contains("md5_password_warnings = 'off'\n"));
+        assert!(conf.contains("ssl = 'on'\n"));
+        assert!(conf.contains("ssl_key_file = '/t/server.key'\n"));
+        assert!(conf.contains("search_path = 'a''b'\n"));
+        let old = ClusterBuilder::default().config_text(Path::new("/s"), Path::new("/t"), 15);
+        assert!(!old.contains("md5_password_warnings"));
+        assert!(!old.contains("ssl"));
+        assert!(old.contains("password_encryption = 'scram-sha-256'\n"));
+    }
+
+    #[test]
+    fn roles_sql_quotes_names_and_passwords() {
+        let b = ClusterBuilder::default()
+            .user("al\"ice", "pa'ss")
+            .user("postgres", "pw");
+        assert_eq!(
+            b.roles_sql(),
+            "CREATE ROLE \"al\"\"ice\" LOGIN SUPERUSER PASSWORD 'pa''ss';\n\
+             ALTER ROLE \"postgres\" PASSWORD 'pw';\n"
+        );
+    }
 }

@@ -221,6 +221,10 @@ fn mirror_dir(root: &Path, postgres: &Path) -> Result<PathBuf, SandboxError> {
     if dest.join(".complete").exists() {
         return Ok(dest.join(inner));
     }
+    let _lock = FileLock::acquire(&tmp.join(format!("pgrush-pginstall-{key:016x}.lock")))?;
+    if dest.join(".complete").exists() {
+        return Ok(dest.join(inner));
+    }
     let staging = tempfile::Builder::new()
         .prefix(&format!("pgrush-pginstall-{key:016x}.tmp"))
         .tempdir_in(&tmp)
@@ -310,4 +314,36 @@ fn free_bytes(dir: &Path) -> Option<u64> {
     #[allow(clippy::useless_conversion)]
     let free = u64::from(st.f_bavail).saturating_mul(u64::from(st.f_frsize));
     Some(free)
+}
+
+/// An exclusive `flock` on a file, held until dropped: serializes the one-time creation
+/// of caches (template, installation copy) between threads and processes.
+pub(crate) struct FileLock {
+    _file: std::fs::File,
+}
+
+impl FileLock {
+    /// Blocks until the lock on `path` (created if missing) is held.
+    pub(crate) fn acquire(path: &Path) -> Result<FileLock, SandboxError> {
+        use std::os::fd::AsRawFd;
+        use std::os::unix::fs::OpenOptionsExt;
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .mode(0o644)
+            .open(path)
+            .map_err(|e| SandboxError::io(format!("open {}", path.display()), e))?;
+        loop {
+            // SAFETY: flock on a descriptor we own; no memory is involved.
+            let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) };
+            if rc == 0 {
+                return Ok(FileLock { _file: file });
+            }
+            let err = std::io::Error::last_os_error();
+            if err.kind() != std::io::ErrorKind::Interrupted {
+                return Err(SandboxError::io(format!("lock {}", path.display()), err));
+            }
+        }
+    }
 }

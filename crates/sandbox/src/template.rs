@@ -10,7 +10,7 @@ use std::process::Command;
 use crate::account::Account;
 use crate::cluster::{clear_pg_env, run_checked};
 use crate::error::SandboxError;
-use crate::install::{PgInstall, build_key, fnv};
+use crate::install::{FileLock, PgInstall, build_key, fnv};
 
 /// `initdb`'s options (part of the template's cache key). 1 MB WAL segments keep the
 /// template, and so each copy of it, small.
@@ -47,6 +47,10 @@ fn template_dir(server: &PgInstall, account: Option<Account>) -> Result<PathBuf,
     ]);
     let tmp = crate::install::work_dir();
     let dest = tmp.join(format!("pgrush-initdb-{key:016x}"));
+    if dest.join("PG_VERSION").exists() {
+        return Ok(dest);
+    }
+    let _lock = FileLock::acquire(&tmp.join(format!("pgrush-initdb-{key:016x}.lock")))?;
     if dest.join("PG_VERSION").exists() {
         return Ok(dest);
     }

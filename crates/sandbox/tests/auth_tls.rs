@@ -133,7 +133,14 @@ fn tls_verify_full() {
         .expect("start");
     let ca = cluster.ca_cert().expect("CA");
     let ssl = "(SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid())";
-    for host in ["localhost", "127.0.0.1"] {
+    let mut hosts = vec!["localhost", "127.0.0.1"];
+    // listen_ipv6: ::1 answers too, where the machine has IPv6 loopback at all.
+    if std::net::TcpListener::bind("[::1]:0").is_ok() {
+        hosts.push("::1");
+    } else {
+        eprintln!("no IPv6 loopback on this machine: ::1 not checked");
+    }
+    for host in hosts {
         assert_eq!(
             ok_text(&psql_conn(
                 &cluster,

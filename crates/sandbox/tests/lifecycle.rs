@@ -176,10 +176,12 @@ fn wheel_binaries_via_env() {
         .and_then(|v| v.trim().parse().ok())
         .unwrap_or_else(|| panic!("no VERSION line in {stdout:?}"));
     assert!(version >= 180000, "{version}");
-    // The cluster went to PGRUSH_SANDBOX_DIR; only the initdb template stays there.
+    // The cluster went to PGRUSH_SANDBOX_DIR; only the initdb template (and its lock
+    // file) stays there.
     let left: Vec<_> = std::fs::read_dir(work.path())
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| !n.ends_with(".lock"))
         .collect();
     assert!(
         left.iter().all(|n| n.starts_with("pgrush-initdb-")),

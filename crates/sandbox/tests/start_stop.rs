@@ -109,3 +109,25 @@ fn process_alive(pid: u32) -> bool {
     // SAFETY: signal 0 only checks for existence.
     unsafe { libc::kill(pid as i32, 0) == 0 }
 }
+
+#[test]
+fn start_failure_reports_the_server_log() {
+    let err = Cluster::builder()
+        .setting("shared_buffers", "lots")
+        .start()
+        .unwrap_err();
+    let text = err.to_string();
+    assert!(text.starts_with("server did not start"), "{text}");
+    assert!(text.contains("shared_buffers"), "log tail missing: {text}");
+    // The failed cluster's files are gone.
+    let log = text
+        .split_once("--- tail of ")
+        .and_then(|(_, rest)| rest.split_once(" ---"))
+        .map(|(path, _)| PathBuf::from(path))
+        .expect("log path in the error");
+    assert!(
+        !log.parent().unwrap().exists(),
+        "{} left behind",
+        log.display()
+    );
+}

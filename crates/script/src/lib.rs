@@ -1,14 +1,69 @@
-pub fn add(left: u64, right: u64) -> u64 {
-    left + right
-}
+//! pgbench's transaction-script language, pure (no I/O, no clock): builtin scripts,
+//! script splitting and meta commands, expressions, variables and the random
+//! number generators, all bit-compatible with pgbench 18.
+//!
+//! The engine loads scripts with [`load_script`] (or [`Builtin::load`]), keeps one
+//! [`Variables`] and one expression [`Prng`] per client (see [`Seeds::plan`]),
+//! evaluates `\set`/`\if` expressions with [`Expr::eval`], builds SQL text with
+//! [`SqlCommand::write_simple`] / [`SqlCommand::params`], and follows
+//! [`Command::cond`] jumps for conditionals.
+//!
+//! Messages: every error's `Display` is pgbench's text without the
+//! `pgbench: error: ` prefix; the CLI prints `pgrush: error: {err}`.
+#![deny(missing_docs)]
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+pub mod builtin;
+pub mod error;
+pub mod expr;
+pub mod meta;
+pub mod prng;
+pub mod script;
+pub mod sql;
+pub mod sqlscan;
+pub mod strconv;
+pub mod value;
+pub mod vars;
+pub mod words;
 
-    #[test]
-    fn it_works() {
-        let result = add(2, 2);
-        assert_eq!(result, 4);
+pub use builtin::{
+    BUILTINS, Builtin, MAX_SCRIPTS, builtin_by_prefix, builtin_list_text, parse_script_weight,
+    show_script_text,
+};
+pub use error::{BuiltinError, EvalError, LoadError, MetaError, VarError, WeightError};
+pub use expr::{EvalContext, Expr, Func};
+pub use meta::{
+    SleepArg, SleepSpec, SleepUnit, build_shell_command, parse_setshell_output,
+    setshell_first_line,
+};
+pub use prng::{
+    Prng, SeedSpec, Seeds, ThreadRngs, choose_script, hash_fnv1a, hash_murmur2,
+    parse_seed_spec, permute, sample, seed_error_lines, throttle_delay_us, throttle_mean_us,
+};
+pub use script::{Command, CommandKind, CondJumps, Script, load_script};
+pub use sql::{GsetKind, MAX_PARAMS, SqlCommand};
+pub use value::Value;
+pub use vars::{VarId, VarRef, VarValue, Variables, parse_define, valid_variable_name};
+
+/// Set the automatic variables pgbench defines for client `client_id` unless they
+/// were given with `-D`: `scale`, `client_id`, `default_seed`, `random_seed`.
+/// `default_seed` is `None` when it was given with `-D` (see [`Seeds::plan`]).
+pub fn set_automatic_variables(
+    vars: &mut Variables,
+    defined_by_user: &dyn Fn(&str) -> bool,
+    scale: i64,
+    client_id: i64,
+    default_seed: Option<i64>,
+    random_seed: u64,
+) {
+    let mut put = |name: &str, v: i64| {
+        if !defined_by_user(name) {
+            let _ = vars.put_value("startup", name, Value::Int(v));
+        }
+    };
+    put("scale", scale);
+    put("client_id", client_id);
+    if let Some(ds) = default_seed {
+        put("default_seed", ds);
     }
+    put("random_seed", random_seed as i64);
 }

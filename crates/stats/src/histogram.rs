@@ -49,6 +49,12 @@ impl LatencyHistogram {
         self.hist.saturating_record(value_us);
     }
 
+    /// Records `count` occurrences of an integral value in µs (saturating).
+    #[inline]
+    pub fn record_u64_n(&mut self, value_us: u64, count: u64) {
+        self.hist.saturating_record_n(value_us, count);
+    }
+
     /// Adds every value of `other`.
     pub fn merge(&mut self, other: &LatencyHistogram) {
         if self.hist.add(&other.hist).is_err() {

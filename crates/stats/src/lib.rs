@@ -19,6 +19,7 @@ pub mod progress;
 pub mod simple;
 pub mod summary;
 pub mod thread;
+pub mod timeseries;
 pub mod txlog;
 
 pub use aggregate::AggregateInterval;
@@ -30,4 +31,5 @@ pub use summary::{
     PartitionMethod, Partitioning, QueryMode, RunConfig, RunLimit, RunSummary, ScriptInfo,
 };
 pub use thread::{CommandStats, ScriptStats, StatsLayout, ThreadStats, TxStats};
+pub use timeseries::{IntervalStats, SparseHistogram, TimeSeries};
 pub use txlog::{LogFormat, TxLogRecord, log_file_name};

@@ -5,6 +5,7 @@ use crate::counters::{TxCounters, TxOutcome, TxRecord};
 use crate::histogram::LatencyHistogram;
 use crate::progress::ProgressCounters;
 use crate::simple::SimpleStats;
+use crate::timeseries::TimeSeries;
 use serde::Serialize;
 use std::ops::AddAssign;
 use std::sync::Arc;
@@ -178,6 +179,9 @@ pub struct ThreadStats {
     pub conn_time_us: u64,
     /// `-L` in µs (copied from the layout).
     pub latency_limit_us: Option<f64>,
+    /// Per-interval statistics (issue 8), when enabled with [`ThreadStats::with_series`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub series: Option<TimeSeries>,
     #[serde(skip)]
     progress: Option<Arc<ProgressCounters>>,
 }
@@ -196,7 +200,26 @@ impl ThreadStats {
                 .collect(),
             conn_time_us: 0,
             latency_limit_us: layout.latency_limit_us,
+            series: None,
             progress: None,
+        }
+    }
+
+    /// Also keeps per-interval statistics: intervals of `interval_us` from `origin_us`
+    /// (engine clock, µs); record with [`ThreadStats::record_tx_at`].
+    pub fn with_series(mut self, origin_us: i64, interval_us: u64) -> Self {
+        let throttled = self.total.lag_hist.is_some();
+        self.series = Some(TimeSeries::new(origin_us, interval_us, throttled));
+        self
+    }
+
+    /// [`ThreadStats::record_tx`], plus the time series (if enabled) with the instant
+    /// `now_us` (engine clock, µs) when the transaction ended.
+    #[inline]
+    pub fn record_tx_at(&mut self, rec: &TxRecord, now_us: i64) {
+        self.record_tx(rec);
+        if let Some(series) = self.series.as_mut() {
+            series.record(rec, now_us);
         }
     }
 
@@ -275,6 +298,11 @@ impl ThreadStats {
             }
         }
         self.conn_time_us = self.conn_time_us.saturating_add(other.conn_time_us);
+        match (self.series.as_mut(), other.series.as_ref()) {
+            (Some(mine), Some(theirs)) => mine.merge(theirs),
+            (None, Some(theirs)) => self.series = Some(theirs.clone()),
+            _ => {}
+        }
     }
 
     /// Merges a list of per-thread statistics (`None` for an empty list).

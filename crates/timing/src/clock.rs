@@ -122,6 +122,7 @@ impl PosixClock {
 
 impl ClockSource for PosixClock {
     #[inline]
+    #[allow(clippy::unnecessary_cast)] // time_t and c_long are i32 on some targets
     fn now_ns(&mut self) -> i64 {
         let mut ts = libc::timespec {
             tv_sec: 0,
@@ -186,7 +187,11 @@ mod tests {
 
     #[test]
     fn posix_clocks_advance() {
-        for k in [ClockKind::Monotonic, ClockKind::MonotonicRaw, ClockKind::Realtime] {
+        for k in [
+            ClockKind::Monotonic,
+            ClockKind::MonotonicRaw,
+            ClockKind::Realtime,
+        ] {
             let mut c = SystemClock::open(k).unwrap();
             let SystemClock::Posix(ref mut p) = c else {
                 panic!("not posix")

@@ -47,7 +47,11 @@ pub fn strtoul_exact(s: &[u8]) -> Option<u64> {
     if i == digits_start || i != s.len() || overflow {
         return None;
     }
-    Some(if negative { value.wrapping_neg() } else { value })
+    Some(if negative {
+        value.wrapping_neg()
+    } else {
+        value
+    })
 }
 
 /// Parses a `--duration` value in seconds.

@@ -60,10 +60,7 @@ fn exec(conn: &mut Connection, sql: &str) -> Result<Option<String>, ExplainError
         message: e.libpq_message(Some(sql)),
         sql: sql.to_string(),
     })?;
-    Ok(results
-        .last()
-        .and_then(|r| r.get(0, 0))
-        .map(str::to_string))
+    Ok(results.last().and_then(|r| r.get(0, 0)).map(str::to_string))
 }
 
 /// Runs `sql` and returns its round-trip time in ns.
@@ -98,7 +95,9 @@ pub fn run(conn: &mut Connection) -> Result<ExplainResult, ExplainError> {
     exec(conn, &format!("DROP TABLE IF EXISTS pg_temp.{TABLE}"))?;
     exec(
         conn,
-        &format!("CREATE TEMPORARY TABLE {TABLE} AS SELECT g AS n FROM generate_series(1, {ROWS}) AS g"),
+        &format!(
+            "CREATE TEMPORARY TABLE {TABLE} AS SELECT g AS n FROM generate_series(1, {ROWS}) AS g"
+        ),
     )?;
     exec(conn, &format!("VACUUM ANALYZE {TABLE}"))?;
     let select = format!("SELECT count(*) FROM {TABLE}");

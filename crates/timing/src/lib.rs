@@ -23,4 +23,4 @@ pub mod tsc;
 
 pub use clock::{ClockKind, ClockSource, ClockUnavailable, PosixClock, SystemClock};
 pub use measure::{MeasureConfig, Measurement, measure};
-pub use report::{ClockReport, JsonClock, JsonReport, measure_clock};
+pub use report::{ClockReport, JsonClock, JsonReport, measure_clock, measure_system};

@@ -48,6 +48,8 @@ pub struct NsDetail {
     pub pow2: [u64; NS_BUCKETS],
     /// The largest forward difference, exact.
     pub max_ns: u64,
+    /// The smallest non-zero difference, exact (`u64::MAX` when none).
+    min_nonzero_ns: u64,
 }
 
 /// The percentiles pgrush reports, in nanoseconds.
@@ -77,6 +79,7 @@ impl NsDetail {
                 .unwrap_or_else(|_| Histogram::new(3).unwrap_or_else(|_| unreachable_hist())),
             pow2: [0; NS_BUCKETS],
             max_ns: 0,
+            min_nonzero_ns: u64::MAX,
         }
     }
 
@@ -86,6 +89,9 @@ impl NsDetail {
         self.pow2[bit_length(diff_ns)] += 1;
         if diff_ns > self.max_ns {
             self.max_ns = diff_ns;
+        }
+        if diff_ns != 0 && diff_ns < self.min_nonzero_ns {
+            self.min_nonzero_ns = diff_ns;
         }
     }
 
@@ -112,11 +118,7 @@ impl NsDetail {
 
     /// The smallest non-zero difference observed (the clock's effective granularity).
     pub fn min_step_ns(&self) -> Option<u64> {
-        self.hist
-            .iter_recorded()
-            .map(|v| v.value_iterated_to())
-            .find(|&v| v > 0)
-            .map(|v| v.min(self.max_ns))
+        (self.min_nonzero_ns != u64::MAX).then_some(self.min_nonzero_ns)
     }
 }
 
@@ -215,10 +217,8 @@ fn run<C: ClockSource, const DETAIL: bool, const STOP: bool>(
             }
         } else {
             us_histogram[bit_length(diff_us as u64).min(US_BUCKETS - 1)] += 1;
-            if DETAIL {
-                if let Some(d) = detail.as_mut() {
-                    d.record(diff_ns as u64);
-                }
+            if DETAIL && let Some(d) = detail.as_mut() {
+                d.record(diff_ns as u64);
             }
         }
         loops += 1;
@@ -321,24 +321,28 @@ mod tests {
 
     #[test]
     fn percentiles_of_a_mixed_distribution() {
-        // 9 readings 20 ns apart, then a 5000 ns gap; repeated.
-        let mut steps = vec![20; 9];
-        steps.push(5000);
-        steps.extend(std::iter::repeat_n(20, 990));
-        steps.push(100_000);
+        // Per cycle: 985 steps of 20 ns, 10 of 5000 ns, 5 of 100 µs (569.7 µs).
+        let mut steps = vec![20; 985];
+        steps.extend([5000; 10]);
+        steps.extend([100_000; 5]);
         let mut c = StepClock::new(0, &steps);
-        let m = measure(&mut c, &cfg(10_000_000, true, false));
+        let m = measure(&mut c, &cfg(20 * 569_700, true, false));
+        assert_eq!(m.loops, 20_000);
         let d = m.detail.as_ref().unwrap();
         let p = d.percentiles();
-        assert_eq!(p.p50, 20);
-        assert_eq!(p.p90, 20);
+        assert_eq!((p.p50, p.p90), (20, 20));
+        assert!((4995..=5005).contains(&p.p99), "{p:?}");
+        assert!((99_900..=100_000).contains(&p.p99_9), "{p:?}");
+        assert!((99_900..=100_000).contains(&p.p99_99), "{p:?}");
         assert_eq!(p.max, 100_000);
-        assert!(p.p99_9 >= 4995 && p.p99_9 <= 5005, "{p:?}");
-        assert!(p.p99_99 >= 99_900, "{p:?}");
         assert_eq!(d.min_step_ns(), Some(20));
+        assert_eq!(d.pow2[bit_length(20)], 19_700);
+        assert_eq!(d.pow2[bit_length(5000)], 200);
+        assert_eq!(d.pow2[bit_length(100_000)], 100);
         // The 5000 ns steps land in µs bucket 3 (diff 4 or 5 µs) and the
         // 100 µs steps in bucket 7 (diff 100 µs).
-        assert!(m.us_histogram[3] > 0);
+        assert_eq!(m.us_histogram[3], 200);
+        assert_eq!(m.us_histogram[7], 100);
         assert_eq!(m.max_us_bucket(), 7);
         assert_eq!(m.us_histogram.iter().sum::<u64>(), m.loops);
     }

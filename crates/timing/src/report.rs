@@ -17,18 +17,25 @@ pub struct ClockReport {
 }
 
 /// Opens `kind` and measures it.
-pub fn measure_clock(kind: ClockKind, cfg: &MeasureConfig) -> Result<ClockReport, ClockUnavailable> {
-    let clock = SystemClock::open(kind)?;
+pub fn measure_clock(
+    kind: ClockKind,
+    cfg: &MeasureConfig,
+) -> Result<ClockReport, ClockUnavailable> {
+    Ok(measure_system(kind, SystemClock::open(kind)?, cfg))
+}
+
+/// Measures an already opened clock of kind `kind`.
+pub fn measure_system(kind: ClockKind, clock: SystemClock, cfg: &MeasureConfig) -> ClockReport {
     let resolution_ns = clock.resolution_ns();
     let measurement = match clock {
         SystemClock::Posix(mut c) => measure(&mut c, cfg),
         SystemClock::Tsc(mut c) => measure(&mut c, cfg),
     };
-    Ok(ClockReport {
+    ClockReport {
         clock: kind,
         resolution_ns,
         measurement,
-    })
+    }
 }
 
 /// The whole `--json` document.
@@ -98,6 +105,16 @@ pub struct JsonClock {
     pub percentiles_ns: Percentiles,
     /// Backwards steps.
     pub backwards: JsonBackwards,
+}
+
+impl JsonReport {
+    /// The document as pretty-printed JSON, with a final newline.
+    pub fn to_json_string(&self) -> String {
+        let mut s = serde_json::to_string_pretty(self)
+            .unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
+        s.push('\n');
+        s
+    }
 }
 
 impl JsonClock {

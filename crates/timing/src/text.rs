@@ -24,7 +24,12 @@ pub fn per_loop_line(m: &Measurement) -> String {
 pub fn us_histogram(m: &Measurement) -> String {
     let mut out = String::from("Histogram of timing durations:\n");
     let _ = writeln!(out, "{:>6}   {:>10} {:>10}", "< us", "% of total", "count");
-    for (i, &count) in m.us_histogram.iter().enumerate().take(m.max_us_bucket() + 1) {
+    for (i, &count) in m
+        .us_histogram
+        .iter()
+        .enumerate()
+        .take(m.max_us_bucket() + 1)
+    {
         let pct = count as f64 * 100.0 / m.loops as f64;
         let _ = writeln!(out, "{:>6}    {:>9.5} {:>10}", 1u64 << i, pct, count);
     }
@@ -52,7 +57,12 @@ pub fn ns_section(r: &ClockReport) -> String {
     if let Some(res) = r.resolution_ns {
         let _ = write!(out, ", resolution {} ns", format_ns(res));
     }
-    if let Some(min) = r.measurement.detail.as_ref().and_then(NsDetail::min_step_ns) {
+    if let Some(min) = r
+        .measurement
+        .detail
+        .as_ref()
+        .and_then(NsDetail::min_step_ns)
+    {
         let _ = write!(out, ", smallest step seen {min} ns");
     }
     out.push('\n');
@@ -79,14 +89,16 @@ pub fn ns_section(r: &ClockReport) -> String {
 /// the highest non-empty power-of-two bucket.
 fn ns_histogram(d: &NsDetail, loops: u64) -> String {
     let mut out = String::from("Histogram of timing durations in nanoseconds:\n");
-    let _ = writeln!(out, "{:>6}   {:>10} {:>10}", "< ns", "% of total", "count");
     let first = d.pow2.iter().position(|&c| c != 0);
     let last = d.pow2.iter().rposition(|&c| c != 0);
+    // The bound column widens for large bounds so that the columns stay aligned.
+    let w = last.map_or(6, |l| (1u128 << l).to_string().len().max(6));
+    let _ = writeln!(out, "{:>w$}   {:>10} {:>10}", "< ns", "% of total", "count");
     if let (Some(first), Some(last)) = (first, last) {
         for (i, &count) in d.pow2.iter().enumerate().take(last + 1).skip(first) {
             let pct = count as f64 * 100.0 / loops.max(1) as f64;
             let label = 1u128 << i;
-            let _ = writeln!(out, "{label:>6}    {pct:>9.5} {count:>10}");
+            let _ = writeln!(out, "{label:>w$}    {pct:>9.5} {count:>10}");
         }
     }
     out
@@ -139,7 +151,11 @@ pub fn all_clocks_table(reports: &[ClockReport]) -> String {
     ];
     for r in reports {
         let m = &r.measurement;
-        let p = m.detail.as_ref().map(NsDetail::percentiles).unwrap_or_default();
+        let p = m
+            .detail
+            .as_ref()
+            .map(NsDetail::percentiles)
+            .unwrap_or_default();
         let min = m.detail.as_ref().and_then(NsDetail::min_step_ns);
         let cells = [
             m.per_loop_ns().map_or("-".into(), |v| format!("{v:.2}")),
@@ -229,6 +245,81 @@ mod tests {
     fn empty_histogram_still_prints_first_row() {
         let m = measurement(&[5], 100);
         assert!(us_histogram(&m).ends_with("     1    100.00000          5\n"));
+    }
+
+    fn scripted(kind: ClockKind, steps: &[i64]) -> ClockReport {
+        struct Steps(i64, Vec<i64>, usize);
+        impl crate::clock::ClockSource for Steps {
+            fn now_ns(&mut self) -> i64 {
+                let step = self.1[self.2 % self.1.len()];
+                self.2 += 1;
+                self.0 += step;
+                self.0
+            }
+        }
+        let cfg = crate::measure::MeasureConfig {
+            duration_ns: 100_000,
+            detail: true,
+            stop_on_backwards: false,
+        };
+        ClockReport {
+            clock: kind,
+            resolution_ns: Some(1.0),
+            measurement: crate::measure::measure(&mut Steps(0, steps.to_vec(), 0), &cfg),
+        }
+    }
+
+    #[test]
+    fn ns_section_layout() {
+        let r = scripted(ClockKind::Monotonic, &[100]);
+        // First reading at 100 ns; 1000 readings until 100 µs have elapsed.
+        assert_eq!(r.measurement.loops, 1000);
+        assert_eq!(
+            ns_section(&r),
+            "\nClock: monotonic, resolution 1 ns, smallest step seen 100 ns\n\
+             Histogram of timing durations in nanoseconds:\n\
+             \x20 < ns   % of total      count\n\
+             \x20  128    100.00000       1000\n\
+             Percentiles of timing durations (ns):\n\
+             \x20      p50        p90        p99      p99.9     p99.99        max\n\
+             \x20      100        100        100        100        100        100\n\
+             Backwards steps: none\n"
+        );
+        let back = scripted(ClockKind::Realtime, &[300, -50, 250]);
+        assert!(ns_section(&back).ends_with("Backwards steps: 200 (largest 50 ns)\n"));
+        assert_eq!(
+            backwards_warning(back.clock, &back.measurement),
+            "Detected clock going backwards in time: 200 backwards steps of clock realtime, largest 50 ns.\n"
+        );
+    }
+
+    #[test]
+    fn all_clocks_columns() {
+        let a = scripted(ClockKind::Monotonic, &[100]);
+        let b = scripted(ClockKind::MonotonicCoarse, &[0, 0, 0, 4_000_000]);
+        let t = all_clocks_table(&[a, b]);
+        let lines: Vec<&str> = t.lines().collect();
+        assert_eq!(lines.len(), 12);
+        assert_eq!(
+            lines[0],
+            "                        monotonic  monotonic_coarse"
+        );
+        assert_eq!(
+            lines[3],
+            "smallest step (ns)            100           4000000"
+        );
+        assert_eq!(
+            lines[4],
+            "p50 (ns)                      100                 0"
+        );
+        assert_eq!(
+            lines[10],
+            "backwards steps                 0                 0"
+        );
+        assert_eq!(
+            all_clocks_heading(2, 1),
+            "Testing timing overhead of 2 clocks for 1 second each.\n"
+        );
     }
 
     #[test]

@@ -123,6 +123,9 @@ mod tests {
         let b = tsc.now_ns();
         let m1 = monotonic_ns();
         let (tsc_ns, mono_ns) = ((b - a) as f64, (m1 - m0) as f64);
-        assert!((tsc_ns - mono_ns).abs() < mono_ns * 0.02, "{tsc_ns} vs {mono_ns}");
+        assert!(
+            (tsc_ns - mono_ns).abs() < mono_ns * 0.02,
+            "{tsc_ns} vs {mono_ns}"
+        );
     }
 }

@@ -8,13 +8,14 @@ use postgres_protocol::message::frontend;
 use crate::backend::BackendMessage;
 use crate::config::ChannelBindingMode;
 use crate::conn::Connection;
+use crate::conninfo::{RequireAuth, SaslMechanism};
 use crate::error::{DbError, Error};
 
 /// Why authentication/startup failed.
 #[derive(Debug)]
 pub(crate) enum AuthFailure {
     /// The server sent an ErrorResponse (flag: after AuthenticationOk).
-    Server(DbError, bool),
+    Server(Box<DbError>, bool),
     /// A client-side failure (message in libpq's words, no newline).
     Client(String),
     /// Transport failure.
@@ -24,7 +25,7 @@ pub(crate) enum AuthFailure {
 impl From<Error> for AuthFailure {
     fn from(e: Error) -> Self {
         match e {
-            Error::Db(db) => AuthFailure::Server(*db, false),
+            Error::Db(db) => AuthFailure::Server(db, false),
             other => AuthFailure::Io(other),
         }
     }
@@ -37,9 +38,82 @@ pub(crate) struct AuthInput<'a> {
     pub(crate) channel_binding: ChannelBindingMode,
     /// `tls-server-end-point` data when TLS is in use.
     pub(crate) end_point: Option<Vec<u8>>,
+    /// Lowest acceptable protocol minor version.
+    pub(crate) min_protocol_minor: u16,
+    /// `require_auth` as written, and its rules.
+    pub(crate) require_auth: Option<&'a (String, RequireAuth)>,
 }
 
-const NO_PASSWORD: &str = "fe_sendauth: no password supplied";
+/// Handles NegotiateProtocolVersion: returns the minor version to use.
+fn negotiate(body: &[u8], requested: u16, min: u16) -> Result<u16, AuthFailure> {
+    let bad = |what: &str| {
+        AuthFailure::Client(format!(
+            "received invalid protocol negotiation message: {what}"
+        ))
+    };
+    let (version, rest) = body
+        .split_first_chunk::<4>()
+        .ok_or_else(|| bad("message too short"))?;
+    let version = u32::from_be_bytes(*version);
+    let (count, rest) = rest
+        .split_first_chunk::<4>()
+        .ok_or_else(|| bad("message too short"))?;
+    let count = i32::from_be_bytes(*count);
+    if count > 0 {
+        let end = rest.iter().position(|&b| b == 0).unwrap_or(rest.len());
+        let name = String::from_utf8_lossy(&rest[..end]).into_owned();
+        return Err(bad(&format!(
+            "server reported an unsupported parameter that was not requested (\"{name}\")"
+        )));
+    }
+    let (major, minor) = (version >> 16, (version & 0xffff) as u16);
+    if major != 3 || minor > requested {
+        return Err(bad(
+            "server requested downgrade to a higher-numbered version",
+        ));
+    }
+    if minor < min {
+        return Err(AuthFailure::Client(format!(
+            "server only supports protocol version 3.{minor}, but \"min_protocol_version\" was set to 3.{min}"
+        )));
+    }
+    Ok(minor)
+}
+
+/// libpq's description of an authentication request, for `require_auth` failures.
+fn request_description(code: i32) -> &'static str {
+    match code {
+        3 => "server requested a cleartext password",
+        5 => "server requested a hashed password",
+        7 | 8 => "server requested GSSAPI authentication",
+        9 => "server requested SSPI authentication",
+        10..=12 => "server requested SASL authentication",
+        _ => "server requested an unknown authentication type",
+    }
+}
+
+/// `require_auth` check for one request (`finished`: an exchange was completed).
+fn check_required(input: &AuthInput<'_>, code: i32, finished: bool) -> Result<(), AuthFailure> {
+    let Some((spec, rules)) = input.require_auth else {
+        return Ok(());
+    };
+    let reason = match code {
+        0 if rules.auth_required() && !finished => Some("server did not complete authentication"),
+        0 => None,
+        // Continuations of an exchange that was allowed to start.
+        8 | 11 | 12 => None,
+        c if !rules.allows_request(c as u32) => Some(request_description(c)),
+        _ => None,
+    };
+    match reason {
+        Some(r) => Err(AuthFailure::Client(format!(
+            "authentication method requirement \"{spec}\" failed: {r}"
+        ))),
+        None => Ok(()),
+    }
+}
+
+pub(crate) const NO_PASSWORD: &str = "fe_sendauth: no password supplied";
 
 fn client(msg: &str) -> AuthFailure {
     AuthFailure::Client(msg.to_string())
@@ -53,6 +127,9 @@ pub(crate) fn authenticate(
     let mut scram: Option<ScramSha256> = None;
     let mut used_channel_binding = false;
     let mut authenticated = false;
+    let requested_minor = conn.protocol_minor;
+    let mut negotiated: Option<u16> = None;
+    let mut finished = false;
     loop {
         let mut reply: Option<Vec<u8>> = None;
         let mut key: Option<(i32, Vec<u8>)> = None;
@@ -63,6 +140,7 @@ pub(crate) fn authenticate(
                         "unexpected authentication request after authentication",
                     ));
                 }
+                check_required(input, code, finished)?;
                 match code {
                     0 => {
                         if input.channel_binding == ChannelBindingMode::Require
@@ -99,13 +177,14 @@ pub(crate) fn authenticate(
                         }
                         .map_err(|e| AuthFailure::Client(e.to_string()))?;
                         reply = Some(buf.to_vec());
+                        finished = true;
                     }
                     10 => {
                         let mechanisms: Vec<&[u8]> = data
                             .split(|&b| b == 0)
                             .take_while(|m| !m.is_empty())
                             .collect();
-                        let offers = |m: &str| mechanisms.iter().any(|x| *x == m.as_bytes());
+                        let offers = |m: &str| mechanisms.contains(&m.as_bytes());
                         let password = input.password.ok_or_else(|| client(NO_PASSWORD))?;
                         let (mechanism, binding) = match (&input.end_point, input.channel_binding) {
                             (Some(ep), mode)
@@ -139,6 +218,13 @@ pub(crate) fn authenticate(
                                 ));
                             }
                         };
+                        if let Some((spec, rules)) = input.require_auth
+                            && !rules.allows_mechanism(SaslMechanism::Scram)
+                        {
+                            return Err(AuthFailure::Client(format!(
+                                "authentication method requirement \"{spec}\" failed: server requested {mechanism} authentication"
+                            )));
+                        }
                         let s = ScramSha256::new(password.as_bytes(), binding);
                         let mut buf = bytes::BytesMut::new();
                         frontend::sasl_initial_response(mechanism, s.message(), &mut buf)
@@ -163,6 +249,7 @@ pub(crate) fn authenticate(
                             .ok_or_else(|| client("unexpected SASL final message"))?;
                         s.finish(data)
                             .map_err(|e| AuthFailure::Client(e.to_string()))?;
+                        finished = true;
                     }
                     2 => return Err(client("Kerberos 5 authentication not supported")),
                     7 | 8 => return Err(client("GSSAPI authentication not supported")),
@@ -175,7 +262,10 @@ pub(crate) fn authenticate(
                 }
             }
             BackendMessage::ErrorResponse(fields) => {
-                return Err(AuthFailure::Server(fields.to_db_error(), authenticated));
+                return Err(AuthFailure::Server(
+                    Box::new(fields.to_db_error()),
+                    authenticated,
+                ));
             }
             BackendMessage::BackendKeyData {
                 process_id,
@@ -189,12 +279,17 @@ pub(crate) fn authenticate(
                 }
                 return Ok(());
             }
-            BackendMessage::NegotiateProtocolVersion(_) => {}
+            BackendMessage::NegotiateProtocolVersion(body) => {
+                negotiated = Some(negotiate(body, requested_minor, input.min_protocol_minor)?);
+            }
             _ => {
                 return Err(client(
                     "expected authentication request from server, but received other message",
                 ));
             }
+        }
+        if let Some(minor) = negotiated.take() {
+            conn.protocol_minor = minor;
         }
         if let Some((pid, secret)) = key {
             conn.backend_pid = pid;

@@ -2,7 +2,6 @@
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
-use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
 
 use crate::error::{Error, strerror};
@@ -55,7 +54,7 @@ impl CancelToken {
                 let _ = s.read(&mut buf);
             }
             Some(CancelTarget::Unix(path)) => {
-                let mut s = UnixStream::connect(path).map_err(connect_err)?;
+                let mut s = crate::connect::connect_unix(path).map_err(connect_err)?;
                 s.write_all(&msg).map_err(send_err)?;
                 let _ = s.read(&mut buf);
             }

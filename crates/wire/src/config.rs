@@ -101,6 +101,27 @@ pub struct TlsSettings {
     pub key: Option<PathBuf>,
     /// `sslsni` (send the host name in the TLS handshake).
     pub sni: bool,
+    /// `sslcertmode=disable`: never send a client certificate.
+    pub no_client_cert: bool,
+    /// `ssl_max_protocol_version` below TLSv1.3: only TLS 1.2.
+    pub max_tls12: bool,
+    /// `ssl_min_protocol_version=TLSv1.3`: only TLS 1.3.
+    pub min_tls13: bool,
+}
+
+/// TCP socket options (`keepalives*`, `tcp_user_timeout`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TcpSettings {
+    /// `keepalives=0`.
+    pub keepalives_off: bool,
+    /// `keepalives_idle` (seconds).
+    pub keepalives_idle: Option<i32>,
+    /// `keepalives_interval` (seconds).
+    pub keepalives_interval: Option<i32>,
+    /// `keepalives_count`.
+    pub keepalives_count: Option<i32>,
+    /// `tcp_user_timeout` (milliseconds).
+    pub user_timeout: Option<i32>,
 }
 
 /// Everything `Connection::connect_config` needs.
@@ -130,6 +151,18 @@ pub struct ConnectConfig {
     pub channel_binding: ChannelBindingMode,
     /// `target_session_attrs`.
     pub target_session_attrs: TargetSessionAttrs,
+    /// Protocol minor version to request (`max_protocol_version`: 0 for 3.0, 2 for 3.2).
+    pub protocol_minor: u16,
+    /// Lowest acceptable protocol minor version (`min_protocol_version`).
+    pub min_protocol_minor: u16,
+    /// TCP socket options.
+    pub tcp: TcpSettings,
+    /// `requirepeer`: OS user the server must run as (Unix sockets).
+    pub requirepeer: Option<String>,
+    /// `load_balance_hosts=random`: shuffle hosts and their addresses.
+    pub load_balance: bool,
+    /// `require_auth`: the setting as written and its parsed rules.
+    pub require_auth: Option<(String, crate::conninfo::RequireAuth)>,
     /// Startup-packet parameters in order; when empty they are built from `user`,
     /// `dbname`, `options`, the application name and `client_encoding`.
     pub startup: Vec<(String, String)>,

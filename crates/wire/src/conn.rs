@@ -62,6 +62,7 @@ pub struct Connection {
     pub(crate) identity: Identity,
     pub(crate) cancel_target: Option<CancelTarget>,
     terminated: bool,
+    pub(crate) protocol_minor: u16,
 }
 
 impl std::fmt::Debug for Connection {
@@ -97,6 +98,7 @@ impl Connection {
             identity: Identity::default(),
             cancel_target: None,
             terminated: false,
+            protocol_minor: 0,
         }
     }
 
@@ -118,6 +120,11 @@ impl Connection {
     /// The server version as a number (`150018` for 15.18, `90624` for 9.6.24).
     pub fn server_version_num(&self) -> u32 {
         parse_version_num(self.server_version())
+    }
+
+    /// Protocol version in use, as `PQfullProtocolVersion` (30000 for 3.0, 30002 for 3.2).
+    pub fn protocol_version(&self) -> u32 {
+        30000 + u32::from(self.protocol_minor)
     }
 
     /// Backend process id.
@@ -188,15 +195,12 @@ impl Connection {
         frontend::query(sql, &mut self.out).map_err(usage)
     }
 
-    /// Queues Parse with `n_params` unspecified (OID 0) parameter types.
+    /// Queues Parse of `sql` as statement `name` ("" = unnamed). Like libpq's
+    /// `PQsendPrepare`/`PQsendQueryParams` without `paramTypes` (what pgbench uses), no
+    /// parameter types are sent whatever `n_params` is: the server infers all of them.
     pub fn queue_parse(&mut self, name: &str, sql: &str, n_params: usize) -> Result<(), Error> {
-        frontend::parse(
-            name,
-            sql,
-            std::iter::repeat_n(0u32, n_params),
-            &mut self.out,
-        )
-        .map_err(usage)
+        let _ = n_params;
+        frontend::parse(name, sql, std::iter::empty::<u32>(), &mut self.out).map_err(usage)
     }
 
     /// Queues Bind of `stmt` to `portal` with text parameters (`None` = NULL) and text results.
@@ -435,12 +439,10 @@ impl Connection {
     pub fn drain_until_ready(&mut self) -> Result<(), Error> {
         let mut first: Option<DbError> = None;
         loop {
-            match self.recv()? {
+            match self.recv().map_err(|e| e.after(&first))? {
                 BackendMessage::ReadyForQuery(_) => break,
-                BackendMessage::ErrorResponse(f) => {
-                    if first.is_none() {
-                        first = Some(f.to_db_error());
-                    }
+                BackendMessage::ErrorResponse(f) if first.is_none() => {
+                    first = Some(f.to_db_error());
                 }
                 _ => {}
             }
@@ -522,5 +524,18 @@ mod tests {
         assert_eq!(parse_version_num("18devel"), 180000);
         assert_eq!(parse_version_num("9.6.24"), 90624);
         assert_eq!(parse_version_num(""), 0);
+    }
+}
+
+#[cfg(test)]
+mod send_tests {
+    fn assert_send<T: Send>() {}
+    fn assert_sync<T: Sync>() {}
+
+    #[test]
+    fn connection_can_move_between_threads() {
+        assert_send::<super::Connection>();
+        assert_send::<crate::CancelToken>();
+        assert_sync::<crate::CancelToken>();
     }
 }

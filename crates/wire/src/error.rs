@@ -221,6 +221,12 @@ pub enum Error {
         "server closed the connection unexpectedly\n\tThis probably means the server terminated abnormally\n\tbefore or while processing the request."
     )]
     Closed,
+    /// The server reported an error (typically FATAL) and then closed the connection.
+    #[error(
+        "{}\nserver closed the connection unexpectedly\n\tThis probably means the server terminated abnormally\n\tbefore or while processing the request.",
+        .0.libpq_message(None)
+    )]
+    Lost(Box<DbError>),
     /// The server sent something that does not follow the protocol.
     #[error("{0}")]
     Protocol(String),
@@ -238,6 +244,7 @@ impl Error {
     pub fn libpq_message(&self, query: Option<&str>) -> String {
         match self {
             Error::Db(db) => db.libpq_message(query),
+            Error::Lost(db) => format!("{}\n{}", db.libpq_message(query), Error::Closed),
             other => other.to_string(),
         }
     }
@@ -245,7 +252,7 @@ impl Error {
     /// The server error, if this is one.
     pub fn as_db(&self) -> Option<&DbError> {
         match self {
-            Error::Db(db) => Some(db),
+            Error::Db(db) | Error::Lost(db) => Some(db),
             _ => None,
         }
     }
@@ -257,6 +264,14 @@ impl Error {
 
     pub(crate) fn protocol(msg: impl Into<String>) -> Error {
         Error::Protocol(msg.into())
+    }
+
+    /// A read failure after the server already reported `pending`: libpq shows both.
+    pub(crate) fn after(self, pending: &Option<DbError>) -> Error {
+        match (self, pending) {
+            (Error::Closed | Error::Recv(_), Some(db)) => Error::Lost(Box::new(db.clone())),
+            (e, _) => e,
+        }
     }
 }
 
@@ -272,6 +287,7 @@ impl From<DbError> for Error {
 pub struct ConnectError {
     message: String,
     sqlstate: Option<String>,
+    needs_password: bool,
 }
 
 impl ConnectError {
@@ -279,7 +295,22 @@ impl ConnectError {
         while message.ends_with('\n') {
             message.pop();
         }
-        ConnectError { message, sqlstate }
+        ConnectError {
+            message,
+            sqlstate,
+            needs_password: false,
+        }
+    }
+
+    pub(crate) fn with_needs_password(mut self, needed: bool) -> Self {
+        self.needs_password = needed;
+        self
+    }
+
+    /// libpq's `PQconnectionNeedsPassword`: the server asked for a password and none
+    /// was available (pgbench then prompts and retries).
+    pub fn needs_password(&self) -> bool {
+        self.needs_password
     }
 
     /// The full message (same as `Display`).

@@ -2,11 +2,15 @@
 
 use crate::config::{
     self, ChannelBindingMode, ConnectConfig, Endpoint, EndpointKind, SslMode, TargetSessionAttrs,
-    TlsSettings,
+    TcpSettings, TlsSettings,
 };
 use crate::conn::Connection;
 use crate::conninfo::{self, ConnParams, HostKind, SslRootCert};
 use crate::error::ConnectError;
+
+fn err(e: conninfo::ConninfoError) -> ConnectError {
+    ConnectError::new(e.to_string(), None)
+}
 
 fn ssl_mode(m: conninfo::SslMode) -> SslMode {
     match m {
@@ -90,9 +94,29 @@ impl ConnectConfig {
                 cert: params.sslcert(),
                 key: params.sslkey(),
                 sni: params.sslsni(),
+                no_client_cert: params.sslcertmode() == conninfo::SslCertMode::Disable,
+                max_tls12: params
+                    .ssl_max_protocol_version()
+                    .is_some_and(|v| v < conninfo::TlsVersion::Tls1_3),
+                min_tls13: params.ssl_min_protocol_version() == Some(conninfo::TlsVersion::Tls1_3),
             },
+            tcp: TcpSettings {
+                keepalives_off: !params.keepalives().map_err(err)?,
+                keepalives_idle: params.keepalives_idle().map_err(err)?,
+                keepalives_interval: params.keepalives_interval().map_err(err)?,
+                keepalives_count: params.keepalives_count().map_err(err)?,
+                user_timeout: params.tcp_user_timeout().map_err(err)?,
+            },
+            requirepeer: params.requirepeer().map(str::to_string),
+            protocol_minor: (params.max_protocol_version().code() & 0xffff) as u16,
+            min_protocol_minor: (params.min_protocol_version().code() & 0xffff) as u16,
+            load_balance: params.load_balance_hosts() == conninfo::LoadBalanceHosts::Random,
             channel_binding: channel_binding(params.channel_binding()),
             target_session_attrs: target(params.target_session_attrs()),
+            require_auth: params
+                .get("require_auth")
+                .filter(|v| !v.is_empty())
+                .map(|v| (v.to_string(), params.require_auth().clone())),
             startup: params.startup_parameters(),
         })
     }

@@ -77,7 +77,7 @@ impl Connection {
         let mut error: Option<DbError> = None;
         let mut copy_refused = false;
         loop {
-            match self.recv()? {
+            match self.recv().map_err(|e| e.after(&error))? {
                 BackendMessage::RowDescription(desc) => {
                     current.columns = desc.fields().map(|f| f.name.to_string()).collect();
                 }
@@ -172,7 +172,7 @@ impl CopyIn<'_> {
         let mut rows = 0;
         let mut error: Option<DbError> = None;
         loop {
-            match self.conn.recv()? {
+            match self.conn.recv().map_err(|e| e.after(&error))? {
                 BackendMessage::CommandComplete(tag) => {
                     rows = tag
                         .rsplit(' ')
@@ -180,10 +180,8 @@ impl CopyIn<'_> {
                         .and_then(|n| n.parse().ok())
                         .unwrap_or(0);
                 }
-                BackendMessage::ErrorResponse(f) => {
-                    if error.is_none() {
-                        error = Some(f.to_db_error());
-                    }
+                BackendMessage::ErrorResponse(f) if error.is_none() => {
+                    error = Some(f.to_db_error());
                 }
                 BackendMessage::ReadyForQuery(_) => break,
                 _ => {}

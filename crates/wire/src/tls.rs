@@ -170,7 +170,7 @@ pub(crate) fn check_host_name(der: &[u8], host: &str) -> Result<(), String> {
             }
         }
     }
-    let check_cn = !has_dns && !(host_ip.is_some() && has_ip);
+    let check_cn = !(has_dns || (host_ip.is_some() && has_ip));
     if check_cn
         && let Some(cn) = cert
             .subject()
@@ -281,18 +281,35 @@ pub(crate) fn client_config(
         host: host.to_string(),
         provider: provider.clone(),
     });
+    let versions: &[&'static rustls::SupportedProtocolVersion] =
+        match (settings.max_tls12, settings.min_tls13) {
+            (true, true) => {
+                return Err(TlsSetupError(
+                    "invalid SSL protocol version range".to_string(),
+                ));
+            }
+            (true, false) => &[&rustls::version::TLS12],
+            (false, true) => &[&rustls::version::TLS13],
+            (false, false) => &[&rustls::version::TLS13, &rustls::version::TLS12],
+        };
     let builder = ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
+        .with_protocol_versions(versions)
         .map_err(|e| TlsSetupError(format!("SSL error: {e}")))?
         .dangerous()
         .with_custom_certificate_verifier(verifier);
-    let mut config = match client_identity(settings)? {
+    let identity = if settings.no_client_cert {
+        None
+    } else {
+        client_identity(settings)?
+    };
+    let mut config = match identity {
         Some((certs, key)) => builder
             .with_client_auth_cert(certs, key)
             .map_err(|e| TlsSetupError(format!("SSL error: {e}")))?,
         None => builder.with_no_client_auth(),
     };
     config.enable_sni = settings.sni;
+    config.alpn_protocols = vec![b"postgresql".to_vec()];
     Ok(Arc::new(config))
 }
 

@@ -5,7 +5,10 @@ mod common;
 
 use std::sync::OnceLock;
 
-use common::{assert_same_error_as_libpq, connect, must_connect, socket_conninfo, tcp_conninfo};
+use common::{
+    assert_same_error_as_libpq, assert_same_error_as_libpq18, connect, must_connect,
+    socket_conninfo, tcp_conninfo,
+};
 use pgrush_sandbox::{Auth, Cluster};
 
 fn cluster(auth: Auth) -> &'static Cluster {
@@ -88,19 +91,17 @@ fn password_from_pgpass_file() {
     );
     // A wrong password from the file adds libpq's hint line.
     std::fs::write(&file, format!("*:{}:*:alice:wrong\n", c.port())).expect("write");
-    let params = pgrush_wire::conninfo::resolve(&req).expect("resolve");
-    let err = pgrush_wire::Connection::connect(&params)
-        .err()
-        .map(|e| e.to_string())
-        .unwrap_or_default();
+    let e = assert_same_error_as_libpq(&format!(
+        "{base} sslmode=disable passfile={}",
+        file.display()
+    ));
     assert_eq!(
-        err,
+        e,
         format!(
-            "connection to server at \"127.0.0.1\", port {}, failed: FATAL:  password authentication failed for user \"alice\"\npassword retrieved from file \"{}\"",
+            "connection to server at \"127.0.0.1\", port {} failed: FATAL:  password authentication failed for user \"alice\"\npassword retrieved from file \"{}\"",
             c.port(),
             file.display()
         )
-        .replace(", failed", " failed")
     );
 }
 
@@ -119,4 +120,54 @@ fn unknown_database_and_role() {
     );
     assert_same_error_as_libpq(&format!("{base} user=nobody dbname=postgres"));
     assert!(connect(&format!("{base} user=alice dbname=postgres")).is_ok());
+}
+
+#[test]
+fn require_auth_matches_libpq18() {
+    let scram = tcp_conninfo(cluster(Auth::Scram), "alice", "postgres")
+        + " password=s3cret sslmode=disable";
+    let md5 =
+        tcp_conninfo(cluster(Auth::Md5), "alice", "postgres") + " password=s3cret sslmode=disable";
+    let t = pgrush_sandbox::shared();
+    let trust = tcp_conninfo(t, t.superuser(), "postgres") + " sslmode=disable";
+    for ok in [
+        format!("{scram} require_auth=scram-sha-256"),
+        format!("{scram} require_auth=!password"),
+        format!("{md5} require_auth=md5,password"),
+        format!("{trust} require_auth=none"),
+        format!("{trust} require_auth=!md5"),
+    ] {
+        must_connect(&ok);
+    }
+    for bad in [
+        format!("{scram} require_auth=password"),
+        format!("{scram} require_auth=!scram-sha-256"),
+        format!("{md5} require_auth=scram-sha-256"),
+        format!("{md5} require_auth=!md5"),
+        format!("{trust} require_auth=password"),
+        format!("{trust} require_auth=!none"),
+    ] {
+        let e = assert_same_error_as_libpq18(&bad);
+        assert!(e.contains("authentication method requirement"), "{e}");
+    }
+}
+
+#[test]
+fn needs_password_flag() {
+    let c = cluster(Auth::Scram);
+    let base = tcp_conninfo(c, "alice", "postgres") + " sslmode=disable passfile=/nonexistent";
+    let connect_params = |extra: &str| {
+        let req = pgrush_wire::conninfo::ConnectRequest {
+            dbname: Some(format!("{base} {extra}")),
+            ..Default::default()
+        };
+        let params = pgrush_wire::conninfo::resolve(&req).expect("resolve");
+        pgrush_wire::Connection::connect(&params).err()
+    };
+    assert!(connect_params("").is_some_and(|e| e.needs_password()));
+    assert!(
+        connect_params("password=wrong")
+            .is_some_and(|e| !e.needs_password() && e.sqlstate() == Some("28P01"))
+    );
+    assert!(connect_params("password=s3cret").is_none());
 }

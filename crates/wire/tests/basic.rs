@@ -386,3 +386,146 @@ fn ipv6_loopback() {
         "{e}"
     );
 }
+
+#[test]
+fn load_balance_hosts_random() {
+    let c = cluster();
+    let hosts = format!(
+        "host=127.0.0.1,{} port={} user={} dbname=postgres sslmode=disable",
+        c.socket_dir().display(),
+        c.port(),
+        c.superuser()
+    );
+    let mut seen = std::collections::HashSet::new();
+    for _ in 0..40 {
+        seen.insert(
+            must_connect(&format!("{hosts} load_balance_hosts=random"))
+                .host()
+                .to_string(),
+        );
+    }
+    assert_eq!(seen.len(), 2, "{seen:?}");
+    for _ in 0..5 {
+        assert_eq!(must_connect(&hosts).host(), "127.0.0.1");
+    }
+}
+
+fn sockopt(conn: &Connection, level: libc::c_int, name: libc::c_int) -> libc::c_int {
+    use std::os::fd::AsRawFd;
+    let mut v: libc::c_int = -1;
+    let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+    // SAFETY: valid fd, value and length pointers.
+    let rc = unsafe {
+        libc::getsockopt(
+            conn.as_raw_fd(),
+            level,
+            name,
+            &mut v as *mut libc::c_int as *mut libc::c_void,
+            &mut len,
+        )
+    };
+    assert_eq!(rc, 0);
+    v
+}
+
+#[test]
+fn tcp_keepalive_options() {
+    let c = cluster();
+    let b = tcp_conninfo(c, c.superuser(), "postgres") + " sslmode=disable";
+    let conn = must_connect(&b);
+    assert_eq!(sockopt(&conn, libc::SOL_SOCKET, libc::SO_KEEPALIVE), 1);
+    assert_eq!(sockopt(&conn, libc::IPPROTO_TCP, libc::TCP_NODELAY), 1);
+    let conn = must_connect(&format!("{b} keepalives=0"));
+    assert_eq!(sockopt(&conn, libc::SOL_SOCKET, libc::SO_KEEPALIVE), 0);
+    let conn = must_connect(&format!(
+        "{b} keepalives_idle=7 keepalives_interval=3 keepalives_count=4 tcp_user_timeout=9000"
+    ));
+    assert_eq!(sockopt(&conn, libc::IPPROTO_TCP, libc::TCP_KEEPIDLE), 7);
+    assert_eq!(sockopt(&conn, libc::IPPROTO_TCP, libc::TCP_KEEPINTVL), 3);
+    assert_eq!(sockopt(&conn, libc::IPPROTO_TCP, libc::TCP_KEEPCNT), 4);
+    assert_eq!(
+        sockopt(&conn, libc::IPPROTO_TCP, libc::TCP_USER_TIMEOUT),
+        9000
+    );
+}
+
+#[test]
+fn terminated_backend_reports_fatal_and_lost_connection() {
+    let sql = "SELECT pg_terminate_backend(pg_backend_pid())";
+    let mut conn = superuser_conn();
+    let e = conn.simple_query(sql).expect_err("terminated");
+    assert_eq!(e.code(), Some("57P01"));
+    // psql (libpq) prints the same text, then its own "connection to server was lost".
+    let psql = psql_error(sql);
+    let libpq = psql
+        .strip_suffix("\nconnection to server was lost")
+        .unwrap_or(&psql);
+    assert_eq!(e.libpq_message(Some(sql)), libpq);
+    assert!(matches!(
+        conn.simple_query("SELECT 1"),
+        Err(pgrush_wire::Error::Send(_) | pgrush_wire::Error::Closed | pgrush_wire::Error::Recv(_))
+    ));
+}
+
+#[test]
+fn requirepeer_checks_the_server_user() {
+    let c = cluster();
+    let b = socket_conninfo(c, c.superuser(), "postgres");
+    must_connect(&format!("{b} requirepeer=postgres"));
+    let e = assert_same_error_as_libpq(&format!("{b} requirepeer=nosuchuser"));
+    assert!(
+        e.ends_with(
+            "requirepeer specifies \"nosuchuser\", but actual peer user name is \"postgres\""
+        ),
+        "{e}"
+    );
+}
+
+#[test]
+fn abstract_unix_socket_and_startup_packet() {
+    use std::io::{Read, Write};
+    use std::os::linux::net::SocketAddrExt;
+    let name = format!("pgrush-wire-test-{}", std::process::id());
+    let addr = std::os::unix::net::SocketAddr::from_abstract_name(format!("{name}/.s.PGSQL.5999"))
+        .expect("abstract address");
+    let listener = std::os::unix::net::UnixListener::bind_addr(&addr).expect("bind");
+    // A fake server: records the startup packet and refuses with a FATAL error.
+    let server = std::thread::spawn(move || {
+        let (mut s, _) = listener.accept().expect("accept");
+        let mut len = [0u8; 4];
+        s.read_exact(&mut len).expect("length");
+        let mut body = vec![0u8; u32::from_be_bytes(len) as usize - 4];
+        s.read_exact(&mut body).expect("startup");
+        let mut msg = Vec::new();
+        for (code, v) in [(b'S', "FATAL"), (b'C', "28000"), (b'M', "fake refusal")] {
+            msg.push(code);
+            msg.extend_from_slice(v.as_bytes());
+            msg.push(0);
+        }
+        msg.push(0);
+        let mut out = vec![b'E'];
+        out.extend_from_slice(&((msg.len() + 4) as u32).to_be_bytes());
+        out.extend_from_slice(&msg);
+        s.write_all(&out).expect("reply");
+        body
+    });
+    let e = connect(&format!(
+        "host=@{name} port=5999 user=bob dbname=things application_name=app options='-c x=1'"
+    ))
+    .err()
+    .unwrap_or_default();
+    assert_eq!(
+        e,
+        format!(
+            "connection to server on socket \"@{name}/.s.PGSQL.5999\" failed: FATAL:  fake refusal"
+        )
+    );
+    let body = server.join().expect("server thread");
+    // Protocol 3.0, then name/value pairs in libpq's order.
+    assert_eq!(&body[..4], &[0, 3, 0, 0]);
+    let text = String::from_utf8_lossy(&body[4..]).replace('\0', "|");
+    assert_eq!(
+        text,
+        "user|bob|database|things|options|-c x=1|application_name|app||"
+    );
+}

@@ -298,3 +298,34 @@ fn nonblocking_pipeline_over_tls() {
     assert!(canceller.join().map(|r| r.is_ok()).unwrap_or(false));
     assert_eq!(e.code(), Some("57014"));
 }
+
+#[test]
+fn protocol_versions_and_certificate_mode() {
+    let c = tls_cluster();
+    let b = format!("{} sslmode=require", base(c, "127.0.0.1", "alice"));
+    for (extra, want) in [
+        ("", "TLSv1.3"),
+        ("ssl_max_protocol_version=TLSv1.2", "TLSv1.2"),
+        ("ssl_min_protocol_version=TLSv1.3", "TLSv1.3"),
+    ] {
+        let mut conn = must_connect(&format!("{b} {extra}"));
+        let r = conn
+            .simple_query("SELECT version FROM pg_stat_ssl WHERE pid = pg_backend_pid()")
+            .expect("query");
+        assert_eq!(r[0].get(0, 0), Some(want), "{extra}");
+    }
+    // sslcertmode=disable never sends the client certificate.
+    let (cert, key) = c.client_cert("certuser").expect("client cert");
+    let e = connect(&format!(
+        "host=127.0.0.1 port={} user=certuser dbname=postgres sslmode=require sslcert={} sslkey={} sslcertmode=disable",
+        c.port(),
+        cert.display(),
+        key.display()
+    ))
+    .err()
+    .unwrap_or_default();
+    assert!(
+        e.contains("connection requires a valid client certificate"),
+        "{e}"
+    );
+}

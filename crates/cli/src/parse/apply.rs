@@ -1,18 +1,15 @@
 //! The option loop's per-option handling: value checks made while the options
 //! are read (so their errors come in command-line order, as in pgbench).
 
-use super::builtins::{self, LookupError};
 use super::diag::{Diag, cat};
 use super::numbers::{self, IntOptionError};
 use super::table::Opt;
 use super::{parse_seed, text};
 use crate::options::{Action, Options, PartitionMethod, QueryMode, ScriptSource, ScriptSpec};
+use pgrush_script::{BuiltinError, MAX_SCRIPTS, WeightError};
 use std::ffi::OsStr;
 use std::io::Read;
 use std::os::unix::ffi::OsStrExt;
-
-/// pgbench's limit on `-b`/`-f`/`-S`/`-N` scripts.
-pub const MAX_SCRIPTS: usize = 128;
 
 /// Allowed `-I` step characters.
 pub const ALL_INIT_STEPS: &[u8] = b"dtgGvpf";
@@ -346,7 +343,8 @@ fn define(o: &mut Options, arg: &[u8], diag: &mut Diag<'_>) -> Result<(), i32> {
             );
         }
     };
-    if !valid_variable_name(name) {
+    // Invalid UTF-8 becomes U+FFFD, high-bit bytes either way: same verdict.
+    if !pgrush_script::valid_variable_name(&String::from_utf8_lossy(name)) {
         return fatal(
             diag,
             &cat(&[b"option: invalid variable name: \"", name, b"\""]),
@@ -354,15 +352,6 @@ fn define(o: &mut Options, arg: &[u8], diag: &mut Diag<'_>) -> Result<(), i32> {
     }
     o.defines.push((text(name), text(value)));
     Ok(())
-}
-
-/// pgbench variable names: a letter, `_` or a high-bit byte, then also digits.
-pub fn valid_variable_name(name: &[u8]) -> bool {
-    let word = |b: u8| b.is_ascii_alphabetic() || b == b'_' || b >= 0x80;
-    match name.split_first() {
-        Some((&first, rest)) => word(first) && rest.iter().all(|&b| word(b) || b.is_ascii_digit()),
-        None => false,
-    }
 }
 
 /// `-I` validation (made while parsing, in bench mode too).
@@ -387,46 +376,37 @@ fn check_init_steps(steps: &[u8], diag: &mut Diag<'_>) -> Result<(), i32> {
 
 /// Splits `NAME@WEIGHT` at the last `@` (weight 1 when absent).
 fn script_weight<'a>(arg: &'a [u8], diag: &mut Diag<'_>) -> Result<(&'a [u8], u32), i32> {
-    let Some(at) = arg.iter().rposition(|&b| b == b'@') else {
-        return Ok((arg, 1));
-    };
-    let spec = &arg[at..];
-    let digits = &arg[at + 1..];
-    let r = numbers::strtol(digits);
-    if r.overflow || r.end == 0 || r.end != digits.len() {
-        return fatal(diag, &cat(&[b"invalid weight specification: ", spec]));
-    }
-    match u32::try_from(r.value) {
-        Ok(w) if r.value <= i64::from(i32::MAX) => Ok((&arg[..at], w)),
-        _ => fatal(
-            diag,
-            format!(
-                "weight specification out of range (0 .. {}): {}",
-                i32::MAX,
-                r.value
-            )
-            .as_bytes(),
-        ),
+    let at = arg.iter().rposition(|&b| b == b'@');
+    // The weight text is ASCII when valid, so a lossy copy decides the same way.
+    match pgrush_script::parse_script_weight(&String::from_utf8_lossy(arg)) {
+        Ok((_, weight)) => Ok((at.map_or(arg, |i| &arg[..i]), weight)),
+        Err(WeightError::Invalid(_)) => {
+            let spec = at.map_or(&b""[..], |i| &arg[i..]);
+            fatal(diag, &cat(&[b"invalid weight specification: ", spec]))
+        }
+        Err(e @ WeightError::OutOfRange(_)) => fatal(diag, e.to_string().as_bytes()),
     }
 }
 
 /// Resolves a builtin name; on failure prints the complaint and the list.
-fn find_builtin(name: &[u8], diag: &mut Diag<'_>) -> Result<&'static builtins::Builtin, i32> {
-    match builtins::by_prefix(name) {
+fn find_builtin(name: &[u8], diag: &mut Diag<'_>) -> Result<&'static pgrush_script::Builtin, i32> {
+    match pgrush_script::builtin_by_prefix(&String::from_utf8_lossy(name)) {
         Ok(b) => Ok(b),
         Err(e) => {
+            // Echo the name as typed (builtin names are ASCII, so a lossy copy
+            // matches exactly the same builtins).
             match e {
-                LookupError::NotFound => {
+                BuiltinError::NotFound(_) => {
                     diag.error(&cat(&[b"no builtin script found for name \"", name, b"\""]))
                 }
-                LookupError::Ambiguous(n) => diag.error(&cat(&[
-                    format!("ambiguous builtin name: {n} builtin scripts found for prefix \"")
+                BuiltinError::Ambiguous { count, .. } => diag.error(&cat(&[
+                    format!("ambiguous builtin name: {count} builtin scripts found for prefix \"")
                         .as_bytes(),
                     name,
                     b"\"",
                 ])),
             }
-            diag.raw(builtins::list_text().as_bytes());
+            diag.raw(pgrush_script::builtin_list_text().as_bytes());
             Err(1)
         }
     }

@@ -403,12 +403,11 @@ fn long_option_extensions_do_not_shadow_pgbench_prefixes() {
 
 #[test]
 fn variable_names() {
-    use super::apply::valid_variable_name;
-    assert!(valid_variable_name(b"a1_"));
-    assert!(valid_variable_name("ä".as_bytes()));
-    assert!(!valid_variable_name(b"1a"));
-    assert!(!valid_variable_name(b"a-b"));
-    assert!(!valid_variable_name(b""));
+    assert_eq!(ok(&["-D", "ä1=x"]).defines, vec![("ä1".into(), "x".into())]);
+    assert_eq!(
+        fails(&["-D", "a-b=1"]),
+        "pgrush: error: option: invalid variable name: \"a-b\"\n"
+    );
 }
 
 #[test]

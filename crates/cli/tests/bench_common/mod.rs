@@ -9,9 +9,9 @@ use std::process::Command;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use pgrush_sandbox::Cluster;
 use pgrush_sandbox::oracle::{self, Which};
 use pgrush_sandbox::testkit::{self, Output, mask_numbers};
-use pgrush_sandbox::Cluster;
 
 /// The database initialised with `pgbench -i -s 1`.
 pub const DB: &str = "bench";
@@ -118,14 +118,12 @@ pub fn run(prog: Prog, dir: &Path, db: &str, args: &[&str]) -> Output {
 pub fn rename(text: &str) -> String {
     text.lines()
         .map(|l| {
-            let l = if let Some(rest) = l.strip_prefix("pgbench: ") {
-                format!("pgrush: {rest}")
-            } else if let Some(rest) = l.strip_prefix("pgbench (") {
-                format!("pgrush ({rest}")
-            } else {
-                l.to_string()
+            let l = match l.strip_prefix("pgbench (") {
+                Some(rest) => format!("pgrush ({rest}"),
+                None => l.to_string(),
             };
-            l.replace("(\"pgbench -i\")", "(\"pgrush -i\")")
+            l.replace("pgbench: ", "pgrush: ")
+                .replace("(\"pgbench -i\")", "(\"pgrush -i\")")
         })
         .collect::<Vec<_>>()
         .join("\n")
@@ -141,6 +139,18 @@ pub fn masked(text: &str) -> (Vec<String>, Vec<String>) {
     let mut exact = Vec::new();
     let mut timing = Vec::new();
     for l in mask_numbers(text).lines() {
+        // Right-aligned columns (`-r` lines) change width with the masked numbers.
+        let collapsed;
+        let l = if l.starts_with(' ') {
+            collapsed = l
+                .split(' ')
+                .filter(|w| !w.is_empty())
+                .collect::<Vec<_>>()
+                .join(" ");
+            collapsed.as_str()
+        } else {
+            l
+        };
         if timing_line(l) {
             if !timing.iter().any(|t: &String| t == l) {
                 timing.push(l.to_string());
@@ -163,12 +173,7 @@ pub enum StderrMode {
 }
 
 /// Runs both programs and asserts equal exit codes, stdout (masked, in order) and stderr.
-pub fn compare_in(
-    dir: &Scratch,
-    db: &str,
-    args: &[&str],
-    mode: StderrMode,
-) -> (Output, Output) {
+pub fn compare_in(dir: &Scratch, db: &str, args: &[&str], mode: StderrMode) -> (Output, Output) {
     let ours = run(Prog::Pgrush, &dir.path, db, args);
     let theirs = run(Prog::Pgbench, &dir.path, db, args);
     let theirs_renamed = Output {

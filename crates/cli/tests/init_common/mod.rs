@@ -26,9 +26,9 @@ pub fn cluster() -> &'static Cluster {
             .unwrap_or_else(|| PathBuf::from("."));
         Cluster::builder()
             .bin_dir(bin)
-            .setting("log_statement", "'all'")
-            .setting("log_line_prefix", "'[%d] '")
-            .setting("max_wal_size", "'2GB'")
+            .setting("log_statement", "all")
+            .setting("log_line_prefix", "[%d] ")
+            .setting("max_wal_size", "2GB")
             .start()
             .unwrap_or_else(|e| panic!("cannot start the sandbox cluster: {e}"))
     })

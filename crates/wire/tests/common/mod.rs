@@ -4,10 +4,19 @@
 use pgrush_wire::conninfo::{ConnectRequest, resolve};
 use pgrush_wire::{BackendMessage, Connection, ReadOutcome, TransactionStatus};
 
+/// Keeps the user's real password file out of the tests unless one is named.
+fn with_passfile(conninfo: &str) -> String {
+    if conninfo.contains("passfile=") {
+        conninfo.to_string()
+    } else {
+        format!("{conninfo} passfile=/nonexistent/pgpass")
+    }
+}
+
 /// Resolves `conninfo` (a keyword/value string) and connects; errors as text.
 pub fn connect(conninfo: &str) -> Result<Connection, String> {
     let req = ConnectRequest {
-        dbname: Some(format!("{conninfo} passfile=/nonexistent/pgpass")),
+        dbname: Some(with_passfile(conninfo)),
         ..Default::default()
     };
     let params = resolve(&req).map_err(|e| format!("resolve: {e}"))?;
@@ -40,24 +49,33 @@ pub fn tcp_conninfo(c: &pgrush_sandbox::Cluster, user: &str, db: &str) -> String
 /// The connection error libpq 15 reports for `conninfo` (via pgbench 15, which prints
 /// `pgbench: error: <PQerrorMessage>` then `could not create connection for setup`).
 pub fn libpq15_error(conninfo: &str) -> String {
-    use pgrush_sandbox::oracle::{Which, require};
+    libpq_error(pgrush_sandbox::oracle::Which::Pgbench15, conninfo)
+}
+
+/// The connection error libpq 18 (built without TLS) reports, via pgbench 18.
+pub fn libpq18_error(conninfo: &str) -> String {
+    libpq_error(pgrush_sandbox::oracle::Which::Pgbench18, conninfo)
+}
+
+fn libpq_error(which: pgrush_sandbox::oracle::Which, conninfo: &str) -> String {
+    use pgrush_sandbox::oracle::require;
     let dir = tempfile::tempdir().expect("tempdir");
     let script = dir.path().join("one.sql");
     std::fs::write(&script, "SELECT 1;\n").expect("write script");
-    let mut cmd = require(Which::Pgbench15).command();
+    let mut cmd = require(which).command();
     cmd.arg("-n")
         .arg("-t")
         .arg("1")
         .arg("-f")
         .arg(&script)
-        .arg(format!("{conninfo} passfile=/nonexistent/pgpass"))
+        .arg(with_passfile(conninfo))
         .env("HOME", dir.path())
         .env_remove("PGPASSWORD")
         .env_remove("PGSSLMODE")
         .env_remove("PGHOST")
         .env_remove("PGPORT");
     let out = pgrush_sandbox::testkit::run(&mut cmd);
-    assert_eq!(out.code, 1, "pgbench 15 should fail: {out:?}");
+    assert_eq!(out.code, 1, "{} should fail: {out:?}", which.name());
     // pgbench prompts once for a password when the server asks for one (not libpq).
     let stderr = out
         .stderr
@@ -80,6 +98,18 @@ pub fn assert_same_error_as_libpq(conninfo: &str) -> String {
         Err(e) => e,
     };
     let theirs = libpq15_error(conninfo);
+    assert_eq!(ours, theirs, "conninfo: {conninfo}");
+    ours
+}
+
+/// Asserts pgrush fails to connect with exactly libpq 18's message.
+#[track_caller]
+pub fn assert_same_error_as_libpq18(conninfo: &str) -> String {
+    let ours = match connect(conninfo) {
+        Ok(_) => panic!("pgrush connected with {conninfo}"),
+        Err(e) => e,
+    };
+    let theirs = libpq18_error(conninfo);
     assert_eq!(ours, theirs, "conninfo: {conninfo}");
     ours
 }

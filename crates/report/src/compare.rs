@@ -1,0 +1,393 @@
+//! `pgrush report A.json B.json …`: a side-by-side table of saved runs (throughput, latency
+//! percentiles, per-command latencies, failures, and the settings that differ), as aligned
+//! text, Markdown or CSV.
+
+use crate::document::RunDocument;
+use crate::percentiles::label;
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+/// Output flavour.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// Aligned plain text.
+    Text,
+    /// A GitHub-flavoured Markdown table.
+    Markdown,
+    /// RFC 4180 CSV (`section,metric,run…`).
+    Csv,
+}
+
+/// One row of the comparison.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Row {
+    /// Section (`results`, `latency`, `commands`, `settings`).
+    pub section: &'static str,
+    /// What the row shows.
+    pub metric: String,
+    /// One cell per run (`-` when the run has no value).
+    pub cells: Vec<String>,
+}
+
+/// A comparison: run names and rows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Comparison {
+    /// Column headers (file names).
+    pub runs: Vec<String>,
+    /// Rows, in display order.
+    pub rows: Vec<Row>,
+}
+
+const NONE: &str = "-";
+
+fn opt(v: Option<f64>, decimals: usize) -> String {
+    match v {
+        Some(v) if v.is_finite() => format!("{v:.decimals$}"),
+        _ => NONE.to_string(),
+    }
+}
+
+/// The settings of a run, flattened (`name` → value) for the "differ" rows.
+fn settings(d: &RunDocument) -> BTreeMap<String, String> {
+    let mut m = BTreeMap::new();
+    let c = &d.config;
+    let mut put = |k: &str, v: String| {
+        m.insert(k.to_string(), v);
+    };
+    put("transaction type", c.transaction_type.clone());
+    put(
+        "scripts",
+        d.scripts
+            .iter()
+            .map(|s| format!("{}@{}", s.description, s.weight))
+            .collect::<Vec<_>>()
+            .join(" "),
+    );
+    put("scaling factor", c.scale.to_string());
+    put(
+        "partitions",
+        match (&c.partition_method, c.partitions) {
+            (Some(m), Some(n)) => format!("{n} ({m})"),
+            _ => "0".to_string(),
+        },
+    );
+    put("query mode", c.query_mode.clone());
+    put("clients", c.clients.to_string());
+    put("threads", c.threads.to_string());
+    put("maximum number of tries", c.max_tries.to_string());
+    put(
+        "transactions per client",
+        c.transactions_per_client
+            .map_or(NONE.to_string(), |v| v.to_string()),
+    );
+    put(
+        "duration (s)",
+        c.duration_s.map_or(NONE.to_string(), |v| v.to_string()),
+    );
+    put(
+        "rate limit (tps)",
+        c.rate_tps.map_or(NONE.to_string(), |v| v.to_string()),
+    );
+    put(
+        "latency limit (ms)",
+        c.latency_limit_ms.map_or(NONE.to_string(), |v| v.to_string()),
+    );
+    put("connect per transaction", c.connect_per_transaction.to_string());
+    put("pgrush version", d.pgrush_version.clone());
+    put("client CPUs", d.client.cpus.to_string());
+    put(
+        "client OS",
+        d.client
+            .os_description
+            .clone()
+            .unwrap_or_else(|| d.client.os.clone()),
+    );
+    put(
+        "client host",
+        d.client.hostname.clone().unwrap_or_else(|| NONE.to_string()),
+    );
+    if let Some(s) = &d.server {
+        put("server version", s.version.clone());
+        for (k, v) in &s.settings {
+            put(k, v.clone());
+        }
+    }
+    m
+}
+
+impl Comparison {
+    /// Builds the comparison of `runs` (name, document), in the given order.
+    pub fn build(runs: &[(String, RunDocument)]) -> Self {
+        let docs: Vec<&RunDocument> = runs.iter().map(|(_, d)| d).collect();
+        let mut rows = Vec::new();
+        let mut add = |section: &'static str, metric: String, cells: Vec<String>| {
+            rows.push(Row {
+                section,
+                metric,
+                cells,
+            });
+        };
+        let col = |f: &dyn Fn(&RunDocument) -> String| docs.iter().map(|d| f(d)).collect();
+        add("results", "start time".into(), col(&|d| d.start_time.clone()));
+        add("results", "tps".into(), col(&|d| opt(d.results.tps, 3)));
+        let base = docs.first().and_then(|d| d.results.tps);
+        add(
+            "results",
+            "tps vs first run (%)".into(),
+            col(&|d| match (base, d.results.tps) {
+                (Some(b), Some(t)) if b > 0.0 => format!("{:+.1}", 100.0 * (t - b) / b),
+                _ => NONE.to_string(),
+            }),
+        );
+        add(
+            "results",
+            "transactions processed".into(),
+            col(&|d| d.results.transactions.processed.to_string()),
+        );
+        add(
+            "results",
+            "failed transactions".into(),
+            col(&|d| d.results.transactions.failed.to_string()),
+        );
+        add(
+            "results",
+            "serialization failures".into(),
+            col(&|d| d.results.transactions.serialization_failures.to_string()),
+        );
+        add(
+            "results",
+            "deadlock failures".into(),
+            col(&|d| d.results.transactions.deadlock_failures.to_string()),
+        );
+        add(
+            "results",
+            "retries".into(),
+            col(&|d| d.results.transactions.retries.to_string()),
+        );
+        add(
+            "results",
+            "duration (s)".into(),
+            col(&|d| opt(Some(d.results.duration_s), 3)),
+        );
+        add(
+            "latency",
+            "average (ms)".into(),
+            col(&|d| opt(d.results.latency_average_ms, 3)),
+        );
+        add(
+            "latency",
+            "stddev (ms)".into(),
+            col(&|d| opt(d.results.latency_stddev_ms, 3)),
+        );
+        // Union of the percentile lists, ascending.
+        let mut pcts: Vec<f64> = docs.iter().flat_map(|d| d.percentiles.clone()).collect();
+        if pcts.is_empty() {
+            pcts = crate::percentiles::DEFAULT_PERCENTILES.to_vec();
+        }
+        pcts.sort_by(f64::total_cmp);
+        pcts.dedup();
+        for &p in &pcts {
+            add(
+                "latency",
+                format!("{} (ms)", label(p)),
+                col(&|d| opt(d.latency.as_ref().and_then(|l| l.percentile_ms(p)), 3)),
+            );
+        }
+        add(
+            "latency",
+            "max (ms)".into(),
+            col(&|d| opt(d.latency.as_ref().map(|l| l.max_ms), 3)),
+        );
+        if docs.iter().any(|d| d.results.lag_average_ms.is_some()) {
+            add(
+                "latency",
+                "schedule lag average (ms)".into(),
+                col(&|d| opt(d.results.lag_average_ms, 3)),
+            );
+        }
+        // Per-command average latencies, keyed by (script number, text), first-seen order.
+        let mut keys: Vec<(usize, String)> = Vec::new();
+        for d in &docs {
+            if !d.config.per_command {
+                continue;
+            }
+            for (i, s) in d.scripts.iter().enumerate() {
+                for c in &s.commands {
+                    let k = (i, c.text.clone());
+                    if !keys.contains(&k) {
+                        keys.push(k);
+                    }
+                }
+            }
+        }
+        let several_scripts = docs.iter().any(|d| d.scripts.len() > 1);
+        for (i, text) in &keys {
+            let find = |d: &RunDocument| {
+                if !d.config.per_command {
+                    return None;
+                }
+                d.scripts
+                    .get(*i)?
+                    .commands
+                    .iter()
+                    .find(|c| &c.text == text)
+                    .cloned()
+            };
+            let name = if several_scripts {
+                format!("[{}] {text}", i + 1)
+            } else {
+                text.clone()
+            };
+            add(
+                "commands",
+                format!("{name} (ms)"),
+                col(&|d| opt(find(d).map(|c| c.average_ms), 3)),
+            );
+            if docs
+                .iter()
+                .any(|d| find(d).is_some_and(|c| c.failures > 0 || c.retries > 0))
+            {
+                add(
+                    "commands",
+                    format!("{name} failures/retries"),
+                    col(&|d| {
+                        find(d).map_or(NONE.to_string(), |c| {
+                            format!("{}/{}", c.failures, c.retries)
+                        })
+                    }),
+                );
+            }
+        }
+        // Settings that differ.
+        let maps: Vec<BTreeMap<String, String>> = docs.iter().map(|d| settings(d)).collect();
+        let mut names: Vec<&String> = maps.iter().flat_map(|m| m.keys()).collect();
+        names.sort();
+        names.dedup();
+        for name in names {
+            let cells: Vec<String> = maps
+                .iter()
+                .map(|m| m.get(name).cloned().unwrap_or_else(|| NONE.to_string()))
+                .collect();
+            if cells.iter().any(|c| c != &cells[0]) {
+                add("settings", name.clone(), cells);
+            }
+        }
+        Comparison {
+            runs: runs.iter().map(|(n, _)| n.clone()).collect(),
+            rows,
+        }
+    }
+
+    /// Renders the table.
+    pub fn render(&self, format: Format) -> String {
+        match format {
+            Format::Text => self.text(),
+            Format::Markdown => self.markdown(),
+            Format::Csv => self.csv(),
+        }
+    }
+
+    fn text(&self) -> String {
+        let label_w = self
+            .rows
+            .iter()
+            .map(|r| r.metric.chars().count())
+            .chain(std::iter::once("metric".len()))
+            .max()
+            .unwrap_or(6);
+        let widths: Vec<usize> = (0..self.runs.len())
+            .map(|i| {
+                self.rows
+                    .iter()
+                    .filter_map(|r| r.cells.get(i))
+                    .chain(std::iter::once(&self.runs[i]))
+                    .map(|c| c.chars().count())
+                    .max()
+                    .unwrap_or(1)
+            })
+            .collect();
+        let mut s = String::new();
+        let pad = |s: &mut String, text: &str, w: usize, right: bool| {
+            let n = w.saturating_sub(text.chars().count());
+            if right {
+                s.extend(std::iter::repeat_n(' ', n));
+                s.push_str(text);
+            } else {
+                s.push_str(text);
+                s.extend(std::iter::repeat_n(' ', n));
+            }
+        };
+        pad(&mut s, "metric", label_w, false);
+        for (i, r) in self.runs.iter().enumerate() {
+            s.push_str("  ");
+            pad(&mut s, r, widths[i], true);
+        }
+        let trimmed_len = s.trim_end().len();
+        s.truncate(trimmed_len);
+        s.push('\n');
+        let mut section = "";
+        for row in &self.rows {
+            if row.section != section {
+                section = row.section;
+                let _ = writeln!(s, "{section}:");
+            }
+            let mut line = String::new();
+            pad(&mut line, &row.metric, label_w, false);
+            for (i, c) in row.cells.iter().enumerate() {
+                line.push_str("  ");
+                pad(&mut line, c, widths.get(i).copied().unwrap_or(0), true);
+            }
+            s.push_str(line.trim_end());
+            s.push('\n');
+        }
+        s
+    }
+
+    fn markdown(&self) -> String {
+        let cell = |t: &str| t.replace('\\', "\\\\").replace('|', "\\|").replace('\n', " ");
+        let mut s = String::from("| section | metric |");
+        for r in &self.runs {
+            let _ = write!(s, " {} |", cell(r));
+        }
+        s.push_str("\n|---|---|");
+        for _ in &self.runs {
+            s.push_str("---:|");
+        }
+        s.push('\n');
+        for row in &self.rows {
+            let _ = write!(s, "| {} | {} |", row.section, cell(&row.metric));
+            for c in &row.cells {
+                let _ = write!(s, " {} |", cell(c));
+            }
+            s.push('\n');
+        }
+        s
+    }
+
+    fn csv(&self) -> String {
+        let field = |t: &str| {
+            if t.contains([',', '"', '\n', '\r']) {
+                format!("\"{}\"", t.replace('"', "\"\""))
+            } else {
+                t.to_string()
+            }
+        };
+        let mut s = String::from("section,metric");
+        for r in &self.runs {
+            s.push(',');
+            s.push_str(&field(r));
+        }
+        s.push('\n');
+        for row in &self.rows {
+            s.push_str(row.section);
+            s.push(',');
+            s.push_str(&field(&row.metric));
+            for c in &row.cells {
+                s.push(',');
+                s.push_str(&field(c));
+            }
+            s.push('\n');
+        }
+        s
+    }
+}

@@ -1,0 +1,714 @@
+//! The JSON model of one run ([`RunDocument`], schema `schema/pgrush-run.v1.schema.json`):
+//! everything the text report says, plus percentiles, a time series, HDR histograms, the
+//! command line, versions, start time, server settings and client facts.
+//!
+//! It is both what `--json` writes and what `pgrush report` reads back (HTML rendering,
+//! comparisons), so every field is plain data. Values that C would print as NaN are `null`.
+
+use crate::hdr;
+use crate::percentiles::{PercentileList, percentiles_ms};
+use pgrush_stats::{
+    CommandStats, IntervalStats, LatencyHistogram, RunLimit, RunSummary, SimpleStats, TxCounters,
+    TxStats,
+};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// The `format` field of every document.
+pub const FORMAT: &str = "pgrush-run";
+/// The `format_version` written (the schema's major version).
+pub const FORMAT_VERSION: u32 = 1;
+/// The server settings recorded (those that shape benchmark results).
+pub const SERVER_SETTINGS: [&str; 11] = [
+    "shared_buffers",
+    "max_connections",
+    "synchronous_commit",
+    "fsync",
+    "wal_level",
+    "full_page_writes",
+    "checkpoint_timeout",
+    "max_wal_size",
+    "autovacuum",
+    "default_transaction_isolation",
+    "jit",
+];
+
+/// The query that reads [`SERVER_SETTINGS`]: one row per setting, `name` and the value as
+/// `SHOW` prints it (with its unit).
+pub fn server_settings_query() -> String {
+    let names: Vec<String> = SERVER_SETTINGS.iter().map(|n| format!("'{n}'")).collect();
+    format!(
+        "SELECT name, current_setting(name) FROM pg_catalog.pg_settings WHERE name IN ({}) ORDER BY name",
+        names.join(", ")
+    )
+}
+
+/// The client machine.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClientInfo {
+    /// `std::env::consts::OS` (`linux`, `macos`, …).
+    pub os: String,
+    /// A longer OS description when known (`/etc/os-release` `PRETTY_NAME`, kernel release).
+    pub os_description: Option<String>,
+    /// CPU architecture.
+    pub arch: String,
+    /// Number of CPUs available to pgrush.
+    pub cpus: u32,
+    /// Host name, when known.
+    pub hostname: Option<String>,
+}
+
+impl ClientInfo {
+    /// Facts about this machine.
+    pub fn detect() -> Self {
+        let read = |p: &str| {
+            std::fs::read_to_string(p)
+                .ok()
+                .map(|s| s.trim().to_string())
+                .filter(|s| !s.is_empty())
+        };
+        let pretty = read("/etc/os-release").and_then(|t| {
+            t.lines()
+                .find_map(|l| l.strip_prefix("PRETTY_NAME="))
+                .map(|v| v.trim_matches('"').to_string())
+        });
+        let kernel = read("/proc/sys/kernel/osrelease");
+        let os_description = match (pretty, kernel) {
+            (Some(p), Some(k)) => Some(format!("{p}, kernel {k}")),
+            (p, k) => p.or(k),
+        };
+        ClientInfo {
+            os: std::env::consts::OS.to_string(),
+            os_description,
+            arch: std::env::consts::ARCH.to_string(),
+            cpus: std::thread::available_parallelism()
+                .map(|n| u32::try_from(n.get()).unwrap_or(u32::MAX))
+                .unwrap_or(1),
+            hostname: read("/proc/sys/kernel/hostname").or_else(|| read("/etc/hostname")),
+        }
+    }
+}
+
+/// The server, as seen from the setup connection.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ServerInfo {
+    /// `server_version`.
+    pub version: String,
+    /// `server_version_num`.
+    pub version_num: u32,
+    /// [`SERVER_SETTINGS`] that could be read, by name.
+    pub settings: BTreeMap<String, String>,
+}
+
+/// What the run itself does not know: supplied by the caller.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunContext {
+    /// The command line, argv[0] included.
+    pub command_line: Vec<String>,
+    /// Start of the run, Unix time in µs.
+    pub start_time_unix_us: i64,
+    /// The server, if its facts could be read.
+    pub server: Option<ServerInfo>,
+    /// The client machine.
+    pub client: ClientInfo,
+    /// The percentiles to report.
+    pub percentiles: PercentileList,
+    /// Warnings about the run's meaningfulness (see [`crate::warnings`]).
+    pub warnings: Vec<String>,
+}
+
+/// One percentile value.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PercentileValue {
+    /// The percentile (0, 100].
+    pub p: f64,
+    /// Value in ms.
+    pub ms: f64,
+}
+
+/// A latency (or lag) distribution.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Distribution {
+    /// Number of values.
+    pub count: u64,
+    /// Exact minimum (ms).
+    pub min_ms: f64,
+    /// Exact maximum (ms).
+    pub max_ms: f64,
+    /// Exact mean (ms), as pgbench computes it.
+    pub average_ms: f64,
+    /// Standard deviation (ms), as pgbench computes it (`null` when not a number).
+    pub stddev_ms: Option<f64>,
+    /// Requested percentiles (histogram resolution, 3 significant digits).
+    pub percentiles: Vec<PercentileValue>,
+    /// The HDR histogram in µs, V2 compressed, base64.
+    pub hdr_histogram: String,
+}
+
+fn finite(v: f64) -> Option<f64> {
+    v.is_finite().then_some(v)
+}
+
+impl Distribution {
+    fn build(st: &SimpleStats, hist: &LatencyHistogram, list: &PercentileList) -> Option<Self> {
+        if st.count == 0 {
+            return None;
+        }
+        let values = percentiles_ms(hist, list).unwrap_or_default();
+        Some(Distribution {
+            count: st.count,
+            min_ms: st.min / 1000.0,
+            max_ms: st.max / 1000.0,
+            average_ms: st.mean() / 1000.0,
+            stddev_ms: finite(st.stddev() / 1000.0),
+            percentiles: list
+                .values()
+                .iter()
+                .zip(values)
+                .map(|(&p, ms)| PercentileValue { p, ms })
+                .collect(),
+            hdr_histogram: hdr::encode(hist),
+        })
+    }
+
+    /// The histogram back (empty if the text cannot be decoded).
+    pub fn histogram(&self) -> LatencyHistogram {
+        hdr::decode(&self.hdr_histogram).unwrap_or_default()
+    }
+
+    /// The value (ms) at percentile `p`: the stored one when present, else computed from
+    /// the histogram.
+    pub fn percentile_ms(&self, p: f64) -> Option<f64> {
+        if let Some(v) = self.percentiles.iter().find(|v| v.p == p) {
+            return Some(v.ms);
+        }
+        let h = self.histogram();
+        crate::percentiles::value_at_percentile(&h, p).map(|v| v as f64 / 1000.0)
+    }
+}
+
+/// Transaction counts.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Counts {
+    /// Successful transactions ("actually processed").
+    pub processed: u64,
+    /// Failed transactions (all kinds).
+    pub failed: u64,
+    /// Serialization failures.
+    pub serialization_failures: u64,
+    /// Deadlock failures.
+    pub deadlock_failures: u64,
+    /// Other failures (`--continue-on-error`).
+    pub other_failures: u64,
+    /// Skipped (`-R` with `-L`).
+    pub skipped: u64,
+    /// Transactions retried.
+    pub retried: u64,
+    /// Total retries.
+    pub retries: u64,
+}
+
+impl Counts {
+    fn of(c: &TxCounters) -> Self {
+        Counts {
+            processed: c.successful,
+            failed: c.failed(),
+            serialization_failures: c.serialization_failures,
+            deadlock_failures: c.deadlock_failures,
+            other_failures: c.other_failures,
+            skipped: c.skipped,
+            retried: c.retried,
+            retries: c.retries,
+        }
+    }
+
+    /// Every transaction that ended.
+    pub fn total(&self) -> u64 {
+        self.processed + self.failed + self.skipped
+    }
+}
+
+/// The run's configuration (the report's header lines).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ConfigDoc {
+    /// `transaction type:`.
+    pub transaction_type: String,
+    /// `scaling factor:`.
+    pub scale: i64,
+    /// `partition method:` (`range`/`hash`), when partitioned.
+    pub partition_method: Option<String>,
+    /// `partitions:`, when partitioned.
+    pub partitions: Option<i32>,
+    /// `query mode:`.
+    pub query_mode: String,
+    /// `number of clients:`.
+    pub clients: u32,
+    /// `number of threads:`.
+    pub threads: u32,
+    /// `maximum number of tries:` (0 = unlimited).
+    pub max_tries: u32,
+    /// `-t`.
+    pub transactions_per_client: Option<i32>,
+    /// `-T`.
+    pub duration_s: Option<i32>,
+    /// `-R` (tps).
+    pub rate_tps: Option<f64>,
+    /// `-L` (ms).
+    pub latency_limit_ms: Option<f64>,
+    /// `-P` (s).
+    pub progress_s: Option<u32>,
+    /// `-C`.
+    pub connect_per_transaction: bool,
+    /// `--failures-detailed`.
+    pub failures_detailed: bool,
+    /// `-r`.
+    pub per_command: bool,
+}
+
+/// The report's result lines.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResultsDoc {
+    /// Transaction counts.
+    pub transactions: Counts,
+    /// `-t` × clients, the denominator of `actually processed` with `-t`.
+    pub expected_transactions: Option<i64>,
+    /// Successful transactions above the `-L` limit.
+    pub late: u64,
+    /// Benchmark duration (s).
+    pub duration_s: f64,
+    /// `tps =`.
+    pub tps: Option<f64>,
+    /// `latency average =` (ms).
+    pub latency_average_ms: Option<f64>,
+    /// `latency stddev =` (ms), printed only when latency is measured per transaction.
+    pub latency_stddev_ms: Option<f64>,
+    /// The average includes failures (`(including failures)`).
+    pub latency_average_includes_failures: bool,
+    /// `rate limit schedule lag: avg` (ms).
+    pub lag_average_ms: Option<f64>,
+    /// `rate limit schedule lag: (max …)` (ms).
+    pub lag_max_ms: Option<f64>,
+    /// `initial connection time =` (ms; without `-C`).
+    pub initial_connection_time_ms: Option<f64>,
+    /// `average connection time =` (ms; with `-C`).
+    pub average_connection_time_ms: Option<f64>,
+    /// A client aborted.
+    pub aborted: bool,
+    /// Interrupted by a signal.
+    pub interrupted: bool,
+}
+
+/// Per-command statistics (`-r`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CommandDoc {
+    /// Command text as in the `-r` report.
+    pub text: String,
+    /// Completed executions.
+    pub executions: u64,
+    /// Average latency (ms; 0 when never executed, as the report prints).
+    pub average_ms: f64,
+    /// Failures attributed to the command.
+    pub failures: u64,
+    /// Retries attributed to the command.
+    pub retries: u64,
+    /// Latency distribution.
+    pub latency: Option<Distribution>,
+}
+
+/// Per-script statistics.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScriptDoc {
+    /// Description (`<builtin: …>` or file name).
+    pub description: String,
+    /// Weight.
+    pub weight: u32,
+    /// Transaction counts.
+    pub transactions: Counts,
+    /// Successful transactions per second.
+    pub tps: Option<f64>,
+    /// Latency of successful transactions.
+    pub latency: Option<Distribution>,
+    /// Commands (with statistics only when `per_command`).
+    pub commands: Vec<CommandDoc>,
+}
+
+/// One interval of the time series.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IntervalDoc {
+    /// Start, seconds from the run's start.
+    pub start_s: f64,
+    /// Length (s; the last interval may be shorter).
+    pub duration_s: f64,
+    /// Transactions by outcome.
+    pub transactions: Counts,
+    /// Successful transactions per second.
+    pub tps: f64,
+    /// Average latency (ms).
+    pub latency_average_ms: Option<f64>,
+    /// Latency stddev (ms).
+    pub latency_stddev_ms: Option<f64>,
+    /// Latency percentiles (empty without successful transactions).
+    pub latency_percentiles: Vec<PercentileValue>,
+    /// Average schedule lag (ms; `-R`).
+    pub lag_average_ms: Option<f64>,
+    /// Maximum schedule lag (ms; `-R`).
+    pub lag_max_ms: Option<f64>,
+}
+
+/// The time series.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TimeSeriesDoc {
+    /// Interval length (s).
+    pub interval_s: f64,
+    /// Intervals from the start.
+    pub intervals: Vec<IntervalDoc>,
+}
+
+/// One run, as `--json` writes it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunDocument {
+    /// Always [`FORMAT`].
+    pub format: String,
+    /// [`FORMAT_VERSION`].
+    pub format_version: u32,
+    /// pgrush's version.
+    pub pgrush_version: String,
+    /// The pgbench version whose behaviour pgrush reproduces.
+    pub pgbench_compatible_version: String,
+    /// The command line.
+    pub command_line: Vec<String>,
+    /// Start time, RFC 3339 (UTC).
+    pub start_time: String,
+    /// Start time, Unix seconds.
+    pub start_time_unix: f64,
+    /// The client machine.
+    pub client: ClientInfo,
+    /// The server.
+    pub server: Option<ServerInfo>,
+    /// Configuration.
+    pub config: ConfigDoc,
+    /// Results.
+    pub results: ResultsDoc,
+    /// The percentiles reported.
+    pub percentiles: Vec<f64>,
+    /// Latency of successful transactions.
+    pub latency: Option<Distribution>,
+    /// Schedule lag (`-R`).
+    pub lag: Option<Distribution>,
+    /// Per script.
+    pub scripts: Vec<ScriptDoc>,
+    /// Per interval.
+    pub time_series: Option<TimeSeriesDoc>,
+    /// Warnings about the meaningfulness of the numbers.
+    pub warnings: Vec<String>,
+    /// pgbench's text report, exactly as printed (from `transaction type:` on).
+    pub report_text: String,
+}
+
+impl RunDocument {
+    /// Builds the document of a finished run.
+    pub fn build(sum: &RunSummary, ctx: &RunContext) -> Self {
+        let cfg = &sum.config;
+        let list = &ctx.percentiles;
+        let total = &sum.stats.total;
+        let c = &total.counters;
+        let duration_s = sum.bench_duration_s();
+        let per_s = |n: u64| finite(n as f64 / duration_s);
+        let measured = cfg.latency_measured();
+        let (avg, stddev) = if measured {
+            (
+                finite(total.latency.mean() / 1000.0),
+                finite(total.latency.stddev() / 1000.0),
+            )
+        } else {
+            let avg = 0.001 * sum.bench_duration_us as f64 * f64::from(cfg.clients)
+                / c.total() as f64;
+            (finite(avg), None)
+        };
+        let lag_on = cfg.rate.is_some();
+        let results = ResultsDoc {
+            transactions: Counts::of(c),
+            expected_transactions: match cfg.limit {
+                RunLimit::Transactions(t) => Some(i64::from(t) * i64::from(cfg.clients)),
+                RunLimit::Duration(_) => None,
+            },
+            late: total.late,
+            duration_s,
+            tps: per_s(c.successful),
+            latency_average_ms: avg,
+            latency_stddev_ms: stddev,
+            latency_average_includes_failures: !measured && c.failed() > 0,
+            lag_average_ms: lag_on
+                .then(|| finite(0.001 * total.lag.sum / c.successful as f64))
+                .flatten(),
+            lag_max_ms: lag_on.then_some(0.001 * total.lag.max),
+            initial_connection_time_ms: (!cfg.connect_per_tx)
+                .then_some(0.001 * sum.initial_connection_us as f64),
+            average_connection_time_ms: cfg
+                .connect_per_tx
+                .then(|| {
+                    finite(0.001 * sum.stats.conn_time_us as f64 / (c.successful + c.failed()) as f64)
+                })
+                .flatten(),
+            aborted: sum.aborted,
+            interrupted: sum.interrupted,
+        };
+        let scripts = sum
+            .scripts
+            .iter()
+            .enumerate()
+            .map(|(i, info)| {
+                let st = sum.stats.scripts.get(i);
+                let empty_tx;
+                let tx: &TxStats = match st {
+                    Some(s) => &s.tx,
+                    None => {
+                        empty_tx = TxStats::new(false);
+                        &empty_tx
+                    }
+                };
+                let commands = info
+                    .commands
+                    .iter()
+                    .enumerate()
+                    .map(|(j, text)| {
+                        let cs = st.and_then(|s| s.commands.get(j));
+                        command_doc(text, cs, cfg.per_command, list)
+                    })
+                    .collect();
+                ScriptDoc {
+                    description: info.desc.clone(),
+                    weight: info.weight,
+                    transactions: Counts::of(&tx.counters),
+                    tps: per_s(tx.counters.successful),
+                    latency: Distribution::build(&tx.latency, &tx.latency_hist, list),
+                    commands,
+                }
+            })
+            .collect();
+        let start = ctx.start_time_unix_us;
+        RunDocument {
+            format: FORMAT.to_string(),
+            format_version: FORMAT_VERSION,
+            pgrush_version: env!("CARGO_PKG_VERSION").to_string(),
+            pgbench_compatible_version: crate::text::CLIENT_VERSION.to_string(),
+            command_line: ctx.command_line.clone(),
+            start_time: rfc3339_utc(start),
+            start_time_unix: start as f64 / 1e6,
+            client: ctx.client.clone(),
+            server: ctx.server.clone(),
+            config: config_doc(sum),
+            results,
+            percentiles: list.values().to_vec(),
+            latency: Distribution::build(&total.latency, &total.latency_hist, list),
+            lag: total
+                .lag_hist
+                .as_ref()
+                .and_then(|h| Distribution::build(&total.lag, h, list)),
+            scripts,
+            time_series: time_series_doc(sum, list),
+            warnings: ctx.warnings.clone(),
+            report_text: crate::text::render_report(sum),
+        }
+    }
+
+    /// Parses a document (any JSON that matches the model), checking `format`.
+    pub fn from_json(text: &str) -> Result<Self, DocumentError> {
+        let doc: RunDocument =
+            serde_json::from_str(text).map_err(|e| DocumentError::Json(e.to_string()))?;
+        if doc.format != FORMAT {
+            return Err(DocumentError::Format(doc.format));
+        }
+        if doc.format_version != FORMAT_VERSION {
+            return Err(DocumentError::Version(doc.format_version));
+        }
+        Ok(doc)
+    }
+
+    /// Pretty-printed JSON with a final newline.
+    pub fn to_json(&self) -> String {
+        let mut s = serde_json::to_string_pretty(self).unwrap_or_else(|_| "{}".to_string());
+        s.push('\n');
+        s
+    }
+}
+
+/// A document that cannot be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DocumentError {
+    /// Not JSON of the expected shape.
+    #[error("not a pgrush run: {0}")]
+    Json(String),
+    /// Another `format`.
+    #[error("not a pgrush run: format is \"{0}\"")]
+    Format(String),
+    /// An unknown `format_version`.
+    #[error("unsupported pgrush run format version {0}")]
+    Version(u32),
+}
+
+fn command_doc(
+    text: &str,
+    cs: Option<&CommandStats>,
+    per_command: bool,
+    list: &PercentileList,
+) -> CommandDoc {
+    match cs {
+        Some(c) if per_command => CommandDoc {
+            text: text.to_string(),
+            executions: c.latency.count,
+            average_ms: c.average_ms(),
+            failures: c.failures,
+            retries: c.retries,
+            latency: Distribution::build(&c.latency, &c.latency_hist, list),
+        },
+        _ => CommandDoc {
+            text: text.to_string(),
+            executions: 0,
+            average_ms: 0.0,
+            failures: 0,
+            retries: 0,
+            latency: None,
+        },
+    }
+}
+
+fn config_doc(sum: &RunSummary) -> ConfigDoc {
+    let cfg = &sum.config;
+    ConfigDoc {
+        transaction_type: match sum.scripts.as_slice() {
+            [only] => only.desc.clone(),
+            _ => "multiple scripts".to_string(),
+        },
+        scale: cfg.scale,
+        partition_method: cfg.partitioning.map(|p| p.method.as_str().to_string()),
+        partitions: cfg.partitioning.map(|p| p.count),
+        query_mode: cfg.query_mode.as_str().to_string(),
+        clients: cfg.clients,
+        threads: cfg.threads,
+        max_tries: cfg.max_tries,
+        transactions_per_client: match cfg.limit {
+            RunLimit::Transactions(t) => Some(t),
+            RunLimit::Duration(_) => None,
+        },
+        duration_s: match cfg.limit {
+            RunLimit::Duration(d) => Some(d),
+            RunLimit::Transactions(_) => None,
+        },
+        rate_tps: cfg.rate,
+        latency_limit_ms: cfg.latency_limit_us.map(|us| us / 1000.0),
+        progress_s: cfg.progress_s,
+        connect_per_transaction: cfg.connect_per_tx,
+        failures_detailed: cfg.failures_detailed,
+        per_command: cfg.per_command,
+    }
+}
+
+fn interval_doc(
+    iv: &IntervalStats,
+    start_s: f64,
+    duration_s: f64,
+    throttled: bool,
+    list: &PercentileList,
+) -> IntervalDoc {
+    let hist = iv.latency_hist.to_histogram();
+    let pct = percentiles_ms(&hist, list).unwrap_or_default();
+    let has = iv.latency.count > 0;
+    IntervalDoc {
+        start_s,
+        duration_s,
+        transactions: Counts::of(&iv.counters),
+        tps: if duration_s > 0.0 {
+            iv.counters.successful as f64 / duration_s
+        } else {
+            0.0
+        },
+        latency_average_ms: has.then(|| iv.latency.mean() / 1000.0),
+        latency_stddev_ms: has.then(|| finite(iv.latency.stddev() / 1000.0)).flatten(),
+        latency_percentiles: list
+            .values()
+            .iter()
+            .zip(pct)
+            .map(|(&p, ms)| PercentileValue { p, ms })
+            .collect(),
+        lag_average_ms: (throttled && has).then(|| iv.lag.mean() / 1000.0),
+        lag_max_ms: (throttled && has).then(|| iv.lag.max / 1000.0),
+    }
+}
+
+fn time_series_doc(sum: &RunSummary, list: &PercentileList) -> Option<TimeSeriesDoc> {
+    let series = sum.stats.series.as_ref()?;
+    let interval_s = series.interval_us as f64 / 1e6;
+    let total_s = sum.bench_duration_s();
+    let intervals = series.intervals();
+    let n = intervals.len();
+    let docs = intervals
+        .iter()
+        .enumerate()
+        .map(|(i, iv)| {
+            let start = i as f64 * interval_s;
+            let mut dur = interval_s;
+            if i + 1 == n && total_s > start && total_s < start + interval_s {
+                dur = total_s - start;
+            }
+            interval_doc(iv, start, dur, series.throttled, list)
+        })
+        .collect();
+    Some(TimeSeriesDoc {
+        interval_s,
+        intervals: docs,
+    })
+}
+
+/// Formats Unix time in µs as RFC 3339 UTC with milliseconds (`2026-11-22T11:25:05.123Z`).
+pub fn rfc3339_utc(unix_us: i64) -> String {
+    let secs = unix_us.div_euclid(1_000_000);
+    let ms = unix_us.rem_euclid(1_000_000) / 1000;
+    let days = secs.div_euclid(86_400);
+    let sod = secs.rem_euclid(86_400);
+    let (y, m, d) = civil_from_days(days);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{ms:03}Z",
+        sod / 3600,
+        sod / 60 % 60,
+        sod % 60
+    )
+}
+
+/// Days since 1970-01-01 to (year, month, day), proleptic Gregorian calendar.
+fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    (y, m, d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates() {
+        assert_eq!(rfc3339_utc(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(rfc3339_utc(951_782_400_000_000), "2000-02-29T00:00:00.000Z");
+        assert_eq!(
+            rfc3339_utc(1_795_343_086_006_123),
+            "2026-11-22T10:24:46.006Z"
+        );
+        assert_eq!(rfc3339_utc(-1_000), "1969-12-31T23:59:59.999Z");
+    }
+
+    #[test]
+    fn settings_query_names_every_setting() {
+        let q = server_settings_query();
+        for s in SERVER_SETTINGS {
+            assert!(q.contains(&format!("'{s}'")), "{s}");
+        }
+    }
+}

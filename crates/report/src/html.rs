@@ -1,0 +1,349 @@
+//! `--html=FILE`: one self-contained page (inline CSS and SVG, no script, nothing fetched)
+//! rendered from a [`RunDocument`]: summary, tps and latency percentiles over time, the
+//! latency distribution (percentile spectrum), per-command latencies and the settings.
+
+use crate::document::{Distribution, RunDocument};
+use crate::percentiles::{label, value_at_percentile};
+use crate::svg::{Chart, Series, XScale, escape};
+use std::fmt::Write as _;
+
+const STYLE: &str = "body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:24px;color:#222;background:#fafafa}\
+h1{font-size:22px}h2{font-size:18px;margin-top:32px;border-bottom:1px solid #ccc}\
+table{border-collapse:collapse;background:#fff;margin:8px 0}\
+td,th{border:1px solid #ccc;padding:4px 8px;text-align:left;vertical-align:top}\
+td.n{text-align:right;font-variant-numeric:tabular-nums}th{background:#eef}\
+pre{background:#fff;border:1px solid #ccc;padding:8px;overflow-x:auto}\
+.warn{background:#fff3cd;border:1px solid #e0c36a;padding:8px}code{font-size:12px}\
+svg{background:#fff;border:1px solid #ccc;max-width:100%;height:auto}";
+
+fn ms(v: Option<f64>) -> String {
+    match v {
+        Some(v) if v.is_finite() => format!("{v:.3} ms"),
+        _ => "–".to_string(),
+    }
+}
+
+fn row(s: &mut String, name: &str, value: &str) {
+    let _ = write!(
+        s,
+        "<tr><th>{}</th><td class=\"n\">{}</td></tr>",
+        escape(name),
+        escape(value)
+    );
+}
+
+/// Points of the percentile spectrum of a distribution (percentile, ms), HdrHistogram
+/// style: 10 points per decade of `1/(1-p)`, up to the largest value.
+pub fn spectrum(dist: &Distribution) -> Vec<(f64, f64)> {
+    let h = dist.histogram();
+    if h.is_empty() {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    let n = h.len() as f64;
+    for k in 0..=60 {
+        let p = 100.0 * (1.0 - 10f64.powf(-f64::from(k) / 10.0));
+        // Past the resolution of the sample count, the spectrum is flat at the maximum.
+        if (1.0 - p / 100.0) * n < 0.5 && k > 0 {
+            break;
+        }
+        let p = if k == 0 { 0.0001 } else { p };
+        if let Some(v) = value_at_percentile(&h, p) {
+            out.push((p, v as f64 / 1000.0));
+        }
+    }
+    if let Some(max) = value_at_percentile(&h, 100.0) {
+        let last = out.last().map_or(0.0, |l| l.0);
+        let top = (100.0 * (1.0 - 0.5 / n)).max(last);
+        out.push((top, max as f64 / 1000.0));
+    }
+    out
+}
+
+fn summary_table(s: &mut String, d: &RunDocument) {
+    let r = &d.results;
+    let t = &r.transactions;
+    s.push_str("<table id=\"summary\">");
+    row(
+        s,
+        "tps",
+        &r.tps.map_or("–".to_string(), |v| format!("{v:.6}")),
+    );
+    let processed = match r.expected_transactions {
+        Some(e) => format!("{}/{e}", t.processed),
+        None => t.processed.to_string(),
+    };
+    row(s, "transactions actually processed", &processed);
+    row(s, "failed transactions", &t.failed.to_string());
+    if d.config.max_tries != 1 {
+        row(s, "transactions retried", &t.retried.to_string());
+        row(s, "total retries", &t.retries.to_string());
+    }
+    if t.skipped > 0 {
+        row(s, "transactions skipped", &t.skipped.to_string());
+    }
+    row(s, "latency average", &ms(r.latency_average_ms));
+    if r.latency_stddev_ms.is_some() {
+        row(s, "latency stddev", &ms(r.latency_stddev_ms));
+    }
+    if let Some(l) = &d.latency {
+        for p in &l.percentiles {
+            row(s, &format!("latency {}", label(p.p)), &ms(Some(p.ms)));
+        }
+        row(s, "latency max", &ms(Some(l.max_ms)));
+    }
+    if r.lag_average_ms.is_some() || r.lag_max_ms.is_some() {
+        row(s, "schedule lag average", &ms(r.lag_average_ms));
+        row(s, "schedule lag max", &ms(r.lag_max_ms));
+    }
+    row(s, "duration", &format!("{:.3} s", r.duration_s));
+    if let Some(v) = r.initial_connection_time_ms {
+        row(s, "initial connection time", &ms(Some(v)));
+    }
+    if let Some(v) = r.average_connection_time_ms {
+        row(s, "average connection time", &ms(Some(v)));
+    }
+    if r.aborted {
+        row(s, "status", "aborted: the results are incomplete");
+    } else if r.interrupted {
+        row(s, "status", "interrupted: the results are incomplete");
+    }
+    s.push_str("</table>");
+}
+
+fn time_charts(s: &mut String, d: &RunDocument) {
+    let Some(ts) = &d.time_series else {
+        s.push_str("<p>No time series recorded.</p>");
+        return;
+    };
+    let mid = |start: f64, dur: f64| start + dur / 2.0;
+    let tps = Chart {
+        title: "Throughput over time".into(),
+        x_label: "time since start (s)".into(),
+        y_label: "transactions per second".into(),
+        x_scale: XScale::Linear,
+        series: vec![
+            Series {
+                name: "tps".into(),
+                points: ts
+                    .intervals
+                    .iter()
+                    .map(|i| (mid(i.start_s, i.duration_s), i.tps))
+                    .collect(),
+            },
+            Series {
+                name: "failures/s".into(),
+                points: ts
+                    .intervals
+                    .iter()
+                    .filter(|i| i.duration_s > 0.0)
+                    .map(|i| {
+                        (
+                            mid(i.start_s, i.duration_s),
+                            i.transactions.failed as f64 / i.duration_s,
+                        )
+                    })
+                    .collect(),
+            },
+        ],
+    };
+    s.push_str("<h2>Throughput over time</h2>");
+    s.push_str(&tps.render());
+    let mut series: Vec<Series> = d
+        .percentiles
+        .iter()
+        .map(|&p| Series {
+            name: label(p),
+            points: ts
+                .intervals
+                .iter()
+                .filter_map(|i| {
+                    let v = i.latency_percentiles.iter().find(|v| v.p == p)?;
+                    Some((mid(i.start_s, i.duration_s), v.ms))
+                })
+                .collect(),
+        })
+        .collect();
+    series.push(Series {
+        name: "average".into(),
+        points: ts
+            .intervals
+            .iter()
+            .filter_map(|i| Some((mid(i.start_s, i.duration_s), i.latency_average_ms?)))
+            .collect(),
+    });
+    let lat = Chart {
+        title: "Latency percentiles over time".into(),
+        x_label: "time since start (s)".into(),
+        y_label: "latency (ms)".into(),
+        x_scale: XScale::Linear,
+        series,
+    };
+    s.push_str("<h2>Latency percentiles over time</h2>");
+    s.push_str(&lat.render());
+}
+
+fn distribution_chart(s: &mut String, d: &RunDocument) {
+    let mut series = Vec::new();
+    if let Some(l) = &d.latency {
+        series.push(Series {
+            name: "all transactions".into(),
+            points: spectrum(l),
+        });
+    }
+    if d.scripts.len() > 1 {
+        for (i, sc) in d.scripts.iter().enumerate() {
+            if let Some(l) = &sc.latency {
+                series.push(Series {
+                    name: format!("script {}", i + 1),
+                    points: spectrum(l),
+                });
+            }
+        }
+    }
+    let c = Chart {
+        title: "Latency by percentile (percentile spectrum)".into(),
+        x_label: "percentile".into(),
+        y_label: "latency (ms)".into(),
+        x_scale: XScale::Percentile,
+        series,
+    };
+    s.push_str("<h2>Latency distribution</h2>");
+    s.push_str(&c.render());
+}
+
+fn command_table(s: &mut String, d: &RunDocument) {
+    s.push_str("<h2>Per-command latencies</h2>");
+    if !d.config.per_command {
+        s.push_str("<p>Run with <code>-r</code> to collect per-command latencies.</p>");
+        return;
+    }
+    s.push_str("<table id=\"commands\"><tr><th>script</th><th>command</th><th>executions</th><th>average</th>");
+    for &p in &d.percentiles {
+        let _ = write!(s, "<th>{}</th>", escape(&label(p)));
+    }
+    s.push_str("<th>failures</th><th>retries</th></tr>");
+    for (i, sc) in d.scripts.iter().enumerate() {
+        for c in &sc.commands {
+            let _ = write!(
+                s,
+                "<tr><td class=\"n\">{}</td><td><code>{}</code></td><td class=\"n\">{}</td><td class=\"n\">{}</td>",
+                i + 1,
+                escape(&c.text),
+                c.executions,
+                ms(Some(c.average_ms))
+            );
+            for &p in &d.percentiles {
+                let v = c.latency.as_ref().and_then(|l| l.percentile_ms(p));
+                let _ = write!(s, "<td class=\"n\">{}</td>", ms(v));
+            }
+            let _ = write!(
+                s,
+                "<td class=\"n\">{}</td><td class=\"n\">{}</td></tr>",
+                c.failures, c.retries
+            );
+        }
+    }
+    s.push_str("</table>");
+}
+
+fn settings_tables(s: &mut String, d: &RunDocument) {
+    s.push_str("<h2>Settings</h2><table id=\"settings\">");
+    let c = &d.config;
+    row(s, "transaction type", &c.transaction_type);
+    for (i, sc) in d.scripts.iter().enumerate() {
+        row(
+            s,
+            &format!("script {}", i + 1),
+            &format!("{} (weight {})", sc.description, sc.weight),
+        );
+    }
+    row(s, "scaling factor", &c.scale.to_string());
+    if let (Some(m), Some(n)) = (&c.partition_method, c.partitions) {
+        row(s, "partitions", &format!("{n} ({m})"));
+    }
+    row(s, "query mode", &c.query_mode);
+    row(s, "clients", &c.clients.to_string());
+    row(s, "threads", &c.threads.to_string());
+    row(s, "maximum number of tries", &c.max_tries.to_string());
+    if let Some(t) = c.transactions_per_client {
+        row(s, "transactions per client", &t.to_string());
+    }
+    if let Some(t) = c.duration_s {
+        row(s, "duration", &format!("{t} s"));
+    }
+    if let Some(r) = c.rate_tps {
+        row(s, "rate limit", &format!("{r} tps"));
+    }
+    if let Some(l) = c.latency_limit_ms {
+        row(s, "latency limit", &format!("{l} ms"));
+    }
+    row(s, "new connection per transaction", &c.connect_per_transaction.to_string());
+    row(s, "command line", &d.command_line.join(" "));
+    row(s, "start time", &d.start_time);
+    row(
+        s,
+        "pgrush",
+        &format!(
+            "{} (pgbench {} compatible)",
+            d.pgrush_version, d.pgbench_compatible_version
+        ),
+    );
+    let cl = &d.client;
+    row(
+        s,
+        "client",
+        &format!(
+            "{} {} ({}), {} CPUs{}",
+            cl.os,
+            cl.arch,
+            cl.os_description.as_deref().unwrap_or("unknown"),
+            cl.cpus,
+            cl.hostname
+                .as_deref()
+                .map(|h| format!(", host {h}"))
+                .unwrap_or_default()
+        ),
+    );
+    s.push_str("</table>");
+    if let Some(srv) = &d.server {
+        s.push_str("<h2>Server</h2><table id=\"server\">");
+        row(s, "server_version", &srv.version);
+        for (k, v) in &srv.settings {
+            row(s, k, v);
+        }
+        s.push_str("</table>");
+    }
+}
+
+/// The whole page.
+pub fn render(d: &RunDocument) -> String {
+    let mut s = String::with_capacity(64 * 1024);
+    let title = format!("pgrush run: {} ({})", d.config.transaction_type, d.start_time);
+    let _ = write!(
+        s,
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+         <title>{t}</title><style>{STYLE}</style></head><body><h1>{t}</h1>",
+        t = escape(&title)
+    );
+    if !d.warnings.is_empty() {
+        s.push_str("<div class=\"warn\"><strong>Warnings</strong><ul>");
+        for w in &d.warnings {
+            let _ = write!(s, "<li>{}</li>", escape(w));
+        }
+        s.push_str("</ul></div>");
+    }
+    s.push_str("<h2>Summary</h2>");
+    summary_table(&mut s, d);
+    time_charts(&mut s, d);
+    distribution_chart(&mut s, d);
+    command_table(&mut s, d);
+    settings_tables(&mut s, d);
+    let _ = write!(
+        s,
+        "<h2>Report</h2><pre>{}</pre></body></html>\n",
+        escape(&d.report_text)
+    );
+    s
+}

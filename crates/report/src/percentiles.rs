@@ -1,0 +1,254 @@
+//! Latency percentiles (`--percentiles[=LIST]`): list parsing, the percentile maths on
+//! HDR histograms, and the text lines printed after pgbench's report.
+//!
+//! A percentile `p` of `n` recorded values is the smallest recorded value `v` such that at
+//! least `p`% of the values are ≤ `v` (the "nearest rank" definition: rank `⌈p·n/100⌉`,
+//! at least 1), reported at the histogram's resolution (3 significant digits; the highest
+//! value equivalent to the bucket, so values below 2048 µs are exact).
+
+use pgrush_stats::cfmt::{push_fixed, push_fixed_width};
+use pgrush_stats::{LatencyHistogram, RunSummary};
+use std::fmt::Write as _;
+
+/// The list used when `--percentiles` is given without a value.
+pub const DEFAULT_PERCENTILES: [f64; 5] = [50.0, 90.0, 99.0, 99.9, 99.99];
+
+/// A bad `--percentiles` list.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PercentileError {
+    /// The list is empty or has an empty element.
+    #[error("invalid percentile list \"{0}\": empty element")]
+    Empty(String),
+    /// An element is not a number in (0, 100].
+    #[error("invalid percentile \"{0}\": must be a number greater than 0 and at most 100")]
+    Invalid(String),
+}
+
+/// A validated, ordered list of percentiles (each in (0, 100]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PercentileList(Vec<f64>);
+
+impl Default for PercentileList {
+    fn default() -> Self {
+        PercentileList(DEFAULT_PERCENTILES.to_vec())
+    }
+}
+
+impl PercentileList {
+    /// Parses `50,90,99.9`: comma-separated numbers in (0, 100], spaces allowed around them.
+    /// The list is sorted and duplicates removed.
+    pub fn parse(text: &str) -> Result<Self, PercentileError> {
+        let mut out = Vec::new();
+        for part in text.split(',') {
+            let t = part.trim();
+            if t.is_empty() {
+                return Err(PercentileError::Empty(text.to_string()));
+            }
+            let ok = t.bytes().all(|b| b.is_ascii_digit() || b == b'.');
+            let v: f64 = match t.parse() {
+                Ok(v) if ok => v,
+                _ => return Err(PercentileError::Invalid(t.to_string())),
+            };
+            if !(v > 0.0 && v <= 100.0) {
+                return Err(PercentileError::Invalid(t.to_string()));
+            }
+            out.push(v);
+        }
+        Self::from_values(out)
+    }
+
+    /// A list from values (validated, sorted, deduplicated).
+    pub fn from_values(mut values: Vec<f64>) -> Result<Self, PercentileError> {
+        if let Some(bad) = values.iter().find(|v| !(**v > 0.0 && **v <= 100.0)) {
+            return Err(PercentileError::Invalid(bad.to_string()));
+        }
+        values.sort_by(f64::total_cmp);
+        values.dedup();
+        Ok(PercentileList(values))
+    }
+
+    /// The percentiles, ascending.
+    pub fn values(&self) -> &[f64] {
+        &self.0
+    }
+
+    /// Labels `p50`, `p99.9`, … in order.
+    pub fn labels(&self) -> Vec<String> {
+        self.0.iter().map(|&p| label(p)).collect()
+    }
+}
+
+/// The label of a percentile: `p` followed by the shortest decimal form (`p50`, `p99.99`).
+pub fn label(p: f64) -> String {
+    format!("p{p}")
+}
+
+/// The 1-based nearest rank of percentile `p` among `n` values (`⌈p·n/100⌉`, at least 1,
+/// at most `n`), robust to binary rounding of `p` (99.9 % of 1000 is rank 999, not 1000).
+pub fn nearest_rank(p: f64, n: u64) -> u64 {
+    if n == 0 {
+        return 0;
+    }
+    let x = p / 100.0 * n as f64;
+    let eps = 1e-9 * x.abs().max(1.0);
+    let r = (x - eps).ceil();
+    if r < 1.0 {
+        1
+    } else if r >= n as f64 {
+        n
+    } else {
+        r as u64
+    }
+}
+
+/// The value (µs) at percentile `p` (0..=100] of `hist`; `None` when it is empty.
+pub fn value_at_percentile(hist: &LatencyHistogram, p: f64) -> Option<u64> {
+    let inner = hist.inner();
+    let rank = nearest_rank(p, inner.len());
+    if rank == 0 {
+        return None;
+    }
+    let mut seen = 0u64;
+    for v in inner.iter_recorded() {
+        seen += v.count_at_value();
+        if seen >= rank {
+            return Some(v.value_iterated_to());
+        }
+    }
+    Some(inner.max())
+}
+
+/// The values (ms) at every percentile of `list`; `None` when the histogram is empty.
+pub fn percentiles_ms(hist: &LatencyHistogram, list: &PercentileList) -> Option<Vec<f64>> {
+    if hist.is_empty() {
+        return None;
+    }
+    Some(
+        list.values()
+            .iter()
+            .map(|&p| value_at_percentile(hist, p).unwrap_or(0) as f64 / 1000.0)
+            .collect(),
+    )
+}
+
+/// `p50 = 0.223 ms, p90 = 0.301 ms, …`
+fn push_inline(s: &mut String, list: &PercentileList, values_ms: &[f64]) {
+    for (i, (&p, &v)) in list.values().iter().zip(values_ms).enumerate() {
+        if i > 0 {
+            s.push_str(", ");
+        }
+        let _ = write!(s, "{} = ", label(p));
+        push_fixed(s, v, 3);
+        s.push_str(" ms");
+    }
+}
+
+/// The lines printed after pgbench's report with `--percentiles`: overall latency (and
+/// schedule lag with `-R`), per script when there are several, and per command with `-r`.
+/// Nothing is printed for a distribution without values.
+pub fn render_text(sum: &RunSummary, list: &PercentileList) -> String {
+    let mut s = String::new();
+    let total = &sum.stats.total;
+    if let Some(v) = percentiles_ms(&total.latency_hist, list) {
+        s.push_str("latency percentiles: ");
+        push_inline(&mut s, list, &v);
+        s.push('\n');
+    }
+    if let Some(lag) = &total.lag_hist
+        && let Some(v) = percentiles_ms(lag, list)
+    {
+        s.push_str("schedule lag percentiles: ");
+        push_inline(&mut s, list, &v);
+        s.push('\n');
+    }
+    let several = sum.scripts.len() > 1;
+    for (i, info) in sum.scripts.iter().enumerate() {
+        let Some(st) = sum.stats.scripts.get(i) else {
+            continue;
+        };
+        let prefix = if several {
+            format!("SQL script {} ", i + 1)
+        } else {
+            String::new()
+        };
+        if several && let Some(v) = percentiles_ms(&st.tx.latency_hist, list) {
+            let _ = write!(s, "{prefix}latency percentiles: ");
+            push_inline(&mut s, list, &v);
+            s.push('\n');
+        }
+        if !sum.config.per_command {
+            continue;
+        }
+        let _ = writeln!(
+            s,
+            "{prefix}statement latency percentiles in milliseconds ({}):",
+            list.labels().join(", ")
+        );
+        for (j, text) in info.commands.iter().enumerate() {
+            let values = st
+                .commands
+                .get(j)
+                .and_then(|c| percentiles_ms(&c.latency_hist, list));
+            s.push_str(" ");
+            for k in 0..list.values().len() {
+                s.push_str("  ");
+                match values.as_ref().and_then(|v| v.get(k)) {
+                    Some(&v) => push_fixed_width(&mut s, v, 11, 3),
+                    None => s.push_str("          -"),
+                }
+            }
+            s.push(' ');
+            s.push_str(text);
+            s.push('\n');
+        }
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hist(values: impl IntoIterator<Item = u64>) -> LatencyHistogram {
+        let mut h = LatencyHistogram::new();
+        for v in values {
+            h.record_u64(v);
+        }
+        h
+    }
+
+    #[test]
+    fn parse_lists() {
+        assert_eq!(
+            PercentileList::parse("99.9, 50,90,50").map(|l| l.values().to_vec()),
+            Ok(vec![50.0, 90.0, 99.9])
+        );
+        assert!(matches!(
+            PercentileList::parse("0"),
+            Err(PercentileError::Invalid(_))
+        ));
+        assert!(PercentileList::parse("100").is_ok());
+        assert!(PercentileList::parse("100.5").is_err());
+        assert!(PercentileList::parse("50,,90").is_err());
+        assert!(PercentileList::parse("").is_err());
+        assert!(PercentileList::parse("nan").is_err());
+        assert!(PercentileList::parse("1e1").is_err());
+        assert!(PercentileList::parse("-5").is_err());
+        assert_eq!(
+            PercentileList::default().labels(),
+            ["p50", "p90", "p99", "p99.9", "p99.99"]
+        );
+    }
+
+    #[test]
+    fn ranks() {
+        assert_eq!(nearest_rank(50.0, 1000), 500);
+        assert_eq!(nearest_rank(99.9, 1000), 999);
+        assert_eq!(nearest_rank(99.99, 1000), 1000);
+        assert_eq!(nearest_rank(99.99, 10_000), 9999);
+        assert_eq!(nearest_rank(0.001, 10), 1);
+        assert_eq!(nearest_rank(100.0, 7), 7);
+        assert_eq!(nearest_rank(50.0, 0), 0);
+        assert_eq!(nearest_rank(50.0, 3), 2);
+    }
+}

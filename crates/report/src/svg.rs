@@ -1,0 +1,312 @@
+//! Minimal inline SVG line charts (no dependencies, no scripts): axes with "nice" ticks,
+//! one polyline per series, a legend. Used by the HTML report.
+
+use std::fmt::Write as _;
+
+/// Colours of successive series.
+pub const PALETTE: [&str; 8] = [
+    "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf",
+];
+
+/// How x values are placed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum XScale {
+    /// Linear.
+    Linear,
+    /// x is a percentile (0..100) placed at `log10(1 / (1 - x/100))`, HdrHistogram's
+    /// "percentile spectrum" axis (ticks at 0, 90, 99, 99.9, …).
+    Percentile,
+}
+
+/// One line.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Series {
+    /// Legend text.
+    pub name: String,
+    /// `(x, y)` points, in x order; non-finite points are skipped.
+    pub points: Vec<(f64, f64)>,
+}
+
+/// A chart to draw.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Chart {
+    /// Title above the plot.
+    pub title: String,
+    /// x axis label.
+    pub x_label: String,
+    /// y axis label.
+    pub y_label: String,
+    /// x placement.
+    pub x_scale: XScale,
+    /// The lines.
+    pub series: Vec<Series>,
+}
+
+const W: f64 = 900.0;
+const H: f64 = 360.0;
+const LEFT: f64 = 70.0;
+const RIGHT: f64 = 20.0;
+const TOP: f64 = 36.0;
+const BOTTOM: f64 = 70.0;
+/// Largest percentile the spectrum axis shows (99.9999 %).
+const MAX_SPECTRUM_X: f64 = 6.0;
+
+/// Escapes text for HTML/SVG content and attribute values.
+pub fn escape(text: &str) -> String {
+    let mut s = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => s.push_str("&amp;"),
+            '<' => s.push_str("&lt;"),
+            '>' => s.push_str("&gt;"),
+            '"' => s.push_str("&quot;"),
+            '\'' => s.push_str("&#39;"),
+            _ => s.push(c),
+        }
+    }
+    s
+}
+
+fn percentile_pos(p: f64) -> f64 {
+    let rest = 1.0 - (p / 100.0).clamp(0.0, 1.0);
+    if rest <= 10f64.powf(-MAX_SPECTRUM_X) {
+        MAX_SPECTRUM_X
+    } else {
+        (1.0 / rest).log10()
+    }
+}
+
+/// A "nice" tick step (1, 2 or 5 × 10^k) giving about `target` ticks over `span`.
+pub fn nice_step(span: f64, target: usize) -> f64 {
+    if span <= 0.0 || !span.is_finite() {
+        return 1.0;
+    }
+    let raw = span / target.max(1) as f64;
+    let mag = 10f64.powf(raw.log10().floor());
+    let f = raw / mag;
+    let m = if f <= 1.0 {
+        1.0
+    } else if f <= 2.0 {
+        2.0
+    } else if f <= 5.0 {
+        5.0
+    } else {
+        10.0
+    };
+    m * mag
+}
+
+fn fmt_tick(v: f64, step: f64) -> String {
+    let decimals = if step >= 1.0 {
+        0
+    } else {
+        (-step.log10().floor()) as usize
+    };
+    format!("{v:.decimals$}")
+}
+
+impl Chart {
+    fn x_pos(&self, x: f64) -> f64 {
+        match self.x_scale {
+            XScale::Linear => x,
+            XScale::Percentile => percentile_pos(x),
+        }
+    }
+
+    /// The chart as an `<svg>` element (a text message in it when there is no data).
+    pub fn render(&self) -> String {
+        let pts: Vec<Vec<(f64, f64)>> = self
+            .series
+            .iter()
+            .map(|s| {
+                s.points
+                    .iter()
+                    .map(|&(x, y)| (self.x_pos(x), y))
+                    .filter(|(x, y)| x.is_finite() && y.is_finite())
+                    .collect()
+            })
+            .collect();
+        let all: Vec<&(f64, f64)> = pts.iter().flatten().collect();
+        let mut s = String::with_capacity(4096);
+        let _ = write!(
+            s,
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {W} {H}\" width=\"{W}\" height=\"{H}\" role=\"img\" aria-label=\"{t}\">\
+             <rect x=\"0\" y=\"0\" width=\"{W}\" height=\"{H}\" fill=\"#ffffff\"/>\
+             <text x=\"{cx}\" y=\"22\" text-anchor=\"middle\" font-size=\"16\" font-weight=\"bold\">{t}</text>",
+            t = escape(&self.title),
+            cx = W / 2.0
+        );
+        if all.is_empty() {
+            let _ = write!(
+                s,
+                "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" fill=\"#666\">no data</text></svg>",
+                W / 2.0,
+                H / 2.0
+            );
+            return s;
+        }
+        let (mut x0, mut x1) = (f64::INFINITY, f64::NEG_INFINITY);
+        let mut y1 = f64::NEG_INFINITY;
+        for &&(x, y) in &all {
+            x0 = x0.min(x);
+            x1 = x1.max(x);
+            y1 = y1.max(y);
+        }
+        if self.x_scale == XScale::Percentile {
+            x0 = 0.0;
+            x1 = x1.ceil().max(1.0);
+        }
+        if x1 <= x0 {
+            x1 = x0 + 1.0;
+        }
+        let y0 = 0.0;
+        let ystep = nice_step(y1.max(1e-9), 5);
+        let y1 = ((y1 / ystep).ceil() * ystep).max(ystep);
+        let pw = W - LEFT - RIGHT;
+        let ph = H - TOP - BOTTOM;
+        let sx = |x: f64| LEFT + (x - x0) / (x1 - x0) * pw;
+        let sy = |y: f64| TOP + ph - (y - y0) / (y1 - y0) * ph;
+        // Grid and y ticks.
+        let mut v = y0;
+        while v <= y1 + ystep * 1e-6 {
+            let y = sy(v);
+            let _ = write!(
+                s,
+                "<line x1=\"{LEFT}\" y1=\"{y:.1}\" x2=\"{:.1}\" y2=\"{y:.1}\" stroke=\"#e0e0e0\"/>\
+                 <text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\" font-size=\"11\">{}</text>",
+                LEFT + pw,
+                LEFT - 6.0,
+                y + 4.0,
+                fmt_tick(v, ystep)
+            );
+            v += ystep;
+        }
+        // x ticks.
+        match self.x_scale {
+            XScale::Linear => {
+                let xstep = nice_step(x1 - x0, 8);
+                let mut v = (x0 / xstep).ceil() * xstep;
+                while v <= x1 + xstep * 1e-6 {
+                    let x = sx(v);
+                    let _ = write!(
+                        s,
+                        "<line x1=\"{x:.1}\" y1=\"{:.1}\" x2=\"{x:.1}\" y2=\"{:.1}\" stroke=\"#999\"/>\
+                         <text x=\"{x:.1}\" y=\"{:.1}\" text-anchor=\"middle\" font-size=\"11\">{}</text>",
+                        TOP + ph,
+                        TOP + ph + 5.0,
+                        TOP + ph + 18.0,
+                        fmt_tick(v, xstep)
+                    );
+                    v += xstep;
+                }
+            }
+            XScale::Percentile => {
+                let mut k = 0.0;
+                while k <= x1 + 1e-9 {
+                    let label = match k as u32 {
+                        0 => "0%".to_string(),
+                        n => format!("{}%", 100.0 - 100.0 / 10f64.powi(n as i32)),
+                    };
+                    let x = sx(k);
+                    let _ = write!(
+                        s,
+                        "<line x1=\"{x:.1}\" y1=\"{:.1}\" x2=\"{x:.1}\" y2=\"{:.1}\" stroke=\"#e0e0e0\"/>\
+                         <text x=\"{x:.1}\" y=\"{:.1}\" text-anchor=\"middle\" font-size=\"11\">{label}</text>",
+                        TOP,
+                        TOP + ph + 5.0,
+                        TOP + ph + 18.0
+                    );
+                    k += 1.0;
+                }
+            }
+        }
+        // Axes and labels.
+        let _ = write!(
+            s,
+            "<line x1=\"{LEFT}\" y1=\"{TOP}\" x2=\"{LEFT}\" y2=\"{b:.1}\" stroke=\"#333\"/>\
+             <line x1=\"{LEFT}\" y1=\"{b:.1}\" x2=\"{r:.1}\" y2=\"{b:.1}\" stroke=\"#333\"/>\
+             <text x=\"{cx:.1}\" y=\"{xl:.1}\" text-anchor=\"middle\" font-size=\"12\">{xlab}</text>\
+             <text x=\"16\" y=\"{cy:.1}\" text-anchor=\"middle\" font-size=\"12\" transform=\"rotate(-90 16 {cy:.1})\">{ylab}</text>",
+            b = TOP + ph,
+            r = LEFT + pw,
+            cx = LEFT + pw / 2.0,
+            xl = TOP + ph + 36.0,
+            cy = TOP + ph / 2.0,
+            xlab = escape(&self.x_label),
+            ylab = escape(&self.y_label)
+        );
+        // Lines and legend.
+        for (i, (series, p)) in self.series.iter().zip(&pts).enumerate() {
+            let color = PALETTE[i % PALETTE.len()];
+            if p.len() == 1 {
+                let _ = write!(
+                    s,
+                    "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"3\" fill=\"{color}\"/>",
+                    sx(p[0].0),
+                    sy(p[0].1)
+                );
+            } else if !p.is_empty() {
+                s.push_str("<polyline fill=\"none\" stroke-width=\"2\" stroke=\"");
+                s.push_str(color);
+                s.push_str("\" points=\"");
+                for &(x, y) in p {
+                    let _ = write!(s, "{:.1},{:.1} ", sx(x), sy(y));
+                }
+                s.push_str("\"/>");
+            }
+            let lx = LEFT + 10.0 + (i % 6) as f64 * 140.0;
+            let ly = H - 14.0 - (i / 6) as f64 * 14.0;
+            let _ = write!(
+                s,
+                "<rect x=\"{lx:.1}\" y=\"{:.1}\" width=\"12\" height=\"4\" fill=\"{color}\"/>\
+                 <text x=\"{:.1}\" y=\"{ly:.1}\" font-size=\"11\">{}</text>",
+                ly - 6.0,
+                lx + 16.0,
+                escape(&series.name)
+            );
+        }
+        s.push_str("</svg>");
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn steps_and_escape() {
+        assert_eq!(nice_step(10.0, 5), 2.0);
+        assert_eq!(nice_step(0.9, 5), 0.2);
+        assert_eq!(nice_step(700.0, 8), 100.0);
+        assert_eq!(nice_step(0.0, 5), 1.0);
+        assert_eq!(escape("<a & \"b\">"), "&lt;a &amp; &quot;b&quot;&gt;");
+        assert!((percentile_pos(99.0) - 2.0).abs() < 1e-9);
+        assert_eq!(percentile_pos(100.0), MAX_SPECTRUM_X);
+    }
+
+    #[test]
+    fn renders_lines_and_empty() {
+        let c = Chart {
+            title: "tps <over> time".into(),
+            x_label: "s".into(),
+            y_label: "tps".into(),
+            x_scale: XScale::Linear,
+            series: vec![Series {
+                name: "tps".into(),
+                points: vec![(0.0, 10.0), (1.0, 20.0), (2.0, f64::NAN)],
+            }],
+        };
+        let svg = c.render();
+        assert!(svg.starts_with("<svg"));
+        assert!(svg.ends_with("</svg>"));
+        assert!(svg.contains("<polyline"));
+        assert!(svg.contains("tps &lt;over&gt; time"));
+        assert!(!svg.contains("NaN"));
+        let empty = Chart {
+            series: vec![],
+            ..c
+        };
+        assert!(empty.render().contains("no data"));
+    }
+}

@@ -1,0 +1,101 @@
+//! Warnings about numbers the pgbench manual calls meaningless (printed on stderr as
+//! `pgrush: warning: …` unless `--no-warnings`, and recorded in the JSON document).
+
+/// A run shorter than this (seconds) is "a test that runs for only a few seconds".
+pub const MIN_MEANINGFUL_DURATION_S: f64 = 60.0;
+
+/// The facts the warnings are derived from.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct WarningInputs {
+    /// Benchmark duration (s).
+    pub duration_s: f64,
+    /// The builtin tpcb-like script is one of the scripts.
+    pub tpcb_like: bool,
+    /// `-c`.
+    pub clients: u32,
+    /// Scaling factor.
+    pub scale: i64,
+    /// Effective number of threads.
+    pub threads: u32,
+    /// CPUs available on the client.
+    pub cpus: u32,
+    /// Autovacuum (or autoanalyze) worked on the pgbench tables during the run, when known.
+    pub autovacuum_during_run: Option<bool>,
+}
+
+/// The warnings that apply, in a fixed order (each without the `warning:` prefix).
+pub fn warnings(w: &WarningInputs) -> Vec<String> {
+    let mut out = Vec::new();
+    if w.duration_s < MIN_MEANINGFUL_DURATION_S {
+        out.push(format!(
+            "the run lasted only {:.1} s; results of runs of a few seconds are not meaningful (use -T or -t to run for at least a few minutes)",
+            w.duration_s
+        ));
+    }
+    if w.tpcb_like && i64::from(w.clients) > w.scale {
+        out.push(format!(
+            "tpcb-like with more clients ({}) than the scale factor ({}) mostly measures update contention on pgbench_branches",
+            w.clients, w.scale
+        ));
+    }
+    if w.tpcb_like && w.autovacuum_during_run == Some(true) {
+        out.push(
+            "autovacuum ran on the pgbench tables during the run; the results depend on when it ran"
+                .to_string(),
+        );
+    }
+    if w.threads > w.cpus {
+        out.push(format!(
+            "more threads ({}) than CPUs ({}) on the client; the client may be the bottleneck",
+            w.threads, w.cpus
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_warning() {
+        let fine = WarningInputs {
+            duration_s: 300.0,
+            tpcb_like: true,
+            clients: 10,
+            scale: 10,
+            threads: 2,
+            cpus: 2,
+            autovacuum_during_run: Some(false),
+        };
+        assert!(warnings(&fine).is_empty());
+        let short = WarningInputs {
+            duration_s: 2.04,
+            ..fine.clone()
+        };
+        let w = warnings(&short);
+        assert_eq!(w.len(), 1);
+        assert!(w[0].starts_with("the run lasted only 2.0 s"), "{}", w[0]);
+        let contended = WarningInputs {
+            clients: 11,
+            ..fine.clone()
+        };
+        assert!(warnings(&contended)[0].contains("more clients (11) than the scale factor (10)"));
+        let not_tpcb = WarningInputs {
+            tpcb_like: false,
+            autovacuum_during_run: Some(true),
+            ..contended.clone()
+        };
+        assert!(warnings(&not_tpcb).is_empty());
+        let av = WarningInputs {
+            autovacuum_during_run: Some(true),
+            ..fine.clone()
+        };
+        assert!(warnings(&av)[0].starts_with("autovacuum ran"));
+        let threads = WarningInputs {
+            threads: 3,
+            ..fine
+        };
+        assert!(warnings(&threads)[0].contains("more threads (3) than CPUs (2)"));
+    }
+}

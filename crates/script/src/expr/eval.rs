@@ -1,0 +1,258 @@
+//! Evaluation with pgbench's semantics: NULL propagation, lazy AND/OR/CASE,
+//! int/double overloading, overflow checks and exact error messages.
+
+use super::{Expr, Func};
+use crate::error::EvalError;
+use crate::prng::{Prng, hash_fnv1a, hash_murmur2, permute};
+use crate::strconv::format_f;
+use crate::value::Value;
+use crate::vars::Variables;
+
+/// Maximum number of evaluated function arguments (pgbench's `MAX_FARGS`).
+pub const MAX_FARGS: usize = 16;
+
+/// Everything an evaluation needs from its client.
+pub struct EvalContext<'a> {
+    /// The client's variables.
+    pub vars: &'a Variables,
+    /// The client's expression generator.
+    pub rng: &'a mut Prng,
+    /// Script number (0-based), printed by `debug()`.
+    pub script: usize,
+    /// Command number (0-based; `debug()` prints it 1-based).
+    pub command: usize,
+    /// `debug()` output lines (without newline); the engine prints each to stderr.
+    pub debug_out: &'a mut Vec<String>,
+}
+
+impl Expr {
+    /// Evaluate the expression.
+    pub fn eval(&self, ctx: &mut EvalContext<'_>) -> Result<Value, EvalError> {
+        match self {
+            Expr::Const(v) => Ok(*v),
+            Expr::Var(r) => ctx.vars.value_of(r),
+            Expr::Func { func, args } => eval_func(*func, args, ctx),
+        }
+    }
+}
+
+fn eval_func(func: Func, args: &[Expr], ctx: &mut EvalContext<'_>) -> Result<Value, EvalError> {
+    match func {
+        Func::And | Func::Or => {
+            let a = args[0].eval(ctx)?;
+            if a == Value::Null {
+                return Ok(Value::Null);
+            }
+            let ba = a.to_bool()?;
+            if (func == Func::And && !ba) || (func == Func::Or && ba) {
+                return Ok(Value::Bool(ba));
+            }
+            let b = args[1].eval(ctx)?;
+            if b == Value::Null {
+                return Ok(Value::Null);
+            }
+            Ok(Value::Bool(b.to_bool()?))
+        }
+        Func::Case => {
+            let n = args.len();
+            let mut i = 0;
+            while i + 1 < n {
+                let c = args[i].eval(ctx)?;
+                if c.truth() {
+                    return args[i + 1].eval(ctx);
+                }
+                i += 2;
+            }
+            args[n - 1].eval(ctx)
+        }
+        _ => {
+            let mut vals = [Value::Null; MAX_FARGS];
+            let mut has_null = false;
+            let mut n = 0;
+            for a in args.iter().take(MAX_FARGS) {
+                vals[n] = a.eval(ctx)?;
+                has_null |= vals[n] == Value::Null;
+                n += 1;
+            }
+            if args.len() > MAX_FARGS {
+                return Err(EvalError::TooManyArguments);
+            }
+            if has_null && func != Func::Is && func != Func::Debug {
+                return Ok(Value::Null);
+            }
+            standard(func, &vals[..n], ctx)
+        }
+    }
+}
+
+fn standard(func: Func, v: &[Value], ctx: &mut EvalContext<'_>) -> Result<Value, EvalError> {
+    use Func::*;
+    match func {
+        Add | Sub | Mul | Div | Eq | Ne | Le | Lt
+            if matches!(v[0], Value::Double(_)) || matches!(v[1], Value::Double(_)) =>
+        {
+            let l = v[0].to_double()?;
+            let r = v[1].to_double()?;
+            Ok(match func {
+                Add => Value::Double(l + r),
+                Sub => Value::Double(l - r),
+                Mul => Value::Double(l * r),
+                Div => Value::Double(l / r),
+                Eq => Value::Bool(l == r),
+                Ne => Value::Bool(l != r),
+                Le => Value::Bool(l <= r),
+                _ => Value::Bool(l < r),
+            })
+        }
+        Add | Sub | Mul | Div | Mod | Eq | Ne | Le | Lt => {
+            let l = v[0].to_int()?;
+            let r = v[1].to_int()?;
+            Ok(match func {
+                Add => Value::Int(l.checked_add(r).ok_or(EvalError::BigintOverflow("add"))?),
+                Sub => Value::Int(l.checked_sub(r).ok_or(EvalError::BigintOverflow("sub"))?),
+                Mul => Value::Int(l.checked_mul(r).ok_or(EvalError::BigintOverflow("mul"))?),
+                Eq => Value::Bool(l == r),
+                Ne => Value::Bool(l != r),
+                Le => Value::Bool(l <= r),
+                Lt => Value::Bool(l < r),
+                _ => {
+                    if r == 0 {
+                        return Err(EvalError::DivisionByZero);
+                    }
+                    if r == -1 {
+                        if func == Div {
+                            if l == i64::MIN {
+                                return Err(EvalError::BigintOverflow("div"));
+                            }
+                            return Ok(Value::Int(-l));
+                        }
+                        return Ok(Value::Int(0));
+                    }
+                    Value::Int(if func == Div { l / r } else { l % r })
+                }
+            })
+        }
+        BitAnd | BitOr | BitXor | Lshift | Rshift => {
+            let l = v[0].to_int()?;
+            let r = v[1].to_int()?;
+            Ok(Value::Int(match func {
+                BitAnd => l & r,
+                BitOr => l | r,
+                BitXor => l ^ r,
+                // x86-64 masks the shift count to 6 bits.
+                Lshift => l.wrapping_shl(r as u32),
+                _ => l.wrapping_shr(r as u32),
+            }))
+        }
+        Not => Ok(Value::Bool(!v[0].to_bool()?)),
+        Is => Ok(Value::Bool(match (v[0], v[1]) {
+            (Value::Null, Value::Null) => true,
+            (Value::Bool(a), Value::Bool(b)) => a == b,
+            _ => false,
+        })),
+        Abs => Ok(match v[0] {
+            Value::Int(i) => Value::Int(i.wrapping_abs()),
+            Value::Double(d) => Value::Double(if d < 0.0 { -d } else { d }),
+            // pgbench reads the boolean's storage as a double here.
+            Value::Bool(b) => Value::Double(f64::from_bits(u64::from(b))),
+            Value::Null => Value::Null,
+        }),
+        Debug => {
+            ctx.debug_out.push(format!(
+                "debug(script={},command={}): {}",
+                ctx.script,
+                ctx.command + 1,
+                v[0].debug_text()
+            ));
+            Ok(v[0])
+        }
+        Double => Ok(Value::Double(v[0].to_double()?)),
+        Int => Ok(Value::Int(v[0].to_int()?)),
+        Pi => Ok(Value::Double(std::f64::consts::PI)),
+        Sqrt => Ok(Value::Double(v[0].to_double()?.sqrt())),
+        Ln => Ok(Value::Double(v[0].to_double()?.ln())),
+        Exp => Ok(Value::Double(v[0].to_double()?.exp())),
+        Pow => {
+            let a = v[0].to_double()?;
+            let b = v[1].to_double()?;
+            Ok(Value::Double(a.powf(b)))
+        }
+        Least | Greatest => {
+            if v.iter().any(|x| matches!(x, Value::Double(_))) {
+                let mut ext = v[0].to_double()?;
+                for x in &v[1..] {
+                    let d = x.to_double()?;
+                    ext = if func == Least {
+                        if ext < d { ext } else { d }
+                    } else if ext > d {
+                        ext
+                    } else {
+                        d
+                    };
+                }
+                Ok(Value::Double(ext))
+            } else {
+                let mut ext = v[0].to_int()?;
+                for x in &v[1..] {
+                    let d = x.to_int()?;
+                    ext = if func == Least { ext.min(d) } else { ext.max(d) };
+                }
+                Ok(Value::Int(ext))
+            }
+        }
+        Random | RandomGaussian | RandomExponential | RandomZipfian => {
+            let lb = v[0].to_int()?;
+            let ub = v[1].to_int()?;
+            if lb > ub {
+                return Err(EvalError::EmptyRange);
+            }
+            if ub.checked_sub(lb).and_then(|d| d.checked_add(1)).is_none() {
+                return Err(EvalError::RangeTooLarge);
+            }
+            if func == Random {
+                return Ok(Value::Int(ctx.rng.random(lb, ub)));
+            }
+            let p = v[2].to_double()?;
+            Ok(Value::Int(match func {
+                RandomGaussian => {
+                    if p < 2.0 {
+                        return Err(EvalError::Gaussian(format_f(p)));
+                    }
+                    ctx.rng.gaussian(lb, ub, p)
+                }
+                RandomZipfian => {
+                    // NaN passes pgbench's check and then loops forever; reject it.
+                    if !(1.001..=1000.0).contains(&p) {
+                        return Err(EvalError::Zipfian(format_f(p)));
+                    }
+                    ctx.rng.zipfian(lb, ub, p)
+                }
+                _ => {
+                    if p <= 0.0 {
+                        return Err(EvalError::Exponential(format_f(p)));
+                    }
+                    ctx.rng.exponential(lb, ub, p)
+                }
+            }))
+        }
+        HashMurmur2 | HashFnv1a => {
+            let val = v[0].to_int()?;
+            let seed = v[1].to_int()?;
+            Ok(Value::Int(if func == HashMurmur2 {
+                hash_murmur2(val, seed)
+            } else {
+                hash_fnv1a(val, seed)
+            }))
+        }
+        Permute => {
+            let val = v[0].to_int()?;
+            let size = v[1].to_int()?;
+            let seed = v[2].to_int()?;
+            if size <= 0 {
+                return Err(EvalError::PermuteSize);
+            }
+            Ok(Value::Int(permute(val, size, seed)))
+        }
+        And | Or | Case => Ok(Value::Null),
+    }
+}

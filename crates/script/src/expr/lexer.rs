@@ -1,0 +1,234 @@
+//! Tokenizer of pgbench's expression language, working in place on the script buffer
+//! so that error columns can be computed exactly as pgbench does.
+
+/// An expression token.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Tok {
+    /// Integer constant.
+    Int(i64),
+    /// The literal `9223372036854775808` (valid only after unary minus).
+    MaxIntPlusOne,
+    /// Double constant.
+    Double(f64),
+    /// `:name`.
+    Var(String),
+    /// Identifier that is not a keyword.
+    Ident(String),
+    /// `AND`.
+    And,
+    /// `OR`.
+    Or,
+    /// `NOT`.
+    Not,
+    /// `IS`.
+    Is,
+    /// `ISNULL`.
+    IsNull,
+    /// `NOTNULL`.
+    NotNull,
+    /// `NULL`.
+    Null,
+    /// `TRUE`.
+    True,
+    /// `FALSE`.
+    False,
+    /// `CASE`.
+    Case,
+    /// `WHEN`.
+    When,
+    /// `THEN`.
+    Then,
+    /// `ELSE`.
+    Else,
+    /// `END`.
+    End,
+    /// Operator or punctuation (`+`, `<=`, `(`, ...).
+    Op(&'static str),
+    /// End of the expression (newline or end of input).
+    Eol,
+}
+
+/// A lexical error (reported like a syntax error, at the token).
+#[derive(Debug, Clone, PartialEq)]
+pub struct LexError {
+    /// Message.
+    pub message: &'static str,
+    /// The offending text.
+    pub more: String,
+}
+
+/// In-place lexer over the script bytes.
+pub struct ExprLexer<'a> {
+    buf: &'a [u8],
+    /// Current offset (just after the last lexed token).
+    pub pos: usize,
+    /// Whether the last token was the terminating newline.
+    pub last_was_newline: bool,
+}
+
+fn is_alpha(c: u8) -> bool {
+    c.is_ascii_alphabetic() || c == b'_' || c >= 0x80
+}
+
+fn is_alnum(c: u8) -> bool {
+    is_alpha(c) || c.is_ascii_digit()
+}
+
+impl<'a> ExprLexer<'a> {
+    /// Start lexing at `pos`.
+    pub fn new(buf: &'a [u8], pos: usize) -> Self {
+        ExprLexer { buf, pos, last_was_newline: false }
+    }
+
+    fn at(&self, i: usize) -> u8 {
+        self.buf.get(i).copied().unwrap_or(0)
+    }
+
+    /// Read the next token.
+    pub fn next_token(&mut self) -> Result<Tok, LexError> {
+        loop {
+            let Some(&c) = self.buf.get(self.pos) else {
+                return Ok(Tok::Eol);
+            };
+            match c {
+                b' ' | b'\t' | b'\r' | 0x0b | 0x0c => self.pos += 1,
+                b'\\' if self.at(self.pos + 1) == b'\n' => self.pos += 2,
+                b'\\' if self.at(self.pos + 1) == b'\r' && self.at(self.pos + 2) == b'\n' => {
+                    self.pos += 3
+                }
+                b'\n' => {
+                    self.pos += 1;
+                    self.last_was_newline = true;
+                    return Ok(Tok::Eol);
+                }
+                _ => break,
+            }
+        }
+        let start = self.pos;
+        let c = self.buf[start];
+        let two = [c, self.at(start + 1)];
+        let op2 = match &two {
+            b"<>" | b"!=" => Some("<>"),
+            b"<=" => Some("<="),
+            b">=" => Some(">="),
+            b"<<" => Some("<<"),
+            b">>" => Some(">>"),
+            _ => None,
+        };
+        if let Some(op) = op2 {
+            self.pos += 2;
+            return Ok(Tok::Op(op));
+        }
+        let op1 = match c {
+            b'+' => Some("+"),
+            b'-' => Some("-"),
+            b'*' => Some("*"),
+            b'/' => Some("/"),
+            b'%' => Some("%"),
+            b'(' => Some("("),
+            b')' => Some(")"),
+            b',' => Some(","),
+            b'&' => Some("&"),
+            b'|' => Some("|"),
+            b'#' => Some("#"),
+            b'~' => Some("~"),
+            b'=' => Some("="),
+            b'<' => Some("<"),
+            b'>' => Some(">"),
+            _ => None,
+        };
+        if let Some(op) = op1 {
+            self.pos += 1;
+            return Ok(Tok::Op(op));
+        }
+        if c == b':' && is_alnum(self.at(start + 1)) {
+            let mut e = start + 1;
+            while e < self.buf.len() && is_alnum(self.buf[e]) {
+                e += 1;
+            }
+            self.pos = e;
+            return Ok(Tok::Var(String::from_utf8_lossy(&self.buf[start + 1..e]).into_owned()));
+        }
+        if is_alpha(c) {
+            let mut e = start;
+            while e < self.buf.len() && is_alnum(self.buf[e]) {
+                e += 1;
+            }
+            self.pos = e;
+            let word = String::from_utf8_lossy(&self.buf[start..e]).into_owned();
+            let kw = match word.to_ascii_lowercase().as_str() {
+                "and" => Tok::And,
+                "or" => Tok::Or,
+                "not" => Tok::Not,
+                "is" => Tok::Is,
+                "isnull" => Tok::IsNull,
+                "notnull" => Tok::NotNull,
+                "null" => Tok::Null,
+                "true" => Tok::True,
+                "false" => Tok::False,
+                "case" => Tok::Case,
+                "when" => Tok::When,
+                "then" => Tok::Then,
+                "else" => Tok::Else,
+                "end" => Tok::End,
+                _ => Tok::Ident(word),
+            };
+            return Ok(kw);
+        }
+        if c.is_ascii_digit() || (c == b'.' && self.at(start + 1).is_ascii_digit()) {
+            return self.number(start);
+        }
+        // Any other single byte (or a UTF-8 sequence start never reaches here).
+        self.pos += 1;
+        Err(LexError {
+            message: "unexpected character",
+            more: String::from_utf8_lossy(&self.buf[start..start + 1]).into_owned(),
+        })
+    }
+
+    fn number(&mut self, start: usize) -> Result<Tok, LexError> {
+        let b = self.buf;
+        let mut e = start;
+        while e < b.len() && b[e].is_ascii_digit() {
+            e += 1;
+        }
+        let int_end = e;
+        let mut is_double = false;
+        if self.at(e) == b'.' {
+            is_double = true;
+            e += 1;
+            while e < b.len() && b[e].is_ascii_digit() {
+                e += 1;
+            }
+        }
+        if matches!(self.at(e), b'e' | b'E') {
+            let mut f = e + 1;
+            if matches!(self.at(f), b'+' | b'-') {
+                f += 1;
+            }
+            if self.at(f).is_ascii_digit() {
+                while f < b.len() && b[f].is_ascii_digit() {
+                    f += 1;
+                }
+                e = f;
+                is_double = true;
+            }
+        }
+        let text = String::from_utf8_lossy(&b[start..e]).into_owned();
+        self.pos = e;
+        if !is_double {
+            debug_assert_eq!(int_end, e);
+            if text == "9223372036854775808" {
+                return Ok(Tok::MaxIntPlusOne);
+            }
+            return match crate::strconv::strtoint64(&text) {
+                crate::strconv::Int64Parse::Ok(v) => Ok(Tok::Int(v)),
+                _ => Err(LexError { message: "bigint constant overflow", more: text }),
+            };
+        }
+        match crate::strconv::strtod_whole(&text) {
+            crate::strconv::StrtodResult::Ok(d) => Ok(Tok::Double(d)),
+            _ => Err(LexError { message: "double constant overflow", more: text }),
+        }
+    }
+}

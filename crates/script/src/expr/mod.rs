@@ -1,0 +1,142 @@
+//! pgbench's expression language: AST, parser and evaluator.
+
+pub mod eval;
+pub mod lexer;
+pub mod parser;
+
+pub use eval::EvalContext;
+pub use parser::{ExprParseError, parse_expression};
+
+use crate::value::Value;
+use crate::vars::VarRef;
+
+/// A built-in function or operator (operators are functions internally, as in pgbench).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Func {
+    /// `+`
+    Add,
+    /// `-`
+    Sub,
+    /// `*`
+    Mul,
+    /// `/`
+    Div,
+    /// `%` and `mod()`
+    Mod,
+    /// `abs()`
+    Abs,
+    /// `least()`
+    Least,
+    /// `greatest()`
+    Greatest,
+    /// `debug()`
+    Debug,
+    /// `pi()`
+    Pi,
+    /// `sqrt()`
+    Sqrt,
+    /// `ln()`
+    Ln,
+    /// `exp()`
+    Exp,
+    /// `int()`
+    Int,
+    /// `double()`
+    Double,
+    /// `random()`
+    Random,
+    /// `random_gaussian()`
+    RandomGaussian,
+    /// `random_exponential()`
+    RandomExponential,
+    /// `random_zipfian()`
+    RandomZipfian,
+    /// `pow()`, `power()`
+    Pow,
+    /// `AND` (lazy)
+    And,
+    /// `OR` (lazy)
+    Or,
+    /// `NOT`
+    Not,
+    /// `&`
+    BitAnd,
+    /// `|`
+    BitOr,
+    /// `#`
+    BitXor,
+    /// `<<`
+    Lshift,
+    /// `>>`
+    Rshift,
+    /// `=`
+    Eq,
+    /// `<>`, `!=`
+    Ne,
+    /// `<=` (and `>=` with swapped arguments)
+    Le,
+    /// `<` (and `>` with swapped arguments)
+    Lt,
+    /// `IS`
+    Is,
+    /// `CASE` (args: when, then, ..., else; lazy)
+    Case,
+    /// `hash()`, `hash_murmur2()`
+    HashMurmur2,
+    /// `hash_fnv1a()`
+    HashFnv1a,
+    /// `permute()`
+    Permute,
+}
+
+/// Argument count rule of a function.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Arity {
+    Exact(usize),
+    AtLeastOne,
+    /// 1 or 2 (hash functions; `:default_seed` appended when 1).
+    Hash,
+    /// 2 or 3 (permute; `:default_seed` appended when 2).
+    Permute,
+}
+
+/// Callable function names (lower case) and their arity.
+const FUNCTIONS: &[(&str, Func, Arity)] = &[
+    ("mod", Func::Mod, Arity::Exact(2)),
+    ("abs", Func::Abs, Arity::Exact(1)),
+    ("least", Func::Least, Arity::AtLeastOne),
+    ("greatest", Func::Greatest, Arity::AtLeastOne),
+    ("debug", Func::Debug, Arity::Exact(1)),
+    ("pi", Func::Pi, Arity::Exact(0)),
+    ("sqrt", Func::Sqrt, Arity::Exact(1)),
+    ("ln", Func::Ln, Arity::Exact(1)),
+    ("exp", Func::Exp, Arity::Exact(1)),
+    ("int", Func::Int, Arity::Exact(1)),
+    ("double", Func::Double, Arity::Exact(1)),
+    ("random", Func::Random, Arity::Exact(2)),
+    ("random_gaussian", Func::RandomGaussian, Arity::Exact(3)),
+    ("random_exponential", Func::RandomExponential, Arity::Exact(3)),
+    ("random_zipfian", Func::RandomZipfian, Arity::Exact(3)),
+    ("pow", Func::Pow, Arity::Exact(2)),
+    ("power", Func::Pow, Arity::Exact(2)),
+    ("hash", Func::HashMurmur2, Arity::Hash),
+    ("hash_murmur2", Func::HashMurmur2, Arity::Hash),
+    ("hash_fnv1a", Func::HashFnv1a, Arity::Hash),
+    ("permute", Func::Permute, Arity::Permute),
+];
+
+/// An expression tree.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Expr {
+    /// A constant.
+    Const(Value),
+    /// A variable reference.
+    Var(VarRef),
+    /// A function or operator application.
+    Func {
+        /// Which function.
+        func: Func,
+        /// Arguments, evaluated in order.
+        args: Vec<Expr>,
+    },
+}

@@ -1,0 +1,193 @@
+//! Run-time helpers for `\sleep`, `\shell` and `\setshell` (the engine only runs
+//! `sh -c` and sleeps).
+
+use crate::error::MetaError;
+use crate::strconv::{atoi, c_isspace, strtol};
+use crate::vars::{VarRef, Variables};
+
+/// `\sleep` time unit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SleepUnit {
+    /// Microseconds.
+    Us,
+    /// Milliseconds.
+    Ms,
+    /// Seconds (default).
+    S,
+}
+
+/// `\sleep` argument.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SleepArg {
+    /// A literal number (the word as written; pgbench applies `atoi` to it).
+    Const(String),
+    /// `:name`.
+    Var(VarRef),
+}
+
+/// A parsed `\sleep`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SleepSpec {
+    /// The command word as written (`sleep`, `SLEEP`), used in messages.
+    pub cmd: String,
+    /// The duration.
+    pub arg: SleepArg,
+    /// The unit.
+    pub unit: SleepUnit,
+}
+
+impl SleepSpec {
+    /// The sleep in microseconds, computed in C `int` arithmetic as pgbench does
+    /// (wrapping); zero or negative means no sleep.
+    pub fn micros(&self, vars: &Variables) -> Result<i32, MetaError> {
+        let n = match &self.arg {
+            SleepArg::Const(s) => atoi(s),
+            SleepArg::Var(r) => {
+                let Some(v) = vars.get(r.id) else {
+                    return Err(MetaError::UndefinedVariable {
+                        cmd: self.cmd.clone(),
+                        name: r.name.to_string(),
+                    });
+                };
+                let mut text = String::new();
+                v.write_text(&mut text);
+                let n = atoi(&text);
+                if n == 0 && !text.as_bytes().first().is_some_and(|c| c.is_ascii_digit()) {
+                    return Err(MetaError::InvalidSleepTime {
+                        cmd: self.cmd.clone(),
+                        value: text,
+                        name: r.name.to_string(),
+                    });
+                }
+                n
+            }
+        };
+        Ok(match self.unit {
+            SleepUnit::Us => n,
+            SleepUnit::Ms => n.wrapping_mul(1000),
+            SleepUnit::S => n.wrapping_mul(1_000_000),
+        })
+    }
+}
+
+/// pgbench's `SHELL_COMMAND_SIZE`.
+pub const SHELL_COMMAND_SIZE: usize = 256;
+
+/// Build the command line of `\shell`/`\setshell` from its words (after the meta
+/// command and, for `\setshell`, the variable): words joined by one space, `:name`
+/// replaced by the variable's value, `::x` written as `:x`.
+pub fn build_shell_command(words: &[String], vars: &Variables) -> Result<String, MetaError> {
+    let prog = words.first().cloned().unwrap_or_default();
+    let mut cmd = String::new();
+    for (i, w) in words.iter().enumerate() {
+        let mut owned = String::new();
+        let arg: &str = if !w.starts_with(':') {
+            w
+        } else if w[1..].starts_with(':') {
+            &w[1..]
+        } else {
+            match crate::vars::lookup_id(&w[1..]).and_then(|id| vars.get(id)) {
+                Some(v) => {
+                    v.write_text(&mut owned);
+                    &owned
+                }
+                None => {
+                    return Err(MetaError::UndefinedVariable { cmd: prog, name: w.clone() });
+                }
+            }
+        };
+        let sep = usize::from(i > 0);
+        if cmd.len() + arg.len() + sep >= SHELL_COMMAND_SIZE - 1 {
+            return Err(MetaError::ShellTooLong(prog));
+        }
+        if i > 0 {
+            cmd.push(' ');
+        }
+        cmd.push_str(arg);
+    }
+    Ok(cmd)
+}
+
+/// What `fgets(res, 64, fp)` reads from the command's output: up to 63 bytes, or
+/// up to and including the first newline; `None` when the output is empty.
+pub fn setshell_first_line(output: &[u8]) -> Option<&[u8]> {
+    if output.is_empty() {
+        return None;
+    }
+    let lim = output.len().min(63);
+    let end = output[..lim].iter().position(|&c| c == b'\n').map_or(lim, |i| i + 1);
+    Some(&output[..end])
+}
+
+/// Parse `\setshell`'s output (all of the command's stdout) into the integer to
+/// store: `(int) strtol(...)` followed only by whitespace. `prog` is the shell
+/// command's first word, used in messages.
+pub fn parse_setshell_output(prog: &str, output: &[u8]) -> Result<i64, MetaError> {
+    let Some(line) = setshell_first_line(output) else {
+        return Err(MetaError::CouldNotRead(prog.to_string()));
+    };
+    // fgets stops at a NUL byte as far as C string functions are concerned.
+    let line = &line[..line.iter().position(|&c| c == 0).unwrap_or(line.len())];
+    let r = strtol(line);
+    let mut e = r.consumed;
+    while e < line.len() && c_isspace(line[e]) {
+        e += 1;
+    }
+    if line.is_empty() || e != line.len() {
+        return Err(MetaError::NotAnInteger {
+            cmd: prog.to_string(),
+            output: String::from_utf8_lossy(line).into_owned(),
+        });
+    }
+    Ok(i64::from(r.value as i32))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::value::Value;
+
+    #[test]
+    fn shell_building() {
+        let mut vars = Variables::new();
+        vars.put_value("set", "sh", Value::Int(42)).unwrap();
+        let w: Vec<String> = ["echo", ":sh", "::lit"].iter().map(|s| s.to_string()).collect();
+        assert_eq!(build_shell_command(&w, &vars).unwrap(), "echo 42 :lit");
+        let w: Vec<String> = ["echo", ":nosuch_var_x"].iter().map(|s| s.to_string()).collect();
+        assert_eq!(
+            build_shell_command(&w, &vars).unwrap_err().to_string(),
+            "echo: undefined variable \":nosuch_var_x\""
+        );
+        let w = vec!["echo".to_string(), "x".repeat(250)];
+        assert_eq!(
+            build_shell_command(&w, &vars).unwrap_err().to_string(),
+            "echo: shell command is too long"
+        );
+    }
+
+    #[test]
+    fn setshell_output() {
+        assert_eq!(parse_setshell_output("echo", b"42\n"), Ok(42));
+        assert_eq!(parse_setshell_output("echo", b" -7 \nmore"), Ok(-7));
+        assert_eq!(
+            parse_setshell_output("echo", b"abc\n").unwrap_err().to_string(),
+            "echo: shell command must return an integer (not \"abc\n\")"
+        );
+        assert_eq!(parse_setshell_output("echo", b"4294967297\n"), Ok(1));
+        assert!(matches!(parse_setshell_output("x", b""), Err(MetaError::CouldNotRead(_))));
+    }
+
+    #[test]
+    fn sleep_units() {
+        let mut vars = Variables::new();
+        let s = |a: &str, u| SleepSpec { cmd: "sleep".into(), arg: SleepArg::Const(a.into()), unit: u };
+        assert_eq!(s("10", SleepUnit::Ms).micros(&vars), Ok(10_000));
+        assert_eq!(s("5000", SleepUnit::S).micros(&vars), Ok(705_032_704));
+        vars.put_text("option", "slp", "abc").unwrap();
+        let v = SleepSpec { cmd: "sleep".into(), arg: SleepArg::Var(VarRef::new("slp")), unit: SleepUnit::Us };
+        assert_eq!(
+            v.micros(&vars).unwrap_err().to_string(),
+            "sleep: invalid sleep time \"abc\" for variable \"slp\""
+        );
+    }
+}

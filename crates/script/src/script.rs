@@ -1,0 +1,527 @@
+//! Loading a script: splitting, meta-command parsing, `\gset` merging, conditional
+//! structure checks and jump precomputation.
+
+use crate::error::LoadError;
+use crate::expr::{Expr, parse_expression};
+use crate::meta::{SleepArg, SleepSpec, SleepUnit};
+use crate::sql::{GsetKind, SqlCommand, sql_first_line};
+use crate::sqlscan::{SqlScanner, Stop};
+use crate::vars::VarRef;
+use crate::words::{Word, next_word};
+
+/// pgbench's `MAX_ARGS` (command word included).
+const MAX_ARGS: usize = 256;
+
+/// A loaded script.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Script {
+    /// Description: the file name, `-`, or `<builtin: ...>`.
+    pub desc: String,
+    /// Weight for script choice.
+    pub weight: u32,
+    /// Commands in order.
+    pub commands: Vec<Command>,
+}
+
+/// Jump targets of a conditional command (indexes into `Script::commands`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CondJumps {
+    /// For `\if`/`\elif`/`\else`: the next `\elif`, `\else` or `\endif` of the same
+    /// block (for `\else`, the `\endif`). When the condition is false, go there.
+    pub next: usize,
+    /// The block's `\endif`. When `\elif`/`\else` is reached after a taken branch,
+    /// continue after it.
+    pub endif: usize,
+}
+
+/// One command of a script.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Command {
+    /// What to do.
+    pub kind: CommandKind,
+    /// 1-based line number (of the backslash for meta commands, of the first
+    /// character for SQL).
+    pub line: usize,
+    /// Text shown in the `-r` report: SQL's first line (at most 127 bytes), or the
+    /// whole meta command from the backslash (continuations included).
+    pub first_line: String,
+    /// Meta command words as pgbench keeps them (command word as written, then its
+    /// arguments; for `\set` only the variable; for `\if`/`\elif` only the word).
+    /// Empty for SQL. Used by `--debug` (`client N executing \<argv...>`).
+    pub argv: Vec<String>,
+    /// Jumps for `\if`, `\elif`, `\else` (None for other commands).
+    pub cond: Option<CondJumps>,
+}
+
+/// The kinds of commands.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CommandKind {
+    /// An SQL command.
+    Sql(SqlCommand),
+    /// `\set var expr` (the name is validated at run time: `set: invalid variable name`).
+    Set {
+        /// Target variable.
+        var: VarRef,
+        /// Expression.
+        expr: Expr,
+    },
+    /// `\sleep`.
+    Sleep(SleepSpec),
+    /// `\setshell var cmd args...` (`args[0]` is the program word).
+    SetShell {
+        /// Target variable.
+        var: VarRef,
+        /// Words after the variable; see [`crate::build_shell_command`].
+        args: Vec<String>,
+    },
+    /// `\shell cmd args...`.
+    Shell {
+        /// Words; see [`crate::build_shell_command`].
+        args: Vec<String>,
+    },
+    /// `\if expr`.
+    If(Expr),
+    /// `\elif expr`.
+    Elif(Expr),
+    /// `\else`.
+    Else,
+    /// `\endif`.
+    EndIf,
+    /// `\startpipeline`.
+    StartPipeline,
+    /// `\endpipeline`.
+    EndPipeline,
+    /// `\syncpipeline`.
+    SyncPipeline,
+}
+
+impl Command {
+    /// The SQL command, if this is one.
+    pub fn sql(&self) -> Option<&SqlCommand> {
+        match &self.kind {
+            CommandKind::Sql(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The meta command word pgbench uses in abort messages (`set`, `sleep`, `if`,
+    /// `startpipeline`, ...), lower case; None for SQL.
+    pub fn meta_name(&self) -> Option<&'static str> {
+        Some(match self.kind {
+            CommandKind::Sql(_) => return None,
+            CommandKind::Set { .. } => "set",
+            CommandKind::Sleep(_) => "sleep",
+            CommandKind::SetShell { .. } => "setshell",
+            CommandKind::Shell { .. } => "shell",
+            CommandKind::If(_) => "if",
+            CommandKind::Elif(_) => "elif",
+            CommandKind::Else => "else",
+            CommandKind::EndIf => "endif",
+            CommandKind::StartPipeline => "startpipeline",
+            CommandKind::EndPipeline => "endpipeline",
+            CommandKind::SyncPipeline => "syncpipeline",
+        })
+    }
+}
+
+impl Script {
+    /// In extended and prepared modes pgbench rejects SQL commands with more than
+    /// 255 variable references (after all options are parsed, exit 1).
+    pub fn check_parameters(&self) -> Result<(), LoadError> {
+        for c in &self.commands {
+            if let CommandKind::Sql(s) = &c.kind {
+                if s.too_many_params() {
+                    let t = s.text.strip_suffix('\n').unwrap_or(&s.text);
+                    return Err(LoadError::TooManyArguments(t.to_string()));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Number of SQL commands (each gets a prepared statement name `P_k`).
+    pub fn sql_count(&self) -> usize {
+        self.commands.iter().filter(|c| c.sql().is_some()).count()
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Meta {
+    Set,
+    Sleep,
+    SetShell,
+    Shell,
+    If,
+    Elif,
+    Else,
+    EndIf,
+    StartPipeline,
+    EndPipeline,
+    SyncPipeline,
+    Gset,
+    Aset,
+}
+
+fn meta_of(word: &str) -> Option<Meta> {
+    Some(match word.to_ascii_lowercase().as_str() {
+        "set" => Meta::Set,
+        "sleep" => Meta::Sleep,
+        "setshell" => Meta::SetShell,
+        "shell" => Meta::Shell,
+        "if" => Meta::If,
+        "elif" => Meta::Elif,
+        "else" => Meta::Else,
+        "endif" => Meta::EndIf,
+        "startpipeline" => Meta::StartPipeline,
+        "endpipeline" => Meta::EndPipeline,
+        "syncpipeline" => Meta::SyncPipeline,
+        "gset" => Meta::Gset,
+        "aset" => Meta::Aset,
+        _ => return None,
+    })
+}
+
+struct Loader<'a> {
+    desc: &'a str,
+    buf: &'a [u8],
+    text: &'a str,
+}
+
+enum Parsed {
+    Cmd(Command),
+    Gset(GsetKind, String),
+}
+
+impl Loader<'_> {
+    fn lineno(&self, offset: usize) -> usize {
+        1 + self.buf[..offset.min(self.buf.len())].iter().filter(|&&c| c == b'\n').count()
+    }
+
+    fn substring(&self, start: usize, end: usize) -> String {
+        let mut e = end.min(self.buf.len());
+        while e > start && matches!(self.buf[e - 1], b'\n' | b'\r') {
+            e -= 1;
+        }
+        String::from_utf8_lossy(&self.buf[start..e]).into_owned()
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn err(
+        &self,
+        line: usize,
+        text: Option<String>,
+        cmd: Option<&str>,
+        msg: &str,
+        detail: Option<String>,
+        column: Option<usize>,
+    ) -> LoadError {
+        LoadError::Syntax {
+            source_name: self.desc.to_string(),
+            line,
+            message: msg.to_string(),
+            detail,
+            command: cmd.map(str::to_string),
+            text,
+            column,
+        }
+    }
+
+    /// Parse the meta command whose backslash is at `start`; `pos` is after it.
+    fn backslash(&self, start: usize, pos: &mut usize) -> Result<Option<Parsed>, LoadError> {
+        let line = self.lineno(start);
+        let Some(first) = next_word(self.buf, pos) else {
+            return Ok(None);
+        };
+        let cmd_word = first.text.clone();
+        let meta = meta_of(&cmd_word);
+        let mut argv = vec![cmd_word.clone()];
+        if matches!(meta, Some(Meta::Set | Meta::If | Meta::Elif)) {
+            let mut var = None;
+            if meta == Some(Meta::Set) {
+                match next_word(self.buf, pos) {
+                    Some(w) => {
+                        argv.push(w.text.clone());
+                        var = Some(w.text);
+                    }
+                    None => {
+                        return Err(self.err(line, None, Some(&cmd_word), "missing argument", None, None));
+                    }
+                }
+            }
+            let parsed = match parse_expression(self.buf, *pos) {
+                Ok(p) => p,
+                Err(e) => {
+                    let full = self.substring(start, e.end);
+                    return Err(self.err(
+                        line,
+                        Some(full),
+                        Some(&cmd_word),
+                        &e.message,
+                        e.detail,
+                        Some(e.offset.saturating_sub(start)),
+                    ));
+                }
+            };
+            *pos = parsed.end;
+            let first_line = self.substring(start, parsed.end);
+            let kind = match (meta, var) {
+                (Some(Meta::Set), Some(v)) => CommandKind::Set { var: VarRef::new(&v), expr: parsed.expr },
+                (Some(Meta::If), _) => CommandKind::If(parsed.expr),
+                _ => CommandKind::Elif(parsed.expr),
+            };
+            return Ok(Some(Parsed::Cmd(Command { kind, line, first_line, argv, cond: None })));
+        }
+
+        let mut words: Vec<Word> = vec![first];
+        while let Some(w) = next_word(self.buf, pos) {
+            if words.len() >= MAX_ARGS {
+                return Err(self.err(line, None, Some(&cmd_word), "too many arguments", None, None));
+            }
+            argv.push(w.text.clone());
+            words.push(w);
+        }
+        let first_line = self.substring(start, *pos);
+        let fl = || Some(first_line.clone());
+        let e = |msg: &str, detail: Option<String>, col: Option<usize>| {
+            self.err(line, fl(), Some(&cmd_word), msg, detail, col)
+        };
+        let argc = words.len();
+        let kind = match meta {
+            Some(Meta::Sleep) => {
+                if argc < 2 {
+                    return Err(e("missing argument", None, None));
+                }
+                if argc > 3 {
+                    return Err(e("too many arguments", None, Some(words[3].offset - start)));
+                }
+                let a1 = words[1].text.clone();
+                let mut unit_word: Option<(String, usize)> = words.get(2).map(|w| (w.text.clone(), w.offset));
+                let mut num = a1.clone();
+                if !a1.starts_with(':') {
+                    let b = a1.as_bytes();
+                    let mut i = 0;
+                    if i < b.len() && (b[i] == b'+' || b[i] == b'-') {
+                        i += 1;
+                    }
+                    let have_digit = i < b.len() && b[i].is_ascii_digit();
+                    while i < b.len() && b[i].is_ascii_digit() {
+                        i += 1;
+                    }
+                    if i < b.len() {
+                        if argc == 2 && have_digit {
+                            unit_word = Some((a1[i..].to_string(), words[1].offset + i));
+                            // pgbench keeps the whole word as argv[1] and adds the unit.
+                            argv.push(a1[i..].to_string());
+                            num = a1[..i].to_string();
+                        } else {
+                            return Err(e(
+                                "invalid sleep time, must be an integer",
+                                Some(a1.clone()),
+                                Some(words[1].offset - start),
+                            ));
+                        }
+                    }
+                }
+                let unit = match &unit_word {
+                    None => SleepUnit::S,
+                    Some((u, off)) => match u.to_ascii_lowercase().as_str() {
+                        "us" => SleepUnit::Us,
+                        "ms" => SleepUnit::Ms,
+                        "s" => SleepUnit::S,
+                        _ => {
+                            return Err(e(
+                                "unrecognized time unit, must be us, ms or s",
+                                Some(u.clone()),
+                                Some(off - start),
+                            ));
+                        }
+                    },
+                };
+                let arg = match num.strip_prefix(':') {
+                    Some(v) => SleepArg::Var(VarRef::new(v)),
+                    None => SleepArg::Const(num),
+                };
+                CommandKind::Sleep(SleepSpec { cmd: cmd_word.clone(), arg, unit })
+            }
+            Some(Meta::SetShell) => {
+                if argc < 3 {
+                    return Err(e("missing argument", None, None));
+                }
+                CommandKind::SetShell {
+                    var: VarRef::new(&words[1].text),
+                    args: words[2..].iter().map(|w| w.text.clone()).collect(),
+                }
+            }
+            Some(Meta::Shell) => {
+                if argc < 2 {
+                    return Err(e("missing command", None, None));
+                }
+                CommandKind::Shell { args: words[1..].iter().map(|w| w.text.clone()).collect() }
+            }
+            Some(m @ (Meta::Else | Meta::EndIf | Meta::StartPipeline | Meta::EndPipeline | Meta::SyncPipeline)) => {
+                if argc != 1 {
+                    return Err(e("unexpected argument", None, None));
+                }
+                match m {
+                    Meta::Else => CommandKind::Else,
+                    Meta::EndIf => CommandKind::EndIf,
+                    Meta::StartPipeline => CommandKind::StartPipeline,
+                    Meta::EndPipeline => CommandKind::EndPipeline,
+                    _ => CommandKind::SyncPipeline,
+                }
+            }
+            Some(m @ (Meta::Gset | Meta::Aset)) => {
+                if argc > 2 {
+                    return Err(e("too many arguments", None, None));
+                }
+                let kind = if m == Meta::Gset { GsetKind::Gset } else { GsetKind::Aset };
+                return Ok(Some(Parsed::Gset(kind, words.get(1).map(|w| w.text.clone()).unwrap_or_default())));
+            }
+            _ => return Err(e("invalid command", None, None)),
+        };
+        Ok(Some(Parsed::Cmd(Command { kind, line, first_line, argv, cond: None })))
+    }
+}
+
+/// Load a script from its text. `source_name` is what pgbench shows in messages
+/// (the file name as given, `-` for standard input, or the builtin's description).
+pub fn load_script(source_name: &str, text: &str, weight: u32) -> Result<Script, LoadError> {
+    let ld = Loader { desc: source_name, buf: text.as_bytes(), text };
+    let _ = ld.text;
+    let mut commands: Vec<Command> = Vec::new();
+    let mut sc = SqlScanner::new(ld.buf);
+    loop {
+        let chunk = sc.scan();
+        if let Some(first) = chunk.first {
+            let t = skip_sql_comments(&chunk.text);
+            if !t.is_empty() {
+                let lead = chunk.text.len() - t.len();
+                let line = ld.lineno(first + lead);
+                let sql = SqlCommand::new(t.to_string(), chunk.compound);
+                commands.push(Command {
+                    first_line: sql_first_line(&sql.text),
+                    kind: CommandKind::Sql(sql),
+                    line,
+                    argv: Vec::new(),
+                    cond: None,
+                });
+            }
+        }
+        match chunk.stop {
+            Stop::Eof => break,
+            Stop::Semicolon => {}
+            Stop::Backslash => {
+                let start = sc.pos - 1;
+                let mut pos = sc.pos;
+                let parsed = ld.backslash(start, &mut pos)?;
+                sc.pos = pos;
+                match parsed {
+                    None => {}
+                    Some(Parsed::Cmd(c)) => commands.push(c),
+                    Some(Parsed::Gset(kind, prefix)) => {
+                        let line = ld.lineno(start);
+                        let gerr = |detail: Option<String>| LoadError::Syntax {
+                            source_name: source_name.to_string(),
+                            line,
+                            message: "\\gset must follow an SQL command".to_string(),
+                            detail,
+                            command: None,
+                            text: None,
+                            column: None,
+                        };
+                        let Some(prev) = commands.last_mut() else {
+                            return Err(gerr(None));
+                        };
+                        match &mut prev.kind {
+                            CommandKind::Sql(s) if s.gset.is_none() => s.gset = Some((kind, prefix)),
+                            CommandKind::Sql(_) => return Err(gerr(None)),
+                            _ => return Err(gerr(Some(prev.first_line.clone()))),
+                        }
+                    }
+                }
+            }
+        }
+    }
+    if commands.is_empty() {
+        return Err(LoadError::Empty(source_name.to_string()));
+    }
+    check_conditionals(source_name, &mut commands)?;
+    Ok(Script { desc: source_name.to_string(), weight, commands })
+}
+
+/// pgbench's `skip_sql_comments`: leading whitespace and whole `--` lines.
+fn skip_sql_comments(s: &str) -> &str {
+    let mut t = s;
+    loop {
+        let trimmed = t.trim_start_matches([' ', '\t', '\n', '\r', '\x0b', '\x0c']);
+        if let Some(rest) = trimmed.strip_prefix("--") {
+            match rest.find('\n') {
+                Some(i) => t = &rest[i + 1..],
+                None => return "",
+            }
+        } else {
+            return trimmed;
+        }
+    }
+}
+
+fn check_conditionals(desc: &str, cmds: &mut [Command]) -> Result<(), LoadError> {
+    // Stack of (index of \if, index of last branch command, seen \else).
+    let mut stack: Vec<(usize, usize, bool)> = Vec::new();
+    let cerr = |n: usize, m: &str| LoadError::Condition {
+        source_name: desc.to_string(),
+        command: n,
+        message: m.to_string(),
+    };
+    let mut links: Vec<(usize, usize)> = Vec::new(); // (branch cmd, next branch cmd)
+    let mut ends: Vec<(Vec<usize>, usize)> = Vec::new();
+    let mut members: Vec<Vec<usize>> = Vec::new();
+    for i in 0..cmds.len() {
+        match cmds[i].kind {
+            CommandKind::If(_) => {
+                stack.push((i, i, false));
+                members.push(vec![i]);
+            }
+            CommandKind::Elif(_) | CommandKind::Else => {
+                let is_else = matches!(cmds[i].kind, CommandKind::Else);
+                let what = if is_else { "\\else" } else { "\\elif" };
+                let Some(top) = stack.last_mut() else {
+                    return Err(cerr(i + 1, &format!("{what} without matching \\if")));
+                };
+                if top.2 {
+                    return Err(cerr(i + 1, &format!("{what} after \\else")));
+                }
+                links.push((top.1, i));
+                top.1 = i;
+                if is_else {
+                    top.2 = true;
+                }
+                if let Some(m) = members.last_mut() {
+                    m.push(i);
+                }
+            }
+            CommandKind::EndIf => {
+                let Some(top) = stack.pop() else {
+                    return Err(cerr(i + 1, "\\endif without matching \\if"));
+                };
+                links.push((top.1, i));
+                ends.push((members.pop().unwrap_or_default(), i));
+            }
+            _ => {}
+        }
+    }
+    if !stack.is_empty() {
+        return Err(cerr(cmds.len() + 1, "\\if without matching \\endif"));
+    }
+    for (from, to) in links {
+        cmds[from].cond = Some(CondJumps { next: to, endif: to });
+    }
+    for (mem, endif) in ends {
+        for m in mem {
+            if let Some(c) = cmds[m].cond.as_mut() {
+                c.endif = endif;
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,138 @@
+//! SQL commands: `:var` references, simple-mode substitution and `$n` text.
+
+use crate::vars::{VarRef, Variables};
+
+/// Maximum number of parameters of one SQL command in extended/prepared mode.
+pub const MAX_PARAMS: usize = 255;
+
+/// `\gset` or `\aset` after an SQL command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GsetKind {
+    /// `\gset`: the last result must have exactly one row.
+    Gset,
+    /// `\aset`: every non-empty result stores its last row.
+    Aset,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Seg {
+    /// Literal byte range of `text`.
+    Lit(usize, usize),
+    /// `:name` reference covering this byte range of `text`.
+    Var(VarRef, usize, usize),
+}
+
+/// An SQL command of a script.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SqlCommand {
+    /// The command text as stored (what simple mode sends after substitution).
+    pub text: String,
+    segs: Vec<Seg>,
+    /// The text with every `:name` replaced by `$1`, `$2`, ... (extended/prepared).
+    pub extended_text: String,
+    params: Vec<VarRef>,
+    /// `\gset`/`\aset` with its variable prefix (empty when none given).
+    pub gset: Option<(GsetKind, String)>,
+    /// Whether the command contains `\;` (a compound statement sent as one query).
+    pub compound: bool,
+}
+
+fn name_start(c: u8) -> bool {
+    c >= 0x80 || c.is_ascii_alphabetic() || c == b'_'
+}
+
+fn name_cont(c: u8) -> bool {
+    name_start(c) || c.is_ascii_digit()
+}
+
+impl SqlCommand {
+    /// Analyze `text` for variable references.
+    pub fn new(text: String, compound: bool) -> SqlCommand {
+        let b = text.as_bytes();
+        let mut segs = Vec::new();
+        let mut extended_text = String::with_capacity(text.len());
+        let mut params = Vec::new();
+        let mut lit_start = 0;
+        let mut i = 0;
+        while i < b.len() {
+            if b[i] != b':' {
+                i += 1;
+                continue;
+            }
+            if i + 1 < b.len() && name_start(b[i + 1]) {
+                let mut e = i + 2;
+                while e < b.len() && name_cont(b[e]) {
+                    e += 1;
+                }
+                if lit_start < i {
+                    segs.push(Seg::Lit(lit_start, i));
+                }
+                extended_text.push_str(&text[lit_start..i]);
+                let r = VarRef::new(&text[i + 1..e]);
+                params.push(r.clone());
+                extended_text.push('$');
+                extended_text.push_str(&params.len().to_string());
+                segs.push(Seg::Var(r, i, e));
+                i = e;
+                lit_start = e;
+            } else {
+                while i < b.len() && b[i] == b':' {
+                    i += 1;
+                }
+            }
+        }
+        if lit_start < b.len() {
+            segs.push(Seg::Lit(lit_start, b.len()));
+        }
+        extended_text.push_str(&text[lit_start..]);
+        SqlCommand { text, segs, extended_text, params, gset: None, compound }
+    }
+
+    /// Append the simple-mode text: defined variables substituted by their string
+    /// form, undefined references left as `:name`.
+    pub fn write_simple(&self, vars: &Variables, out: &mut String) {
+        for s in &self.segs {
+            match s {
+                Seg::Lit(a, b) => out.push_str(&self.text[*a..*b]),
+                Seg::Var(r, a, b) => match vars.get(r.id) {
+                    Some(v) => v.write_text(out),
+                    None => out.push_str(&self.text[*a..*b]),
+                },
+            }
+        }
+    }
+
+    /// The variables bound to `$1..$n` in extended/prepared mode, in order.
+    pub fn params(&self) -> &[VarRef] {
+        &self.params
+    }
+
+    /// Append parameter `i`'s text to `out`; false when the variable is undefined
+    /// (the parameter is then SQL NULL).
+    pub fn write_param(&self, vars: &Variables, i: usize, out: &mut String) -> bool {
+        match self.params.get(i).and_then(|r| vars.get(r.id)) {
+            Some(v) => {
+                v.write_text(out);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Whether the command exceeds [`MAX_PARAMS`] references (an error in
+    /// extended/prepared mode).
+    pub fn too_many_params(&self) -> bool {
+        self.params.len() > MAX_PARAMS
+    }
+}
+
+/// The `-r` report / error text of an SQL command: its first line, at most 127 bytes.
+pub fn sql_first_line(text: &str) -> String {
+    let mut end = text.len().min(127);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let s = &text[..end];
+    let cut = s.find(['\n', '\r']).unwrap_or(s.len());
+    s[..cut].to_string()
+}

@@ -1,0 +1,320 @@
+//! Per-interval statistics (issue 8's time series): counters, latency and lag sums and a
+//! latency histogram for every interval of the run (each second, or each `-P` interval).
+//!
+//! Each worker thread owns a [`TimeSeries`] (inside its [`crate::ThreadStats`], see
+//! [`crate::ThreadStats::with_series`]) and records every finished transaction with the
+//! instant it ended ([`crate::ThreadStats::record_tx_at`]). Recording into the current
+//! interval never allocates; closing an interval (at most once per interval) stores its
+//! histogram in sparse form. Threads are merged interval by interval.
+
+use crate::counters::{TxCounters, TxOutcome, TxRecord};
+use crate::histogram::LatencyHistogram;
+use crate::simple::SimpleStats;
+use serde::Serialize;
+
+/// A histogram in sparse form: `(value, count)` pairs in increasing value order, where
+/// `value` is the highest value equivalent to its bucket in a [`LatencyHistogram`].
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct SparseHistogram {
+    /// `(value_us, count)` pairs, sorted by value, counts > 0.
+    pub buckets: Vec<(u64, u64)>,
+}
+
+impl SparseHistogram {
+    /// The recorded buckets of `hist`.
+    pub fn from_histogram(hist: &LatencyHistogram) -> Self {
+        SparseHistogram {
+            buckets: hist
+                .inner()
+                .iter_recorded()
+                .map(|v| (v.value_iterated_to(), v.count_at_value()))
+                .collect(),
+        }
+    }
+
+    /// Adds every bucket of `self` to `hist`.
+    pub fn add_to(&self, hist: &mut LatencyHistogram) {
+        for &(value, count) in &self.buckets {
+            hist.record_u64_n(value, count);
+        }
+    }
+
+    /// A full histogram with these values.
+    pub fn to_histogram(&self) -> LatencyHistogram {
+        let mut h = LatencyHistogram::new();
+        self.add_to(&mut h);
+        h
+    }
+
+    /// Number of values.
+    pub fn len(&self) -> u64 {
+        self.buckets.iter().map(|&(_, c)| c).sum()
+    }
+
+    /// Whether no value was recorded.
+    pub fn is_empty(&self) -> bool {
+        self.buckets.is_empty()
+    }
+
+    /// Adds `other`'s buckets (merging equal values, keeping the order).
+    pub fn merge(&mut self, other: &SparseHistogram) {
+        if other.buckets.is_empty() {
+            return;
+        }
+        let mut out = Vec::with_capacity(self.buckets.len() + other.buckets.len());
+        let (mut a, mut b) = (self.buckets.iter().peekable(), other.buckets.iter().peekable());
+        loop {
+            match (a.peek(), b.peek()) {
+                (Some(&&(va, ca)), Some(&&(vb, cb))) => {
+                    if va == vb {
+                        out.push((va, ca + cb));
+                        a.next();
+                        b.next();
+                    } else if va < vb {
+                        out.push((va, ca));
+                        a.next();
+                    } else {
+                        out.push((vb, cb));
+                        b.next();
+                    }
+                }
+                (Some(&&x), None) => {
+                    out.push(x);
+                    a.next();
+                }
+                (None, Some(&&x)) => {
+                    out.push(x);
+                    b.next();
+                }
+                (None, None) => break,
+            }
+        }
+        self.buckets = out;
+    }
+}
+
+/// What happened during one interval.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct IntervalStats {
+    /// Transactions that ended in the interval, by outcome, with retries.
+    pub counters: TxCounters,
+    /// Latencies (µs) of the successful ones.
+    pub latency: SimpleStats,
+    /// Schedule lag (µs) of the successful ones (`-R` only).
+    pub lag: SimpleStats,
+    /// Latency histogram of the successful ones.
+    pub latency_hist: SparseHistogram,
+}
+
+impl IntervalStats {
+    /// Adds `other` to `self`.
+    pub fn merge(&mut self, other: &IntervalStats) {
+        self.counters += &other.counters;
+        self.latency += &other.latency;
+        self.lag += &other.lag;
+        self.latency_hist.merge(&other.latency_hist);
+    }
+}
+
+/// The interval being filled: counters plus a full (preallocated) histogram.
+#[derive(Debug, Clone)]
+struct Active {
+    index: usize,
+    counters: TxCounters,
+    latency: SimpleStats,
+    lag: SimpleStats,
+    hist: LatencyHistogram,
+}
+
+impl Active {
+    fn snapshot(&self) -> IntervalStats {
+        IntervalStats {
+            counters: self.counters,
+            latency: self.latency,
+            lag: self.lag,
+            latency_hist: SparseHistogram::from_histogram(&self.hist),
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.counters.total() == 0
+    }
+}
+
+/// Statistics per interval, from the series origin (the engine's run start) on.
+///
+/// `intervals[i]` covers `[origin + i·interval, origin + (i+1)·interval)`; the last one
+/// may be partial (the run ended inside it).
+#[derive(Debug, Clone, Serialize)]
+pub struct TimeSeries {
+    /// Interval length in µs.
+    pub interval_us: u64,
+    /// Origin of the intervals (engine clock, µs).
+    #[serde(skip)]
+    pub origin_us: i64,
+    /// Whether schedule lag is recorded (`-R`).
+    pub throttled: bool,
+    closed: Vec<IntervalStats>,
+    #[serde(skip)]
+    active: Option<Active>,
+}
+
+impl TimeSeries {
+    /// An empty series of `interval_us`-long intervals (at least 1 µs) starting at `origin_us`.
+    pub fn new(origin_us: i64, interval_us: u64, throttled: bool) -> Self {
+        TimeSeries {
+            interval_us: interval_us.max(1),
+            origin_us,
+            throttled,
+            closed: Vec::new(),
+            active: None,
+        }
+    }
+
+    fn index_of(&self, now_us: i64) -> usize {
+        let since = now_us.saturating_sub(self.origin_us).max(0) as u64;
+        usize::try_from(since / self.interval_us).unwrap_or(usize::MAX)
+    }
+
+    fn close_active(&mut self) {
+        if let Some(active) = self.active.as_mut() {
+            if active.index >= self.closed.len() {
+                self.closed.resize(active.index + 1, IntervalStats::default());
+            }
+            if !active.is_empty() {
+                let snap = active.snapshot();
+                self.closed[active.index].merge(&snap);
+            }
+            active.counters = TxCounters::default();
+            active.latency = SimpleStats::default();
+            active.lag = SimpleStats::default();
+            active.hist.reset();
+        }
+    }
+
+    /// Records one finished transaction that ended at `now_us` (engine clock).
+    /// Allocates only when a new interval starts.
+    pub fn record(&mut self, rec: &TxRecord, now_us: i64) {
+        let index = self.index_of(now_us);
+        let switch = match &self.active {
+            Some(a) => a.index != index,
+            None => true,
+        };
+        if switch {
+            self.close_active();
+            match self.active.as_mut() {
+                Some(a) => a.index = index,
+                None => {
+                    self.active = Some(Active {
+                        index,
+                        counters: TxCounters::default(),
+                        latency: SimpleStats::default(),
+                        lag: SimpleStats::default(),
+                        hist: LatencyHistogram::new(),
+                    })
+                }
+            }
+        }
+        let throttled = self.throttled;
+        let Some(a) = self.active.as_mut() else {
+            return;
+        };
+        a.counters.count(rec.outcome, rec.tries);
+        if rec.outcome == TxOutcome::Success {
+            a.latency.record(rec.latency_us);
+            a.hist.record_us(rec.latency_us);
+            if throttled {
+                a.lag.record(rec.lag_us);
+            }
+        }
+    }
+
+    /// Every interval from the origin to the last one with data (the current one included).
+    pub fn intervals(&self) -> Vec<IntervalStats> {
+        let mut out = self.closed.clone();
+        if let Some(a) = &self.active
+            && !a.is_empty()
+        {
+            if a.index >= out.len() {
+                out.resize(a.index + 1, IntervalStats::default());
+            }
+            out[a.index].merge(&a.snapshot());
+        }
+        out
+    }
+
+    /// Adds another thread's series (intervals matched by index; both series should share
+    /// origin and interval length).
+    pub fn merge(&mut self, other: &TimeSeries) {
+        self.close_active();
+        let theirs = other.intervals();
+        if theirs.len() > self.closed.len() {
+            self.closed.resize(theirs.len(), IntervalStats::default());
+        }
+        for (mine, t) in self.closed.iter_mut().zip(theirs.iter()) {
+            mine.merge(t);
+        }
+        self.throttled |= other.throttled;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ok(latency_us: f64, lag_us: f64) -> TxRecord {
+        TxRecord {
+            script: 0,
+            outcome: TxOutcome::Success,
+            latency_us,
+            lag_us,
+            tries: 1,
+        }
+    }
+
+    #[test]
+    fn intervals_and_merge() {
+        let mut a = TimeSeries::new(1000, 1_000_000, true);
+        a.record(&ok(100.0, 5.0), 1000);
+        a.record(&ok(300.0, 7.0), 500_000);
+        // Nothing in interval 1; interval 2 gets a failure and a success.
+        a.record(
+            &TxRecord {
+                outcome: TxOutcome::SerializationFailure,
+                tries: 3,
+                ..ok(0.0, 0.0)
+            },
+            2_100_000,
+        );
+        a.record(&ok(200.0, 1.0), 2_900_000);
+        let iv = a.intervals();
+        assert_eq!(iv.len(), 3);
+        assert_eq!(iv[0].counters.successful, 2);
+        assert_eq!(iv[0].latency.sum, 400.0);
+        assert_eq!(iv[0].lag.sum, 12.0);
+        assert_eq!(iv[0].latency_hist.buckets, vec![(100, 1), (300, 1)]);
+        assert_eq!(iv[1], IntervalStats::default());
+        assert_eq!(iv[2].counters.serialization_failures, 1);
+        assert_eq!(iv[2].counters.retries, 2);
+        assert_eq!(iv[2].counters.successful, 1);
+
+        let mut b = TimeSeries::new(1000, 1_000_000, true);
+        b.record(&ok(100.0, 0.0), 2000);
+        b.record(&ok(50.0, 0.0), 3_500_000);
+        a.merge(&b);
+        let m = a.intervals();
+        assert_eq!(m.len(), 4);
+        assert_eq!(m[0].counters.successful, 3);
+        assert_eq!(m[0].latency_hist.buckets, vec![(100, 2), (300, 1)]);
+        assert_eq!(m[0].latency_hist.len(), 3);
+        assert_eq!(m[3].counters.successful, 1);
+        let h = m[0].latency_hist.to_histogram();
+        assert_eq!(h.len(), 3);
+        assert_eq!(h.max(), 300);
+        // Records before the origin land in interval 0.
+        let mut c = TimeSeries::new(5_000_000, 1_000_000, false);
+        c.record(&ok(10.0, 3.0), 0);
+        assert_eq!(c.intervals()[0].counters.successful, 1);
+        assert_eq!(c.intervals()[0].lag.count, 0);
+    }
+}

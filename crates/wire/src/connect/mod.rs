@@ -1,0 +1,177 @@
+//! Establishing a connection: host list, address resolution, sockets, SSL negotiation,
+//! startup, authentication, target_session_attrs — with libpq's accumulated messages.
+
+mod failure;
+mod net;
+mod startup;
+
+use failure::{Failure, Next};
+pub(crate) use net::connect_unix;
+use net::{prefix, resolve};
+use startup::attempt;
+
+use crate::config::{ConnectConfig, Endpoint, SslMode, TargetSessionAttrs};
+use crate::conn::Connection;
+use crate::error::ConnectError;
+
+/// Checks `target_session_attrs`; returns the mismatch message.
+fn check_session(conn: &mut Connection, want: TargetSessionAttrs) -> Result<(), Failure> {
+    if want == TargetSessionAttrs::Any {
+        return Ok(());
+    }
+    let standby = match conn.parameter("in_hot_standby") {
+        Some(v) => v == "on",
+        None => query_bool(conn, "SELECT pg_catalog.pg_is_in_recovery()")?,
+    };
+    let read_only = |conn: &mut Connection| -> Result<bool, Failure> {
+        match (
+            conn.parameter("default_transaction_read_only"),
+            conn.parameter("in_hot_standby"),
+        ) {
+            (Some(v), Some(_)) => Ok(v == "on" || standby),
+            _ => query_bool(conn, "SHOW transaction_read_only"),
+        }
+    };
+    let problem = match want {
+        TargetSessionAttrs::ReadWrite => read_only(conn)?.then_some("session is read-only"),
+        TargetSessionAttrs::ReadOnly => (!read_only(conn)?).then_some("session is not read-only"),
+        TargetSessionAttrs::Primary => standby.then_some("server is in hot standby mode"),
+        TargetSessionAttrs::Standby | TargetSessionAttrs::PreferStandby => {
+            (!standby).then_some("server is not in hot standby mode")
+        }
+        TargetSessionAttrs::Any => None,
+    };
+    match problem {
+        Some(p) => Err(Failure::new(p, Next::OtherHost)),
+        None => Ok(()),
+    }
+}
+
+fn query_bool(conn: &mut Connection, sql: &str) -> Result<bool, Failure> {
+    let results = conn
+        .simple_query(sql)
+        .map_err(|e| Failure::new(e.libpq_message(Some(sql)), Next::OtherHost))?;
+    let v = results
+        .first()
+        .and_then(|r| r.get(0, 0))
+        .unwrap_or("")
+        .to_string();
+    Ok(v == "on" || v == "t")
+}
+
+/// Random order for `load_balance_hosts=random` (identity when off).
+struct Shuffler(Option<u64>);
+
+impl Shuffler {
+    fn new(on: bool) -> Self {
+        use std::hash::{BuildHasher, Hasher};
+        let seed = std::collections::hash_map::RandomState::new()
+            .build_hasher()
+            .finish();
+        Shuffler(on.then_some(seed | 1))
+    }
+
+    fn next(&mut self, bound: usize) -> usize {
+        let Some(x) = self.0.as_mut() else {
+            return 0;
+        };
+        *x ^= *x << 13;
+        *x ^= *x >> 7;
+        *x ^= *x << 17;
+        (*x % bound as u64) as usize
+    }
+
+    /// Fisher-Yates.
+    fn shuffle<T>(&mut self, items: &mut [T]) {
+        if self.0.is_none() {
+            return;
+        }
+        for i in (1..items.len()).rev() {
+            let j = self.next(i + 1);
+            items.swap(i, j);
+        }
+    }
+}
+
+impl Connection {
+    /// Connects with fully resolved settings (see [`ConnectConfig`]). The error text is
+    /// libpq's `PQerrorMessage` for the same attempt, every failed host included.
+    pub fn connect_config(cfg: &ConnectConfig) -> Result<Connection, ConnectError> {
+        let mut errors = String::new();
+        let mut sqlstate = None;
+        let mut needs_password = false;
+        let passes = match cfg.target_session_attrs {
+            TargetSessionAttrs::PreferStandby => {
+                vec![TargetSessionAttrs::Standby, TargetSessionAttrs::Any]
+            }
+            other => vec![other],
+        };
+        let mut endpoints: Vec<&Endpoint> = cfg.endpoints.iter().collect();
+        let mut rng = Shuffler::new(cfg.load_balance);
+        rng.shuffle(&mut endpoints);
+        for want in passes {
+            for &ep in &endpoints {
+                let mut addrs = match resolve(ep) {
+                    Ok(a) => a,
+                    Err(msg) => {
+                        errors.push_str(&msg);
+                        errors.push('\n');
+                        continue;
+                    }
+                };
+                rng.shuffle(&mut addrs);
+                let (password, pgpass_file) = match (&cfg.password, &ep.pgpass) {
+                    (Some(p), _) => (Some(p.as_str()), None),
+                    (None, Some((p, file))) => (Some(p.as_str()), Some(file.as_str())),
+                    (None, None) => (None, None),
+                };
+                'addr: for addr in &addrs {
+                    let pre = prefix(ep, addr);
+                    let mut try_tls = !matches!(cfg.tls.mode, SslMode::Disable | SslMode::Allow);
+                    let mut retried = false;
+                    loop {
+                        let failure = match attempt(cfg, ep, addr, try_tls, password) {
+                            Ok(mut conn) => match check_session(&mut conn, want) {
+                                Ok(()) => return Ok(conn),
+                                Err(f) => {
+                                    let _ = conn.close();
+                                    f
+                                }
+                            },
+                            Err(f) => f,
+                        };
+                        errors.push_str(&pre);
+                        errors.push_str(&failure.text);
+                        if failure.text.starts_with(crate::auth::NO_PASSWORD) {
+                            needs_password = true;
+                        }
+                        if failure.sqlstate.as_deref() == Some("28P01")
+                            && let Some(file) = pgpass_file
+                        {
+                            errors.push_str(&format!("password retrieved from file \"{file}\"\n"));
+                        }
+                        if failure.sqlstate.is_some() {
+                            sqlstate = failure.sqlstate.clone();
+                        }
+                        match failure.next {
+                            Next::Stop => {
+                                return Err(ConnectError::new(errors, sqlstate)
+                                    .with_needs_password(needs_password));
+                            }
+                            Next::OtherAddr => continue 'addr,
+                            Next::OtherHost => break 'addr,
+                            Next::RetryPlain | Next::RetryTls if retried => {
+                                return Err(ConnectError::new(errors, sqlstate)
+                                    .with_needs_password(needs_password));
+                            }
+                            Next::RetryPlain => try_tls = false,
+                            Next::RetryTls => try_tls = true,
+                        }
+                        retried = true;
+                    }
+                }
+            }
+        }
+        Err(ConnectError::new(errors, sqlstate).with_needs_password(needs_password))
+    }
+}

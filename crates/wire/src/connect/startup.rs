@@ -1,0 +1,242 @@
+//! One connection attempt on one address: SSL negotiation, TLS handshake, startup
+//! packet, authentication.
+
+use std::io::{self, Read, Write};
+use std::os::fd::AsRawFd;
+use std::time::Instant;
+
+use postgres_protocol::message::frontend;
+
+use super::failure::{Failure, Next, io_failure, timed_out};
+use super::net::{Addr, check_peer, open_socket};
+use crate::auth::{AuthFailure, AuthInput, authenticate};
+use crate::cancel::CancelTarget;
+use crate::config::{ConnectConfig, Endpoint, EndpointKind, SslMode};
+use crate::conn::{Connection, Identity};
+use crate::error::{Error, strerror};
+use crate::tls;
+use crate::transport::{Socket, Transport, wait_fd};
+
+/// SSLRequest exchange; returns whether the server agreed.
+fn negotiate_ssl(sock: &mut Socket, deadline: Option<Instant>) -> Result<bool, Failure> {
+    let mut buf = bytes::BytesMut::new();
+    frontend::ssl_request(&mut buf);
+    let fd = sock.as_raw_fd();
+    let mut sent = 0;
+    while sent < buf.len() {
+        match sock.write(&buf[sent..]) {
+            Ok(n) => sent += n,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                wait_fd(fd, libc::POLLOUT, deadline).map_err(|e| io_failure(Error::Send(e)))?
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(io_failure(Error::Send(e))),
+        }
+    }
+    let mut answer = [0u8; 1];
+    loop {
+        match sock.read(&mut answer) {
+            Ok(0) => return Err(io_failure(Error::Closed)),
+            Ok(_) => break,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                wait_fd(fd, libc::POLLIN, deadline).map_err(|e| io_failure(Error::Recv(e)))?
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(io_failure(Error::Recv(e))),
+        }
+    }
+    match answer[0] {
+        b'S' => Ok(true),
+        b'N' => Ok(false),
+        other => Err(Failure::new(
+            format!(
+                "received invalid response to SSL negotiation: {}",
+                other as char
+            ),
+            Next::Stop,
+        )),
+    }
+}
+
+fn requires_tls(mode: SslMode) -> bool {
+    matches!(
+        mode,
+        SslMode::Require | SslMode::VerifyCa | SslMode::VerifyFull
+    )
+}
+
+/// One attempt on one address: socket, optional TLS, startup, authentication.
+pub(crate) fn attempt(
+    cfg: &ConnectConfig,
+    ep: &Endpoint,
+    addr: &Addr,
+    try_tls: bool,
+    password: Option<&str>,
+) -> Result<Connection, Failure> {
+    let deadline = cfg.connect_timeout.map(|t| Instant::now() + t);
+    let sock = open_socket(addr, deadline, &cfg.tcp)?;
+    if let (Socket::Unix(s), Some(peer)) = (&sock, cfg.requirepeer.as_deref()) {
+        check_peer(s, peer)?;
+    }
+    sock.set_nonblocking(true)
+        .map_err(|e| Failure::new(strerror(&e), Next::Stop))?;
+    let mode = cfg.tls.mode;
+    let mut transport = Transport::new(sock);
+    let mut end_point = None;
+    if try_tls && matches!(addr, Addr::Tcp(_)) {
+        let agreed = negotiate_ssl(&mut transport.sock, deadline)?;
+        if agreed {
+            let config = tls::client_config(&cfg.tls, &ep.host)
+                .map_err(|e| Failure::new(e.0, Next::Stop))?;
+            let name = tls::server_name(&ep.host, ep.hostaddr.as_deref());
+            let session = rustls::ClientConnection::new(config, name)
+                .map_err(|e| Failure::new(format!("SSL error: {e}"), Next::Stop))?;
+            transport.tls = Some(Box::new(session));
+            if let Err(e) = transport.handshake(deadline) {
+                let retry = if mode == SslMode::Prefer {
+                    Next::RetryPlain
+                } else {
+                    Next::Stop
+                };
+                if timed_out(&e) {
+                    return Err(Failure::new("timeout expired", Next::OtherAddr));
+                }
+                let text = match e
+                    .get_ref()
+                    .and_then(|inner| inner.downcast_ref::<rustls::Error>())
+                {
+                    Some(rustls::Error::General(msg)) => msg.clone(),
+                    Some(other) => format!("SSL error: {other}"),
+                    None if e.kind() == io::ErrorKind::UnexpectedEof => {
+                        "SSL SYSCALL error: EOF detected".to_string()
+                    }
+                    None => format!("SSL SYSCALL error: {}", strerror(&e)),
+                };
+                return Err(Failure::new(text, retry));
+            }
+            end_point = transport
+                .tls
+                .as_ref()
+                .and_then(|t| t.peer_certificates())
+                .and_then(|c| c.first())
+                .map(|c| tls::server_end_point(c.as_ref()));
+        } else if requires_tls(mode) {
+            return Err(Failure::new(
+                "server does not support SSL, but SSL was required",
+                Next::Stop,
+            ));
+        }
+    }
+    let mut conn = Connection::from_transport(transport);
+    conn.deadline = deadline;
+    conn.cancel_target = Some(match addr {
+        Addr::Tcp(sa) => CancelTarget::Tcp(*sa),
+        Addr::Unix(p) => CancelTarget::Unix(p.clone()),
+    });
+    // Startup packet.
+    let app = cfg
+        .application_name
+        .as_deref()
+        .filter(|a| !a.is_empty())
+        .or(cfg
+            .fallback_application_name
+            .as_deref()
+            .filter(|a| !a.is_empty()));
+    let mut params: Vec<(&str, &str)> = Vec::new();
+    if cfg.startup.is_empty() {
+        params.push(("user", cfg.user.as_str()));
+        if !cfg.dbname.is_empty() {
+            params.push(("database", cfg.dbname.as_str()));
+        }
+        if let Some(o) = cfg.options.as_deref().filter(|o| !o.is_empty()) {
+            params.push(("options", o));
+        }
+        if let Some(a) = app {
+            params.push(("application_name", a));
+        }
+        if let Some(enc) = cfg.client_encoding.as_deref().filter(|e| !e.is_empty()) {
+            params.push(("client_encoding", enc));
+        }
+    } else {
+        params.extend(cfg.startup.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+    }
+    write_startup(conn.out_buf(), cfg.protocol_minor, &params)
+        .map_err(|e| Failure::new(e, Next::Stop))?;
+    conn.protocol_minor = cfg.protocol_minor;
+    conn.send_blocking().map_err(io_failure)?;
+    let input = AuthInput {
+        user: &cfg.user,
+        password,
+        channel_binding: cfg.channel_binding,
+        end_point,
+        require_auth: cfg.require_auth.as_ref(),
+        min_protocol_minor: cfg.min_protocol_minor,
+    };
+    let tls_used = conn.is_tls();
+    match authenticate(&mut conn, &input) {
+        Ok(()) => {}
+        Err(AuthFailure::Server(db, authenticated_phase)) => {
+            let mut text = String::new();
+            db.render(&mut text, None);
+            let next = if db.code == "57P03" {
+                Next::OtherHost
+            } else if authenticated_phase {
+                Next::Stop
+            } else if mode == SslMode::Allow && !tls_used {
+                Next::RetryTls
+            } else if mode == SslMode::Prefer && tls_used {
+                Next::RetryPlain
+            } else {
+                Next::Stop
+            };
+            return Err(Failure {
+                text,
+                sqlstate: Some(db.code.clone()),
+                next,
+            });
+        }
+        Err(AuthFailure::Client(msg)) => return Err(Failure::new(msg, Next::Stop)),
+        Err(AuthFailure::Io(e)) => return Err(io_failure(e)),
+    }
+    conn.deadline = None;
+    conn.identity = Identity {
+        host: match ep.kind {
+            EndpointKind::Unix => ep.host.clone(),
+            EndpointKind::Tcp if ep.host.is_empty() => ep.hostaddr.clone().unwrap_or_default(),
+            EndpointKind::Tcp => ep.host.clone(),
+        },
+        port: if ep.port.is_empty() {
+            "5432".to_string()
+        } else {
+            ep.port.clone()
+        },
+        db: cfg.dbname.clone(),
+        user: cfg.user.clone(),
+    };
+    Ok(conn)
+}
+
+/// The StartupMessage for protocol 3.`minor`.
+fn write_startup(
+    buf: &mut bytes::BytesMut,
+    minor: u16,
+    params: &[(&str, &str)],
+) -> Result<(), String> {
+    let start = buf.len();
+    buf.extend_from_slice(&[0; 4]);
+    buf.extend_from_slice(&(3u32 << 16 | u32::from(minor)).to_be_bytes());
+    for (k, v) in params {
+        if k.contains('\0') || v.contains('\0') {
+            return Err("invalid startup parameter".to_string());
+        }
+        buf.extend_from_slice(k.as_bytes());
+        buf.extend_from_slice(b"\0");
+        buf.extend_from_slice(v.as_bytes());
+        buf.extend_from_slice(b"\0");
+    }
+    buf.extend_from_slice(b"\0");
+    let len =
+        u32::try_from(buf.len() - start).map_err(|_| "startup packet too long".to_string())?;
+    buf[start..start + 4].copy_from_slice(&len.to_be_bytes());
+    Ok(())
+}
