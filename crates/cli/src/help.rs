@@ -4,6 +4,10 @@
 //! (basename of argv[0]) where pgbench prints its own name (the first two
 //! lines; the other mentions of "pgbench" name tables and log files and stay).
 //!
+//! Options pgbench 18 does not have are listed in a separate section that
+//! starts with [`EXTENSIONS_HEADER`] and ends with an empty line, just before
+//! the bug-report lines; without it the text is pgbench's.
+//!
 //! Version line: `<progname> (PostgreSQL) 18.6 (pgrush X.Y.Z)`. Tools that
 //! parse `pgbench -V` already cope with a trailing parenthesised vendor string
 //! (Debian's pgbench prints `pgbench (PostgreSQL) 15.18 (Debian 15.18-0+deb12u1)`),
@@ -14,7 +18,22 @@ use std::io::Write;
 /// The PostgreSQL release whose pgbench pgrush reproduces.
 pub const PG_VERSION: &str = "18.6";
 
-/// pgbench 18's `--help` text for `progname`.
+/// Header of the section listing options pgbench 18 does not have.
+pub const EXTENSIONS_HEADER: &str = "Options beyond pgbench 18 (pgrush):\n";
+
+/// pgrush's own options (and PostgreSQL 19's `--continue-on-error`), shown in
+/// their own section just before the bug-report lines.
+const EXTENSIONS: &str =
+    "  --continue-on-error      continue running after a failed SQL command (PostgreSQL 19)
+  --html=FILE              write a self-contained HTML report of the run to FILE
+  --json=FILE              write the run's results as JSON to FILE (\"-\": standard output)
+  --no-warnings            do not print warnings about the run's meaningfulness
+  --percentiles[=LIST]     print latency percentiles after the report
+                           (default: 50,90,99,99.9,99.99)
+
+";
+
+/// pgbench 18's `--help` text for `progname`, plus the extensions section.
 pub fn help_text(progname: &str) -> String {
     format!(
         r#"{progname} is a benchmarking tool for PostgreSQL.
@@ -94,7 +113,7 @@ Common options:
   -V, --version            output version information, then exit
   -?, --help               show this help, then exit
 
-Report bugs to <pgsql-bugs@lists.postgresql.org>.
+{EXTENSIONS_HEADER}{EXTENSIONS}Report bugs to <pgsql-bugs@lists.postgresql.org>.
 PostgreSQL home page: <https://www.postgresql.org/>
 "#
     )
@@ -157,6 +176,9 @@ mod tests {
         assert!(text.contains("d: drop any existing pgbench tables\n"));
         assert!(text.contains("  -I, --init-steps=[dtgGvpf]+ (default \"dtgvp\")\n"));
         assert!(text.ends_with("PostgreSQL home page: <https://www.postgresql.org/>\n"));
+        let section = text.find(EXTENSIONS_HEADER).expect("extensions section");
+        assert!(text[section + EXTENSIONS_HEADER.len()..].starts_with(EXTENSIONS));
+        assert!(text[..section].ends_with("show this help, then exit\n\n"));
     }
 
     #[test]

@@ -166,6 +166,14 @@ pub struct Options {
     // --- pgrush extensions (issue 8 adds more) ---
     /// The program name to print in messages (basename of argv[0], e.g. `pgrush`).
     pub progname: String,
+    /// `--percentiles[=LIST]`: latency percentile lines after the report (None = off).
+    pub percentiles: Option<pgrush_report::PercentileList>,
+    /// `--json=FILE`: write the run as JSON (`-` = stdout).
+    pub json: Option<String>,
+    /// `--html=FILE`: write a self-contained HTML report.
+    pub html: Option<String>,
+    /// `--no-warnings`: do not print the meaningfulness warnings.
+    pub no_warnings: bool,
 }
 
 impl Default for Options {
@@ -214,6 +222,10 @@ impl Default for Options {
             partitions: 0,
             unlogged_tables: false,
             progname: "pgrush".to_string(),
+            percentiles: None,
+            json: None,
+            html: None,
+            no_warnings: false,
         }
     }
 }

@@ -12,6 +12,7 @@ mod diag;
 mod finish;
 pub(crate) mod getopt;
 mod numbers;
+mod script_file;
 mod table;
 
 use crate::options::{Action, Options, SeedChoice};
@@ -117,7 +118,7 @@ pub fn parse_with(args: &[OsString], env: &Env, err: &mut dyn Write) -> Result<O
                 return Err(1);
             }
         };
-        state.apply(found.id, found.arg.unwrap_or_default(), &mut diag)?;
+        state.apply(found.id, found.arg, &mut diag)?;
         if matches!(
             state.opts.action,
             Action::ListBuiltins | Action::ShowScript(_)

@@ -119,6 +119,22 @@ fn duration_progress_and_rate() {
             "--failures-detailed",
             "-S",
         ],
+        &["-n", "-t", "200", "-S", "-R", "20000", "-L", "0.1"],
+        &[
+            "-n",
+            "-T",
+            "2",
+            "-P",
+            "1",
+            "-R",
+            "100",
+            "--progress-timestamp",
+            "-c",
+            "3",
+            "-j",
+            "3",
+            "-N",
+        ],
     ] {
         compare(&[], args, Unordered);
     }
@@ -301,6 +317,40 @@ fn serialization_failures_and_retries() {
             "--max-tries",
             "3",
             "--verbose-errors",
+            "-f",
+            "f40001.sql",
+        ],
+        Ordered,
+    );
+    compare(
+        &[f],
+        &[
+            "-n",
+            "-t",
+            "3",
+            "--max-tries",
+            "2",
+            "-R",
+            "1000",
+            "-L",
+            "100",
+            "-r",
+            "-f",
+            "f40001.sql",
+        ],
+        Ordered,
+    );
+    compare(
+        &[f],
+        &[
+            "-n",
+            "-t",
+            "3",
+            "--max-tries",
+            "2",
+            "-P",
+            "1",
+            "--failures-detailed",
             "-f",
             "f40001.sql",
         ],

@@ -156,3 +156,43 @@ fn unlimited_tries_under_duration() {
         StderrMode::Unordered,
     );
 }
+
+#[test]
+fn continue_on_error_counts_other_failures() {
+    // PostgreSQL 19's --continue-on-error: non-retryable SQL errors end the
+    // transaction as a failure and the client goes on (pgbench 18 has no oracle).
+    let dir = Scratch::new(&[(
+        "div.sql",
+        "\\if :client_id = 0\nselect 1/0;\n\\endif\nselect 1;\n",
+    )]);
+    let out = run(
+        Prog::Pgrush,
+        &dir.path,
+        DB,
+        &[
+            "-n",
+            "-t",
+            "4",
+            "-c",
+            "2",
+            "--continue-on-error",
+            "--failures-detailed",
+            "-f",
+            "div.sql",
+        ],
+    );
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    assert!(!out.stderr.contains("aborted"), "{}", out.stderr);
+    assert_eq!(
+        report_value(&out.stdout, "number of failed transactions"),
+        Some(4),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout
+            .contains("number of transactions actually processed: 4/8"),
+        "{}",
+        out.stdout
+    );
+}

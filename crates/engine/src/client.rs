@@ -122,6 +122,8 @@ pub struct Client {
     pub registered: bool,
     /// Output still to be written to the socket.
     pub out_pending: bool,
+    /// Whether the poll registration includes writability.
+    pub write_interest: bool,
     /// Its variables.
     pub vars: pgrush_script::Variables,
     /// Its random generator (expression functions).
@@ -170,6 +172,7 @@ impl Client {
             conn: None,
             registered: false,
             out_pending: false,
+            write_interest: false,
             vars,
             saved_rng: rng,
             rng,

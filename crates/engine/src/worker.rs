@@ -11,7 +11,6 @@ use std::time::Duration;
 
 use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Token};
-use pgrush_script::Prng;
 use pgrush_stats::{
     AggregateInterval, LogFormat, ProgressSnapshot, ThreadStats, TxLogRecord, TxRecord,
 };
@@ -127,13 +126,13 @@ impl<'a> ThreadCtx<'a> {
         };
         let fd = conn.as_raw_fd();
         let token = Token(cl.id as usize);
-        match self.registry.register(
-            &mut SourceFd(&fd),
-            token,
-            Interest::READABLE | Interest::WRITABLE,
-        ) {
+        match self
+            .registry
+            .register(&mut SourceFd(&fd), token, Interest::READABLE)
+        {
             Ok(()) => {
                 cl.registered = true;
+                cl.write_interest = false;
                 true
             }
             Err(e) => {
@@ -143,6 +142,30 @@ impl<'a> ThreadCtx<'a> {
                 );
                 false
             }
+        }
+    }
+
+    /// Asks for writability events only while output is pending (edge-triggered
+    /// write-space events would otherwise wake the loop after every send).
+    pub fn sync_write_interest(&mut self, cl: &mut Client) {
+        if !cl.registered || cl.out_pending == cl.write_interest {
+            return;
+        }
+        let Some(conn) = cl.conn.as_ref() else {
+            return;
+        };
+        let fd = conn.as_raw_fd();
+        let interest = if cl.out_pending {
+            Interest::READABLE | Interest::WRITABLE
+        } else {
+            Interest::READABLE
+        };
+        if self
+            .registry
+            .reregister(&mut SourceFd(&fd), Token(cl.id as usize), interest)
+            .is_ok()
+        {
+            cl.write_interest = cl.out_pending;
         }
     }
 
@@ -359,7 +382,8 @@ pub fn run_thread(
     // Client index by token: clients of this thread carry global ids.
     let base_id = clients.first().map(|c| c.id as usize).unwrap_or(0);
     let mut events = Events::with_capacity(clients.len() + 2);
-    let mut ready: Vec<bool> = vec![false; clients.len()];
+    let mut readable: Vec<bool> = vec![false; clients.len()];
+    let mut writable: Vec<bool> = vec![false; clients.len()];
     let mut remains = clients.len();
 
     while remains > 0 {
@@ -410,9 +434,10 @@ pub fn run_thread(
                     continue;
                 }
                 if let Some(idx) = t.0.checked_sub(base_id)
-                    && idx < ready.len()
+                    && idx < readable.len()
                 {
-                    ready[idx] = true;
+                    readable[idx] |= ev.is_readable() || ev.is_read_closed() || ev.is_error();
+                    writable[idx] |= ev.is_writable();
                 }
             }
         }
@@ -442,16 +467,19 @@ pub fn run_thread(
         }
 
         for (i, cl) in clients.iter_mut().enumerate() {
+            let (can_read, can_write) = (readable[i], writable[i]);
             let go = match cl.wait {
                 Wait::Done => false,
                 Wait::Now => true,
                 Wait::Until(t) => now.get(&clock) >= t || ctx.timer_exceeded,
-                Wait::Socket => ready[i],
+                Wait::Socket => can_read || (can_write && cl.out_pending),
             };
             if !go {
                 continue;
             }
-            if ready[i] && cl.out_pending && !cl.flush_output() {
+            readable[i] = false;
+            writable[i] = false;
+            if cl.out_pending && !cl.flush_output() {
                 cl.state = State::Aborted;
                 messages::error(
                     &cfg.progname,
@@ -460,13 +488,15 @@ pub fn run_thread(
                         cl.id, cl.command, cl.script
                     ),
                 );
-            }
-            ready[i] = false;
-            if matches!(cl.wait, Wait::Socket) && cl.out_pending && cl.state != State::Aborted {
-                // Still writing: wait for the socket to drain.
+            } else if matches!(cl.wait, Wait::Socket) && !can_read {
+                // Only the output moved on: nothing to read yet.
+                ctx.sync_write_interest(cl);
                 continue;
             }
             let w = cl.advance(&mut ctx, &mut now);
+            if w == Wait::Socket {
+                ctx.sync_write_interest(cl);
+            }
             if w == Wait::Done {
                 remains -= 1;
                 if cl.state == State::Aborted {
@@ -517,9 +547,4 @@ pub fn run_thread(
         started,
         aborted,
     }
-}
-
-/// A fresh client generator from a seed (tests).
-pub fn rng_from_seed(seed: u64) -> Prng {
-    Prng::from_seed(seed)
 }

@@ -23,6 +23,7 @@ fn main() {
             "--partitions" => parts = val().parse().unwrap_or(0),
             "--hash" => hash = true,
             "--unlogged" => cfg.unlogged = true,
+            "-i" => {}
             other => dbname = Some(other.to_string()),
         }
     }

@@ -251,4 +251,35 @@ mod tests {
         assert_eq!(nearest_rank(50.0, 0), 0);
         assert_eq!(nearest_rank(50.0, 3), 2);
     }
+
+    #[test]
+    fn exact_values() {
+        let h = hist(1..=1000);
+        let list = PercentileList::default();
+        assert_eq!(
+            percentiles_ms(&h, &list),
+            Some(vec![0.5, 0.9, 0.99, 0.999, 1.0])
+        );
+        let h = hist(1..=10);
+        assert_eq!(value_at_percentile(&h, 50.0), Some(5));
+        assert_eq!(value_at_percentile(&h, 90.0), Some(9));
+        assert_eq!(value_at_percentile(&h, 90.1), Some(10));
+        assert_eq!(value_at_percentile(&h, 0.1), Some(1));
+        assert_eq!(value_at_percentile(&h, 100.0), Some(10));
+        let h = hist([7]);
+        assert_eq!(value_at_percentile(&h, 99.99), Some(7));
+        assert_eq!(value_at_percentile(&LatencyHistogram::new(), 50.0), None);
+        assert_eq!(percentiles_ms(&LatencyHistogram::new(), &list), None);
+        // Above 2048 µs values are kept to 3 significant digits: 123456 lies in a bucket
+        // 64 µs wide, reported at its highest value.
+        let h = hist([100, 123_456, 123_456, 123_500]);
+        assert_eq!(value_at_percentile(&h, 25.0), Some(100));
+        assert_eq!(value_at_percentile(&h, 50.0), Some(123_519));
+        assert_eq!(value_at_percentile(&h, 100.0), Some(123_519));
+        // 99 values of 1 ms and one of 100 ms: p99 is 1 ms, p99.5 the outlier.
+        let h = hist(std::iter::repeat_n(1000, 99).chain([100_000]));
+        assert_eq!(value_at_percentile(&h, 99.0), Some(1000));
+        let big = value_at_percentile(&h, 99.5).unwrap_or(0);
+        assert!((100_000..=100_063).contains(&big), "{big}");
+    }
 }

@@ -61,11 +61,17 @@ SELECT abalance FROM pgbench_accounts WHERE aid = :aid;\n",
 
 /// Find a builtin by unambiguous prefix (case-sensitive, as pgbench).
 pub fn builtin_by_prefix(name: &str) -> Result<&'static Builtin, BuiltinError> {
-    let found: Vec<&Builtin> = BUILTINS.iter().filter(|b| b.name.starts_with(name)).collect();
+    let found: Vec<&Builtin> = BUILTINS
+        .iter()
+        .filter(|b| b.name.starts_with(name))
+        .collect();
     match found.len() {
         1 => Ok(found[0]),
         0 => Err(BuiltinError::NotFound(name.to_string())),
-        n => Err(BuiltinError::Ambiguous { count: n, prefix: name.to_string() }),
+        n => Err(BuiltinError::Ambiguous {
+            count: n,
+            prefix: name.to_string(),
+        }),
     }
 }
 
@@ -135,14 +141,22 @@ mod tests {
         assert_eq!(parse_script_weight("a@b.sql@3"), Ok(("a@b.sql".into(), 3)));
         assert_eq!(parse_script_weight("x"), Ok(("x".into(), 1)));
         assert_eq!(parse_script_weight("x@ 5"), Ok(("x".into(), 5)));
-        assert_eq!(parse_script_weight("x@y").unwrap_err().to_string(), "invalid weight specification: @y");
-        assert_eq!(parse_script_weight("x@").unwrap_err().to_string(), "invalid weight specification: @");
+        assert_eq!(
+            parse_script_weight("x@y").unwrap_err().to_string(),
+            "invalid weight specification: @y"
+        );
+        assert_eq!(
+            parse_script_weight("x@").unwrap_err().to_string(),
+            "invalid weight specification: @"
+        );
         assert_eq!(
             parse_script_weight("x@-1").unwrap_err().to_string(),
             "weight specification out of range (0 .. 2147483647): -1"
         );
         assert_eq!(
-            parse_script_weight("x@99999999999999999999").unwrap_err().to_string(),
+            parse_script_weight("x@99999999999999999999")
+                .unwrap_err()
+                .to_string(),
             "invalid weight specification: @99999999999999999999"
         );
     }

@@ -176,23 +176,8 @@ pub enum WeightError {
 pub enum LoadError {
     /// `<source>:<line>: <msg>[ (<detail>)][ at column N][ in command "<cmd>"]` plus
     /// optional echoed line and caret.
-    #[error("{}", render_syntax(.source_name, *.line, .message, .detail.as_deref(), .command.as_deref(), .text.as_deref(), *.column))]
-    Syntax {
-        /// Script description (file name, `-`, builtin description).
-        source_name: String,
-        /// 1-based line of the backslash.
-        line: usize,
-        /// The message.
-        message: String,
-        /// Parenthesized detail.
-        detail: Option<String>,
-        /// Meta command name as written.
-        command: Option<String>,
-        /// The command text echoed under the message.
-        text: Option<String>,
-        /// 0-based caret column relative to the backslash.
-        column: Option<usize>,
-    },
+    #[error("{0}")]
+    Syntax(Box<SyntaxError>),
     /// `condition error in script "<source>" command <n>: <msg>`.
     #[error("condition error in script \"{source_name}\" command {command}: {message}")]
     Condition {
@@ -212,15 +197,39 @@ pub enum LoadError {
     TooManyArguments(String),
 }
 
-fn render_syntax(
-    source: &str,
-    line: usize,
-    message: &str,
-    detail: Option<&str>,
-    command: Option<&str>,
-    text: Option<&str>,
-    column: Option<usize>,
-) -> String {
+/// A located script syntax error (see [`LoadError::Syntax`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SyntaxError {
+    /// Script description (file name, `-`, builtin description).
+    pub source_name: String,
+    /// 1-based line of the backslash.
+    pub line: usize,
+    /// The message.
+    pub message: String,
+    /// Parenthesized detail.
+    pub detail: Option<String>,
+    /// Meta command name as written.
+    pub command: Option<String>,
+    /// The command text echoed under the message.
+    pub text: Option<String>,
+    /// 0-based caret column relative to the backslash.
+    pub column: Option<usize>,
+}
+
+impl std::fmt::Display for SyntaxError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&render_syntax(self))
+    }
+}
+
+fn render_syntax(e: &SyntaxError) -> String {
+    let (source, line, message) = (&e.source_name, e.line, &e.message);
+    let (detail, command, text, column) = (
+        e.detail.as_deref(),
+        e.command.as_deref(),
+        e.text.as_deref(),
+        e.column,
+    );
     let mut s = format!("{source}:{line}: {message}");
     if let Some(d) = detail {
         s.push_str(&format!(" ({d})"));

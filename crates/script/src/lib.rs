@@ -29,15 +29,16 @@ pub use builtin::{
     BUILTINS, Builtin, MAX_SCRIPTS, builtin_by_prefix, builtin_list_text, parse_script_weight,
     show_script_text,
 };
-pub use error::{BuiltinError, EvalError, LoadError, MetaError, VarError, WeightError};
+pub use error::{
+    BuiltinError, EvalError, LoadError, MetaError, SyntaxError, VarError, WeightError,
+};
 pub use expr::{EvalContext, Expr, Func};
 pub use meta::{
-    SleepArg, SleepSpec, SleepUnit, build_shell_command, parse_setshell_output,
-    setshell_first_line,
+    SleepArg, SleepSpec, SleepUnit, build_shell_command, parse_setshell_output, setshell_first_line,
 };
 pub use prng::{
-    Prng, SeedSpec, Seeds, ThreadRngs, choose_script, hash_fnv1a, hash_murmur2,
-    parse_seed_spec, permute, sample, seed_error_lines, throttle_delay_us, throttle_mean_us,
+    Prng, SeedSpec, Seeds, ThreadRngs, choose_script, hash_fnv1a, hash_murmur2, parse_seed_spec,
+    permute, sample, seed_error_lines, throttle_delay_us, throttle_mean_us,
 };
 pub use script::{Command, CommandKind, CondJumps, Script, load_script};
 pub use sql::{GsetKind, MAX_PARAMS, SqlCommand};

@@ -92,7 +92,10 @@ pub fn build_shell_command(words: &[String], vars: &Variables) -> Result<String,
                     &owned
                 }
                 None => {
-                    return Err(MetaError::UndefinedVariable { cmd: prog, name: w.clone() });
+                    return Err(MetaError::UndefinedVariable {
+                        cmd: prog,
+                        name: w.clone(),
+                    });
                 }
             }
         };
@@ -115,7 +118,10 @@ pub fn setshell_first_line(output: &[u8]) -> Option<&[u8]> {
         return None;
     }
     let lim = output.len().min(63);
-    let end = output[..lim].iter().position(|&c| c == b'\n').map_or(lim, |i| i + 1);
+    let end = output[..lim]
+        .iter()
+        .position(|&c| c == b'\n')
+        .map_or(lim, |i| i + 1);
     Some(&output[..end])
 }
 
@@ -151,9 +157,15 @@ mod tests {
     fn shell_building() {
         let mut vars = Variables::new();
         vars.put_value("set", "sh", Value::Int(42)).unwrap();
-        let w: Vec<String> = ["echo", ":sh", "::lit"].iter().map(|s| s.to_string()).collect();
+        let w: Vec<String> = ["echo", ":sh", "::lit"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
         assert_eq!(build_shell_command(&w, &vars).unwrap(), "echo 42 :lit");
-        let w: Vec<String> = ["echo", ":nosuch_var_x"].iter().map(|s| s.to_string()).collect();
+        let w: Vec<String> = ["echo", ":nosuch_var_x"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
         assert_eq!(
             build_shell_command(&w, &vars).unwrap_err().to_string(),
             "echo: undefined variable \":nosuch_var_x\""
@@ -170,21 +182,34 @@ mod tests {
         assert_eq!(parse_setshell_output("echo", b"42\n"), Ok(42));
         assert_eq!(parse_setshell_output("echo", b" -7 \nmore"), Ok(-7));
         assert_eq!(
-            parse_setshell_output("echo", b"abc\n").unwrap_err().to_string(),
+            parse_setshell_output("echo", b"abc\n")
+                .unwrap_err()
+                .to_string(),
             "echo: shell command must return an integer (not \"abc\n\")"
         );
         assert_eq!(parse_setshell_output("echo", b"4294967297\n"), Ok(1));
-        assert!(matches!(parse_setshell_output("x", b""), Err(MetaError::CouldNotRead(_))));
+        assert!(matches!(
+            parse_setshell_output("x", b""),
+            Err(MetaError::CouldNotRead(_))
+        ));
     }
 
     #[test]
     fn sleep_units() {
         let mut vars = Variables::new();
-        let s = |a: &str, u| SleepSpec { cmd: "sleep".into(), arg: SleepArg::Const(a.into()), unit: u };
+        let s = |a: &str, u| SleepSpec {
+            cmd: "sleep".into(),
+            arg: SleepArg::Const(a.into()),
+            unit: u,
+        };
         assert_eq!(s("10", SleepUnit::Ms).micros(&vars), Ok(10_000));
         assert_eq!(s("5000", SleepUnit::S).micros(&vars), Ok(705_032_704));
         vars.put_text("option", "slp", "abc").unwrap();
-        let v = SleepSpec { cmd: "sleep".into(), arg: SleepArg::Var(VarRef::new("slp")), unit: SleepUnit::Us };
+        let v = SleepSpec {
+            cmd: "sleep".into(),
+            arg: SleepArg::Var(VarRef::new("slp")),
+            unit: SleepUnit::Us,
+        };
         assert_eq!(
             v.micros(&vars).unwrap_err().to_string(),
             "sleep: invalid sleep time \"abc\" for variable \"slp\""

@@ -23,7 +23,10 @@ impl Prng {
         let s0 = splitmix64(&mut x);
         let s1 = splitmix64(&mut x);
         if s0 == 0 && s1 == 0 {
-            Prng { s0: 0x5851_F42D_4C95_7F2D, s1: 0x1405_7B7E_F767_814F }
+            Prng {
+                s0: 0x5851_F42D_4C95_7F2D,
+                s1: 0x1405_7B7E_F767_814F,
+            }
         } else {
             Prng { s0, s1 }
         }
@@ -265,19 +268,37 @@ impl Seeds {
     /// Draw, from a base generator seeded with `random_seed`: the client generators,
     /// `default_seed` (unless `default_seed_defined`), then per thread the choose,
     /// throttle and sample generators.
-    pub fn plan(random_seed: u64, nclients: usize, nthreads: usize, default_seed_defined: bool) -> Seeds {
+    pub fn plan(
+        random_seed: u64,
+        nclients: usize,
+        nthreads: usize,
+        default_seed_defined: bool,
+    ) -> Seeds {
         let mut base = Prng::from_seed(random_seed);
         let clients = (0..nclients).map(|_| base.derive()).collect();
-        let default_seed = if default_seed_defined { None } else { Some(base.next_u64() as i64) };
+        let default_seed = if default_seed_defined {
+            None
+        } else {
+            Some(base.next_u64() as i64)
+        };
         let threads = (0..nthreads)
             .map(|_| {
                 let choose = base.derive();
                 let throttle = base.derive();
                 let sample = base.derive();
-                ThreadRngs { choose, throttle, sample }
+                ThreadRngs {
+                    choose,
+                    throttle,
+                    sample,
+                }
             })
             .collect();
-        Seeds { random_seed, clients, default_seed, threads }
+        Seeds {
+            random_seed,
+            clients,
+            default_seed,
+            threads,
+        }
     }
 }
 
@@ -335,7 +356,15 @@ mod tests {
         let mut p = Prng::from_seed(12345);
         assert_eq!(p.state(), (0x22118258a9d111a0, 0x346edce5f713f8ed));
         let outs: Vec<u64> = (0..4).map(|_| p.next_u64()).collect();
-        assert_eq!(outs, [0x89f4caece00c92fd, 0x79e82d14ca5e32f1, 0xe0ee89f06b09ec55, 0x991a5fdcdc06551e]);
+        assert_eq!(
+            outs,
+            [
+                0x89f4caece00c92fd,
+                0x79e82d14ca5e32f1,
+                0xe0ee89f06b09ec55,
+                0x991a5fdcdc06551e
+            ]
+        );
     }
 
     #[test]
@@ -380,7 +409,9 @@ mod tests {
         // Seed 777, 3 clients, 2 threads, weights 2,3,1: thread 1 picks this sequence.
         let s = Seeds::plan(777, 3, 2, false);
         let mut ch = s.threads[1].choose;
-        let picks: Vec<usize> = (0..12).map(|_| choose_script(&mut ch, &[2, 3, 1])).collect();
+        let picks: Vec<usize> = (0..12)
+            .map(|_| choose_script(&mut ch, &[2, 3, 1]))
+            .collect();
         assert_eq!(picks, [1, 1, 0, 1, 0, 1, 1, 0, 0, 1, 1, 0]);
         let s = Seeds::plan(31337, 1, 1, false);
         let mut th = s.threads[0].throttle;

@@ -1,7 +1,7 @@
 //! Loading a script: splitting, meta-command parsing, `\gset` merging, conditional
 //! structure checks and jump precomputation.
 
-use crate::error::LoadError;
+use crate::error::{LoadError, SyntaxError};
 use crate::expr::{Expr, parse_expression};
 use crate::meta::{SleepArg, SleepSpec, SleepUnit};
 use crate::sql::{GsetKind, SqlCommand, sql_first_line};
@@ -129,11 +129,11 @@ impl Script {
     /// 255 variable references (after all options are parsed, exit 1).
     pub fn check_parameters(&self) -> Result<(), LoadError> {
         for c in &self.commands {
-            if let CommandKind::Sql(s) = &c.kind {
-                if s.too_many_params() {
-                    let t = s.text.strip_suffix('\n').unwrap_or(&s.text);
-                    return Err(LoadError::TooManyArguments(t.to_string()));
-                }
+            if let CommandKind::Sql(s) = &c.kind
+                && s.too_many_params()
+            {
+                let t = s.text.strip_suffix('\n').unwrap_or(&s.text);
+                return Err(LoadError::TooManyArguments(t.to_string()));
             }
         }
         Ok(())
@@ -194,7 +194,10 @@ enum Parsed {
 
 impl Loader<'_> {
     fn lineno(&self, offset: usize) -> usize {
-        1 + self.buf[..offset.min(self.buf.len())].iter().filter(|&&c| c == b'\n').count()
+        1 + self.buf[..offset.min(self.buf.len())]
+            .iter()
+            .filter(|&&c| c == b'\n')
+            .count()
     }
 
     fn substring(&self, start: usize, end: usize) -> String {
@@ -215,7 +218,7 @@ impl Loader<'_> {
         detail: Option<String>,
         column: Option<usize>,
     ) -> LoadError {
-        LoadError::Syntax {
+        LoadError::Syntax(Box::new(SyntaxError {
             source_name: self.desc.to_string(),
             line,
             message: msg.to_string(),
@@ -223,7 +226,7 @@ impl Loader<'_> {
             command: cmd.map(str::to_string),
             text,
             column,
-        }
+        }))
     }
 
     /// Parse the meta command whose backslash is at `start`; `pos` is after it.
@@ -244,7 +247,14 @@ impl Loader<'_> {
                         var = Some(w.text);
                     }
                     None => {
-                        return Err(self.err(line, None, Some(&cmd_word), "missing argument", None, None));
+                        return Err(self.err(
+                            line,
+                            None,
+                            Some(&cmd_word),
+                            "missing argument",
+                            None,
+                            None,
+                        ));
                     }
                 }
             }
@@ -265,17 +275,33 @@ impl Loader<'_> {
             *pos = parsed.end;
             let first_line = self.substring(start, parsed.end);
             let kind = match (meta, var) {
-                (Some(Meta::Set), Some(v)) => CommandKind::Set { var: VarRef::new(&v), expr: parsed.expr },
+                (Some(Meta::Set), Some(v)) => CommandKind::Set {
+                    var: VarRef::new(&v),
+                    expr: parsed.expr,
+                },
                 (Some(Meta::If), _) => CommandKind::If(parsed.expr),
                 _ => CommandKind::Elif(parsed.expr),
             };
-            return Ok(Some(Parsed::Cmd(Command { kind, line, first_line, argv, cond: None })));
+            return Ok(Some(Parsed::Cmd(Command {
+                kind,
+                line,
+                first_line,
+                argv,
+                cond: None,
+            })));
         }
 
         let mut words: Vec<Word> = vec![first];
         while let Some(w) = next_word(self.buf, pos) {
             if words.len() >= MAX_ARGS {
-                return Err(self.err(line, None, Some(&cmd_word), "too many arguments", None, None));
+                return Err(self.err(
+                    line,
+                    None,
+                    Some(&cmd_word),
+                    "too many arguments",
+                    None,
+                    None,
+                ));
             }
             argv.push(w.text.clone());
             words.push(w);
@@ -295,7 +321,8 @@ impl Loader<'_> {
                     return Err(e("too many arguments", None, Some(words[3].offset - start)));
                 }
                 let a1 = words[1].text.clone();
-                let mut unit_word: Option<(String, usize)> = words.get(2).map(|w| (w.text.clone(), w.offset));
+                let mut unit_word: Option<(String, usize)> =
+                    words.get(2).map(|w| (w.text.clone(), w.offset));
                 let mut num = a1.clone();
                 if !a1.starts_with(':') {
                     let b = a1.as_bytes();
@@ -341,7 +368,11 @@ impl Loader<'_> {
                     Some(v) => SleepArg::Var(VarRef::new(v)),
                     None => SleepArg::Const(num),
                 };
-                CommandKind::Sleep(SleepSpec { cmd: cmd_word.clone(), arg, unit })
+                CommandKind::Sleep(SleepSpec {
+                    cmd: cmd_word.clone(),
+                    arg,
+                    unit,
+                })
             }
             Some(Meta::SetShell) => {
                 if argc < 3 {
@@ -356,9 +387,17 @@ impl Loader<'_> {
                 if argc < 2 {
                     return Err(e("missing command", None, None));
                 }
-                CommandKind::Shell { args: words[1..].iter().map(|w| w.text.clone()).collect() }
+                CommandKind::Shell {
+                    args: words[1..].iter().map(|w| w.text.clone()).collect(),
+                }
             }
-            Some(m @ (Meta::Else | Meta::EndIf | Meta::StartPipeline | Meta::EndPipeline | Meta::SyncPipeline)) => {
+            Some(
+                m @ (Meta::Else
+                | Meta::EndIf
+                | Meta::StartPipeline
+                | Meta::EndPipeline
+                | Meta::SyncPipeline),
+            ) => {
                 if argc != 1 {
                     return Err(e("unexpected argument", None, None));
                 }
@@ -374,19 +413,36 @@ impl Loader<'_> {
                 if argc > 2 {
                     return Err(e("too many arguments", None, None));
                 }
-                let kind = if m == Meta::Gset { GsetKind::Gset } else { GsetKind::Aset };
-                return Ok(Some(Parsed::Gset(kind, words.get(1).map(|w| w.text.clone()).unwrap_or_default())));
+                let kind = if m == Meta::Gset {
+                    GsetKind::Gset
+                } else {
+                    GsetKind::Aset
+                };
+                return Ok(Some(Parsed::Gset(
+                    kind,
+                    words.get(1).map(|w| w.text.clone()).unwrap_or_default(),
+                )));
             }
             _ => return Err(e("invalid command", None, None)),
         };
-        Ok(Some(Parsed::Cmd(Command { kind, line, first_line, argv, cond: None })))
+        Ok(Some(Parsed::Cmd(Command {
+            kind,
+            line,
+            first_line,
+            argv,
+            cond: None,
+        })))
     }
 }
 
 /// Load a script from its text. `source_name` is what pgbench shows in messages
 /// (the file name as given, `-` for standard input, or the builtin's description).
 pub fn load_script(source_name: &str, text: &str, weight: u32) -> Result<Script, LoadError> {
-    let ld = Loader { desc: source_name, buf: text.as_bytes(), text };
+    let ld = Loader {
+        desc: source_name,
+        buf: text.as_bytes(),
+        text,
+    };
     let _ = ld.text;
     let mut commands: Vec<Command> = Vec::new();
     let mut sc = SqlScanner::new(ld.buf);
@@ -420,20 +476,24 @@ pub fn load_script(source_name: &str, text: &str, weight: u32) -> Result<Script,
                     Some(Parsed::Cmd(c)) => commands.push(c),
                     Some(Parsed::Gset(kind, prefix)) => {
                         let line = ld.lineno(start);
-                        let gerr = |detail: Option<String>| LoadError::Syntax {
-                            source_name: source_name.to_string(),
-                            line,
-                            message: "\\gset must follow an SQL command".to_string(),
-                            detail,
-                            command: None,
-                            text: None,
-                            column: None,
+                        let gerr = |detail: Option<String>| {
+                            LoadError::Syntax(Box::new(SyntaxError {
+                                source_name: source_name.to_string(),
+                                line,
+                                message: "\\gset must follow an SQL command".to_string(),
+                                detail,
+                                command: None,
+                                text: None,
+                                column: None,
+                            }))
                         };
                         let Some(prev) = commands.last_mut() else {
                             return Err(gerr(None));
                         };
                         match &mut prev.kind {
-                            CommandKind::Sql(s) if s.gset.is_none() => s.gset = Some((kind, prefix)),
+                            CommandKind::Sql(s) if s.gset.is_none() => {
+                                s.gset = Some((kind, prefix))
+                            }
                             CommandKind::Sql(_) => return Err(gerr(None)),
                             _ => return Err(gerr(Some(prev.first_line.clone()))),
                         }
@@ -446,7 +506,11 @@ pub fn load_script(source_name: &str, text: &str, weight: u32) -> Result<Script,
         return Err(LoadError::Empty(source_name.to_string()));
     }
     check_conditionals(source_name, &mut commands)?;
-    Ok(Script { desc: source_name.to_string(), weight, commands })
+    Ok(Script {
+        desc: source_name.to_string(),
+        weight,
+        commands,
+    })
 }
 
 /// pgbench's `skip_sql_comments`: leading whitespace and whole `--` lines.
@@ -476,14 +540,14 @@ fn check_conditionals(desc: &str, cmds: &mut [Command]) -> Result<(), LoadError>
     let mut links: Vec<(usize, usize)> = Vec::new(); // (branch cmd, next branch cmd)
     let mut ends: Vec<(Vec<usize>, usize)> = Vec::new();
     let mut members: Vec<Vec<usize>> = Vec::new();
-    for i in 0..cmds.len() {
-        match cmds[i].kind {
+    for (i, cmd) in cmds.iter().enumerate() {
+        match cmd.kind {
             CommandKind::If(_) => {
                 stack.push((i, i, false));
                 members.push(vec![i]);
             }
             CommandKind::Elif(_) | CommandKind::Else => {
-                let is_else = matches!(cmds[i].kind, CommandKind::Else);
+                let is_else = matches!(cmd.kind, CommandKind::Else);
                 let what = if is_else { "\\else" } else { "\\elif" };
                 let Some(top) = stack.last_mut() else {
                     return Err(cerr(i + 1, &format!("{what} without matching \\if")));
@@ -514,7 +578,10 @@ fn check_conditionals(desc: &str, cmds: &mut [Command]) -> Result<(), LoadError>
         return Err(cerr(cmds.len() + 1, "\\if without matching \\endif"));
     }
     for (from, to) in links {
-        cmds[from].cond = Some(CondJumps { next: to, endif: to });
+        cmds[from].cond = Some(CondJumps {
+            next: to,
+            endif: to,
+        });
     }
     for (mem, endif) in ends {
         for m in mem {

@@ -85,7 +85,14 @@ impl SqlCommand {
             segs.push(Seg::Lit(lit_start, b.len()));
         }
         extended_text.push_str(&text[lit_start..]);
-        SqlCommand { text, segs, extended_text, params, gset: None, compound }
+        SqlCommand {
+            text,
+            segs,
+            extended_text,
+            params,
+            gset: None,
+            compound,
+        }
     }
 
     /// Append the simple-mode text: defined variables substituted by their string

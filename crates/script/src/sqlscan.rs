@@ -170,7 +170,12 @@ impl<'a> SqlScanner<'a> {
             emit!(p, e);
             self.pos = e;
         };
-        Chunk { text: String::from_utf8_lossy(&out).into_owned(), first, compound, stop }
+        Chunk {
+            text: String::from_utf8_lossy(&out).into_owned(),
+            first,
+            compound,
+            stop,
+        }
     }
 
     fn skip_comment(&self, p: usize) -> usize {
@@ -232,7 +237,10 @@ impl<'a> SqlScanner<'a> {
         }
         let tag = &b[p..=e];
         let body = e + 1;
-        match b[body.min(b.len())..].windows(tag.len()).position(|w| w == tag) {
+        match b[body.min(b.len())..]
+            .windows(tag.len())
+            .position(|w| w == tag)
+        {
             Some(i) => body + i + tag.len(),
             None => b.len(),
         }
@@ -244,8 +252,10 @@ impl<'a> SqlScanner<'a> {
         }
         let lower = word.to_ascii_lowercase();
         let lw = lower.as_slice();
-        if matches!(lw, b"create" | b"function" | b"procedure" | b"or" | b"replace")
-            && self.identifier_count < self.identifiers.len()
+        if matches!(
+            lw,
+            b"create" | b"function" | b"procedure" | b"or" | b"replace"
+        ) && self.identifier_count < self.identifiers.len()
         {
             self.identifiers[self.identifier_count] = lw[0];
         }

@@ -91,7 +91,11 @@ pub fn strtol(s: &[u8]) -> StrtolResult {
         i += 1;
     }
     if i == start {
-        return StrtolResult { value: 0, consumed: 0, overflow: false };
+        return StrtolResult {
+            value: 0,
+            consumed: 0,
+            overflow: false,
+        };
     }
     let value = if overflow {
         if neg { i64::MIN } else { i64::MAX }
@@ -100,7 +104,11 @@ pub fn strtol(s: &[u8]) -> StrtolResult {
     } else {
         acc as i64
     };
-    StrtolResult { value, consumed: i, overflow }
+    StrtolResult {
+        value,
+        consumed: i,
+        overflow,
+    }
 }
 
 /// C `strtoul(s, &end, 10)` with a 64-bit `unsigned long` (negation wraps).
@@ -118,7 +126,10 @@ pub fn strtoul(s: &[u8]) -> (u64, usize) {
     let mut acc: u64 = 0;
     let mut overflow = false;
     while i < s.len() && s[i].is_ascii_digit() {
-        match acc.checked_mul(10).and_then(|a| a.checked_add(u64::from(s[i] - b'0'))) {
+        match acc
+            .checked_mul(10)
+            .and_then(|a| a.checked_add(u64::from(s[i] - b'0')))
+        {
             Some(a) => acc = a,
             None => overflow = true,
         }
@@ -164,7 +175,7 @@ pub fn strtoint64(s: &str) -> Int64Parse {
 /// C cast of a double to int64 as x86-64 does it (`cvttsd2si`): truncation toward
 /// zero, and `INT64_MIN` for NaN and out-of-range values.
 pub fn c_double_to_i64(d: f64) -> i64 {
-    if d.is_nan() || d >= 9_223_372_036_854_775_808.0 || d < -9_223_372_036_854_775_808.0 {
+    if d.is_nan() || !(-9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0).contains(&d) {
         i64::MIN
     } else {
         d as i64
@@ -197,9 +208,15 @@ pub fn write_g15(out: &mut String, x: f64) {
     let sci = format!("{:.*e}", (P - 1) as usize, x);
     let (mant, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
     let exp: i32 = exp.parse().unwrap_or(0);
-    if exp < -4 || exp >= P {
+    if !(-4..P).contains(&exp) {
         let mant = strip_zeros(mant);
-        let _ = write!(out, "{}e{}{:02}", mant, if exp < 0 { '-' } else { '+' }, exp.abs());
+        let _ = write!(
+            out,
+            "{}e{}{:02}",
+            mant,
+            if exp < 0 { '-' } else { '+' },
+            exp.abs()
+        );
     } else {
         let prec = (P - 1 - exp).max(0) as usize;
         let fixed = format!("{:.*}", prec, x);
@@ -220,7 +237,11 @@ pub fn format_f(x: f64) -> String {
     if x.is_nan() {
         "NaN".to_string()
     } else if x.is_infinite() {
-        if x < 0.0 { "-Infinity".to_string() } else { "Infinity".to_string() }
+        if x < 0.0 {
+            "-Infinity".to_string()
+        } else {
+            "Infinity".to_string()
+        }
     } else {
         format!("{:.6}", x)
     }
@@ -238,7 +259,7 @@ mod tests {
         assert_eq!(format_g15(1e20), "1e+20");
         assert_eq!(format_g15(1234567.0 * 1e9), "1.234567e+15");
         assert_eq!(format_g15(100000000000000.5), "100000000000000");
-        assert_eq!(format_g15(123456789.123456789), "123456789.123457");
+        assert_eq!(format_g15(123_456_789.123_456_79), "123456789.123457");
         assert_eq!(format_g15(f64::from_bits(1)), "4.94065645841247e-324");
         assert_eq!(format_g15(3.0), "3");
         assert_eq!(format_g15(-0.0), "-0");

@@ -42,7 +42,10 @@ impl Value {
         match *self {
             Value::Int(i) => Ok(i),
             Value::Double(d) => double_to_int(d),
-            other => Err(EvalError::Coerce { from: other.type_name(), to: "int" }),
+            other => Err(EvalError::Coerce {
+                from: other.type_name(),
+                to: "int",
+            }),
         }
     }
 
@@ -51,7 +54,10 @@ impl Value {
         match *self {
             Value::Int(i) => Ok(i as f64),
             Value::Double(d) => Ok(d),
-            other => Err(EvalError::Coerce { from: other.type_name(), to: "double" }),
+            other => Err(EvalError::Coerce {
+                from: other.type_name(),
+                to: "double",
+            }),
         }
     }
 
@@ -59,7 +65,10 @@ impl Value {
     pub fn to_bool(&self) -> Result<bool, EvalError> {
         match *self {
             Value::Bool(b) => Ok(b),
-            other => Err(EvalError::Coerce { from: other.type_name(), to: "boolean" }),
+            other => Err(EvalError::Coerce {
+                from: other.type_name(),
+                to: "boolean",
+            }),
         }
     }
 

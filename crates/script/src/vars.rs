@@ -31,10 +31,10 @@ fn interner() -> &'static RwLock<Interner> {
 
 /// Intern a variable name (any text; validity is checked separately).
 pub fn intern(name: &str) -> VarId {
-    if let Ok(g) = interner().read() {
-        if let Some(&id) = g.ids.get(name) {
-            return VarId(id);
-        }
+    if let Ok(g) = interner().read()
+        && let Some(&id) = g.ids.get(name)
+    {
+        return VarId(id);
     }
     let mut g = match interner().write() {
         Ok(g) => g,
@@ -71,7 +71,10 @@ pub struct VarRef {
 impl VarRef {
     /// Resolve a name.
     pub fn new(name: &str) -> VarRef {
-        VarRef { id: intern(name), name: Arc::from(name) }
+        VarRef {
+            id: intern(name),
+            name: Arc::from(name),
+        }
     }
 }
 
@@ -80,9 +83,9 @@ pub fn valid_variable_name(name: &str) -> bool {
     let b = name.as_bytes();
     match b.first() {
         None => false,
-        Some(&c) if c >= 0x80 || c.is_ascii_alphabetic() || c == b'_' => {
-            b[1..].iter().all(|&c| c >= 0x80 || c.is_ascii_alphanumeric() || c == b'_')
-        }
+        Some(&c) if c >= 0x80 || c.is_ascii_alphabetic() || c == b'_' => b[1..]
+            .iter()
+            .all(|&c| c >= 0x80 || c.is_ascii_alphanumeric() || c == b'_'),
         Some(_) => false,
     }
 }
@@ -140,7 +143,10 @@ pub fn text_to_value(name: &str, s: &str) -> Result<Value, EvalError> {
     }
     match strtod_whole(s) {
         StrtodResult::Ok(d) => Ok(Value::Double(d)),
-        _ => Err(EvalError::MalformedVariable { name: name.to_string(), value: s.to_string() }),
+        _ => Err(EvalError::MalformedVariable {
+            name: name.to_string(),
+            value: s.to_string(),
+        }),
     }
 }
 
@@ -279,16 +285,28 @@ mod tests {
         assert_eq!(t(" 12"), Ok(Value::Int(12)));
         assert_eq!(t("0x10"), Ok(Value::Double(16.0)));
         assert!(matches!(t("o"), Err(EvalError::MalformedVariable { .. })));
-        assert!(matches!(t("1.5 "), Err(EvalError::MalformedVariable { .. })));
-        assert!(matches!(t("99999999999999999999"), Err(EvalError::BigintRange(_))));
+        assert!(matches!(
+            t("1.5 "),
+            Err(EvalError::MalformedVariable { .. })
+        ));
+        assert!(matches!(
+            t("99999999999999999999"),
+            Err(EvalError::BigintRange(_))
+        ));
         assert_eq!(t(""), Err(EvalError::Silent));
     }
 
     #[test]
     fn define_parsing() {
         assert_eq!(parse_define("a=b=c"), Ok(("a".into(), "b=c".into())));
-        assert!(matches!(parse_define("=1"), Err(VarError::InvalidDefinition(_))));
-        assert!(matches!(parse_define("x="), Err(VarError::InvalidDefinition(_))));
+        assert!(matches!(
+            parse_define("=1"),
+            Err(VarError::InvalidDefinition(_))
+        ));
+        assert!(matches!(
+            parse_define("x="),
+            Err(VarError::InvalidDefinition(_))
+        ));
         assert_eq!(
             parse_define("1x=2").unwrap_err().to_string(),
             "option: invalid variable name: \"1x\""

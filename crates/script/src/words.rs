@@ -55,6 +55,9 @@ pub fn next_word(buf: &[u8], pos: &mut usize) -> Option<Word> {
             }
         }
         *pos = next;
-        return Some(Word { text: String::from_utf8_lossy(&buf[p..end]).into_owned(), offset: p });
+        return Some(Word {
+            text: String::from_utf8_lossy(&buf[p..end]).into_owned(),
+            offset: p,
+        });
     }
 }

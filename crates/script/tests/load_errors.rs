@@ -123,7 +123,8 @@ fn run_oracle(which: Which, idx: usize, text: &str) -> testkit::Output {
     let mut cmd = pgb.command();
     cmd.current_dir(tmpdir());
     cmd.env("PGHOST", "/nonexistent-pgrush-socket-dir");
-    cmd.args(["-n", "-t", "1", "-f"]).arg(path.file_name().expect("name"));
+    cmd.args(["-n", "-t", "1", "-f"])
+        .arg(path.file_name().expect("name"));
     testkit::run(&mut cmd)
 }
 
@@ -137,11 +138,22 @@ fn load_errors_match_pgbench18() {
     for (i, text) in BAD.iter().enumerate() {
         let name = format!("bad_{i}.sql");
         let out = run_oracle(Which::Pgbench18, i, text);
-        assert_eq!(out.code, 1, "script {text:?} should fail to load: {}", out.stderr);
-        assert!(!out.stderr.contains("could not create connection"), "{text:?} loads in pgbench");
+        assert_eq!(
+            out.code, 1,
+            "script {text:?} should fail to load: {}",
+            out.stderr
+        );
+        assert!(
+            !out.stderr.contains("could not create connection"),
+            "{text:?} loads in pgbench"
+        );
         let err = load_script(&name, text, 1).expect_err(text);
         let mine = format!("error: {err}\n");
-        assert_eq!(expected_from(&out.stderr, "pgbench"), mine, "script {text:?}");
+        assert_eq!(
+            expected_from(&out.stderr, "pgbench"),
+            mine,
+            "script {text:?}"
+        );
         checked += 1;
     }
     assert!(checked >= 100);
@@ -156,7 +168,11 @@ fn load_errors_match_pgbench15_where_they_agree() {
         let name = format!("bad_{i}.sql");
         let out = run_oracle(Which::Pgbench15, i, text);
         let err = load_script(&name, text, 1).expect_err(text);
-        assert_eq!(expected_from(&out.stderr, "pgbench"), format!("error: {err}\n"), "script {text:?}");
+        assert_eq!(
+            expected_from(&out.stderr, "pgbench"),
+            format!("error: {err}\n"),
+            "script {text:?}"
+        );
     }
 }
 
@@ -186,9 +202,14 @@ fn accepted_scripts_are_accepted() {
         let mut cmd = pgb.command();
         cmd.current_dir(tmpdir());
         cmd.env("PGHOST", "/nonexistent-pgrush-socket-dir");
-        cmd.args(["-n", "-t", "1", "-f"]).arg(path.file_name().expect("name"));
+        cmd.args(["-n", "-t", "1", "-f"])
+            .arg(path.file_name().expect("name"));
         let out = testkit::run(&mut cmd);
-        assert!(out.stderr.contains("could not create connection for setup"), "{text:?}: {}", out.stderr);
+        assert!(
+            out.stderr.contains("could not create connection for setup"),
+            "{text:?}: {}",
+            out.stderr
+        );
         assert!(load_script(&name, text, 1).is_ok(), "{text:?}");
     }
 }

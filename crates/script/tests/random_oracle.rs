@@ -37,8 +37,13 @@ const RND: &str = "\\set m debug(:client_id)
 ";
 
 fn check(seed: &str, clients: usize, tx: usize, defines: &[(&str, &str)]) {
-    let mut args: Vec<String> =
-        vec!["-c".into(), clients.to_string(), "-t".into(), tx.to_string(), format!("--random-seed={seed}")];
+    let mut args: Vec<String> = vec![
+        "-c".into(),
+        clients.to_string(),
+        "-t".into(),
+        tx.to_string(),
+        format!("--random-seed={seed}"),
+    ];
     for (k, v) in defines {
         args.push("-D".into());
         args.push(format!("{k}={v}"));
@@ -73,12 +78,23 @@ fn log_scripts(dir: &std::path::Path, prefix: &str, nthreads: usize) -> Vec<Vec<
     let mut files: Vec<std::path::PathBuf> = std::fs::read_dir(dir)
         .expect("read dir")
         .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with(prefix)))
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with(prefix))
+        })
         .collect();
     files.sort_by_key(|p| {
-        let n = p.file_name().and_then(|n| n.to_str()).unwrap_or("").to_string();
+        let n = p
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("")
+            .to_string();
         // prefix.pid for thread 0, prefix.pid.tid otherwise
-        n.split('.').nth(2).and_then(|t| t.parse::<usize>().ok()).unwrap_or(0)
+        n.split('.')
+            .nth(2)
+            .and_then(|t| t.parse::<usize>().ok())
+            .unwrap_or(0)
     });
     assert_eq!(files.len(), nthreads, "{files:?}");
     files
@@ -89,7 +105,10 @@ fn log_scripts(dir: &std::path::Path, prefix: &str, nthreads: usize) -> Vec<Vec<
                 .lines()
                 .map(|l| {
                     let f: Vec<&str> = l.split(' ').collect();
-                    (f[1].parse().expect("tx no"), f[3].parse().expect("script no"))
+                    (
+                        f[1].parse().expect("tx no"),
+                        f[3].parse().expect("script no"),
+                    )
                 })
                 .collect()
         })
@@ -103,7 +122,11 @@ fn script_choice_matches_per_thread() {
     for name in ["ca.sql", "cb.sql", "cc.sql"] {
         std::fs::write(dir.join(name), "\\set x 1\n").expect("write");
     }
-    for (seed, clients, threads, tx) in [(777u64, 3usize, 2usize, 12usize), (5, 4, 3, 7), (99, 1, 1, 20)] {
+    for (seed, clients, threads, tx) in [
+        (777u64, 3usize, 2usize, 12usize),
+        (5, 4, 3, 7),
+        (99, 1, 1, 20),
+    ] {
         let prefix = format!("choice_{seed}");
         let pgb = pgrush_sandbox::oracle::require(pgrush_sandbox::oracle::Which::Pgbench18);
         let mut cmd = pgb.command();
@@ -111,9 +134,27 @@ fn script_choice_matches_per_thread() {
         for (k, v) in cluster().env() {
             cmd.env(k, v);
         }
-        cmd.args(["-n", "-t", &tx.to_string(), "-c", &clients.to_string(), "-j", &threads.to_string()]);
+        cmd.args([
+            "-n",
+            "-t",
+            &tx.to_string(),
+            "-c",
+            &clients.to_string(),
+            "-j",
+            &threads.to_string(),
+        ]);
         cmd.arg(format!("--random-seed={seed}"));
-        cmd.args(["-f", "ca.sql@2", "-f", "cb.sql@3", "-f", "cc.sql@1", "-l", "--log-prefix", &prefix]);
+        cmd.args([
+            "-f",
+            "ca.sql@2",
+            "-f",
+            "cb.sql@3",
+            "-f",
+            "cc.sql@1",
+            "-l",
+            "--log-prefix",
+            &prefix,
+        ]);
         let out = pgrush_sandbox::testkit::run(&mut cmd);
         assert_eq!(out.code, 0, "{}", out.stderr);
         let logs = log_scripts(&dir, &prefix, threads);
@@ -121,7 +162,9 @@ fn script_choice_matches_per_thread() {
         for (t, lines) in logs.iter().enumerate() {
             let mut rng = seeds.threads[t].choose;
             let want: Vec<usize> = lines.iter().map(|(_, s)| *s).collect();
-            let got: Vec<usize> = (0..want.len()).map(|_| choose_script(&mut rng, &[2, 3, 1])).collect();
+            let got: Vec<usize> = (0..want.len())
+                .map(|_| choose_script(&mut rng, &[2, 3, 1]))
+                .collect();
             assert_eq!(want, got, "seed {seed} thread {t}");
         }
     }
@@ -140,8 +183,18 @@ fn log_sampling_matches() {
         for (k, v) in cluster().env() {
             cmd.env(k, v);
         }
-        cmd.args(["-n", "-t", "40", "-f", "one.sql", "-l", "--log-prefix", &prefix]);
-        cmd.arg(format!("--random-seed={seed}")).arg(format!("--sampling-rate={rate}"));
+        cmd.args([
+            "-n",
+            "-t",
+            "40",
+            "-f",
+            "one.sql",
+            "-l",
+            "--log-prefix",
+            &prefix,
+        ]);
+        cmd.arg(format!("--random-seed={seed}"))
+            .arg(format!("--sampling-rate={rate}"));
         let out = pgrush_sandbox::testkit::run(&mut cmd);
         assert_eq!(out.code, 0, "{}", out.stderr);
         let logs = log_scripts(&dir, &prefix, 1);
@@ -157,17 +210,61 @@ fn log_sampling_matches() {
 #[test]
 fn define_typing_matches() {
     let values = [
-        "true", "y", "ye", "yes", "on", "of", "off", "o", "f", "n", "no", "false", "NULL", "null",
-        "Null", " 12", "12 ", "1.5", "1.5 ", "0x10", "inf", "-inf", "nan", "1e400", "1e-400",
-        "99999999999999999999", "-9223372036854775808", "+5", "-", "+", "  ", "abc", "1e5", ".5",
-        "5.", "TRUE", "T", "Yes", "ON", "OFF", "0", "-0", "007", "1_000", "infinity", "0x1p3",
+        "true",
+        "y",
+        "ye",
+        "yes",
+        "on",
+        "of",
+        "off",
+        "o",
+        "f",
+        "n",
+        "no",
+        "false",
+        "NULL",
+        "null",
+        "Null",
+        " 12",
+        "12 ",
+        "1.5",
+        "1.5 ",
+        "0x10",
+        "inf",
+        "-inf",
+        "nan",
+        "1e400",
+        "1e-400",
+        "99999999999999999999",
+        "-9223372036854775808",
+        "+5",
+        "-",
+        "+",
+        "  ",
+        "abc",
+        "1e5",
+        ".5",
+        "5.",
+        "TRUE",
+        "T",
+        "Yes",
+        "ON",
+        "OFF",
+        "0",
+        "-0",
+        "007",
+        "1_000",
+        "infinity",
+        "0x1p3",
     ];
     let mut text = String::from("\\set m debug(:client_id)\n");
     let mut args: Vec<String> = vec!["-c".into(), values.len().to_string()];
     let mut defines = Vec::new();
     for (k, v) in values.iter().enumerate() {
         let kw = if k == 0 { "\\if" } else { "\\elif" };
-        text.push_str(&format!("{kw} :client_id = {k}\n\\set x debug(:v{k})\n\\set y debug(:v{k} + 0)\n"));
+        text.push_str(&format!(
+            "{kw} :client_id = {k}\n\\set x debug(:v{k})\n\\set y debug(:v{k} + 0)\n"
+        ));
         args.push("-D".into());
         args.push(format!("v{k}={v}"));
     }
@@ -180,7 +277,12 @@ fn define_typing_matches() {
     let script = load_script("defines.sql", &text, 1).expect("loads");
     // the seed is irrelevant here but must be fixed for both
     let sim = flatten(simulate(&script, values.len(), 1, 0, &defines));
-    let out2 = pgbench18("defines.sql", &text, &[argv.as_slice(), &["--random-seed=0"]].concat(), true);
+    let out2 = pgbench18(
+        "defines.sql",
+        &text,
+        &[argv.as_slice(), &["--random-seed=0"]].concat(),
+        true,
+    );
     let mut want = by_client(&interesting(&out2.stderr), 1);
     let mut got = by_client(&sim, 1);
     want.sort_by_key(|(c, _)| *c);

@@ -75,14 +75,21 @@ fn my_events(text: &str, extended: bool, gset_values: &[(&str, &str)]) -> Vec<St
             }
             CommandKind::SetShell { var, .. } => {
                 ev.push(format!("executing \\{}", c.argv.join(" ")));
-                vars.put_value("setshell", &var.name, pgrush_script::Value::Int(4)).expect("put");
+                vars.put_value("setshell", &var.name, pgrush_script::Value::Int(4))
+                    .expect("put");
                 i += 1;
             }
             CommandKind::Set { var, expr } => {
                 ev.push(format!("executing \\{}", c.argv.join(" ")));
                 let mut dbg = Vec::new();
                 let v = expr
-                    .eval(&mut EvalContext { vars: &vars, rng: &mut rng, script: 0, command: i, debug_out: &mut dbg })
+                    .eval(&mut EvalContext {
+                        vars: &vars,
+                        rng: &mut rng,
+                        script: 0,
+                        command: i,
+                        debug_out: &mut dbg,
+                    })
                     .expect("eval");
                 vars.put_value("set", &var.name, v).expect("put");
                 i += 1;
@@ -119,9 +126,15 @@ fn my_events(text: &str, extended: bool, gset_values: &[(&str, &str)]) -> Vec<St
 
 fn eval_truth(e: &pgrush_script::Expr, vars: &Variables, rng: &mut Prng, i: usize) -> bool {
     let mut dbg = Vec::new();
-    e.eval(&mut EvalContext { vars, rng, script: 0, command: i, debug_out: &mut dbg })
-        .expect("eval")
-        .truth()
+    e.eval(&mut EvalContext {
+        vars,
+        rng,
+        script: 0,
+        command: i,
+        debug_out: &mut dbg,
+    })
+    .expect("eval")
+    .truth()
 }
 
 fn report_texts(stdout: &str) -> String {
@@ -135,7 +148,7 @@ fn report_texts(stdout: &str) -> String {
         if !on {
             continue;
         }
-        let numeric = l.len() >= 27 && l[..27].trim().split_whitespace().all(|w| w.parse::<f64>().is_ok());
+        let numeric = l.len() >= 27 && l[..27].split_whitespace().all(|w| w.parse::<f64>().is_ok());
         if numeric {
             out.push(l[27..].to_string());
         } else {
@@ -147,12 +160,32 @@ fn report_texts(stdout: &str) -> String {
 
 #[test]
 fn splitting_and_sent_text_match_pgbench18() {
-    let gset = [("five", "5"), ("p_a", "1"), ("b", "2"), ("c", "3"), ("q_d", "5"), ("q_e", "4")];
+    let gset = [
+        ("five", "5"),
+        ("p_a", "1"),
+        ("b", "2"),
+        ("c", "3"),
+        ("q_d", "5"),
+        ("q_e", "4"),
+    ];
     for (i, text) in SCRIPTS.iter().enumerate() {
         let script = load_script("s.sql", text, 1).expect("loads");
         for mode in ["simple", "extended"] {
             let name = format!("split_{i}.sql");
-            let out = pgbench18(&name, text, &["--debug", "-r", "-M", mode, "--random-seed=0", "-D", "default_seed=0"], true);
+            let out = pgbench18(
+                &name,
+                text,
+                &[
+                    "--debug",
+                    "-r",
+                    "-M",
+                    mode,
+                    "--random-seed=0",
+                    "-D",
+                    "default_seed=0",
+                ],
+                true,
+            );
             let want = oracle_events(&out.stderr);
             let mut got = my_events(text, mode == "extended", &gset);
             if out.code != 0 {
@@ -161,9 +194,17 @@ fn splitting_and_sent_text_match_pgbench18() {
                 got.truncate(want.len());
             }
             assert_eq!(want, got, "script {text:?} mode {mode}");
-            let firsts: Vec<String> = script.commands.iter().map(|c| c.first_line.clone()).collect();
+            let firsts: Vec<String> = script
+                .commands
+                .iter()
+                .map(|c| c.first_line.clone())
+                .collect();
             if out.code == 0 {
-                assert_eq!(report_texts(&out.stdout), firsts.join("\n"), "script {text:?}");
+                assert_eq!(
+                    report_texts(&out.stdout),
+                    firsts.join("\n"),
+                    "script {text:?}"
+                );
             }
         }
     }

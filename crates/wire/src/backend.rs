@@ -373,3 +373,37 @@ mod tests {
         assert!(frame_len(b"Z\0\0\0\x02").is_err());
     }
 }
+
+#[cfg(test)]
+mod fuzz {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn decoding_arbitrary_bytes_never_panics(tag in any::<u8>(), body in proptest::collection::vec(any::<u8>(), 0..64)) {
+            if let Ok(msg) = decode(tag, &body) {
+                match msg {
+                    BackendMessage::DataRow(r) => {
+                        prop_assert!(r.fields().count() <= r.len());
+                    }
+                    BackendMessage::RowDescription(d) => {
+                        prop_assert!(d.fields().count() <= d.len());
+                    }
+                    BackendMessage::ErrorResponse(f) | BackendMessage::NoticeResponse(f) => {
+                        let _ = f.to_db_error().libpq_message(Some("SELECT 1"));
+                    }
+                    _ => {}
+                }
+            }
+            let _ = frame_len(&body);
+        }
+
+        #[test]
+        fn caret_display_never_panics(query in "\\PC{0,80}", pos in 0u32..100) {
+            let mut out = String::new();
+            crate::position::append_error_position(&mut out, &query, pos);
+            prop_assert!(out.is_empty() || out.ends_with("^\n"));
+        }
+    }
+}

@@ -31,7 +31,16 @@ pub struct Endpoint {
 impl Endpoint {
     /// Port number (5432 when empty or invalid).
     pub fn port_number(&self) -> u16 {
-        self.port.trim().parse().unwrap_or(5432)
+        self.valid_port().unwrap_or(5432)
+    }
+
+    /// The port when it is empty (5432) or in 1..=65535.
+    pub fn valid_port(&self) -> Option<u16> {
+        let p = self.port.trim();
+        if p.is_empty() {
+            return Some(5432);
+        }
+        p.parse::<u16>().ok().filter(|n| *n > 0)
     }
 
     /// Path of the Unix socket (`<dir>/.s.PGSQL.<port>`).
@@ -143,6 +152,9 @@ pub struct ConnectConfig {
     pub options: Option<String>,
     /// `client_encoding` (already mapped from `auto`).
     pub client_encoding: Option<String>,
+    /// libpq's message for an unparsable `connect_timeout`: reported (after the
+    /// `connection to server ...` prefix) once the first attempt has a socket.
+    pub invalid_connect_timeout: Option<String>,
     /// `connect_timeout`, per host (None = wait forever).
     pub connect_timeout: Option<Duration>,
     /// TLS settings.

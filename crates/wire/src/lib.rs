@@ -1,14 +1,33 @@
-//! pgrush's PostgreSQL client (no libpq): connection parameters resolved as libpq does
-//! ([`conninfo`]), TCP/Unix sockets, TLS with rustls, trust/password/md5/SCRAM
-//! authentication, libpq's error texts, blocking helpers for setup work and a
-//! non-blocking, allocation-free message path for the benchmark engine.
+//! pgrush's PostgreSQL client, without libpq.
 //!
-//! Non-blocking use (the engine): queue messages (`queue_parse`, `queue_bind`,
-//! `queue_execute`, `queue_sync`...), `flush()` until it returns `true`, then
-//! `read_some()` when the socket is readable and `next_message()` until it
-//! returns `None`. Several queued Parse/Bind/Execute before one Sync form a
-//! pipeline; results come back in order, and after an error the server skips to
-//! the Sync (ReadyForQuery).
+//! - [`conninfo`]: connection parameters resolved exactly as libpq does (conninfo
+//!   strings and URIs, environment, service file, password file).
+//! - [`Connection::connect`] (blocking) takes the resolved [`conninfo::ConnParams`]:
+//!   host lists tried in order, TCP (IPv4/IPv6, `hostaddr`) and Unix sockets
+//!   (including `@abstract` ones), `connect_timeout` per address, TLS with rustls and
+//!   libpq's `sslmode` semantics (chain verified whenever a root file exists; host
+//!   names checked against SANs with CN fallback), client certificates, trust /
+//!   cleartext / md5 / SCRAM-SHA-256 / SCRAM-SHA-256-PLUS authentication,
+//!   `channel_binding`, `require_auth`, `target_session_attrs`, protocol 3.0 or 3.2.
+//!   A failure's `Display` is libpq's `PQerrorMessage` text without the final newline.
+//!   [`Connection::connect_config`] does the same from an explicit [`ConnectConfig`].
+//! - Blocking helpers for setup work: [`Connection::simple_query`],
+//!   [`Connection::exec_params`], [`Connection::copy_in`] ([`CopyIn`]),
+//!   [`Connection::close`]. Errors ([`Error`]) render as libpq does with
+//!   [`Error::libpq_message`] (`ERROR:  ...`, `DETAIL:`, `HINT:`, `LINE n:` + caret).
+//! - Non-blocking path for the engine, allocation-free once the buffers are warm:
+//!   queue messages ([`Connection::queue_parse`], [`Connection::queue_bind`],
+//!   [`Connection::queue_describe_portal`], [`Connection::queue_execute`],
+//!   [`Connection::queue_sync`], [`Connection::queue_query`]...), call
+//!   [`Connection::flush`] until it returns `true` (wait for POLLOUT in between),
+//!   then [`Connection::read_some`] when the socket ([`std::os::fd::AsRawFd`]) is
+//!   readable and [`Connection::next_message`] until it returns `None`. Messages
+//!   ([`BackendMessage`]) borrow the input buffer (DataRow fields are
+//!   `Option<&[u8]>`). Notices go to the notice handler (default: stderr, like
+//!   libpq), parameter reports update [`Connection::parameter`]. Several queued
+//!   Parse/Bind/Execute before one Sync form a pipeline: results come back in order,
+//!   and after an error the server skips to the Sync's ReadyForQuery.
+//! - [`CancelToken::cancel`] sends a CancelRequest on a new socket.
 
 #![deny(missing_docs)]
 

@@ -48,8 +48,12 @@ impl ConnectConfig {
     pub fn from_params(params: &ConnParams) -> Result<ConnectConfig, ConnectError> {
         let mut endpoints = Vec::with_capacity(params.hosts().len());
         for h in params.hosts() {
-            h.port_number()
-                .map_err(|e| ConnectError::new(e.to_string(), None))?;
+            // A non-integer port fails the whole connection; an out-of-range one only
+            // this host (reported when it is tried), as libpq does.
+            match h.port_number() {
+                Ok(_) | Err(conninfo::ConninfoError::InvalidPort(_)) => {}
+                Err(e) => return Err(err(e)),
+            }
             let lookup = conninfo::lookup_password(params, h);
             if let Some(w) = &lookup.warning {
                 eprintln!("{w}");
@@ -70,11 +74,11 @@ impl ConnectConfig {
                 pgpass,
             });
         }
-        let timeout = params
-            .connect_timeout()
-            .map_err(|e| ConnectError::new(e.to_string(), None))?
-            .map(|d| d.as_secs() as i64)
-            .unwrap_or(0);
+        // libpq parses connect_timeout only once the first attempt is under way.
+        let (timeout, invalid_timeout) = match params.connect_timeout() {
+            Ok(t) => (t.map(|d| d.as_secs() as i64).unwrap_or(0), None),
+            Err(e) => (0, Some(e.to_string())),
+        };
         Ok(ConnectConfig {
             endpoints,
             user: params.user().to_string(),
@@ -85,6 +89,7 @@ impl ConnectConfig {
             options: params.options().map(str::to_string),
             client_encoding: params.client_encoding().map(str::to_string),
             connect_timeout: config::connect_timeout_from_secs(timeout),
+            invalid_connect_timeout: invalid_timeout,
             tls: TlsSettings {
                 mode: ssl_mode(params.sslmode()),
                 rootcert: params.sslrootcert().map(|r| match r {

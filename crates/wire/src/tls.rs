@@ -245,7 +245,8 @@ pub(crate) fn client_config(
         let path = settings.rootcert.as_deref().filter(|p| !p.is_empty());
         let exists = path.is_some_and(|p| Path::new(p).exists());
         match (check, exists) {
-            (Check::Nothing, true) if settings.mode == SslMode::Require => check = Check::Chain,
+            // libpq verifies the chain in every mode once a root file exists.
+            (Check::Nothing, true) => check = Check::Chain,
             (Check::Chain | Check::Full, false) => {
                 return Err(TlsSetupError(match path {
                     Some(p) => format!(

@@ -171,3 +171,71 @@ fn needs_password_flag() {
     );
     assert!(connect_params("password=s3cret").is_none());
 }
+
+/// Child-process part of `pgpass_permission_warning`: connects with the file.
+fn pgpass_child(conninfo: &str) {
+    let req = pgrush_wire::conninfo::ConnectRequest {
+        dbname: Some(conninfo.to_string()),
+        ..Default::default()
+    };
+    let params = pgrush_wire::conninfo::resolve(&req).expect("resolve");
+    match pgrush_wire::Connection::connect(&params) {
+        Ok(_) => eprintln!("CHILD-CONNECTED"),
+        Err(e) => eprintln!("CHILD-FAILED: {e}"),
+    }
+}
+
+#[test]
+fn pgpass_permission_warning() {
+    use std::os::unix::fs::PermissionsExt;
+    if let Ok(ci) = std::env::var("PGRUSH_WIRE_PGPASS_CHILD") {
+        pgpass_child(&ci);
+        return;
+    }
+    let c = cluster(Auth::Scram);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("pgpass");
+    std::fs::write(&file, format!("*:{}:*:alice:s3cret\n", c.port())).expect("write");
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+    let ci = format!(
+        "{} sslmode=disable passfile={}",
+        tcp_conninfo(c, "alice", "postgres"),
+        file.display()
+    );
+    let exe = std::env::current_exe().expect("test binary");
+    let out = pgrush_sandbox::testkit::run(
+        std::process::Command::new(exe)
+            .args([
+                "--exact",
+                "pgpass_permission_warning",
+                "--nocapture",
+                "--test-threads=1",
+            ])
+            .env("PGRUSH_WIRE_PGPASS_CHILD", &ci),
+    );
+    let warning = format!(
+        "WARNING: password file \"{}\" has group or world access; permissions should be u=rw (0600) or less",
+        file.display()
+    );
+    // The insecure file is ignored, so no password is available.
+    assert!(out.stderr.contains("CHILD-FAILED: "), "{out:?}");
+    assert!(
+        out.stderr.contains("fe_sendauth: no password supplied"),
+        "{out:?}"
+    );
+    assert!(out.stderr.lines().any(|l| l == warning), "{out:?}");
+    // libpq prints the same line and ignores the file too.
+    let dir2 = tempfile::tempdir().expect("tempdir");
+    let script = dir2.path().join("one.sql");
+    std::fs::write(&script, "SELECT 1;\n").expect("script");
+    let mut cmd =
+        pgrush_sandbox::oracle::require(pgrush_sandbox::oracle::Which::Pgbench15).command();
+    cmd.args(["-n", "-t", "1", "-f"]).arg(&script).arg(&ci);
+    let libpq = pgrush_sandbox::testkit::run(&mut cmd);
+    assert_eq!(libpq.code, 1, "{libpq:?}");
+    assert!(libpq.stderr.lines().any(|l| l == warning), "{libpq:?}");
+    assert!(
+        libpq.stderr.contains("fe_sendauth: no password supplied"),
+        "{libpq:?}"
+    );
+}

@@ -236,14 +236,11 @@ fn cancel_running_query() {
         let mut conn = must_connect(&conninfo);
         let token = conn.cancel_token();
         let start = Instant::now();
-        let canceller = std::thread::spawn(move || {
-            std::thread::sleep(Duration::from_millis(300));
-            token.cancel()
-        });
+        let canceller = common::cancel_when_running(token, conn.backend_pid(), conninfo.clone());
         let e = conn
             .simple_query("SELECT pg_sleep(10)")
             .expect_err("cancelled");
-        assert!(canceller.join().map(|r| r.is_ok()).unwrap_or(false));
+        assert!(canceller.join().unwrap_or(false));
         assert!(start.elapsed() < Duration::from_secs(8));
         assert_eq!(e.code(), Some("57014"));
         assert_eq!(
@@ -528,4 +525,31 @@ fn abstract_unix_socket_and_startup_packet() {
         text,
         "user|bob|database|things|options|-c x=1|application_name|app||"
     );
+}
+
+#[test]
+fn invalid_parameters_match_libpq() {
+    let port = dead_port();
+    for tail in [
+        "port=abc",
+        "port=99999",
+        &format!("port={port} connect_timeout=abc"),
+        &format!("port={port} sslmode=bogus"),
+        &format!("port={port},{port},{port}"),
+        &format!("port={port} target_session_attrs=bogus"),
+    ] {
+        assert_same_error_as_libpq(&format!("host=127.0.0.1,127.0.0.1 user=x dbname=x {tail}"));
+    }
+    // An unparsable connect_timeout is reported once an attempt has a socket.
+    let c = cluster();
+    let dir = tempfile::tempdir().expect("tempdir");
+    assert_same_error_as_libpq(&format!(
+        "host={},{} port={} user=x dbname=x connect_timeout=abc",
+        dir.path().display(),
+        c.socket_dir().display(),
+        c.port()
+    ));
+    assert_same_error_as_libpq(&format!(
+        "host=nosuchhost.invalid port={port} user=x dbname=x connect_timeout=abc"
+    ));
 }

@@ -48,7 +48,10 @@ fn server_closes_after_startup_packet() {
     let e = check("sslmode=disable", |s| {
         read_packet(s);
     });
-    assert!(e.ends_with("before or while processing the request."), "{e}");
+    assert!(
+        e.ends_with("before or while processing the request."),
+        "{e}"
+    );
 }
 
 #[test]
@@ -57,7 +60,10 @@ fn invalid_answer_to_ssl_request() {
         read_packet(s);
         let _ = s.write_all(b"X");
     });
-    assert!(e.contains("received invalid response to SSL negotiation: X"), "{e}");
+    assert!(
+        e.contains("received invalid response to SSL negotiation: X"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -77,5 +83,8 @@ fn server_rejects_ssl_then_closes() {
         read_packet(s);
         let _ = s.write_all(b"N");
     });
-    assert!(e.ends_with("server does not support SSL, but SSL was required"), "{e}");
+    assert!(
+        e.ends_with("server does not support SSL, but SSL was required"),
+        "{e}"
+    );
 }

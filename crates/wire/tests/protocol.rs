@@ -5,7 +5,6 @@
 mod common;
 
 use std::sync::OnceLock;
-use std::time::Duration;
 
 use common::{assert_same_error_as_libpq18, must_connect, socket_conninfo, tcp_conninfo};
 use pgrush_sandbox::Cluster;
@@ -37,14 +36,11 @@ fn protocol_3_2_with_postgresql_18() {
         assert_eq!(conn.protocol_version(), 30002);
         // Cancel with the 3.2 (32-byte) key.
         let token = conn.cancel_token();
-        let t = std::thread::spawn(move || {
-            std::thread::sleep(Duration::from_millis(300));
-            token.cancel()
-        });
+        let t = common::cancel_when_running(token, conn.backend_pid(), ci.clone());
         let e = conn
             .simple_query("SELECT pg_sleep(10)")
             .expect_err("cancelled");
-        assert!(t.join().map(|r| r.is_ok()).unwrap_or(false));
+        assert!(t.join().unwrap_or(false));
         assert_eq!(e.code(), Some("57014"));
     }
 }

@@ -288,14 +288,15 @@ fn nonblocking_pipeline_over_tls() {
     assert_eq!(got.iter().filter(|m| m.starts_with("Z:")).count(), 2);
     // A cancel over TLS-connected sessions uses a plain socket.
     let token = conn.cancel_token();
-    let canceller = std::thread::spawn(move || {
-        std::thread::sleep(std::time::Duration::from_millis(300));
-        token.cancel()
-    });
+    let canceller = common::cancel_when_running(
+        token,
+        conn.backend_pid(),
+        base(c, "127.0.0.1", "alice") + " sslmode=require",
+    );
     let e = conn
         .simple_query("SELECT pg_sleep(10)")
         .expect_err("cancelled");
-    assert!(canceller.join().map(|r| r.is_ok()).unwrap_or(false));
+    assert!(canceller.join().unwrap_or(false));
     assert_eq!(e.code(), Some("57014"));
 }
 
@@ -328,4 +329,35 @@ fn protocol_versions_and_certificate_mode() {
         e.contains("connection requires a valid client certificate"),
         "{e}"
     );
+}
+
+#[test]
+fn existing_root_file_is_used_by_prefer_too() {
+    let c = tls_cluster();
+    let other_ca = ca(cn_only_cluster());
+    // The TLS attempt fails verification, the plain retry is refused by pg_hba:
+    // libpq reports both.
+    let e = assert_same_error_as_libpq(&format!(
+        "{} sslmode=prefer sslrootcert={other_ca}",
+        base(c, "127.0.0.1", "tlsonly")
+    ));
+    assert!(e.contains("SSL error: certificate verify failed\n"), "{e}");
+    // With a working plain path the retry succeeds.
+    let conn = must_connect(&format!(
+        "{} sslmode=prefer sslrootcert={other_ca}",
+        base(c, "127.0.0.1", "alice")
+    ));
+    assert!(!conn.is_tls());
+}
+
+#[test]
+fn system_roots_imply_full_verification() {
+    let c = tls_cluster();
+    let e = connect(&format!(
+        "{} sslrootcert=system",
+        base(c, "localhost", "alice")
+    ))
+    .err()
+    .unwrap_or_default();
+    assert!(e.ends_with("SSL error: certificate verify failed"), "{e}");
 }

@@ -3,13 +3,12 @@
 
 use super::diag::{Diag, cat};
 use super::numbers::{self, IntOptionError};
+use super::script_file;
 use super::table::Opt;
 use super::{parse_seed, text};
 use crate::options::{Action, Options, PartitionMethod, QueryMode, ScriptSource, ScriptSpec};
+use pgrush_report::PercentileList;
 use pgrush_script::{BuiltinError, MAX_SCRIPTS, WeightError};
-use std::ffi::OsStr;
-use std::io::Read;
-use std::os::unix::ffi::OsStrExt;
 
 /// Allowed `-I` step characters.
 pub const ALL_INIT_STEPS: &[u8] = b"dtgGvpf";
@@ -47,7 +46,14 @@ impl State {
     }
 
     /// Applies one option; `Err(status)` after printing the complaint.
-    pub fn apply(&mut self, opt: Opt, arg: &[u8], diag: &mut Diag<'_>) -> Result<(), i32> {
+    /// `value` is `None` for options without one (and for `--percentiles` alone).
+    pub fn apply(
+        &mut self,
+        opt: Opt,
+        value: Option<&[u8]>,
+        diag: &mut Diag<'_>,
+    ) -> Result<(), i32> {
+        let arg = value.unwrap_or_default();
         if is_benchmarking_option(opt) {
             self.benchmarking_option_set = true;
         }
@@ -178,6 +184,18 @@ impl State {
             Opt::ExitOnAbort => o.exit_on_abort = true,
             Opt::Debug => o.debug = true,
             Opt::ContinueOnError => o.continue_on_error = true,
+            Opt::Percentiles => {
+                o.percentiles = Some(match value {
+                    None => PercentileList::default(),
+                    Some(list) => match PercentileList::parse(&String::from_utf8_lossy(list)) {
+                        Ok(list) => list,
+                        Err(e) => return fatal(diag, e.to_string().as_bytes()),
+                    },
+                });
+            }
+            Opt::Json => o.json = Some(text(arg)),
+            Opt::Html => o.html = Some(text(arg)),
+            Opt::NoWarnings => o.no_warnings = true,
         }
         Ok(())
     }
@@ -202,7 +220,7 @@ impl State {
     fn file(&mut self, arg: &[u8], diag: &mut Diag<'_>) -> Result<(), i32> {
         let (path, weight) = script_weight(arg, diag)?;
         if path != b"-" {
-            check_readable(path, diag)?;
+            script_file::check(path, weight, diag)?;
         }
         self.add_script(ScriptSource::File(text(path)), weight, diag)
     }
@@ -280,6 +298,10 @@ fn is_benchmarking_option(opt: Opt) -> bool {
             | VerboseErrors
             | ExitOnAbort
             | ContinueOnError
+            | Percentiles
+            | Json
+            | Html
+            | NoWarnings
     )
 }
 
@@ -409,53 +431,5 @@ fn find_builtin(name: &[u8], diag: &mut Diag<'_>) -> Result<&'static pgrush_scri
             diag.raw(pgrush_script::builtin_list_text().as_bytes());
             Err(1)
         }
-    }
-}
-
-/// pgbench opens and reads `-f` files while parsing options; report the same
-/// open/read failures at the same moment (the text itself is loaded later).
-fn check_readable(path: &[u8], diag: &mut Diag<'_>) -> Result<(), i32> {
-    let os_path = OsStr::from_bytes(path);
-    let file = match std::fs::File::open(os_path) {
-        Ok(f) => f,
-        Err(e) => {
-            return fatal(
-                diag,
-                &cat(&[
-                    b"could not open file \"",
-                    path,
-                    b"\": ",
-                    strerror(&e).as_bytes(),
-                ]),
-            );
-        }
-    };
-    let is_regular = file.metadata().map(|m| m.is_file()).unwrap_or(false);
-    let is_dir = file.metadata().map(|m| m.is_dir()).unwrap_or(false);
-    // Reading a regular file has no side effects; pipes and devices are left
-    // alone so the later load still sees their data.
-    if is_dir || is_regular {
-        let mut probe = [0u8; 1];
-        if let Err(e) = (&file).read(&mut probe) {
-            return fatal(
-                diag,
-                &cat(&[
-                    b"could not read file \"",
-                    path,
-                    b"\": ",
-                    strerror(&e).as_bytes(),
-                ]),
-            );
-        }
-    }
-    Ok(())
-}
-
-/// The C library's text for an I/O error (`%m`), without Rust's suffix.
-fn strerror(e: &std::io::Error) -> String {
-    let full = e.to_string();
-    match full.find(" (os error ") {
-        Some(i) => full[..i].to_string(),
-        None => full,
     }
 }

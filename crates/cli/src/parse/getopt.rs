@@ -20,6 +20,8 @@ pub enum HasArg {
     No,
     /// The option needs a value (attached or the next argument).
     Required,
+    /// Long options only: a value only when attached with `=`.
+    Optional,
 }
 
 /// One short option character.
@@ -226,6 +228,14 @@ impl<'a, T: Copy> Getopt<'a, T> {
                 id: spec.id,
                 arg: None,
             }),
+            HasArg::Optional => {
+                self.cluster = None;
+                self.optind = idx + 1;
+                Ok(Found {
+                    id: spec.id,
+                    arg: (!rest.is_empty()).then_some(rest),
+                })
+            }
             HasArg::Required => {
                 self.cluster = None;
                 if !rest.is_empty() {
@@ -258,7 +268,7 @@ impl<'a, T: Copy> Getopt<'a, T> {
         let spec = self.lookup_long(name, text)?;
         if name_end < text.len() {
             return match spec.has_arg {
-                HasArg::Required => Ok(Found {
+                HasArg::Required | HasArg::Optional => Ok(Found {
                     id: spec.id,
                     arg: Some(&text[name_end + 1..]),
                 }),
@@ -266,7 +276,7 @@ impl<'a, T: Copy> Getopt<'a, T> {
             };
         }
         match spec.has_arg {
-            HasArg::No => Ok(Found {
+            HasArg::No | HasArg::Optional => Ok(Found {
                 id: spec.id,
                 arg: None,
             }),
@@ -361,6 +371,12 @@ mod tests {
             id: 'E',
             extension: true,
         },
+        LongOpt {
+            name: "percentiles",
+            has_arg: HasArg::Optional,
+            id: '%',
+            extension: true,
+        },
     ];
 
     type Scan = (
@@ -443,6 +459,16 @@ mod tests {
             ]
         );
         assert_eq!(opts[4], Err(GetoptError::Unrecognized(b"time=".to_vec())));
+    }
+
+    #[test]
+    fn optional_values_only_with_equals() {
+        let (opts, pos) = scan(&["--perc", "db", "--percentiles=", "--per=50,90"], false);
+        assert_eq!(
+            opts,
+            vec![ok('%', None), ok('%', Some("")), ok('%', Some("50,90"))]
+        );
+        assert_eq!(pos, vec!["db"]);
     }
 
     #[test]

@@ -96,6 +96,14 @@ pub enum Opt {
     Debug,
     /// `--continue-on-error` (PostgreSQL 19).
     ContinueOnError,
+    /// `--percentiles[=LIST]` (pgrush).
+    Percentiles,
+    /// `--json=FILE` (pgrush).
+    Json,
+    /// `--html=FILE` (pgrush).
+    Html,
+    /// `--no-warnings` (pgrush).
+    NoWarnings,
 }
 
 const fn s(ch: u8, has_arg: HasArg, id: Opt) -> ShortOpt<Opt> {
@@ -108,6 +116,16 @@ const fn l(name: &'static str, has_arg: HasArg, id: Opt) -> LongOpt<Opt> {
         has_arg,
         id,
         extension: false,
+    }
+}
+
+/// An option pgbench 18 does not have (see [`LongOpt::extension`]).
+const fn x(name: &'static str, has_arg: HasArg, id: Opt) -> LongOpt<Opt> {
+    LongOpt {
+        name,
+        has_arg,
+        id,
+        extension: true,
     }
 }
 
@@ -144,7 +162,8 @@ pub const SHORTS: &[ShortOpt<Opt>] = &[
     s(b'v', No, Opt::VacuumAll),
 ];
 
-/// pgbench 18's long options in its table order, then pgrush's extensions.
+/// pgbench 18's long options in its table order, then the extensions
+/// (PostgreSQL 19's `--continue-on-error` and pgrush's own options).
 pub const LONGS: &[LongOpt<Opt>] = &[
     l("builtin", Req, Opt::Builtin),
     l("client", Req, Opt::Client),
@@ -190,10 +209,9 @@ pub const LONGS: &[LongOpt<Opt>] = &[
     l("verbose-errors", No, Opt::VerboseErrors),
     l("exit-on-abort", No, Opt::ExitOnAbort),
     l("debug", No, Opt::Debug),
-    LongOpt {
-        name: "continue-on-error",
-        has_arg: No,
-        id: Opt::ContinueOnError,
-        extension: true,
-    },
+    x("continue-on-error", No, Opt::ContinueOnError),
+    x("percentiles", HasArg::Optional, Opt::Percentiles),
+    x("json", Req, Opt::Json),
+    x("html", Req, Opt::Html),
+    x("no-warnings", No, Opt::NoWarnings),
 ];

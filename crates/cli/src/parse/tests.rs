@@ -235,6 +235,14 @@ fn script_files() {
         fails(&["-f", "/nonexistent/a.sql"]),
         "pgrush: error: could not open file \"/nonexistent/a.sql\": No such file or directory\n"
     );
+    let empty = dir.join("empty.sql");
+    std::fs::write(&empty, "").expect("write empty script");
+    let empty_arg = empty.display().to_string();
+    // Script contents are checked while reading options, before -t/-T conflicts.
+    assert_eq!(
+        fails(&["-f", &empty_arg, "-t", "1", "-T", "1"]),
+        format!("pgrush: error: empty command list for script \"{empty_arg}\"\n")
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -443,4 +451,43 @@ fn option_values_may_start_with_a_dash() {
         "pgrush: error: invalid value \"--\" for option -t/--transactions\n"
     );
     assert_eq!(ok(&["-U", "-n"]).user.as_deref(), Some("-n"));
+}
+
+#[test]
+fn pgrush_extension_options() {
+    let o = ok(&[
+        "--percentiles",
+        "db",
+        "--json=-",
+        "--html",
+        "r.html",
+        "--no-warn",
+    ]);
+    assert_eq!(
+        o.percentiles,
+        Some(pgrush_report::PercentileList::default())
+    );
+    assert_eq!(o.dbname.as_deref(), Some("db"));
+    assert_eq!(o.json.as_deref(), Some("-"));
+    assert_eq!(o.html.as_deref(), Some("r.html"));
+    assert!(o.no_warnings);
+    let o = ok(&["--perc=99, 50"]);
+    assert_eq!(
+        o.percentiles.map(|p| p.values().to_vec()),
+        Some(vec![50.0, 99.0])
+    );
+    assert_eq!(
+        fails(&["--percentiles=abc"]),
+        "pgrush: error: invalid percentile \"abc\": must be a number greater than 0 and at most 100\n"
+    );
+    assert!(fails(&["--percentiles="]).contains("empty element"));
+    assert!(fails(&["-i", "--json=x"]).contains("initialization (-i) mode"));
+    assert_eq!(
+        fails(&["--json"]),
+        "/usr/bin/pgrush: option '--json' requires an argument\n\
+         pgrush: hint: Try \"pgrush --help\" for more information.\n"
+    );
+    // pgbench's own abbreviations keep their meaning.
+    assert!(ok(&["--no"]).no_vacuum);
+    assert_eq!(ok(&["--h", "x"]).host.as_deref(), Some("x"));
 }

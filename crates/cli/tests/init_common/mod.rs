@@ -27,7 +27,7 @@ pub fn cluster() -> &'static Cluster {
         Cluster::builder()
             .bin_dir(bin)
             .setting("log_statement", "all")
-            .setting("log_line_prefix", "[%d] ")
+            .setting("log_line_prefix", "[%d] <%p> ")
             .setting("max_wal_size", "2GB")
             .start()
             .unwrap_or_else(|e| panic!("cannot start the sandbox cluster: {e}"))
@@ -117,22 +117,37 @@ pub fn all_visible(db: &str) -> String {
         .unwrap_or_else(|e| format!("error: {e}"))
 }
 
-/// The statements the server logged for database `db`, in order (multi-line entries joined).
-pub fn logged_statements(db: &str) -> Vec<String> {
+/// The statements the server logged for database `db`, in order (multi-line entries
+/// joined), each with the backend's process id.
+pub fn logged_entries(db: &str) -> Vec<(String, String)> {
     let log = cluster().log_contents();
-    let prefix = format!("[{db}] ");
-    let mut out: Vec<String> = Vec::new();
+    let prefix = format!("[{db}] <");
+    let mut out: Vec<(String, String)> = Vec::new();
     let mut in_entry = false;
     for line in log.lines() {
         if let Some(rest) = line.strip_prefix(&prefix) {
-            out.push(rest.to_string());
+            let (pid, text) = rest.split_once("> ").unwrap_or(("", rest));
+            out.push((pid.to_string(), text.to_string()));
             in_entry = true;
         } else if line.starts_with('[') {
             in_entry = false;
         } else if in_entry && let Some(last) = out.last_mut() {
-            last.push('\n');
-            last.push_str(line);
+            last.1.push('\n');
+            last.1.push_str(line);
         }
     }
     out
+}
+
+/// The statements the server logged for database `db`, in order.
+pub fn logged_statements(db: &str) -> Vec<String> {
+    logged_entries(db).into_iter().map(|e| e.1).collect()
+}
+
+/// How many server processes ran statements in database `db`.
+pub fn backends(db: &str) -> usize {
+    let mut pids: Vec<String> = logged_entries(db).into_iter().map(|e| e.0).collect();
+    pids.sort();
+    pids.dedup();
+    pids.len()
 }

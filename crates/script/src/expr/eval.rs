@@ -195,7 +195,11 @@ fn standard(func: Func, v: &[Value], ctx: &mut EvalContext<'_>) -> Result<Value,
                 let mut ext = v[0].to_int()?;
                 for x in &v[1..] {
                     let d = x.to_int()?;
-                    ext = if func == Least { ext.min(d) } else { ext.max(d) };
+                    ext = if func == Least {
+                        ext.min(d)
+                    } else {
+                        ext.max(d)
+                    };
                 }
                 Ok(Value::Int(ext))
             }

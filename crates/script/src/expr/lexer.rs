@@ -77,7 +77,11 @@ fn is_alnum(c: u8) -> bool {
 impl<'a> ExprLexer<'a> {
     /// Start lexing at `pos`.
     pub fn new(buf: &'a [u8], pos: usize) -> Self {
-        ExprLexer { buf, pos, last_was_newline: false }
+        ExprLexer {
+            buf,
+            pos,
+            last_was_newline: false,
+        }
     }
 
     fn at(&self, i: usize) -> u8 {
@@ -147,7 +151,9 @@ impl<'a> ExprLexer<'a> {
                 e += 1;
             }
             self.pos = e;
-            return Ok(Tok::Var(String::from_utf8_lossy(&self.buf[start + 1..e]).into_owned()));
+            return Ok(Tok::Var(
+                String::from_utf8_lossy(&self.buf[start + 1..e]).into_owned(),
+            ));
         }
         if is_alpha(c) {
             let mut e = start;
@@ -223,12 +229,18 @@ impl<'a> ExprLexer<'a> {
             }
             return match crate::strconv::strtoint64(&text) {
                 crate::strconv::Int64Parse::Ok(v) => Ok(Tok::Int(v)),
-                _ => Err(LexError { message: "bigint constant overflow", more: text }),
+                _ => Err(LexError {
+                    message: "bigint constant overflow",
+                    more: text,
+                }),
             };
         }
         match crate::strconv::strtod_whole(&text) {
             crate::strconv::StrtodResult::Ok(d) => Ok(Tok::Double(d)),
-            _ => Err(LexError { message: "double constant overflow", more: text }),
+            _ => Err(LexError {
+                message: "double constant overflow",
+                more: text,
+            }),
         }
     }
 }

@@ -115,7 +115,11 @@ const FUNCTIONS: &[(&str, Func, Arity)] = &[
     ("double", Func::Double, Arity::Exact(1)),
     ("random", Func::Random, Arity::Exact(2)),
     ("random_gaussian", Func::RandomGaussian, Arity::Exact(3)),
-    ("random_exponential", Func::RandomExponential, Arity::Exact(3)),
+    (
+        "random_exponential",
+        Func::RandomExponential,
+        Arity::Exact(3),
+    ),
     ("random_zipfian", Func::RandomZipfian, Arity::Exact(3)),
     ("pow", Func::Pow, Arity::Exact(2)),
     ("power", Func::Pow, Arity::Exact(2)),

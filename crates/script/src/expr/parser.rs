@@ -53,13 +53,20 @@ struct Parser<'a> {
 
 /// Parse an expression starting at `pos` in `buf`, up to and including the newline.
 pub fn parse_expression(buf: &[u8], pos: usize) -> Result<Parsed, ExprParseError> {
-    let mut p = Parser { lex: ExprLexer::new(buf, pos), peeked: None, depth: 0 };
+    let mut p = Parser {
+        lex: ExprLexer::new(buf, pos),
+        peeked: None,
+        depth: 0,
+    };
     let r = p.parse_expr(0).and_then(|e| match p.next()? {
         Tok::Eol => Ok(e),
         _ => Err(Fail::Syntax),
     });
     match r {
-        Ok(expr) => Ok(Parsed { expr, end: p.lex.pos }),
+        Ok(expr) => Ok(Parsed {
+            expr,
+            end: p.lex.pos,
+        }),
         Err(f) => Err(p.report(f)),
     }
 }
@@ -132,7 +139,12 @@ impl Parser<'_> {
                 }
             }
         }
-        ExprParseError { message, detail, offset, end: self.lex.pos }
+        ExprParseError {
+            message,
+            detail,
+            offset,
+            end: self.lex.pos,
+        }
     }
 
     fn parse_expr(&mut self, min: u8) -> Result<Expr, Fail> {
@@ -268,10 +280,16 @@ impl Parser<'_> {
         let n = args.len();
         match arity {
             Arity::Exact(k) if k != n => {
-                return Err(Fail::Semantic("unexpected number of arguments", Some(fname.to_string())));
+                return Err(Fail::Semantic(
+                    "unexpected number of arguments",
+                    Some(fname.to_string()),
+                ));
             }
             Arity::AtLeastOne if n == 0 => {
-                return Err(Fail::Semantic("at least one argument expected", Some(fname.to_string())));
+                return Err(Fail::Semantic(
+                    "at least one argument expected",
+                    Some(fname.to_string()),
+                ));
             }
             Arity::Hash | Arity::Permute => {
                 let (lo, hi) = if arity == Arity::Hash { (1, 2) } else { (2, 3) };
@@ -323,5 +341,9 @@ impl Parser<'_> {
 
 fn is_expr(e: Expr, v: Value, negate: bool) -> Expr {
     let is = func_expr(Func::Is, vec![e, Expr::Const(v)]);
-    if negate { func_expr(Func::Not, vec![is]) } else { is }
+    if negate {
+        func_expr(Func::Not, vec![is])
+    } else {
+        is
+    }
 }

@@ -13,14 +13,14 @@ use pgrush_script::{CommandKind, EvalContext, Script, Seeds, Variables, set_auto
 
 /// The cluster shared by all tests of this binary.
 pub fn cluster() -> &'static Cluster {
-    static C: OnceLock<Cluster> = OnceLock::new();
-    C.get_or_init(|| Cluster::start().expect("start sandbox cluster"))
+    pgrush_sandbox::shared()
 }
 
 /// A temporary directory that lives as long as the test binary.
 pub fn tmpdir() -> &'static std::path::Path {
     static D: OnceLock<tempfile::TempDir> = OnceLock::new();
-    D.get_or_init(|| tempfile::tempdir().expect("tempdir")).path()
+    D.get_or_init(|| tempfile::tempdir().expect("tempdir"))
+        .path()
 }
 
 /// Write `text` to a fresh file and return its path.
@@ -72,7 +72,11 @@ pub fn by_client(lines: &[String], marker_command: usize) -> Vec<(i64, Vec<Strin
     let mut out: Vec<(i64, Vec<String>)> = Vec::new();
     for l in lines {
         if l.starts_with("debug(") && l.contains(&marker) {
-            let k: i64 = l.rsplit(' ').next().and_then(|s| s.parse().ok()).unwrap_or(-1);
+            let k: i64 = l
+                .rsplit(' ')
+                .next()
+                .and_then(|s| s.parse().ok())
+                .unwrap_or(-1);
             out.push((k, Vec::new()));
             continue;
         }
@@ -132,10 +136,20 @@ fn run_tx(
     lines: &mut Vec<String>,
 ) -> Result<(), ()> {
     let cmds = &script.commands;
-    let mut eval = |e: &pgrush_script::Expr, i: usize, name: &str, lines: &mut Vec<String>, vars: &Variables| {
+    let mut eval = |e: &pgrush_script::Expr,
+                    i: usize,
+                    name: &str,
+                    lines: &mut Vec<String>,
+                    vars: &Variables| {
         let mut dbg = Vec::new();
         let r = {
-            let mut ctx = EvalContext { vars, rng: &mut *rng, script: 0, command: i, debug_out: &mut dbg };
+            let mut ctx = EvalContext {
+                vars,
+                rng: &mut *rng,
+                script: 0,
+                command: i,
+                debug_out: &mut dbg,
+            };
             e.eval(&mut ctx)
         };
         lines.extend(dbg);
@@ -168,15 +182,11 @@ fn run_tx(
                     i += 1;
                 } else {
                     let mut j = cmd.cond.expect("jumps").next;
-                    loop {
-                        if let CommandKind::Elif(e2) = &cmds[j].kind {
-                            if eval(e2, j, "elif", lines, vars)?.truth() {
-                                break;
-                            }
-                            j = cmds[j].cond.expect("jumps").next;
-                        } else {
+                    while let CommandKind::Elif(e2) = &cmds[j].kind {
+                        if eval(e2, j, "elif", lines, vars)?.truth() {
                             break;
                         }
+                        j = cmds[j].cond.expect("jumps").next;
                     }
                     i = j + 1;
                 }

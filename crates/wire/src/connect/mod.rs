@@ -7,7 +7,7 @@ mod startup;
 
 use failure::{Failure, Next};
 pub(crate) use net::connect_unix;
-use net::{prefix, resolve};
+use net::{Addr, open_socket, prefix, resolve};
 use startup::attempt;
 
 use crate::config::{ConnectConfig, Endpoint, SslMode, TargetSessionAttrs};
@@ -111,6 +111,10 @@ impl Connection {
         rng.shuffle(&mut endpoints);
         for want in passes {
             for &ep in &endpoints {
+                if ep.valid_port().is_none() {
+                    errors.push_str(&format!("invalid port number: \"{}\"\n", ep.port));
+                    continue;
+                }
                 let mut addrs = match resolve(ep) {
                     Ok(a) => a,
                     Err(msg) => {
@@ -127,6 +131,19 @@ impl Connection {
                 };
                 'addr: for addr in &addrs {
                     let pre = prefix(ep, addr);
+                    if let Some(msg) = &cfg.invalid_connect_timeout {
+                        // A Unix socket that cannot be reached fails first, as in libpq
+                        // (whose TCP connects are always still in progress here).
+                        if let (Addr::Unix(_), Err(f)) = (addr, open_socket(addr, None, &cfg.tcp)) {
+                            errors.push_str(&pre);
+                            errors.push_str(&f.text);
+                            continue 'addr;
+                        }
+                        errors.push_str(&pre);
+                        errors.push_str(msg);
+                        errors.push('\n');
+                        return Err(ConnectError::new(errors, sqlstate));
+                    }
                     let mut try_tls = !matches!(cfg.tls.mode, SslMode::Disable | SslMode::Allow);
                     let mut retried = false;
                     loop {

@@ -19,7 +19,7 @@ pub fn connect(conninfo: &str) -> Result<Connection, String> {
         dbname: Some(with_passfile(conninfo)),
         ..Default::default()
     };
-    let params = resolve(&req).map_err(|e| format!("resolve: {e}"))?;
+    let params = resolve(&req).map_err(|e| e.to_string())?;
     Connection::connect(&params).map_err(|e| e.to_string())
 }
 
@@ -198,4 +198,34 @@ pub fn run(conn: &mut Connection, syncs: usize) -> Vec<String> {
             }
         }
     }
+}
+
+/// Cancels backend `pid`'s query once `pg_stat_activity` (read over a second
+/// connection made with `watch`) shows its `pg_sleep` running. Returns whether the
+/// cancel request was sent.
+pub fn cancel_when_running(
+    token: pgrush_wire::CancelToken,
+    pid: i32,
+    watch: String,
+) -> std::thread::JoinHandle<bool> {
+    std::thread::spawn(move || {
+        let Ok(mut w) = connect(&watch) else {
+            return false;
+        };
+        let sql = format!(
+            "SELECT count(*) FROM pg_stat_activity WHERE pid = {pid} AND state = 'active' AND query LIKE 'SELECT pg_sleep%'"
+        );
+        for _ in 0..500 {
+            let running = w
+                .simple_query(&sql)
+                .ok()
+                .and_then(|r| r.first().and_then(|r| r.get(0, 0)).map(|v| v == "1"))
+                .unwrap_or(false);
+            if running {
+                return token.cancel().is_ok();
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        false
+    })
 }

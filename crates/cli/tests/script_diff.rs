@@ -1,0 +1,290 @@
+//! Differential tests of the script language through the pgrush binary against
+//! pgbench 18: load errors (message, echoed line, caret), script/builtin options,
+//! expression results and runtime errors via `debug()`, random sequences, `-D`
+//! typing and script choice.
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use pgrush_sandbox::oracle::{self, Which};
+use pgrush_sandbox::testkit::{self, Output};
+
+fn scratch() -> PathBuf {
+    static N: AtomicUsize = AtomicUsize::new(0);
+    let p = std::env::temp_dir().join(format!(
+        "pgrush-script-diff-{}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::SeqCst)
+    ));
+    let _ = std::fs::remove_dir_all(&p);
+    std::fs::create_dir_all(&p).expect("scratch");
+    p
+}
+
+struct Run {
+    dir: PathBuf,
+}
+
+impl Drop for Run {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+impl Run {
+    fn new(files: &[(&str, &str)]) -> Run {
+        let dir = scratch();
+        for (n, t) in files {
+            std::fs::write(dir.join(n), t).expect("write");
+        }
+        Run { dir }
+    }
+
+    fn cmd(&self, pgrush: bool, server: bool) -> Command {
+        let mut c = if pgrush {
+            Command::new(env!("CARGO_BIN_EXE_pgrush"))
+        } else {
+            oracle::require(Which::Pgbench18).command()
+        };
+        c.current_dir(&self.dir);
+        c.env_remove("PGBENCH_RANDOM_SEED");
+        if server {
+            c.envs(pgrush_sandbox::shared().env());
+        } else {
+            c.env("PGHOST", "/nonexistent-pgrush-socket-dir");
+        }
+        c
+    }
+
+    /// Runs both programs with the same arguments.
+    fn both(&self, args: &[&str], server: bool) -> (Output, Output) {
+        let theirs = testkit::run(self.cmd(false, server).args(args));
+        let ours = testkit::run(self.cmd(true, server).args(args));
+        (theirs, ours)
+    }
+}
+
+/// pgbench's stderr with its program name replaced by pgrush's.
+fn as_pgrush(s: &str) -> String {
+    s.lines()
+        .map(|l| match l.strip_prefix("pgbench: ") {
+            Some(rest) => format!("pgrush: {rest}"),
+            None => l.to_string(),
+        })
+        .map(|l| l + "\n")
+        .collect()
+}
+
+fn interesting(s: &str) -> Vec<String> {
+    s.lines()
+        .filter(|l| {
+            l.starts_with("debug(")
+                || ((l.starts_with("pgrush: error: ") || l.starts_with("pgbench: error: "))
+                    && !l.contains("Run was aborted"))
+        })
+        .map(|l| l.replacen("pgbench: ", "pgrush: ", 1))
+        .collect()
+}
+
+const BAD: &[&str] = &[
+    "\\set i 1 +\n",
+    "SELECT 1;\n\\set x 1 + * 2\n",
+    "\\set x foo(1)\n",
+    "\\set x random(1)\n",
+    "\\nosuch a b\n",
+    "\\set\n",
+    "\\gset\n",
+    "\\sleep 1 2 3\n",
+    "\\sleep foo\n",
+    "\\sleep 1 xs\n",
+    "\\sleep 1.5\n",
+    "\\if 1\nSELECT 1;\n",
+    "\\if 1\n\\else\n\\else\n\\endif\n",
+    "\\if 1\n\\else\n\\elif 1\n\\endif\n",
+    "\\endif\n",
+    "\\setshell x\n",
+    "\\shell\n",
+    "\\startpipeline x\n",
+    "\\set i 100000000000000000000\n",
+    "\\set d 1.0E309\n",
+    "\\set x 1 $ 2\n",
+    "-- only a comment\n",
+    "\\set x greatest()\n",
+    "\\set x case when 1 then 2 else 3\n",
+    "SELECT 1 \\gset p_ x\n",
+    "\\set x 1\n\\gset\n",
+    "\\set y 9223372036854775808\n",
+    "\\set x 1 < 2 < 3\n",
+    "\\set x 1 + \\\n  * 2\n",
+    "\\set x 1 + * $ 2\n",
+    "\\set x hash(1,2,3)\n",
+    "\\set x permute(1)\n",
+];
+
+#[test]
+fn load_errors_match_pgbench18() {
+    for (i, text) in BAD.iter().enumerate() {
+        let name = format!("bad{i}.sql");
+        let run = Run::new(&[(&name, text)]);
+        let (theirs, ours) = run.both(&["-n", "-t", "1", "-f", &name], false);
+        assert_eq!(theirs.code, 1, "{text:?}: {}", theirs.stderr);
+        assert_eq!(ours.code, theirs.code, "{text:?}: {}", ours.stderr);
+        assert_eq!(ours.stderr, as_pgrush(&theirs.stderr), "script {text:?}");
+        assert_eq!(ours.stdout, theirs.stdout);
+    }
+}
+
+#[test]
+fn script_options_match_pgbench18() {
+    let run = Run::new(&[("a@b.sql", "SELECT 1;\n"), ("one.sql", "SELECT 1;\n")]);
+    let cases: &[&[&str]] = &[
+        &["-b", "list"],
+        &["--show-script=tpcb-like"],
+        &["--show-script=se"],
+        &["--show-script=s"],
+        &["-b", "nosuch"],
+        &["-b", "s"],
+        &["-b", "select-only@x"],
+        &["-b", "select-only@-1"],
+        &["-b", "select-only@0"],
+        &["-f", "one.sql@0"],
+        &["-f", "a@b.sql"],
+        &["-f", "missing.sql"],
+        &["-D", "foo"],
+        &["-D", "=1"],
+        &["-D", "x="],
+        &["-D", "1x=2", "-f", "one.sql"],
+        &["--random-seed=abc"],
+        &["--random-seed=5 ", "-f", "one.sql"],
+    ];
+    for args in cases {
+        let (theirs, ours) = run.both(args, false);
+        assert_eq!(ours.code, theirs.code, "{args:?}: {}", ours.stderr);
+        assert_eq!(ours.stderr, as_pgrush(&theirs.stderr), "{args:?}");
+        assert_eq!(ours.stdout, theirs.stdout, "{args:?}");
+    }
+}
+
+/// One expression per client (`\if :client_id = k`), so runtime errors abort only
+/// that client; compare every client's debug and error lines.
+fn expression_batch(exprs: &[&str]) {
+    let mut text = String::from("\\set m debug(:client_id)\n");
+    for (k, e) in exprs.iter().enumerate() {
+        let kw = if k == 0 { "\\if" } else { "\\elif" };
+        text.push_str(&format!("{kw} :client_id = {k}\n\\set x debug({e})\n"));
+    }
+    text.push_str("\\endif\n");
+    let run = Run::new(&[("e.sql", &text)]);
+    let n = exprs.len().to_string();
+    let (theirs, ours) = run.both(&["-n", "-t", "1", "-c", &n, "--random-seed=1", "-f", "e.sql"], true);
+    assert_eq!(ours.code, theirs.code, "{}", ours.stderr);
+    let group = |lines: Vec<String>| {
+        let mut out: Vec<(String, Vec<String>)> = Vec::new();
+        for l in lines {
+            if l.starts_with("debug(script=0,command=1): ") {
+                out.push((l, Vec::new()));
+            } else if let Some((_, v)) = out.last_mut() {
+                v.push(l);
+            }
+        }
+        out.sort();
+        out
+    };
+    let want = group(interesting(&theirs.stderr));
+    let got = group(interesting(&ours.stderr));
+    assert_eq!(want.len(), exprs.len(), "{}", theirs.stderr);
+    for (w, g) in want.iter().zip(got.iter()) {
+        assert_eq!(w, g);
+    }
+    assert_eq!(want.len(), got.len());
+}
+
+#[test]
+fn expressions_match_pgbench18() {
+    expression_batch(&[
+        "1 + 2 * 3", "-7 / 2", "7 % -3", "7.0 / 2", "7 % 2.5", ".5", "1/3.0", "pi()", "5 & 3 | 8 # 1",
+        "~5", "1 << 64", "-8 >> 1", "1 = 1.0", "null is null", "1 notnull", "null or true",
+        "case when 0.0 then 1 when null then 2 when 5 then 3 end", "least(3, 1.5, 2)", "sqrt(2)",
+        "int(-3.5)", "int(2.5)", "1.0 / 0", "0.0 / 0", "1234567.0 * 1000000000", "1e-5",
+        "-9223372036854775808", "hash(0)", "hash_fnv1a(0)", "permute(3, 10)", "random(1, 100)",
+        "random_exponential(1, 1000, 2.5)", "random_gaussian(1, 1000, 2.5)", "random_zipfian(1, 1000, 1.5)",
+        ":default_seed", ":random_seed", ":client_id", ":scale", "abs(true)", "greatest(,1)", "mod(7, 3)",
+        ":nosuch + 1", "1 / 0", "9223372036854775807 + 1", "random(5, 1)", "random_gaussian(1, 10, 1.5)",
+        "random_zipfian(1, 10, 1.0)", "random_exponential(1, 10, 0)", "int(1e300)", "true + 1",
+        "permute(1, 0)", "random(-9223372036854775808, 9223372036854775807)",
+        "(-9223372036854775807 - 1) / -1", "not 1", "least(1, 2.5, :nosuch2)", "true + 1.5",
+        "least(1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17)", "int(0.0/0)", "1000000 * 1000000 * 1000000 * 10",
+        "debug(debug(1) > debug(2))", "false and debug(1) = 1",
+    ]);
+}
+
+#[test]
+fn random_sequences_and_defines_match_pgbench18() {
+    let rnd = "\\set m debug(:client_id)
+\\set a random(1, 1000000)
+\\set e random_exponential(1, 1000, 2.5)
+\\set g random_gaussian(1, 1000, 2.5)
+\\set z random_zipfian(1, 1000, 1.5)
+\\set x debug(:a + :e * 1000 + :g * 1000000 + :z * 1000000000)
+\\set x debug(permute(:a, 1000000))
+\\set x debug(hash(:a))
+\\set x debug(:default_seed)
+\\set x debug(:random_seed)
+\\set x debug(:v)
+\\set x debug(:w + 0)
+";
+    let run = Run::new(&[("rnd.sql", rnd)]);
+    for (seed, clients, defines) in [
+        ("12345", "2", vec!["-D", "v=true", "-D", "w=0x10"]),
+        ("0", "3", vec!["-D", "v= 12", "-D", "w=1.5"]),
+        ("18446744073709551615", "1", vec!["-D", "v=of", "-D", "w=1e400"]),
+        ("777", "2", vec!["-D", "v=NULL", "-D", "w=7", "-D", "default_seed=5"]),
+    ] {
+        let seed_arg = format!("--random-seed={seed}");
+        let mut args = vec!["-n", "-t", "3", "-c", clients, &seed_arg, "-f", "rnd.sql"];
+        args.extend(defines.iter());
+        let (theirs, ours) = run.both(&args, true);
+        assert_eq!(ours.code, theirs.code, "{}", ours.stderr);
+        assert_eq!(interesting(&ours.stderr), interesting(&theirs.stderr), "seed {seed}");
+    }
+}
+
+#[test]
+fn script_choice_matches_pgbench18() {
+    let run = Run::new(&[("a.sql", "\\set x 1\n"), ("b.sql", "\\set x 2\n"), ("c.sql", "\\set x 3\n")]);
+    let read_logs = |prefix: &str| -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(&run.dir)
+            .expect("dir")
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with(prefix))
+            .collect();
+        names.sort_by_key(|n| n.split('.').nth(2).and_then(|t| t.parse::<u32>().ok()).unwrap_or(0));
+        names
+            .iter()
+            .map(|n| {
+                let text = std::fs::read_to_string(run.dir.join(n)).expect("log");
+                let cols: Vec<String> = text
+                    .lines()
+                    .map(|l| {
+                        let f: Vec<&str> = l.split(' ').collect();
+                        format!("{} {} {}", f[0], f[1], f[3])
+                    })
+                    .collect();
+                cols.join(",")
+            })
+            .collect()
+    };
+    for (who, pgrush) in [("theirs", false), ("ours", true)] {
+        let prefix = format!("log_{who}");
+        let out = testkit::run(run.cmd(pgrush, true).args([
+            "-n", "-t", "12", "-c", "3", "-j", "2", "--random-seed=777", "-f", "a.sql@2", "-f", "b.sql@3",
+            "-f", "c.sql@1", "-l", "--log-prefix", &prefix,
+        ]));
+        assert_eq!(out.code, 0, "{}", out.stderr);
+    }
+    let theirs = read_logs("log_theirs");
+    assert_eq!(theirs.len(), 2);
+    assert_eq!(read_logs("log_ours"), theirs);
+}

@@ -1,0 +1,129 @@
+//! Every JSON document pgrush writes validates against `schema/pgrush-run.v1.schema.json`,
+//! and reads back to the same document.
+
+mod issue8_common;
+
+use issue8_common::{Shape, context, summary};
+use pgrush_report::document::RunDocument;
+use pgrush_report::percentiles::PercentileList;
+use serde_json::Value;
+
+const SCHEMA: &str = include_str!(concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../schema/pgrush-run.v1.schema.json"
+));
+
+fn errors(instance: &Value) -> Vec<String> {
+    let schema: Value = serde_json::from_str(SCHEMA).unwrap_or(Value::Null);
+    let validator = match jsonschema::validator_for(&schema) {
+        Ok(v) => v,
+        Err(e) => panic!("the schema itself is invalid: {e}"),
+    };
+    validator
+        .iter_errors(instance)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .collect()
+}
+
+fn shapes() -> Vec<Shape> {
+    vec![
+        Shape::default(),
+        Shape {
+            scripts: 3,
+            per_command: false,
+            rate: Some(50.0),
+            ..Shape::default()
+        },
+        Shape {
+            connect_per_tx: true,
+            failures: true,
+            ..Shape::default()
+        },
+        Shape {
+            transactions: 0,
+            ..Shape::default()
+        },
+        Shape {
+            transactions: 5,
+            latency_scale: 12_345.6,
+            rate: Some(1.0),
+            ..Shape::default()
+        },
+    ]
+}
+
+#[test]
+fn documents_validate_and_round_trip() {
+    for shape in shapes() {
+        let sum = summary(&shape);
+        let doc = RunDocument::build(&sum, &context(PercentileList::default()));
+        let json = doc.to_json();
+        let value: Value = serde_json::from_str(&json).unwrap_or(Value::Null);
+        let errs = errors(&value);
+        assert!(errs.is_empty(), "{shape:?}: {errs:#?}");
+        let back = RunDocument::from_json(&json);
+        assert_eq!(back.as_ref(), Ok(&doc), "{shape:?}");
+        assert_eq!(doc.report_text, pgrush_report::text::render_report(&sum));
+    }
+}
+
+#[test]
+fn document_content() {
+    let doc = issue8_common::document(&Shape {
+        failures: true,
+        ..Shape::default()
+    });
+    let v: Value = serde_json::from_str(&doc.to_json()).unwrap_or(Value::Null);
+    assert_eq!(v["format"], "pgrush-run");
+    assert_eq!(v["format_version"], 1);
+    assert_eq!(v["start_time"], "2026-11-22T10:24:46.006Z");
+    assert_eq!(v["server"]["settings"]["shared_buffers"], "128MB");
+    assert_eq!(v["client"]["cpus"], 2);
+    assert_eq!(v["results"]["transactions"]["processed"], 900);
+    assert_eq!(v["results"]["transactions"]["serialization_failures"], 100);
+    assert_eq!(v["results"]["transactions"]["retries"], 200);
+    assert_eq!(v["results"]["tps"], 360.0);
+    assert_eq!(v["results"]["expected_transactions"], Value::Null);
+    assert_eq!(v["percentiles"], serde_json::json!([50.0, 90.0, 99.0, 99.9, 99.99]));
+    assert_eq!(v["latency"]["count"], 900);
+    assert_eq!(v["latency"]["percentiles"][0]["p"], 50.0);
+    assert!(v["latency"]["hdr_histogram"].as_str().is_some_and(|s| s.starts_with("HISTF")));
+    assert_eq!(v["scripts"][0]["commands"][1]["failures"], 100);
+    // Time series: 1 s intervals over 2.5 s, the last one half long.
+    let iv = &v["time_series"]["intervals"];
+    assert_eq!(iv.as_array().map(Vec::len), Some(3));
+    assert_eq!(iv[2]["start_s"], 2.0);
+    assert_eq!(iv[2]["duration_s"], 0.5);
+    let processed: u64 = (0..3)
+        .map(|i| iv[i]["transactions"]["processed"].as_u64().unwrap_or(0))
+        .sum();
+    assert_eq!(processed, 900);
+    assert_eq!(iv[0]["tps"].as_f64(), iv[0]["transactions"]["processed"].as_f64());
+    // The HDR histogram decodes back (successes: 1..=1000 without multiples of 10).
+    let dist = doc.latency.clone();
+    let h = dist.map(|d| d.histogram()).unwrap_or_default();
+    assert_eq!(h.len(), 900);
+    assert_eq!(pgrush_report::percentiles::value_at_percentile(&h, 50.0), Some(499));
+}
+
+#[test]
+fn schema_rejects_bad_documents() {
+    let doc = issue8_common::document(&Shape::default());
+    let good: Value = serde_json::from_str(&doc.to_json()).unwrap_or(Value::Null);
+    assert!(errors(&good).is_empty());
+    let mut bad = good.clone();
+    bad["format"] = "something".into();
+    assert!(!errors(&bad).is_empty());
+    let mut bad = good.clone();
+    bad["results"]["transactions"]["processed"] = (-1).into();
+    assert!(!errors(&bad).is_empty());
+    let mut bad = good.clone();
+    if let Some(o) = bad.as_object_mut() {
+        o.remove("time_series");
+    }
+    assert!(!errors(&bad).is_empty());
+    let mut bad = good;
+    bad["server"]["settings"]["work_mem"] = "4MB".into();
+    assert!(!errors(&bad).is_empty());
+    assert!(RunDocument::from_json("{\"format\": \"x\"}").is_err());
+}
