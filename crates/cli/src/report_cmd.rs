@@ -9,7 +9,7 @@ use pgrush_engine::messages;
 use pgrush_report::compare::{Comparison, Format};
 use pgrush_report::document::{ClientInfo, RunContext, RunDocument, ServerInfo};
 use pgrush_report::warnings::{WarningInputs, warnings};
-use pgrush_report::{PercentileList, html};
+use pgrush_report::html;
 use pgrush_stats::RunSummary;
 use pgrush_wire::Connection;
 use pgrush_wire::conninfo::ConnParams;

@@ -119,7 +119,7 @@ fn duration_progress_and_rate() {
             "--failures-detailed",
             "-S",
         ],
-        &["-n", "-t", "200", "-S", "-R", "20000", "-L", "0.1"],
+        &["-n", "-t", "200", "-S", "-R", "20000", "-L", "1"],
         &[
             "-n",
             "-T",
@@ -237,6 +237,36 @@ fn pipelines() {
         Ordered,
     );
     compare(&[pipe], &["-n", "-t", "1", "-f", "pipe.sql"], Ordered);
+    let open = ("open.sql", "\\startpipeline\nselect 1;\n");
+    compare(
+        &[open],
+        &["-n", "-t", "2", "-M", "extended", "-f", "open.sql"],
+        Ordered,
+    );
+    let nested = (
+        "nested.sql",
+        "\\startpipeline\n\\startpipeline\n\\endpipeline\n",
+    );
+    compare(
+        &[nested],
+        &["-n", "-t", "1", "-M", "extended", "-f", "nested.sql"],
+        Ordered,
+    );
+    let pgset = (
+        "pgset.sql",
+        "\\startpipeline\nselect 1 as a \\gset\n\\endpipeline\n",
+    );
+    compare(
+        &[pgset],
+        &["-n", "-t", "1", "-M", "extended", "-f", "pgset.sql"],
+        Ordered,
+    );
+    let endonly = ("end.sql", "\\endpipeline\n");
+    compare(
+        &[endonly],
+        &["-n", "-t", "1", "-M", "prepared", "-f", "end.sql"],
+        Ordered,
+    );
     compare(
         &[sync],
         &[
@@ -281,6 +311,15 @@ fn sql_errors_abort_clients() {
     );
     let notx = ("notx.sql", "begin;\nselect 1;\n");
     compare(&[notx], &["-n", "-t", "2", "-f", "notx.sql"], Ordered);
+    let metaerr = (
+        "meta.sql",
+        "\\if :client_id = 0\n\\sleep :nosuch ms\n\\elif :client_id = 1\n\\setshell v echo :nosuch\n\\else\n\\setshell v echo abc\n\\endif\n",
+    );
+    compare(
+        &[metaerr],
+        &["-n", "-t", "2", "-c", "3", "-f", "meta.sql"],
+        Unordered,
+    );
     let evalerr = ("eval.sql", "\\set x 1 / 0\n");
     compare(&[evalerr], &["-n", "-t", "2", "-f", "eval.sql"], Ordered);
 }
@@ -382,6 +421,31 @@ fn setup_errors_and_messages() {
         Ordered,
     );
     compare_in(&dir, "nosuchdb", &["-n", "-t", "1", "-S"], Ordered);
+}
+
+#[test]
+fn partitioned_accounts_are_reported() {
+    use pgrush_sandbox::oracle::{self, Which};
+    let c = bench_common::cluster();
+    c.create_database("parts").expect("create db");
+    let init = pgrush_sandbox::testkit::run(
+        oracle::require(Which::Pgbench18)
+            .command()
+            .args([
+                "-i",
+                "-s",
+                "1",
+                "-q",
+                "--partitions=3",
+                "--partition-method=hash",
+                "parts",
+            ])
+            .envs(c.env()),
+    );
+    assert_eq!(init.code, 0, "{}", init.stderr);
+    let dir = Scratch::new(&[]);
+    compare_in(&dir, "parts", &["-n", "-t", "2", "-S"], Ordered);
+    compare_in(&dir, "parts", &["-t", "2", "-N", "-M", "prepared"], Ordered);
 }
 
 #[test]

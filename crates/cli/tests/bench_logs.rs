@@ -149,6 +149,39 @@ fn sampling_prefix_and_columns() {
 }
 
 #[test]
+fn failure_words_and_retries_column() {
+    let dir = Scratch::new(&[(
+        "f.sql",
+        "DO $$ BEGIN RAISE EXCEPTION 'forced' USING ERRCODE = '40001'; END $$;\n",
+    )]);
+    for detailed in [true, false] {
+        let mut args = vec![
+            "-n",
+            "-t",
+            "3",
+            "-f",
+            "f.sql",
+            "-l",
+            "--max-tries",
+            "2",
+            "--log-prefix=fw",
+        ];
+        if detailed {
+            args.push("--failures-detailed");
+        }
+        let ours = logs(Prog::Pgrush, &dir, "fw", &args);
+        let theirs = logs(Prog::Pgbench, &dir, "fw", &args);
+        let o: Vec<Vec<String>> = ours.values().map(|t| shape(t)).collect();
+        assert_eq!(o, theirs.values().map(|t| shape(t)).collect::<Vec<_>>());
+        let word = if detailed { "serialization" } else { "failed" };
+        assert!(
+            ours.values().all(|t| t.lines().all(|l| l.contains(word))),
+            "{ours:?}"
+        );
+    }
+}
+
+#[test]
 fn aggregate_intervals() {
     let dir = Scratch::new(&[A]);
     let args = [

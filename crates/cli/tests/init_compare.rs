@@ -33,7 +33,11 @@ fn compare(args: &[&str], prepare: &str) {
             "the server log shows no load for {args:?}: {statements:?}"
         );
     }
-    assert_eq!(logged_statements(&b), statements, "statements differ for {args:?}");
+    assert_eq!(
+        logged_statements(&b),
+        statements,
+        "statements differ for {args:?}"
+    );
     assert_eq!(schema(&b), schema(&a), "schema differs for {args:?}");
     assert_eq!(contents(&b), contents(&a), "contents differ for {args:?}");
 }
@@ -46,14 +50,34 @@ fn default_steps() {
 #[test]
 fn partitions_foreign_keys_unlogged_fillfactor() {
     compare(
-        &["-i", "-s", "2", "--partitions=3", "--foreign-keys", "--unlogged-tables", "-F", "90"],
+        &[
+            "-i",
+            "-s",
+            "2",
+            "--partitions=3",
+            "--foreign-keys",
+            "--unlogged-tables",
+            "-F",
+            "90",
+        ],
         "",
     );
 }
 
 #[test]
 fn hash_partitions() {
-    compare(&["-i", "--partitions", "4", "--partition-method", "HASH", "-s", "2"], "");
+    compare(
+        &[
+            "-i",
+            "--partitions",
+            "4",
+            "--partition-method",
+            "HASH",
+            "-s",
+            "2",
+        ],
+        "",
+    );
 }
 
 #[test]
@@ -84,7 +108,10 @@ fn bigint_ids_and_tablespaces_without_data() {
 
 #[test]
 fn no_vacuum_and_repeated_steps() {
-    compare(&["-i", "-n", "-I", "dtggvp", "--partitions", "2", "-s", "2"], "");
+    compare(
+        &["-i", "-n", "-I", "dtggvp", "--partitions", "2", "-s", "2"],
+        "",
+    );
 }
 
 #[test]
@@ -141,8 +168,11 @@ fn own_tablespace() {
     let meta = std::fs::metadata(c.data_dir()).unwrap();
     use std::os::unix::fs::MetadataExt;
     std::os::unix::fs::chown(&dir, Some(meta.uid()), Some(meta.gid())).unwrap();
-    c.psql(&format!("create tablespace \"init ts\" location '{}'", dir.display()))
-        .unwrap();
+    c.psql(&format!(
+        "create tablespace \"init ts\" location '{}'",
+        dir.display()
+    ))
+    .unwrap();
     compare(
         &[
             "-i",

@@ -14,11 +14,23 @@ fn compare_parallel(args: &[&str], jobs: &str) {
     pargs.extend(["-j", jobs]);
     let got = pgrush(&pargs, &multi);
     let (single_backends, multi_backends) = (backends(&single), backends(&multi));
-    assert_eq!(want.code, 0, "single-connection load failed: {}", want.stderr);
+    assert_eq!(
+        want.code, 0,
+        "single-connection load failed: {}",
+        want.stderr
+    );
     assert_eq!(got.code, 0, "parallel load failed: {}", got.stderr);
-    assert_eq!(normalize(&got.stderr), normalize(&want.stderr), "stderr for {pargs:?}");
+    assert_eq!(
+        normalize(&got.stderr),
+        normalize(&want.stderr),
+        "stderr for {pargs:?}"
+    );
     assert_eq!(schema(&multi), schema(&single), "schema for {pargs:?}");
-    assert_eq!(contents(&multi), contents(&single), "contents for {pargs:?}");
+    assert_eq!(
+        contents(&multi),
+        contents(&single),
+        "contents for {pargs:?}"
+    );
     // The parallel load is never less all-visible than pgbench's (with range partitions
     // it is more: partitions are loaded with COPY FREEZE, which pgbench cannot use).
     if all_visible(&single) == "t" {
@@ -36,7 +48,10 @@ fn compare_parallel(args: &[&str], jobs: &str) {
 #[test]
 fn plain_table_two_jobs() {
     compare_parallel(&["-i", "-s", "3"], "2");
-    assert_eq!(all_visible(&new_db_loaded(&["-i", "-s", "2", "-j", "2"])), "t");
+    assert_eq!(
+        all_visible(&new_db_loaded(&["-i", "-s", "2", "-j", "2"])),
+        "t"
+    );
 }
 
 fn new_db_loaded(args: &[&str]) -> String {
@@ -53,12 +68,33 @@ fn range_partitions_four_jobs() {
 
 #[test]
 fn range_partitions_whole_partition_streams() {
-    compare_parallel(&["-i", "-s", "2", "--partitions=5", "--unlogged-tables", "-F", "80"], "2");
+    compare_parallel(
+        &[
+            "-i",
+            "-s",
+            "2",
+            "--partitions=5",
+            "--unlogged-tables",
+            "-F",
+            "80",
+        ],
+        "2",
+    );
 }
 
 #[test]
 fn hash_partitions_quiet() {
-    compare_parallel(&["-i", "-q", "-s", "2", "--partitions=3", "--partition-method=hash"], "3");
+    compare_parallel(
+        &[
+            "-i",
+            "-q",
+            "-s",
+            "2",
+            "--partitions=3",
+            "--partition-method=hash",
+        ],
+        "3",
+    );
 }
 
 #[test]

@@ -304,7 +304,18 @@ impl Client {
                 State::StartCommand => {
                     let script = &ctx.cfg.scripts[self.script];
                     if self.command >= script.commands.len() {
-                        self.state = State::EndTx;
+                        if matches!(self.pipeline, Pipeline::On { .. }) {
+                            messages::error(
+                                ctx.progname(),
+                                &format!(
+                                    "client {} aborted: end of script reached with pipeline open",
+                                    self.id
+                                ),
+                            );
+                            self.state = State::Aborted;
+                        } else {
+                            self.state = State::EndTx;
+                        }
                         continue;
                     }
                     if ctx.cfg.report_per_command {

@@ -506,6 +506,10 @@ pub fn run_thread(
                             &cfg.progname,
                             &format!("Run was aborted due to an error in thread {tid}"),
                         );
+                        // C's exit() flushes stdio buffers: keep what this thread logged.
+                        if let Some(log) = ctx.log.as_mut() {
+                            let _ = log.file.flush();
+                        }
                         std::process::exit(2);
                     }
                 }

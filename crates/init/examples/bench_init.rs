@@ -6,7 +6,7 @@
 //! PostgreSQL 18 build (`PGRUSH_PG_BIN` overrides).
 
 use pgrush_sandbox::Cluster;
-use pgrush_sandbox::oracle::{self, Which};
+use pgrush_sandbox::oracle;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::Instant;
@@ -84,13 +84,22 @@ fn run() -> Result<(), String> {
         builder = builder.bin_dir(bin);
     }
     let cluster = builder.start().map_err(|e| e.to_string())?;
-    cluster.create_database("bench").map_err(|e| e.to_string())?;
+    cluster
+        .create_database("bench")
+        .map_err(|e| e.to_string())?;
     let command = |program: Option<&PathBuf>| {
         let mut cmd = match program {
             Some(p) => Command::new(p),
             None => pgbench18.command(),
         };
-        for var in ["PGHOST", "PGPORT", "PGUSER", "PGDATABASE", "PGSERVICE", "PGOPTIONS"] {
+        for var in [
+            "PGHOST",
+            "PGPORT",
+            "PGUSER",
+            "PGDATABASE",
+            "PGSERVICE",
+            "PGOPTIONS",
+        ] {
             cmd.env_remove(var);
         }
         cmd.envs(cluster.env());
@@ -110,7 +119,9 @@ fn run() -> Result<(), String> {
     let (mut a, mut b) = (Vec::new(), Vec::new());
     for pair in 1..=args.pairs {
         let mut pgb = command(args.pgbench.as_ref());
-        pgb.args(["-i", "-s", &scale]).args(&args.extra).arg("bench");
+        pgb.args(["-i", "-s", &scale])
+            .args(&args.extra)
+            .arg("bench");
         let mut rush = command(Some(&args.pgrush));
         rush.args(["-i", "-s", &scale, "-j", &jobs])
             .args(&args.extra)

@@ -206,7 +206,10 @@ mod tests {
             scale: 3,
             ..InitConfig::default()
         };
-        assert_eq!((cfg.branches(), cfg.tellers(), cfg.accounts()), (3, 30, 300_000));
+        assert_eq!(
+            (cfg.branches(), cfg.tellers(), cfg.accounts()),
+            (3, 30, 300_000)
+        );
         assert!(!cfg.big_ids());
         let big = InitConfig {
             scale: 20_000,

@@ -3,7 +3,8 @@
 use crate::config::{InitConfig, NACCOUNTS, NTELLERS, Partitioning};
 
 /// The four pgbench tables in the order of pgbench's `drop`/`truncate` statements.
-pub const TABLES_SORTED: &str = "pgbench_accounts, pgbench_branches, pgbench_history, pgbench_tellers";
+pub const TABLES_SORTED: &str =
+    "pgbench_accounts, pgbench_branches, pgbench_history, pgbench_tellers";
 
 /// `d`: the drop statement.
 pub const DROP_TABLES: &str =
@@ -109,7 +110,9 @@ pub fn create_tables(cfg: &InitConfig) -> Vec<String> {
                 Some(method) if t.name == "pgbench_accounts" => {
                     sql.push_str(&format!(" partition by {method} (aid)"));
                 }
-                _ if t.fillfactor => sql.push_str(&format!(" with (fillfactor={})", cfg.fillfactor)),
+                _ if t.fillfactor => {
+                    sql.push_str(&format!(" with (fillfactor={})", cfg.fillfactor))
+                }
                 _ => {}
             }
             if let Some(ts) = &cfg.tablespace {
@@ -182,14 +185,18 @@ pub fn create_partitions(cfg: &InitConfig) -> Vec<String> {
 
 /// `p`: the primary key statements (branches, tellers, accounts).
 pub fn primary_keys(cfg: &InitConfig) -> Vec<String> {
-    ["pgbench_branches (bid)", "pgbench_tellers (tid)", "pgbench_accounts (aid)"]
-        .iter()
-        .map(|t| {
-            let (table, col) = t.split_once(' ').unwrap_or((t, ""));
-            let base = format!("alter table {table} add primary key {col}");
-            with_index_tablespace(base, cfg)
-        })
-        .collect()
+    [
+        "pgbench_branches (bid)",
+        "pgbench_tellers (tid)",
+        "pgbench_accounts (aid)",
+    ]
+    .iter()
+    .map(|t| {
+        let (table, col) = t.split_once(' ').unwrap_or((t, ""));
+        let base = format!("alter table {table} add primary key {col}");
+        with_index_tablespace(base, cfg)
+    })
+    .collect()
 }
 
 /// The primary key statement of one accounts partition (used by parallel loads).
@@ -346,7 +353,10 @@ mod tests {
             ..cfg()
         };
         assert!(primary_keys(&long).iter().all(|s| s.len() == 255));
-        assert_eq!(primary_keys(&cfg())[0], "alter table pgbench_branches add primary key (bid)");
+        assert_eq!(
+            primary_keys(&cfg())[0],
+            "alter table pgbench_branches add primary key (bid)"
+        );
     }
 
     #[test]

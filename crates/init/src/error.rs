@@ -46,10 +46,9 @@ impl InitError {
                 strip_nl(message),
                 strip_nl(sql)
             ),
-            InitError::CopyEnd(msg) => format!(
-                "{}\n{progname}: error: PQendcopy failed\n",
-                strip_nl(msg)
-            ),
+            InitError::CopyEnd(msg) => {
+                format!("{}\n{progname}: error: PQendcopy failed\n", strip_nl(msg))
+            }
             other => format!("{progname}: error: {}\n", strip_nl(&other.to_string())),
         }
     }

@@ -27,7 +27,7 @@ pub struct FakeConfig {
 }
 
 impl FakeConnector {
-    pub fn new() -> FakeConfig {
+    pub fn config() -> FakeConfig {
         FakeConfig {
             log: Mutex::default(),
             fail_on: None,
@@ -49,7 +49,6 @@ impl FakeConfig {
 }
 
 impl FakeConnector {
-
     pub fn statements(&self) -> Vec<String> {
         self.inner
             .log

@@ -81,7 +81,9 @@ where
 pub fn stream_copy_sql(table: &str, format: CopyFormat, freeze: bool) -> String {
     match (format, freeze) {
         (CopyFormat::Text, f) => ddl::copy_statement(table, f),
-        (CopyFormat::Binary { .. }, false) => format!("copy {table} from stdin with (format binary)"),
+        (CopyFormat::Binary { .. }, false) => {
+            format!("copy {table} from stdin with (format binary)")
+        }
         (CopyFormat::Binary { .. }, true) => {
             format!("copy {table} from stdin with (format binary, freeze on)")
         }
@@ -134,7 +136,8 @@ pub fn client_generate<C: Connector>(
     if one_frozen_stream(cfg) && wants_freeze(main, Table::Accounts.name())? {
         // COPY FREEZE needs the truncating transaction, so one stream loads everything;
         // that beats parallel plain COPY plus the much heavier vacuum it needs.
-        let mut progress = Progress::new(console, Table::Accounts.name(), cfg.accounts(), cfg.quiet);
+        let mut progress =
+            Progress::new(console, Table::Accounts.name(), cfg.accounts(), cfg.quiet);
         let sql = stream_copy_sql(Table::Accounts.name(), format, true);
         main.copy_in(&sql, &mut |sink| {
             send_rows(sink, Table::Accounts, 1, cfg.accounts(), format, &mut |n| {
@@ -167,11 +170,18 @@ pub fn client_generate<C: Connector>(
         }
         let sql = stream_copy_sql(&table, format, freeze);
         s.copy_in(&sql, &mut |sink| {
-            send_rows(sink, Table::Accounts, chunk.lo, chunk.hi, format, &mut |n| {
-                if let Ok(mut p) = progress.lock() {
-                    p.advance(n);
-                }
-            })
+            send_rows(
+                sink,
+                Table::Accounts,
+                chunk.lo,
+                chunk.hi,
+                format,
+                &mut |n| {
+                    if let Ok(mut p) = progress.lock() {
+                        p.advance(n);
+                    }
+                },
+            )
         })
         .map_err(copy_error)?;
         if whole {
@@ -201,7 +211,8 @@ pub fn server_generate<C: Connector>(
     exec(main, &tellers)?;
     exec(main, "commit")?;
     let chunks = plan_accounts(cfg, cfg.jobs, false);
-    let work = |s: &mut dyn Session, chunk: &Chunk| exec(s, &ddl::accounts_insert(chunk.lo, chunk.hi));
+    let work =
+        |s: &mut dyn Session, chunk: &Chunk| exec(s, &ddl::accounts_insert(chunk.lo, chunk.hi));
     run_tasks(connector, main, cfg.jobs, &chunks, &work)
 }
 

@@ -124,8 +124,7 @@ impl<'a> Progress<'a> {
         let text = bar_text(self.table, self.done, self.total, elapsed);
         let pad = self.drawn_chars.saturating_sub(text.chars().count());
         self.drawn_chars = text.chars().count();
-        self.console
-            .write(&format!("{text}{}\r", " ".repeat(pad)));
+        self.console.write(&format!("{text}{}\r", " ".repeat(pad)));
     }
 }
 
@@ -191,7 +190,10 @@ mod tests {
             .lines()
             .map(|l| l.split(" tuples").next().unwrap())
             .collect();
-        assert_eq!(firsts, ["100000 of 300000", "200000 of 300000", "300000 of 300000"]);
+        assert_eq!(
+            firsts,
+            ["100000 of 300000", "200000 of 300000", "300000 of 300000"]
+        );
         assert!(text.contains("(66%) of pgbench_accounts done"));
     }
 
@@ -231,7 +233,11 @@ mod tests {
         p.advance(500);
         p.finish();
         let text = cap.text();
-        assert!(text.starts_with("pgbench_accounts [###############---------------]  50% 500/1000 rows"));
+        assert!(
+            text.starts_with(
+                "pgbench_accounts [###############---------------]  50% 500/1000 rows"
+            )
+        );
         assert!(text.ends_with("     \r"));
         assert!(!text.contains('\n'));
         assert!(bar_text("t", 10, 20, 1.0).ends_with("10 rows/s, 1.0 s left"));

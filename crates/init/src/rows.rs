@@ -144,12 +144,17 @@ mod tests {
     #[test]
     fn binary_account_rows() {
         let mut b = Vec::new();
-        push_row(&mut b, Table::Accounts, 100001, CopyFormat::Binary { big_ids: false });
+        push_row(
+            &mut b,
+            Table::Accounts,
+            100001,
+            CopyFormat::Binary { big_ids: false },
+        );
         assert_eq!(
             b,
             [
-                0, 4, 0, 0, 0, 4, 0, 1, 0x86, 0xa1, 0, 0, 0, 4, 0, 0, 0, 2, 0, 0, 0, 4, 0, 0, 0,
-                0, 0, 0, 0, 0
+                0, 4, 0, 0, 0, 4, 0, 1, 0x86, 0xa1, 0, 0, 0, 4, 0, 0, 0, 2, 0, 0, 0, 4, 0, 0, 0, 0,
+                0, 0, 0, 0
             ]
         );
         let mut big = Vec::new();

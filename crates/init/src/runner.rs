@@ -110,7 +110,7 @@ mod tests {
 
     #[test]
     fn single_connection_sends_pgbench_statements() {
-        let fake = FakeConnector::new().build();
+        let fake = FakeConnector::config().build();
         let (con, cap) = console();
         let cfg = InitConfig {
             steps: parse_steps("dtgvpf").unwrap(),
@@ -153,7 +153,14 @@ mod tests {
         assert_eq!(lines[3], "generating data (client-side)...");
         assert!(lines[4].starts_with("100000 of 200000 tuples (50%) of pgbench_accounts done"));
         assert!(lines[5].starts_with("200000 of 200000 tuples (100%)"));
-        assert_eq!(&lines[6..9], ["vacuuming...", "creating primary keys...", "creating foreign keys..."]);
+        assert_eq!(
+            &lines[6..9],
+            [
+                "vacuuming...",
+                "creating primary keys...",
+                "creating foreign keys..."
+            ]
+        );
         assert!(lines[9].starts_with("done in "));
         assert!(lines[9].contains("(drop tables "));
         assert!(lines[9].ends_with(" s)."));
@@ -169,7 +176,7 @@ mod tests {
 
     #[test]
     fn partitioned_parent_is_copied_without_freeze_and_old_servers_never_freeze() {
-        let mut f = FakeConnector::new();
+        let mut f = FakeConnector::config();
         f.partitioned = true;
         let fake = f.build();
         let (con, _) = console();
@@ -179,17 +186,25 @@ mod tests {
             ..InitConfig::default()
         };
         run_init(&cfg, &fake, &con).unwrap();
-        assert!(fake.statements().contains(&"copy pgbench_accounts from stdin".to_string()));
-        let mut f = FakeConnector::new();
+        assert!(
+            fake.statements()
+                .contains(&"copy pgbench_accounts from stdin".to_string())
+        );
+        let mut f = FakeConnector::config();
         f.version = 130_000;
         let old = f.build();
         run_init(&cfg, &old, &con).unwrap();
-        assert!(old.statements().iter().filter(|s| s.starts_with("copy")).all(|s| !s.contains("freeze")));
+        assert!(
+            old.statements()
+                .iter()
+                .filter(|s| s.starts_with("copy"))
+                .all(|s| !s.contains("freeze"))
+        );
     }
 
     #[test]
     fn failing_statement_stops_with_query_error() {
-        let mut f = FakeConnector::new();
+        let mut f = FakeConnector::config();
         f.fail_on = Some("vacuum analyze pgbench_tellers".into());
         let fake = f.build();
         let (con, cap) = console();
@@ -201,13 +216,16 @@ mod tests {
                 sql: "vacuum analyze pgbench_tellers".into()
             }
         );
-        assert_eq!(fake.statements().last().unwrap(), "vacuum analyze pgbench_tellers");
+        assert_eq!(
+            fake.statements().last().unwrap(),
+            "vacuum analyze pgbench_tellers"
+        );
         assert!(!cap.text().contains("done in"));
     }
 
     #[test]
     fn copy_end_failure() {
-        let mut f = FakeConnector::new();
+        let mut f = FakeConnector::config();
         f.fail_copy_end = true;
         let fake = f.build();
         let (con, _) = console();
@@ -250,13 +268,16 @@ mod tests {
 
     #[test]
     fn parallel_load_has_the_same_rows() {
-        let single = FakeConnector::new().build();
+        let single = FakeConnector::config().build();
         let (con, _) = console();
         let cfg = all_steps(3);
         run_init(&cfg, &single, &con).unwrap();
-        let par = FakeConnector::new().build();
+        let par = FakeConnector::config().build();
         let (pcon, pcap) = console();
-        let pcfg = InitConfig { jobs: 4, ..all_steps(3) };
+        let pcfg = InitConfig {
+            jobs: 4,
+            ..all_steps(3)
+        };
         run_init(&pcfg, &par, &pcon).unwrap();
         let a = account_rows(&single.inner.log.lock().unwrap().copies);
         let b = account_rows(&par.inner.log.lock().unwrap().copies);
@@ -298,7 +319,7 @@ mod tests {
             partitioning: Partitioning::Range(4),
             ..InitConfig::default()
         };
-        let fake = FakeConnector::new().build();
+        let fake = FakeConnector::config().build();
         run_init(&cfg, &fake, &con).unwrap();
         let stmts = fake.statements();
         for p in 1..=4 {
@@ -311,11 +332,15 @@ mod tests {
         assert_eq!(rows.len(), 200_000);
         assert_eq!(rows[199_999], (200_000, 2));
         // A foreign key to pgbench_accounts forbids truncating one partition.
-        let mut f = FakeConnector::new();
+        let mut f = FakeConnector::config();
         f.fk_count = "1";
         let fk = f.build();
         run_init(&cfg, &fk, &con).unwrap();
-        assert!(!fk.statements().iter().any(|s| s.starts_with("truncate table pgbench_accounts_")));
+        assert!(
+            !fk.statements()
+                .iter()
+                .any(|s| s.starts_with("truncate table pgbench_accounts_"))
+        );
     }
 
     #[test]
@@ -327,15 +352,24 @@ mod tests {
             partitioning: Partitioning::Hash(3),
             ..InitConfig::default()
         };
-        let fake = FakeConnector::new().build();
+        let fake = FakeConnector::config().build();
         run_init(&cfg, &fake, &con).unwrap();
         let stmts = fake.statements();
-        let pos = |s: &str| stmts.iter().position(|x| x == s).unwrap_or_else(|| panic!("{s} missing"));
+        let pos = |s: &str| {
+            stmts
+                .iter()
+                .position(|x| x == s)
+                .unwrap_or_else(|| panic!("{s} missing"))
+        };
         let analyze = pos("analyze only pgbench_accounts");
         let parent_pk = pos("alter table pgbench_accounts add primary key (aid)");
         for p in 1..=3 {
             assert!(pos(&format!("vacuum analyze pgbench_accounts_{p}")) < analyze);
-            assert!(pos(&format!("alter table pgbench_accounts_{p} add primary key (aid)")) < parent_pk);
+            assert!(
+                pos(&format!(
+                    "alter table pgbench_accounts_{p} add primary key (aid)"
+                )) < parent_pk
+            );
         }
         assert!(analyze < pos("alter table pgbench_branches add primary key (bid)"));
         assert!(!stmts.contains(&"vacuum analyze pgbench_accounts".to_string()));
@@ -350,7 +384,7 @@ mod tests {
             jobs: 2,
             ..InitConfig::default()
         };
-        let fake = FakeConnector::new().build();
+        let fake = FakeConnector::config().build();
         run_init(&cfg, &fake, &con).unwrap();
         let stmts = fake.statements();
         assert!(stmts.contains(&ddl::accounts_insert(1, 150_000)));

@@ -146,19 +146,24 @@ mod tests {
         };
         let chunks = plan_accounts(&cfg, 2, true);
         assert_eq!(chunks.len(), 3);
-        assert!(chunks
-            .iter()
-            .all(|c| matches!(c.target, Target::Partition { whole: true, .. })));
+        assert!(
+            chunks
+                .iter()
+                .all(|c| matches!(c.target, Target::Partition { whole: true, .. }))
+        );
         covers(&chunks, 200_000);
         let many = plan_accounts(&cfg, 4, true);
         assert_eq!(many.len(), 6);
-        assert!(many
-            .iter()
-            .all(|c| matches!(c.target, Target::Partition { whole: false, .. })));
+        assert!(
+            many.iter()
+                .all(|c| matches!(c.target, Target::Partition { whole: false, .. }))
+        );
         covers(&many, 200_000);
-        assert!(plan_accounts(&cfg, 2, false)
-            .iter()
-            .all(|c| matches!(c.target, Target::Partition { whole: false, .. })));
+        assert!(
+            plan_accounts(&cfg, 2, false)
+                .iter()
+                .all(|c| matches!(c.target, Target::Partition { whole: false, .. }))
+        );
     }
 
     #[test]

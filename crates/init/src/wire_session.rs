@@ -20,12 +20,16 @@ impl CopySink for CopyIn<'_> {
 
 impl Session for Connection {
     fn execute(&mut self, sql: &str) -> Result<(), DbFailure> {
-        self.simple_query(sql).map(|_| ()).map_err(|e| failure(&e, sql))
+        self.simple_query(sql)
+            .map(|_| ())
+            .map_err(|e| failure(&e, sql))
     }
 
     fn query_value(&mut self, sql: &str, params: &[&str]) -> Result<Option<String>, DbFailure> {
         let params: Vec<Option<&str>> = params.iter().map(|p| Some(*p)).collect();
-        let result = self.exec_params(sql, &params).map_err(|e| failure(&e, sql))?;
+        let result = self
+            .exec_params(sql, &params)
+            .map_err(|e| failure(&e, sql))?;
         Ok(result.get(0, 0).map(str::to_string))
     }
 

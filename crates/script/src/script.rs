@@ -24,13 +24,19 @@ pub struct Script {
 }
 
 /// Jump targets of a conditional command (indexes into `Script::commands`).
+///
+/// Execution as pgbench does it (checked against its `--debug` trace):
+/// * `\if` true: continue with the next command. `\if` false: go to `next`; if it
+///   is an `\elif`, evaluate it (true: continue after it, false: follow its
+///   `next`); an `\else` or `\endif` target is not executed: continue after it.
+/// * An `\elif` or `\else` reached in sequence (its block already ran a branch):
+///   continue after `endif` (the `\endif` itself is not executed).
+/// * `\endif` reached in sequence: continue with the next command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CondJumps {
-    /// For `\if`/`\elif`/`\else`: the next `\elif`, `\else` or `\endif` of the same
-    /// block (for `\else`, the `\endif`). When the condition is false, go there.
+    /// The next `\elif`, `\else` or `\endif` of the same block.
     pub next: usize,
-    /// The block's `\endif`. When `\elif`/`\else` is reached after a taken branch,
-    /// continue after it.
+    /// The block's `\endif`.
     pub endif: usize,
 }
 

@@ -5,6 +5,7 @@
 mod common;
 
 use common::*;
+use pgrush_sandbox::oracle::Which;
 use pgrush_script::load_script;
 
 /// Hand-written expressions (Appendix B of the behaviour notes and more).
@@ -364,7 +365,7 @@ fn all_exprs() -> Vec<String> {
     v
 }
 
-fn check_batch(idx: usize, exprs: &[String]) {
+fn check_batch(which: Which, idx: usize, exprs: &[String]) {
     let mut text = String::from("\\set m debug(:client_id)\n");
     for (k, e) in exprs.iter().enumerate() {
         let kw = if k == 0 { "\\if" } else { "\\elif" };
@@ -373,7 +374,7 @@ fn check_batch(idx: usize, exprs: &[String]) {
     text.push_str("\\endif\n");
     let name = format!("expr_{idx}.sql");
     let n = exprs.len().to_string();
-    let out = pgbench18(&name, &text, &["-c", &n, "--random-seed=1"], true);
+    let out = pgbench(which, &name, &text, &["-c", &n, "--random-seed=1"], true);
     let script = load_script(&name, &text, 1).expect("batch loads");
     let sim = flatten(simulate(&script, exprs.len(), 1, 1, &[]));
     let mut want = by_client(&interesting(&out.stderr), 1);
@@ -397,12 +398,12 @@ fn evaluates_ok(e: &str) -> bool {
 
 /// Expressions expected to succeed run one after another in a single client; a
 /// divergence (including an unexpected error in pgbench) shows as a line mismatch.
-fn check_sequential(exprs: &[String]) {
+fn check_sequential(which: Which, exprs: &[String]) {
     let mut text = String::from("\\set m debug(:client_id)\n");
     for e in exprs {
         text.push_str(&format!("\\set x debug({e})\n"));
     }
-    let out = pgbench18("expr_seq.sql", &text, &["--random-seed=1"], true);
+    let out = pgbench(which, "expr_seq.sql", &text, &["--random-seed=1"], true);
     let script = load_script("expr_seq.sql", &text, 1).expect("loads");
     let want = interesting(&out.stderr);
     let got = flatten(simulate(&script, 1, 1, 1, &[]));
@@ -423,8 +424,19 @@ fn expressions_match_pgbench18() {
     assert!(exprs.len() >= 300, "{}", exprs.len());
     let (ok, failing): (Vec<String>, Vec<String>) = exprs.into_iter().partition(|e| evaluates_ok(e));
     assert!(ok.len() > 300 && failing.len() > 100, "{} {}", ok.len(), failing.len());
-    check_sequential(&ok);
-    for (i, chunk) in failing.chunks(150).enumerate() {
-        check_batch(i, chunk);
+    check_sequential(Which::Pgbench18, &ok);
+    for (i, chunk) in failing.chunks(60).enumerate() {
+        check_batch(Which::Pgbench18, i, chunk);
+    }
+}
+
+/// pgbench 15 evaluates expressions identically.
+#[test]
+fn expressions_match_pgbench15() {
+    let exprs = all_exprs();
+    let (ok, failing): (Vec<String>, Vec<String>) = exprs.into_iter().partition(|e| evaluates_ok(e));
+    check_sequential(Which::Pgbench15, &ok);
+    for (i, chunk) in failing.chunks(60).enumerate() {
+        check_batch(Which::Pgbench15, i + 100, chunk);
     }
 }

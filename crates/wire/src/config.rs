@@ -116,6 +116,10 @@ pub struct TlsSettings {
     pub max_tls12: bool,
     /// `ssl_min_protocol_version=TLSv1.3`: only TLS 1.3.
     pub min_tls13: bool,
+    /// `sslnegotiation=direct`: start TLS without an SSLRequest (ALPN `postgresql`).
+    pub direct: bool,
+    /// `sslkeylogfile`: append the session secrets in NSS key log format.
+    pub keylog_file: Option<PathBuf>,
 }
 
 /// TCP socket options (`keepalives*`, `tcp_user_timeout`).

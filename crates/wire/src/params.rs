@@ -104,6 +104,8 @@ impl ConnectConfig {
                     .ssl_max_protocol_version()
                     .is_some_and(|v| v < conninfo::TlsVersion::Tls1_3),
                 min_tls13: params.ssl_min_protocol_version() == Some(conninfo::TlsVersion::Tls1_3),
+                direct: params.sslnegotiation() == conninfo::SslNegotiation::Direct,
+                keylog_file: params.sslkeylogfile().map(std::path::PathBuf::from),
             },
             tcp: TcpSettings {
                 keepalives_off: !params.keepalives().map_err(err)?,

@@ -199,6 +199,42 @@ pub(crate) fn check_host_name(der: &[u8], host: &str) -> Result<(), String> {
     }
 }
 
+/// `sslkeylogfile`: NSS key log lines appended to a file created with mode 0600.
+#[derive(Debug)]
+struct KeyLogFile(std::path::PathBuf);
+
+impl rustls::KeyLog for KeyLogFile {
+    fn log(&self, label: &str, client_random: &[u8], secret: &[u8]) {
+        use std::fmt::Write as _;
+        use std::io::Write as _;
+        use std::os::unix::fs::OpenOptionsExt;
+        let mut line = format!("{label} ");
+        for b in client_random {
+            let _ = write!(line, "{b:02x}");
+        }
+        line.push(' ');
+        for b in secret {
+            let _ = write!(line, "{b:02x}");
+        }
+        line.push('\n');
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .mode(0o600)
+            .open(&self.0);
+        match file {
+            Ok(mut f) => {
+                let _ = f.write_all(line.as_bytes());
+            }
+            Err(e) => eprintln!(
+                "WARNING: could not open SSL key logging file \"{}\": {}",
+                self.0.display(),
+                crate::error::strerror(&e)
+            ),
+        }
+    }
+}
+
 /// A TLS configuration failure (already in libpq's wording).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct TlsSetupError(pub String);
@@ -311,6 +347,9 @@ pub(crate) fn client_config(
     };
     config.enable_sni = settings.sni;
     config.alpn_protocols = vec![b"postgresql".to_vec()];
+    if let Some(path) = &settings.keylog_file {
+        config.key_log = Arc::new(KeyLogFile(path.clone()));
+    }
     Ok(Arc::new(config))
 }
 

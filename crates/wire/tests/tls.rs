@@ -17,6 +17,7 @@ fn tls_cluster() -> &'static Cluster {
         Cluster::builder()
             .auth(Auth::Scram)
             .tls(true)
+            .listen_ipv6(true)
             .user("alice", "s3cret")
             .user("certuser", "unused")
             .user("tlsonly", "s3cret")
@@ -85,7 +86,7 @@ fn sslmodes_choose_tls_or_plain() {
 fn verify_ca_and_verify_full() {
     let c = tls_cluster();
     let ca = ca(c);
-    for host in ["127.0.0.1", "localhost"] {
+    for host in ["127.0.0.1", "localhost", "::1"] {
         for mode in ["verify-ca", "verify-full"] {
             let mut conn = must_connect(&format!(
                 "{} sslmode={mode} sslrootcert={ca}",
@@ -360,4 +361,23 @@ fn system_roots_imply_full_verification() {
     .err()
     .unwrap_or_default();
     assert!(e.ends_with("SSL error: certificate verify failed"), "{e}");
+}
+
+#[test]
+fn key_log_file() {
+    let c = tls_cluster();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let log = dir.path().join("keys.log");
+    let mut conn = must_connect(&format!(
+        "{} sslmode=require sslkeylogfile={}",
+        base(c, "127.0.0.1", "alice"),
+        log.display()
+    ));
+    assert!(server_sees_ssl(&mut conn));
+    let text = std::fs::read_to_string(&log).expect("key log written");
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("CLIENT_TRAFFIC_SECRET_0 ") && l.split(' ').count() == 3),
+        "{text}"
+    );
 }

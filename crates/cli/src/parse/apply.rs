@@ -267,6 +267,9 @@ impl State {
 }
 
 /// Options that make pgbench refuse `-i`.
+///
+/// `-j` is not among them: pgrush loads data with `-j` parallel connections
+/// (pgbench rejects `-i -j N`).
 fn is_benchmarking_option(opt: Opt) -> bool {
     use Opt::*;
     matches!(
@@ -276,7 +279,6 @@ fn is_benchmarking_option(opt: Opt) -> bool {
             | Connect
             | Define
             | File
-            | Jobs
             | Log
             | LatencyLimit
             | Protocol

@@ -307,6 +307,10 @@ fn init_mode() {
         fails(&["-i", "--partition-method=hash"]),
         "pgrush: error: --partition-method requires greater than zero --partitions\n"
     );
+    // pgrush loads in parallel: `-j` is accepted with `-i` (pgbench refuses it).
+    let init = ok(&["-i", "-j", "4", "-s", "2"]);
+    assert_eq!(init.action, Action::Init);
+    assert_eq!(init.jobs, 4);
     // Weight zero is not checked in init mode: the mode conflict is reported instead.
     assert!(fails(&["-i", "-b", "se@0"]).contains("initialization (-i) mode"));
 }

@@ -46,8 +46,16 @@ pub fn new_db(tag: &str) -> String {
 
 fn with_env(mut cmd: Command) -> Command {
     for var in [
-        "PGHOST", "PGPORT", "PGUSER", "PGDATABASE", "PGPASSWORD", "PGSERVICE", "PGOPTIONS",
-        "PGAPPNAME", "PGCONNECT_TIMEOUT", "PGSSLMODE",
+        "PGHOST",
+        "PGPORT",
+        "PGUSER",
+        "PGDATABASE",
+        "PGPASSWORD",
+        "PGSERVICE",
+        "PGOPTIONS",
+        "PGAPPNAME",
+        "PGCONNECT_TIMEOUT",
+        "PGSSLMODE",
     ] {
         cmd.env_remove(var);
     }

@@ -29,6 +29,10 @@ pub struct Parsed {
     pub end: usize,
 }
 
+/// Bound on expression nesting (tree depth stays below twice this), so that
+/// parsing, evaluation and drop never exhaust a thread's stack.
+const MAX_DEPTH: usize = 256;
+
 const PREC_OR: u8 = 1;
 const PREC_AND: u8 = 2;
 const PREC_NOT: u8 = 3;
@@ -149,8 +153,9 @@ impl Parser<'_> {
 
     fn parse_expr(&mut self, min: u8) -> Result<Expr, Fail> {
         self.depth += 1;
-        if self.depth > 2000 {
-            // Guard against stack exhaustion; bison would fail with "memory exhausted".
+        if self.depth > MAX_DEPTH {
+            // Guard against stack exhaustion (bison reports "memory exhausted" when its
+            // own stack overflows; pgbench would exhaust the C stack at evaluation).
             return Err(Fail::Semantic("memory exhausted", None));
         }
         let r = self.parse_expr_inner(min);
@@ -160,7 +165,12 @@ impl Parser<'_> {
 
     fn parse_expr_inner(&mut self, min: u8) -> Result<Expr, Fail> {
         let mut lhs = self.parse_prefix()?;
+        let mut chain = 0usize;
         loop {
+            chain += 1;
+            if self.depth + chain > MAX_DEPTH {
+                return Err(Fail::Semantic("memory exhausted", None));
+            }
             let t = self.peek()?.clone();
             match t {
                 Tok::IsNull | Tok::NotNull | Tok::Is => {
@@ -345,5 +355,23 @@ fn is_expr(e: Expr, v: Value, negate: bool) -> Expr {
         func_expr(Func::Not, vec![is])
     } else {
         is
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn deep_nesting_is_an_error_not_a_crash() {
+        let deep = format!("{}1{}\n", "(".repeat(5000), ")".repeat(5000));
+        let e = parse_expression(deep.as_bytes(), 0).unwrap_err();
+        assert_eq!(e.message, "memory exhausted");
+        let chain = format!("1{}\n", "+1".repeat(100_000));
+        assert!(parse_expression(chain.as_bytes(), 0).is_err());
+        let ok = format!("1{}\n", "+1".repeat(200));
+        assert!(parse_expression(ok.as_bytes(), 0).is_ok());
+        let unary = format!("{}1\n", "-".repeat(100_000));
+        assert!(parse_expression(unary.as_bytes(), 0).is_err());
     }
 }

@@ -33,8 +33,13 @@ pub fn write_script(name: &str, text: &str) -> PathBuf {
 /// Run pgbench 18 on `script` (file name `name`) with `args`; when `server` is false
 /// it points at a socket directory that does not exist (enough for load errors).
 pub fn pgbench18(name: &str, script: &str, args: &[&str], server: bool) -> Output {
+    pgbench(Which::Pgbench18, name, script, args, server)
+}
+
+/// Like [`pgbench18`] with a chosen oracle.
+pub fn pgbench(which: Which, name: &str, script: &str, args: &[&str], server: bool) -> Output {
     let path = write_script(name, script);
-    let pgb = oracle::require(Which::Pgbench18);
+    let pgb = oracle::require(which);
     let mut cmd = pgb.command();
     cmd.current_dir(tmpdir());
     cmd.env_remove("PGBENCH_RANDOM_SEED");

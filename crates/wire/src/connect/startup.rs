@@ -84,7 +84,8 @@ pub(crate) fn attempt(
     let mut transport = Transport::new(sock);
     let mut end_point = None;
     if try_tls && matches!(addr, Addr::Tcp(_)) {
-        let agreed = negotiate_ssl(&mut transport.sock, deadline)?;
+        // sslnegotiation=direct: TLS right away, no SSLRequest (PostgreSQL 17+).
+        let agreed = cfg.tls.direct || negotiate_ssl(&mut transport.sock, deadline)?;
         if agreed {
             let config = tls::client_config(&cfg.tls, &ep.host)
                 .map_err(|e| Failure::new(e.0, Next::Stop))?;
@@ -113,6 +114,18 @@ pub(crate) fn attempt(
                     None => format!("SSL SYSCALL error: {}", strerror(&e)),
                 };
                 return Err(Failure::new(text, retry));
+            }
+            if cfg.tls.direct
+                && transport
+                    .tls
+                    .as_ref()
+                    .and_then(|t| t.alpn_protocol())
+                    .is_none_or(|p| p != b"postgresql")
+            {
+                return Err(Failure::new(
+                    "direct SSL connection was established without ALPN protocol negotiation extension",
+                    Next::Stop,
+                ));
             }
             end_point = transport
                 .tls

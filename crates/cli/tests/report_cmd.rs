@@ -1,0 +1,153 @@
+//! `pgrush report`: rendering a saved run as HTML and comparing saved runs (no server).
+
+use pgrush_report::document::{ClientInfo, RunContext, RunDocument};
+use pgrush_report::percentiles::PercentileList;
+use pgrush_stats::{
+    QueryMode, RunConfig, RunLimit, RunSummary, ScriptInfo, ThreadStats, TxOutcome, TxRecord,
+};
+use std::path::Path;
+use std::process::Command;
+
+fn run_doc(latency_scale: f64, clients: u32) -> RunDocument {
+    let config = RunConfig {
+        scale: 10,
+        partitioning: None,
+        query_mode: QueryMode::Simple,
+        clients,
+        threads: 1,
+        max_tries: 1,
+        limit: RunLimit::Transactions(100),
+        rate: None,
+        latency_limit_us: None,
+        progress_s: Some(1),
+        connect_per_tx: false,
+        failures_detailed: false,
+        per_command: true,
+        continue_on_error: false,
+    };
+    let scripts = vec![ScriptInfo {
+        desc: "<builtin: select only>".into(),
+        weight: 1,
+        commands: vec!["\\set aid random(1, 100000 * :scale)".into(), "SELECT 1;".into()],
+    }];
+    let mut sum = RunSummary::empty(config, scripts);
+    let mut t = ThreadStats::new(&sum.layout()).with_series(0, 1_000_000);
+    for i in 1..=(100 * u64::from(clients)) {
+        let rec = TxRecord {
+            script: 0,
+            outcome: TxOutcome::Success,
+            latency_us: i as f64 * latency_scale,
+            lag_us: 0.0,
+            tries: 1,
+        };
+        t.record_tx_at(&rec, i as i64 * 10_000);
+        t.record_command(0, 1, i as f64 * latency_scale);
+    }
+    sum.absorb(&t);
+    sum.bench_duration_us = 1_000_000 * u64::from(clients);
+    let ctx = RunContext {
+        command_line: vec!["pgrush".into(), "-S".into()],
+        start_time_unix_us: 1_800_000_000_000_000,
+        server: None,
+        client: ClientInfo::detect(),
+        percentiles: PercentileList::default(),
+        warnings: Vec::new(),
+    };
+    RunDocument::build(&sum, &ctx)
+}
+
+fn pgrush(args: &[&str], dir: &Path) -> (String, String, i32) {
+    let out = Command::new(env!("CARGO_BIN_EXE_pgrush"))
+        .arg("report")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run pgrush: {e}"));
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+        out.status.code().unwrap_or(-1),
+    )
+}
+
+fn saved_runs() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(dir.path().join("a.json"), run_doc(1.0, 1).to_json())
+        .unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(dir.path().join("b.json"), run_doc(3.0, 2).to_json())
+        .unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(dir.path().join("bad.json"), "{\"format\": 1}").unwrap_or_else(|e| panic!("{e}"));
+    dir
+}
+
+fn row<'a>(text: &'a str, metric: &str) -> Vec<&'a str> {
+    text.lines()
+        .find(|l| l.starts_with(metric))
+        .unwrap_or_else(|| panic!("no {metric} in\n{text}"))[metric.len()..]
+        .split_whitespace()
+        .collect()
+}
+
+#[test]
+fn compares_saved_runs() {
+    let dir = saved_runs();
+    let (out, err, code) = pgrush(&["a.json", "b.json"], dir.path());
+    assert_eq!((code, err.as_str()), (0, ""));
+    assert_eq!(row(&out, "metric"), ["a.json", "b.json"]);
+    assert_eq!(row(&out, "tps "), ["100.000", "100.000"]);
+    assert_eq!(row(&out, "p50 (ms)"), ["0.050", "0.300"]);
+    // Averages: 50.5 µs and 301.5 µs.
+    assert_eq!(row(&out, "SELECT 1; (ms)"), ["0.051", "0.301"]);
+    assert_eq!(row(&out, "clients"), ["1", "2"]);
+    let (md, _, code) = pgrush(&["--markdown", "a.json", "b.json"], dir.path());
+    assert_eq!(code, 0);
+    assert!(md.starts_with("| section | metric | a.json | b.json |\n|---|---|---:|---:|\n"));
+    assert!(md.contains("| settings | clients | 1 | 2 |"), "{md}");
+    let (csv, _, code) = pgrush(&["a.json", "b.json", "--csv"], dir.path());
+    assert_eq!(code, 0);
+    assert!(csv.starts_with("section,metric,a.json,b.json\n"));
+    assert!(csv.contains("\nlatency,p99 (ms),0.099,0.594\n"), "{csv}");
+}
+
+#[test]
+fn renders_a_saved_run_as_html() {
+    let dir = saved_runs();
+    let (out, err, code) = pgrush(&["b.json", "--html=b.html"], dir.path());
+    assert_eq!((code, out.as_str(), err.as_str()), (0, "", ""));
+    let page = std::fs::read_to_string(dir.path().join("b.html")).unwrap_or_default();
+    assert!(page.starts_with("<!DOCTYPE html>"));
+    assert_eq!(page.matches("<svg").count(), 3);
+    assert!(page.contains("select only"));
+    assert!(!page.contains("<script"));
+    // To stdout with `-`.
+    let (out, _, code) = pgrush(&["--html", "-", "a.json"], dir.path());
+    assert_eq!(code, 0);
+    assert!(out.starts_with("<!DOCTYPE html>"));
+}
+
+#[test]
+fn errors() {
+    let dir = saved_runs();
+    let (out, err, code) = pgrush(&["nope.json"], dir.path());
+    assert_eq!(code, 1);
+    assert_eq!(out, "");
+    assert_eq!(
+        err,
+        "pgrush: error: could not open file \"nope.json\": No such file or directory\n"
+    );
+    let (_, err, code) = pgrush(&["bad.json"], dir.path());
+    assert_eq!(code, 1);
+    assert!(err.starts_with("pgrush: error: \"bad.json\": not a pgrush run"), "{err}");
+    let (_, err, code) = pgrush(&["--html=x.html", "a.json", "b.json"], dir.path());
+    assert_eq!(code, 1);
+    assert_eq!(
+        err,
+        "pgrush: error: --html renders exactly one run\npgrush: hint: Try \"pgrush report --help\" for more information.\n"
+    );
+    let (_, err, code) = pgrush(&["--frobnicate", "a.json"], dir.path());
+    assert_eq!(code, 1);
+    assert!(err.starts_with("pgrush: error: unrecognized option \"--frobnicate\""));
+    let (out, _, code) = pgrush(&["--help"], dir.path());
+    assert_eq!(code, 0);
+    assert!(out.contains("pgrush report RUN.json --html=FILE"));
+}

@@ -1,0 +1,167 @@
+//! The engine on a real server, without the CLI: counts, per-command stats,
+//! aborts, retries and the three query modes.
+
+use pgrush_engine::{EngineConfig, QueryMode, RunLength, RunOutcome};
+use pgrush_script::{Seeds, Value, Variables, load_script};
+use pgrush_stats::{RunConfig, RunLimit, RunSummary, ScriptInfo};
+use pgrush_wire::conninfo::{ConnectRequest, resolve};
+
+fn config(scripts: &[(&str, &str)], clients: u32, threads: u32, tx: u32) -> EngineConfig {
+    let cluster = pgrush_sandbox::shared();
+    let params = resolve(&ConnectRequest {
+        dbname: Some("postgres".to_string()),
+        host: Some(cluster.socket_dir().to_string_lossy().into_owned()),
+        port: Some(cluster.port().to_string()),
+        user: Some(cluster.superuser().to_string()),
+        password: None,
+        fallback_application_name: Some("pgrush-test".to_string()),
+        extra: Vec::new(),
+    })
+    .expect("conninfo");
+    let scripts = scripts
+        .iter()
+        .map(|(name, text)| load_script(name, text, 1).expect("script"))
+        .collect();
+    let seeds = Seeds::plan(42, clients as usize, threads as usize, false);
+    let mut variables = Variables::new();
+    let _ = variables.put_value("startup", "scale", Value::Int(1));
+    EngineConfig {
+        conn: params,
+        scripts,
+        clients,
+        threads,
+        length: RunLength::Transactions(tx),
+        query_mode: QueryMode::Simple,
+        connect_per_tx: false,
+        rate: 0.0,
+        latency_limit_us: 0,
+        max_tries: 1,
+        progress: 0,
+        progress_timestamp: false,
+        log: None,
+        failures_detailed: false,
+        verbose_errors: false,
+        exit_on_abort: false,
+        continue_on_error: false,
+        debug: false,
+        report_per_command: true,
+        variables,
+        client_rngs: seeds.clients,
+        thread_rngs: seeds.threads,
+        progname: "pgrush".to_string(),
+        handle_signals: false,
+    }
+}
+
+fn run(cfg: &EngineConfig) -> RunOutcome {
+    let summary = RunSummary::empty(
+        RunConfig {
+            scale: 1,
+            partitioning: None,
+            query_mode: cfg.query_mode,
+            clients: cfg.clients,
+            threads: cfg.threads,
+            max_tries: cfg.max_tries,
+            limit: RunLimit::Transactions(10),
+            rate: None,
+            latency_limit_us: None,
+            progress_s: None,
+            connect_per_tx: cfg.connect_per_tx,
+            failures_detailed: false,
+            per_command: true,
+            continue_on_error: false,
+        },
+        cfg.scripts
+            .iter()
+            .map(|s| ScriptInfo {
+                desc: s.desc.clone(),
+                weight: s.weight,
+                commands: s.commands.iter().map(|c| c.first_line.clone()).collect(),
+            })
+            .collect(),
+    );
+    pgrush_engine::run(cfg, &summary.layout()).expect("run")
+}
+
+#[test]
+fn counts_every_transaction_in_each_mode() {
+    for mode in [QueryMode::Simple, QueryMode::Extended, QueryMode::Prepared] {
+        let mut cfg = config(
+            &[(
+                "two.sql",
+                "\\set x random(1, 10)\nselect :x;\nselect :client_id;\n",
+            )],
+            3,
+            2,
+            7,
+        );
+        cfg.query_mode = mode;
+        let out = run(&cfg);
+        assert!(!out.aborted, "{mode:?}");
+        assert!(!out.interrupted);
+        assert_eq!(out.stats.total.counters.successful, 21, "{mode:?}");
+        let cmds = &out.stats.scripts[0].commands;
+        assert_eq!(cmds.len(), 3);
+        for c in cmds {
+            assert_eq!(c.latency.count, 21, "{mode:?}");
+        }
+        assert!(out.bench_duration_us > 0);
+    }
+}
+
+#[test]
+fn aborted_clients_leave_the_others_running() {
+    let cfg = config(
+        &[(
+            "ab.sql",
+            "\\if :client_id = 1\nselect 1/0;\n\\endif\nselect 1;\n",
+        )],
+        3,
+        1,
+        4,
+    );
+    let out = run(&cfg);
+    assert!(out.aborted);
+    assert_eq!(out.stats.total.counters.successful, 8);
+}
+
+#[test]
+fn failures_are_retried_then_counted() {
+    let mut cfg = config(
+        &[(
+            "f.sql",
+            "DO $$ BEGIN RAISE EXCEPTION 'forced' USING ERRCODE = '40P01'; END $$;\n",
+        )],
+        1,
+        1,
+        3,
+    );
+    cfg.max_tries = 3;
+    let out = run(&cfg);
+    assert!(!out.aborted);
+    let c = &out.stats.total.counters;
+    assert_eq!(c.successful, 0);
+    assert_eq!(c.deadlock_failures, 3);
+    assert_eq!(c.retried, 3);
+    assert_eq!(c.retries, 6);
+    assert_eq!(out.stats.scripts[0].commands[0].failures, 3);
+    assert_eq!(out.stats.scripts[0].commands[0].retries, 6);
+}
+
+#[test]
+fn reconnecting_per_transaction_measures_connections() {
+    let mut cfg = config(&[("one.sql", "select 1;\n")], 2, 2, 3);
+    cfg.connect_per_tx = true;
+    let out = run(&cfg);
+    assert!(!out.aborted);
+    assert_eq!(out.stats.total.counters.successful, 6);
+    assert!(out.stats.conn_time_us > 0);
+}
+
+#[test]
+fn bad_configuration_is_rejected() {
+    let mut cfg = config(&[("one.sql", "select 1;\n")], 2, 1, 1);
+    cfg.client_rngs.truncate(1);
+    let summary_layout = pgrush_stats::StatsLayout::default();
+    assert!(pgrush_engine::run(&cfg, &summary_layout).is_err());
+}
