@@ -152,7 +152,7 @@ fn run_inner(opts: &Options) -> Result<i32, i32> {
         }
     };
     {
-        let mut out = std::io::stdout().lock();
+        let mut out = crate::report_cmd::text_out(opts);
         let _ = writeln!(
             out,
             "{}",
@@ -217,6 +217,7 @@ fn run_inner(opts: &Options) -> Result<i32, i32> {
     if !opts.no_vacuum {
         setup::vacuum(&mut con, prog, opts.vacuum_all);
     }
+    let mut extras = crate::report_cmd::RunExtras::before_run(opts, &mut con, &params);
     let _ = con.close();
 
     let length = match opts.duration {
@@ -292,6 +293,7 @@ fn run_inner(opts: &Options) -> Result<i32, i32> {
         progname: opts.progname.clone(),
         handle_signals: true,
     };
+    extras.mark_start();
     let outcome = match pgrush_engine::run(&cfg, &layout) {
         Ok(o) => o,
         Err(e) => {
@@ -304,10 +306,11 @@ fn run_inner(opts: &Options) -> Result<i32, i32> {
     summary.initial_connection_us = outcome.initial_connection_us;
     summary.aborted = outcome.aborted;
     {
-        let mut out = std::io::stdout().lock();
+        let mut out = crate::report_cmd::text_out(opts);
         let _ = pgrush_report::text::write_report(&summary, &mut out);
         let _ = out.flush();
     }
+    let extras_status = extras.after_run(opts, &summary);
     if outcome.interrupted {
         messages::error(
             prog,
@@ -319,5 +322,5 @@ fn run_inner(opts: &Options) -> Result<i32, i32> {
         messages::error(prog, pgrush_report::text::ABORTED_MESSAGE);
         return Ok(2);
     }
-    Ok(0)
+    extras_status.map(|()| 0)
 }

@@ -8,8 +8,8 @@ use std::io::Write;
 use pgrush_engine::messages;
 use pgrush_report::compare::{Comparison, Format};
 use pgrush_report::document::{ClientInfo, RunContext, RunDocument, ServerInfo};
-use pgrush_report::warnings::{WarningInputs, warnings};
 use pgrush_report::html;
+use pgrush_report::warnings::{WarningInputs, warnings};
 use pgrush_stats::RunSummary;
 use pgrush_wire::Connection;
 use pgrush_wire::conninfo::ConnParams;
@@ -68,10 +68,7 @@ fn parse_report_args(prog: &str, args: &[OsString]) -> Result<Option<ReportArgs>
             "--html" => match it.next() {
                 Some(v) => out.html = Some(v),
                 None => {
-                    return Err(usage_error(
-                        prog,
-                        "option '--html' requires an argument",
-                    ));
+                    return Err(usage_error(prog, "option '--html' requires an argument"));
                 }
             },
             _ => match arg.strip_prefix("--html=") {
@@ -97,7 +94,10 @@ fn read_run(prog: &str, path: &str) -> Result<RunDocument, i32> {
             Err(e) => {
                 messages::error(
                     prog,
-                    &format!("could not read standard input: {}", pgrush_wire::strerror(&e)),
+                    &format!(
+                        "could not read standard input: {}",
+                        pgrush_wire::strerror(&e)
+                    ),
                 );
                 return Err(1);
             }
@@ -161,7 +161,10 @@ pub fn run(prog: &str, args: &[OsString]) -> i32 {
         }
     }
     if let Some(path) = &parsed.html {
-        let page = runs.first().map(|(_, d)| html::render(d)).unwrap_or_default();
+        let page = runs
+            .first()
+            .map(|(_, d)| html::render(d))
+            .unwrap_or_default();
         return match write_output(prog, path, &page) {
             Ok(()) => 0,
             Err(code) => code,
@@ -361,15 +364,27 @@ mod tests {
         let p = parse_report_args("pgrush", &args(&["--html", "x.html", "a.json"]));
         assert_eq!(p.map(|r| r.and_then(|r| r.html)), Ok(Some("x.html".into())));
         let p = parse_report_args("pgrush", &args(&["--html=x.html", "a.json", "--csv"]));
-        assert!(matches!(p, Ok(Some(ReportArgs { format: Format::Csv, .. }))));
+        assert!(matches!(
+            p,
+            Ok(Some(ReportArgs {
+                format: Format::Csv,
+                ..
+            }))
+        ));
         assert_eq!(parse_report_args("pgrush", &args(&["--help"])), Ok(None));
         assert_eq!(parse_report_args("pgrush", &args(&[])), Err(1));
-        assert_eq!(parse_report_args("pgrush", &args(&["--bogus", "a"])), Err(1));
+        assert_eq!(
+            parse_report_args("pgrush", &args(&["--bogus", "a"])),
+            Err(1)
+        );
         assert_eq!(
             parse_report_args("pgrush", &args(&["--html=x", "a", "b"])),
             Err(1)
         );
         let p = parse_report_args("pgrush", &args(&["--", "--odd.json"]));
-        assert_eq!(p.map(|r| r.map(|r| r.files)), Ok(Some(vec!["--odd.json".into()])));
+        assert_eq!(
+            p.map(|r| r.map(|r| r.files)),
+            Ok(Some(vec!["--odd.json".into()]))
+        );
     }
 }

@@ -7,12 +7,17 @@ use init_common::*;
 
 /// Loads with `-j jobs` and with one connection, and compares the results.
 fn compare_parallel(args: &[&str], jobs: &str) {
+    compare_parallel_env(args, jobs, &[]);
+}
+
+/// [`compare_parallel`] with extra environment variables for the parallel load.
+fn compare_parallel_env(args: &[&str], jobs: &str, env: &[(&str, &str)]) -> String {
     let single = new_db("one");
     let multi = new_db("par");
     let want = pgrush(args, &single);
     let mut pargs: Vec<&str> = args.to_vec();
     pargs.extend(["-j", jobs]);
-    let got = pgrush(&pargs, &multi);
+    let got = pgrush_env(&pargs, &multi, env);
     let (single_backends, multi_backends) = (backends(&single), backends(&multi));
     assert_eq!(
         want.code, 0,
@@ -43,6 +48,7 @@ fn compare_parallel(args: &[&str], jobs: &str) {
         multi_backends >= jobs_n.min(3),
         "parallel load used {multi_backends} backends"
     );
+    multi
 }
 
 #[test]
@@ -59,6 +65,23 @@ fn new_db_loaded(args: &[&str]) -> String {
     let out = pgrush(args, &db);
     assert_eq!(out.code, 0, "{}", out.stderr);
     db
+}
+
+#[test]
+fn plain_table_parallel_copy_streams() {
+    let db = compare_parallel_env(
+        &["-i", "-s", "2", "--foreign-keys"],
+        "3",
+        &[("PGRUSH_INIT_PARALLEL_COPY", "1")],
+    );
+    let streams = logged_statements(&db)
+        .iter()
+        .filter(|s| s.ends_with("statement: copy pgbench_accounts from stdin"))
+        .count();
+    assert_eq!(streams, 3, "plain COPY streams");
+    // Every row is on an all-visible page after the vacuum (bulk extension may leave
+    // a few empty pages, which hold no rows).
+    assert_eq!(rows_on_not_all_visible_pages(&db), "0");
 }
 
 #[test]

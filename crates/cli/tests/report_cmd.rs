@@ -28,7 +28,10 @@ fn run_doc(latency_scale: f64, clients: u32) -> RunDocument {
     let scripts = vec![ScriptInfo {
         desc: "<builtin: select only>".into(),
         weight: 1,
-        commands: vec!["\\set aid random(1, 100000 * :scale)".into(), "SELECT 1;".into()],
+        commands: vec![
+            "\\set aid random(1, 100000 * :scale)".into(),
+            "SELECT 1;".into(),
+        ],
     }];
     let mut sum = RunSummary::empty(config, scripts);
     let mut t = ThreadStats::new(&sum.layout()).with_series(0, 1_000_000);
@@ -76,7 +79,8 @@ fn saved_runs() -> tempfile::TempDir {
         .unwrap_or_else(|e| panic!("{e}"));
     std::fs::write(dir.path().join("b.json"), run_doc(3.0, 2).to_json())
         .unwrap_or_else(|e| panic!("{e}"));
-    std::fs::write(dir.path().join("bad.json"), "{\"format\": 1}").unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(dir.path().join("bad.json"), "{\"format\": 1}")
+        .unwrap_or_else(|e| panic!("{e}"));
     dir
 }
 
@@ -137,7 +141,10 @@ fn errors() {
     );
     let (_, err, code) = pgrush(&["bad.json"], dir.path());
     assert_eq!(code, 1);
-    assert!(err.starts_with("pgrush: error: \"bad.json\": not a pgrush run"), "{err}");
+    assert!(
+        err.starts_with("pgrush: error: \"bad.json\": not a pgrush run"),
+        "{err}"
+    );
     let (_, err, code) = pgrush(&["--html=x.html", "a.json", "b.json"], dir.path());
     assert_eq!(code, 1);
     assert_eq!(

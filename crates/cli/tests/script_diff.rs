@@ -177,7 +177,10 @@ fn expression_batch(exprs: &[&str]) {
     text.push_str("\\endif\n");
     let run = Run::new(&[("e.sql", &text)]);
     let n = exprs.len().to_string();
-    let (theirs, ours) = run.both(&["-n", "-t", "1", "-c", &n, "--random-seed=1", "-f", "e.sql"], true);
+    let (theirs, ours) = run.both(
+        &["-n", "-t", "1", "-c", &n, "--random-seed=1", "-f", "e.sql"],
+        true,
+    );
     assert_eq!(ours.code, theirs.code, "{}", ours.stderr);
     let group = |lines: Vec<String>| {
         let mut out: Vec<(String, Vec<String>)> = Vec::new();
@@ -203,19 +206,66 @@ fn expression_batch(exprs: &[&str]) {
 #[test]
 fn expressions_match_pgbench18() {
     expression_batch(&[
-        "1 + 2 * 3", "-7 / 2", "7 % -3", "7.0 / 2", "7 % 2.5", ".5", "1/3.0", "pi()", "5 & 3 | 8 # 1",
-        "~5", "1 << 64", "-8 >> 1", "1 = 1.0", "null is null", "1 notnull", "null or true",
-        "case when 0.0 then 1 when null then 2 when 5 then 3 end", "least(3, 1.5, 2)", "sqrt(2)",
-        "int(-3.5)", "int(2.5)", "1.0 / 0", "0.0 / 0", "1234567.0 * 1000000000", "1e-5",
-        "-9223372036854775808", "hash(0)", "hash_fnv1a(0)", "permute(3, 10)", "random(1, 100)",
-        "random_exponential(1, 1000, 2.5)", "random_gaussian(1, 1000, 2.5)", "random_zipfian(1, 1000, 1.5)",
-        ":default_seed", ":random_seed", ":client_id", ":scale", "abs(true)", "greatest(,1)", "mod(7, 3)",
-        ":nosuch + 1", "1 / 0", "9223372036854775807 + 1", "random(5, 1)", "random_gaussian(1, 10, 1.5)",
-        "random_zipfian(1, 10, 1.0)", "random_exponential(1, 10, 0)", "int(1e300)", "true + 1",
-        "permute(1, 0)", "random(-9223372036854775808, 9223372036854775807)",
-        "(-9223372036854775807 - 1) / -1", "not 1", "least(1, 2.5, :nosuch2)", "true + 1.5",
-        "least(1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17)", "int(0.0/0)", "1000000 * 1000000 * 1000000 * 10",
-        "debug(debug(1) > debug(2))", "false and debug(1) = 1",
+        "1 + 2 * 3",
+        "-7 / 2",
+        "7 % -3",
+        "7.0 / 2",
+        "7 % 2.5",
+        ".5",
+        "1/3.0",
+        "pi()",
+        "5 & 3 | 8 # 1",
+        "~5",
+        "1 << 64",
+        "-8 >> 1",
+        "1 = 1.0",
+        "null is null",
+        "1 notnull",
+        "null or true",
+        "case when 0.0 then 1 when null then 2 when 5 then 3 end",
+        "least(3, 1.5, 2)",
+        "sqrt(2)",
+        "int(-3.5)",
+        "int(2.5)",
+        "1.0 / 0",
+        "0.0 / 0",
+        "1234567.0 * 1000000000",
+        "1e-5",
+        "-9223372036854775808",
+        "hash(0)",
+        "hash_fnv1a(0)",
+        "permute(3, 10)",
+        "random(1, 100)",
+        "random_exponential(1, 1000, 2.5)",
+        "random_gaussian(1, 1000, 2.5)",
+        "random_zipfian(1, 1000, 1.5)",
+        ":default_seed",
+        ":random_seed",
+        ":client_id",
+        ":scale",
+        "abs(true)",
+        "greatest(,1)",
+        "mod(7, 3)",
+        ":nosuch + 1",
+        "1 / 0",
+        "9223372036854775807 + 1",
+        "random(5, 1)",
+        "random_gaussian(1, 10, 1.5)",
+        "random_zipfian(1, 10, 1.0)",
+        "random_exponential(1, 10, 0)",
+        "int(1e300)",
+        "true + 1",
+        "permute(1, 0)",
+        "random(-9223372036854775808, 9223372036854775807)",
+        "(-9223372036854775807 - 1) / -1",
+        "not 1",
+        "least(1, 2.5, :nosuch2)",
+        "true + 1.5",
+        "least(1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17)",
+        "int(0.0/0)",
+        "1000000 * 1000000 * 1000000 * 10",
+        "debug(debug(1) > debug(2))",
+        "false and debug(1) = 1",
     ]);
 }
 
@@ -238,21 +288,37 @@ fn random_sequences_and_defines_match_pgbench18() {
     for (seed, clients, defines) in [
         ("12345", "2", vec!["-D", "v=true", "-D", "w=0x10"]),
         ("0", "3", vec!["-D", "v= 12", "-D", "w=1.5"]),
-        ("18446744073709551615", "1", vec!["-D", "v=of", "-D", "w=1e400"]),
-        ("777", "2", vec!["-D", "v=NULL", "-D", "w=7", "-D", "default_seed=5"]),
+        (
+            "18446744073709551615",
+            "1",
+            vec!["-D", "v=of", "-D", "w=1e400"],
+        ),
+        (
+            "777",
+            "2",
+            vec!["-D", "v=NULL", "-D", "w=7", "-D", "default_seed=5"],
+        ),
     ] {
         let seed_arg = format!("--random-seed={seed}");
         let mut args = vec!["-n", "-t", "3", "-c", clients, &seed_arg, "-f", "rnd.sql"];
         args.extend(defines.iter());
         let (theirs, ours) = run.both(&args, true);
         assert_eq!(ours.code, theirs.code, "{}", ours.stderr);
-        assert_eq!(interesting(&ours.stderr), interesting(&theirs.stderr), "seed {seed}");
+        assert_eq!(
+            interesting(&ours.stderr),
+            interesting(&theirs.stderr),
+            "seed {seed}"
+        );
     }
 }
 
 #[test]
 fn script_choice_matches_pgbench18() {
-    let run = Run::new(&[("a.sql", "\\set x 1\n"), ("b.sql", "\\set x 2\n"), ("c.sql", "\\set x 3\n")]);
+    let run = Run::new(&[
+        ("a.sql", "\\set x 1\n"),
+        ("b.sql", "\\set x 2\n"),
+        ("c.sql", "\\set x 3\n"),
+    ]);
     let read_logs = |prefix: &str| -> Vec<String> {
         let mut names: Vec<String> = std::fs::read_dir(&run.dir)
             .expect("dir")
@@ -260,7 +326,12 @@ fn script_choice_matches_pgbench18() {
             .map(|e| e.file_name().to_string_lossy().into_owned())
             .filter(|n| n.starts_with(prefix))
             .collect();
-        names.sort_by_key(|n| n.split('.').nth(2).and_then(|t| t.parse::<u32>().ok()).unwrap_or(0));
+        names.sort_by_key(|n| {
+            n.split('.')
+                .nth(2)
+                .and_then(|t| t.parse::<u32>().ok())
+                .unwrap_or(0)
+        });
         names
             .iter()
             .map(|n| {
@@ -279,12 +350,57 @@ fn script_choice_matches_pgbench18() {
     for (who, pgrush) in [("theirs", false), ("ours", true)] {
         let prefix = format!("log_{who}");
         let out = testkit::run(run.cmd(pgrush, true).args([
-            "-n", "-t", "12", "-c", "3", "-j", "2", "--random-seed=777", "-f", "a.sql@2", "-f", "b.sql@3",
-            "-f", "c.sql@1", "-l", "--log-prefix", &prefix,
+            "-n",
+            "-t",
+            "12",
+            "-c",
+            "3",
+            "-j",
+            "2",
+            "--random-seed=777",
+            "-f",
+            "a.sql@2",
+            "-f",
+            "b.sql@3",
+            "-f",
+            "c.sql@1",
+            "-l",
+            "--log-prefix",
+            &prefix,
         ]));
         assert_eq!(out.code, 0, "{}", out.stderr);
     }
     let theirs = read_logs("log_theirs");
     assert_eq!(theirs.len(), 2);
     assert_eq!(read_logs("log_ours"), theirs);
+}
+
+#[test]
+fn meta_command_runtime_errors_match_pgbench18() {
+    let scripts = [
+        "\\sleep :nosuch\n",
+        "\\set s -3\n\\sleep :s ms\n\\set t abc\n\\setshell u echo x\n",
+        "\\setshell x echo abc\n",
+        "\\setshell x echo 12 \n\\set y debug(:x)\n",
+        "\\setshell x printf ''\n",
+        "\\shell false\n",
+        "\\shell echo :nosuch\n",
+        "\\set v 7\n\\setshell x echo :v ::v\n\\set y debug(:x)\n",
+        "\\set 1x 2\n",
+        "SELECT 1 AS \"1x\" \\gset\n",
+        "SELECT 1 AS a UNION SELECT 2 \\gset\n",
+        "SELECT 1 WHERE false \\gset\n",
+        "SELECT 1 AS a \\; SELECT 2 AS b \\aset p_\n\\set z debug(:p_a + :p_b)\n",
+    ];
+    for (i, text) in scripts.iter().enumerate() {
+        let name = format!("rt{i}.sql");
+        let run = Run::new(&[(&name, text)]);
+        let (theirs, ours) = run.both(&["-n", "-t", "1", "-f", &name], true);
+        assert_eq!(ours.code, theirs.code, "{text:?}: {}", ours.stderr);
+        assert_eq!(
+            interesting(&ours.stderr),
+            interesting(&theirs.stderr),
+            "script {text:?}"
+        );
+    }
 }

@@ -572,10 +572,10 @@ impl Client {
             lag_us: lag,
             tries: self.tries,
         };
-        ctx.stats.record_tx(&rec);
+        let t = now.get(&ctx.clock);
+        ctx.stats.record_tx_at(&rec, t);
         self.cnt += 1;
         if ctx.log.is_some() {
-            let t = now.get(&ctx.clock);
             ctx.log_tx(self.id, self.cnt, &rec, t);
         }
     }

@@ -91,13 +91,12 @@ impl EngineConfig {
         }
     }
 
-    /// Whether per-transaction latencies are measured (pgbench measures them
-    /// only when `-P`, `-R`, `-L`, `-l` or several scripts need them).
+    /// Whether per-transaction latencies are measured. pgbench measures them only when
+    /// `-P`, `-R`, `-L`, `-l` or several scripts need them; pgrush always does: the
+    /// per-interval statistics (issue 8: `--percentiles`, `--json`, `--html`) need them,
+    /// and the clock is read at the end of every transaction for them anyway. The text
+    /// report is unaffected (it picks measured or derived averages from the options).
     pub fn detailed_latency(&self) -> bool {
-        self.progress > 0
-            || self.rate > 0.0
-            || self.latency_limit_us > 0
-            || self.log.is_some()
-            || self.scripts.len() > 1
+        true
     }
 }

@@ -139,7 +139,12 @@ pub fn run(cfg: &EngineConfig, layout: &StatsLayout) -> Result<RunOutcome, Engin
             })
             .collect();
         next_id += n;
-        let stats = ThreadStats::new(layout).with_progress(Arc::clone(&shared.progress[tid]));
+        // Per-interval statistics (HDR histogram per interval): each `-P` interval, else
+        // each second, from the run start; merged interval by interval after the run.
+        let interval_us = u64::from(cfg.progress.max(1)) * 1_000_000;
+        let stats = ThreadStats::new(layout)
+            .with_progress(Arc::clone(&shared.progress[tid]))
+            .with_series(shared.run_start, interval_us);
         blocks.push((clients, cfg.thread_rngs[tid], stats));
     }
 

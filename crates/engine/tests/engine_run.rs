@@ -106,6 +106,12 @@ fn counts_every_transaction_in_each_mode() {
             assert_eq!(c.latency.count, 21, "{mode:?}");
         }
         assert!(out.bench_duration_us > 0);
+        // The per-interval series (one HDR histogram per second) holds every transaction.
+        let series = out.stats.series.as_ref().expect("time series");
+        let intervals = series.intervals();
+        let total: u64 = intervals.iter().map(|i| i.counters.successful).sum();
+        let in_hists: u64 = intervals.iter().map(|i| i.latency_hist.len()).sum();
+        assert_eq!((total, in_hists), (21, 21), "{mode:?}");
     }
 }
 

@@ -23,6 +23,7 @@ pub struct FakeConfig {
     pub version: u32,
     pub partitioned: bool,
     pub fk_count: &'static str,
+    pub layout: Option<String>,
     conns: AtomicUsize,
 }
 
@@ -35,6 +36,7 @@ impl FakeConnector {
             version: 180_000,
             partitioned: false,
             fk_count: "0",
+            layout: None,
             conns: AtomicUsize::new(0),
         }
     }
@@ -111,6 +113,9 @@ impl Session for FakeSession {
                 "r"
             };
             return Ok(Some(kind.into()));
+        }
+        if sql.contains("pg_get_expr") {
+            return Ok(self.c.layout.clone());
         }
         Ok(Some(self.c.fk_count.into()))
     }

@@ -102,11 +102,66 @@ pub fn stream_format(cfg: &InitConfig) -> CopyFormat {
     }
 }
 
-/// True when pgbench_accounts is best loaded by one COPY FREEZE stream: it is an
-/// ordinary table (`PGRUSH_INIT_PARALLEL_COPY=1` forces parallel plain COPY instead).
+/// The smallest number of jobs (and CPUs) for which parallel plain COPY of an ordinary
+/// pgbench_accounts is expected to beat one COPY FREEZE stream plus a cheap vacuum.
+pub const PARALLEL_COPY_MIN_JOBS: u32 = 4;
+
+/// True when pgbench_accounts is best loaded by one COPY FREEZE stream: it is an ordinary
+/// table and there are fewer than [`PARALLEL_COPY_MIN_JOBS`] jobs or CPUs.
+/// `PGRUSH_INIT_PARALLEL_COPY=1` forces parallel plain COPY, `=0` one frozen stream.
 pub fn one_frozen_stream(cfg: &InitConfig) -> bool {
-    cfg.partitioning == Partitioning::None
-        && std::env::var_os("PGRUSH_INIT_PARALLEL_COPY").is_none_or(|v| v != "1")
+    if cfg.partitioning != Partitioning::None {
+        return false;
+    }
+    match std::env::var("PGRUSH_INIT_PARALLEL_COPY").as_deref() {
+        Ok("1") => false,
+        Ok("0") => true,
+        _ => {
+            let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+            cfg.jobs < PARALLEL_COPY_MIN_JOBS || cpus < PARALLEL_COPY_MIN_JOBS as usize
+        }
+    }
+}
+
+/// The partition bounds pgbench's `t` step gives range partition `p`, as
+/// `pg_get_expr(relpartbound)` prints them.
+fn expected_bound(cfg: &InitConfig, p: u32) -> String {
+    let size = ddl::range_partition_size(cfg);
+    let parts = cfg.partitioning.count();
+    let lo = if p == 1 {
+        "MINVALUE".to_string()
+    } else {
+        ((i64::from(p) - 1) * size + 1).to_string()
+    };
+    let hi = if p < parts {
+        (i64::from(p) * size + 1).to_string()
+    } else {
+        "MAXVALUE".to_string()
+    };
+    format!(
+        "{} FOR VALUES FROM ({lo}) TO ({hi})",
+        ddl::partition_name(p)
+    )
+}
+
+/// True when pgbench_accounts has exactly the range partitions the options describe, so
+/// rows can be copied into each partition directly.
+fn range_layout_matches(s: &mut dyn Session, cfg: &InitConfig) -> Result<bool, InitError> {
+    let sql = "select string_agg(c.relname || ' ' || pg_catalog.pg_get_expr(c.relpartbound, c.oid), E'\\n' order by c.relname collate \"C\") from pg_catalog.pg_inherits i join pg_catalog.pg_class c on c.oid = i.inhrelid where i.inhparent = 'pgbench_accounts'::pg_catalog.regclass";
+    let got = s.query_value(sql, &[]).map_err(|e| InitError::Query {
+        message: e.message,
+        sql: sql.to_string(),
+    })?;
+    Ok(got.as_deref() == Some(expected_layout(cfg).as_str()))
+}
+
+/// What [`range_layout_matches`]'s query returns for the layout the options describe.
+pub(crate) fn expected_layout(cfg: &InitConfig) -> String {
+    let mut want: Vec<String> = (1..=cfg.partitioning.count())
+        .map(|p| expected_bound(cfg, p))
+        .collect();
+    want.sort();
+    want.join("\n")
 }
 
 /// True when some foreign key references pgbench_accounts (a partition then cannot be
@@ -150,10 +205,18 @@ pub fn client_generate<C: Connector>(
     }
     exec(main, "commit")?;
 
-    let freeze_partitions = matches!(cfg.partitioning, Partitioning::Range(_))
-        && main.server_version_num() >= 140_000
-        && !accounts_referenced(main)?;
-    let chunks = plan_accounts(cfg, cfg.jobs, freeze_partitions);
+    let direct =
+        matches!(cfg.partitioning, Partitioning::Range(_)) && range_layout_matches(main, cfg)?;
+    let freeze_partitions =
+        direct && main.server_version_num() >= 140_000 && !accounts_referenced(main)?;
+    let mut chunks = plan_accounts(cfg, cfg.jobs, freeze_partitions);
+    if !direct {
+        // The table is not laid out as the options say (e.g. `-I g` with other options
+        // than the `t` step had): let the server route the rows.
+        for c in &mut chunks {
+            c.target = Target::Accounts;
+        }
+    }
     let progress = Mutex::new(Progress::new(
         console,
         Table::Accounts.name(),

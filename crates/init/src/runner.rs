@@ -319,7 +319,9 @@ mod tests {
             partitioning: Partitioning::Range(4),
             ..InitConfig::default()
         };
-        let fake = FakeConnector::config().build();
+        let mut f = FakeConnector::config();
+        f.layout = Some(crate::parallel::expected_layout(&cfg));
+        let fake = f.build();
         run_init(&cfg, &fake, &con).unwrap();
         let stmts = fake.statements();
         for p in 1..=4 {
@@ -334,12 +336,47 @@ mod tests {
         // A foreign key to pgbench_accounts forbids truncating one partition.
         let mut f = FakeConnector::config();
         f.fk_count = "1";
+        f.layout = Some(crate::parallel::expected_layout(&cfg));
         let fk = f.build();
         run_init(&cfg, &fk, &con).unwrap();
+        let fk_stmts = fk.statements();
         assert!(
-            !fk.statements()
+            !fk_stmts
                 .iter()
                 .any(|s| s.starts_with("truncate table pgbench_accounts_"))
+        );
+        assert!(fk_stmts.contains(&"copy pgbench_accounts_2 from stdin".to_string()));
+        // Partitions laid out differently: rows go through the parent.
+        let other = FakeConnector::config().build();
+        run_init(&cfg, &other, &con).unwrap();
+        let copies: Vec<String> = other
+            .statements()
+            .into_iter()
+            .filter(|s| s.starts_with("copy pgbench_accounts"))
+            .collect();
+        assert!(!copies.is_empty());
+        assert!(
+            copies
+                .iter()
+                .all(|s| s == "copy pgbench_accounts from stdin"),
+            "{copies:?}"
+        );
+        assert_eq!(
+            account_rows(&other.inner.log.lock().unwrap().copies).len(),
+            200_000
+        );
+    }
+
+    #[test]
+    fn expected_layout_text() {
+        let cfg = InitConfig {
+            scale: 2,
+            partitioning: Partitioning::Range(3),
+            ..InitConfig::default()
+        };
+        assert_eq!(
+            crate::parallel::expected_layout(&cfg),
+            "pgbench_accounts_1 FOR VALUES FROM (MINVALUE) TO (66668)\npgbench_accounts_2 FOR VALUES FROM (66668) TO (133335)\npgbench_accounts_3 FOR VALUES FROM (133335) TO (MAXVALUE)"
         );
     }
 

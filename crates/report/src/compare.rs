@@ -90,9 +90,13 @@ fn settings(d: &RunDocument) -> BTreeMap<String, String> {
     );
     put(
         "latency limit (ms)",
-        c.latency_limit_ms.map_or(NONE.to_string(), |v| v.to_string()),
+        c.latency_limit_ms
+            .map_or(NONE.to_string(), |v| v.to_string()),
     );
-    put("connect per transaction", c.connect_per_transaction.to_string());
+    put(
+        "connect per transaction",
+        c.connect_per_transaction.to_string(),
+    );
     put("pgrush version", d.pgrush_version.clone());
     put("client CPUs", d.client.cpus.to_string());
     put(
@@ -104,7 +108,10 @@ fn settings(d: &RunDocument) -> BTreeMap<String, String> {
     );
     put(
         "client host",
-        d.client.hostname.clone().unwrap_or_else(|| NONE.to_string()),
+        d.client
+            .hostname
+            .clone()
+            .unwrap_or_else(|| NONE.to_string()),
     );
     if let Some(s) = &d.server {
         put("server version", s.version.clone());
@@ -128,7 +135,11 @@ impl Comparison {
             });
         };
         let col = |f: &dyn Fn(&RunDocument) -> String| docs.iter().map(|d| f(d)).collect();
-        add("results", "start time".into(), col(&|d| d.start_time.clone()));
+        add(
+            "results",
+            "start time".into(),
+            col(&|d| d.start_time.clone()),
+        );
         add("results", "tps".into(), col(&|d| opt(d.results.tps, 3)));
         let base = docs.first().and_then(|d| d.results.tps);
         add(
@@ -344,7 +355,11 @@ impl Comparison {
     }
 
     fn markdown(&self) -> String {
-        let cell = |t: &str| t.replace('\\', "\\\\").replace('|', "\\|").replace('\n', " ");
+        let cell = |t: &str| {
+            t.replace('\\', "\\\\")
+                .replace('|', "\\|")
+                .replace('\n', " ")
+        };
         let mut s = String::from("| section | metric |");
         for r in &self.runs {
             let _ = write!(s, " {} |", cell(r));

@@ -154,7 +154,7 @@ impl Distribution {
         if st.count == 0 {
             return None;
         }
-        let values = percentiles_ms(hist, list).unwrap_or_default();
+        let values = percentiles_ms(hist, list, Some(st.max)).unwrap_or_default();
         Some(Distribution {
             count: st.count,
             min_ms: st.min / 1000.0,
@@ -183,7 +183,7 @@ impl Distribution {
             return Some(v.ms);
         }
         let h = self.histogram();
-        crate::percentiles::value_at_percentile(&h, p).map(|v| v as f64 / 1000.0)
+        crate::percentiles::value_at_percentile(&h, p).map(|v| (v as f64 / 1000.0).min(self.max_ms))
     }
 }
 
@@ -335,9 +335,10 @@ pub struct ScriptDoc {
 /// One interval of the time series.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct IntervalDoc {
-    /// Start, seconds from the run's start.
+    /// Start, seconds from the run's start (before the initial connections, as `-P`).
     pub start_s: f64,
-    /// Length (s; the last interval may be shorter).
+    /// Benchmark time in the interval (s): the first one excludes the initial connection
+    /// time, the last one ends with the run.
     pub duration_s: f64,
     /// Transactions by outcome.
     pub transactions: Counts,
@@ -421,8 +422,8 @@ impl RunDocument {
                 finite(total.latency.stddev() / 1000.0),
             )
         } else {
-            let avg = 0.001 * sum.bench_duration_us as f64 * f64::from(cfg.clients)
-                / c.total() as f64;
+            let avg =
+                0.001 * sum.bench_duration_us as f64 * f64::from(cfg.clients) / c.total() as f64;
             (finite(avg), None)
         };
         let lag_on = cfg.rate.is_some();
@@ -447,7 +448,9 @@ impl RunDocument {
             average_connection_time_ms: cfg
                 .connect_per_tx
                 .then(|| {
-                    finite(0.001 * sum.stats.conn_time_us as f64 / (c.successful + c.failed()) as f64)
+                    finite(
+                        0.001 * sum.stats.conn_time_us as f64 / (c.successful + c.failed()) as f64,
+                    )
                 })
                 .flatten(),
             aborted: sum.aborted,
@@ -612,7 +615,7 @@ fn interval_doc(
     list: &PercentileList,
 ) -> IntervalDoc {
     let hist = iv.latency_hist.to_histogram();
-    let pct = percentiles_ms(&hist, list).unwrap_or_default();
+    let pct = percentiles_ms(&hist, list, Some(iv.latency.max)).unwrap_or_default();
     let has = iv.latency.count > 0;
     IntervalDoc {
         start_s,
@@ -639,18 +642,23 @@ fn interval_doc(
 fn time_series_doc(sum: &RunSummary, list: &PercentileList) -> Option<TimeSeriesDoc> {
     let series = sum.stats.series.as_ref()?;
     let interval_s = series.interval_us as f64 / 1e6;
-    let total_s = sum.bench_duration_s();
-    let intervals = series.intervals();
-    let n = intervals.len();
-    let docs = intervals
+    // The series starts with the run (before the initial connections); the benchmark
+    // proper covers [initial connection time, initial connection time + duration].
+    let bench_start_s = if sum.config.connect_per_tx {
+        0.0
+    } else {
+        sum.initial_connection_us as f64 / 1e6
+    };
+    let end_s = bench_start_s + sum.bench_duration_s();
+    let docs = series
+        .intervals()
         .iter()
         .enumerate()
         .map(|(i, iv)| {
             let start = i as f64 * interval_s;
-            let mut dur = interval_s;
-            if i + 1 == n && total_s > start && total_s < start + interval_s {
-                dur = total_s - start;
-            }
+            let from = start.max(bench_start_s);
+            let to = (start + interval_s).min(end_s);
+            let dur = if to > from { to - from } else { interval_s };
             interval_doc(iv, start, dur, series.throttled, list)
         })
         .collect();

@@ -54,10 +54,7 @@ fn sextet(c: u8) -> Option<u32> {
 
 /// Decodes standard base64 (padding optional, ASCII whitespace ignored).
 pub fn base64_decode(text: &str) -> Result<Vec<u8>, HdrError> {
-    let clean: Vec<u8> = text
-        .bytes()
-        .filter(|b| !b.is_ascii_whitespace())
-        .collect();
+    let clean: Vec<u8> = text.bytes().filter(|b| !b.is_ascii_whitespace()).collect();
     let body = clean
         .iter()
         .rposition(|&b| b != b'=')

@@ -11,7 +11,7 @@ const STYLE: &str = "body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sa
 h1{font-size:22px}h2{font-size:18px;margin-top:32px;border-bottom:1px solid #ccc}\
 table{border-collapse:collapse;background:#fff;margin:8px 0}\
 td,th{border:1px solid #ccc;padding:4px 8px;text-align:left;vertical-align:top}\
-td.n{text-align:right;font-variant-numeric:tabular-nums}th{background:#eef}\
+td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}th{background:#eef}\
 pre{background:#fff;border:1px solid #ccc;padding:8px;overflow-x:auto}\
 .warn{background:#fff3cd;border:1px solid #e0c36a;padding:8px}code{font-size:12px}\
 svg{background:#fff;border:1px solid #ccc;max-width:100%;height:auto}";
@@ -27,6 +27,15 @@ fn row(s: &mut String, name: &str, value: &str) {
     let _ = write!(
         s,
         "<tr><th>{}</th><td class=\"n\">{}</td></tr>",
+        escape(name),
+        escape(value)
+    );
+}
+
+fn text_row(s: &mut String, name: &str, value: &str) {
+    let _ = write!(
+        s,
+        "<tr><th>{}</th><td>{}</td></tr>",
         escape(name),
         escape(value)
     );
@@ -250,38 +259,42 @@ fn command_table(s: &mut String, d: &RunDocument) {
 fn settings_tables(s: &mut String, d: &RunDocument) {
     s.push_str("<h2>Settings</h2><table id=\"settings\">");
     let c = &d.config;
-    row(s, "transaction type", &c.transaction_type);
+    text_row(s, "transaction type", &c.transaction_type);
     for (i, sc) in d.scripts.iter().enumerate() {
-        row(
+        text_row(
             s,
             &format!("script {}", i + 1),
             &format!("{} (weight {})", sc.description, sc.weight),
         );
     }
-    row(s, "scaling factor", &c.scale.to_string());
+    text_row(s, "scaling factor", &c.scale.to_string());
     if let (Some(m), Some(n)) = (&c.partition_method, c.partitions) {
-        row(s, "partitions", &format!("{n} ({m})"));
+        text_row(s, "partitions", &format!("{n} ({m})"));
     }
-    row(s, "query mode", &c.query_mode);
-    row(s, "clients", &c.clients.to_string());
-    row(s, "threads", &c.threads.to_string());
-    row(s, "maximum number of tries", &c.max_tries.to_string());
+    text_row(s, "query mode", &c.query_mode);
+    text_row(s, "clients", &c.clients.to_string());
+    text_row(s, "threads", &c.threads.to_string());
+    text_row(s, "maximum number of tries", &c.max_tries.to_string());
     if let Some(t) = c.transactions_per_client {
-        row(s, "transactions per client", &t.to_string());
+        text_row(s, "transactions per client", &t.to_string());
     }
     if let Some(t) = c.duration_s {
-        row(s, "duration", &format!("{t} s"));
+        text_row(s, "duration", &format!("{t} s"));
     }
     if let Some(r) = c.rate_tps {
-        row(s, "rate limit", &format!("{r} tps"));
+        text_row(s, "rate limit", &format!("{r} tps"));
     }
     if let Some(l) = c.latency_limit_ms {
-        row(s, "latency limit", &format!("{l} ms"));
+        text_row(s, "latency limit", &format!("{l} ms"));
     }
-    row(s, "new connection per transaction", &c.connect_per_transaction.to_string());
-    row(s, "command line", &d.command_line.join(" "));
-    row(s, "start time", &d.start_time);
-    row(
+    text_row(
+        s,
+        "new connection per transaction",
+        &c.connect_per_transaction.to_string(),
+    );
+    text_row(s, "command line", &d.command_line.join(" "));
+    text_row(s, "start time", &d.start_time);
+    text_row(
         s,
         "pgrush",
         &format!(
@@ -290,7 +303,7 @@ fn settings_tables(s: &mut String, d: &RunDocument) {
         ),
     );
     let cl = &d.client;
-    row(
+    text_row(
         s,
         "client",
         &format!(
@@ -308,9 +321,9 @@ fn settings_tables(s: &mut String, d: &RunDocument) {
     s.push_str("</table>");
     if let Some(srv) = &d.server {
         s.push_str("<h2>Server</h2><table id=\"server\">");
-        row(s, "server_version", &srv.version);
+        text_row(s, "server_version", &srv.version);
         for (k, v) in &srv.settings {
-            row(s, k, v);
+            text_row(s, k, v);
         }
         s.push_str("</table>");
     }
@@ -319,7 +332,10 @@ fn settings_tables(s: &mut String, d: &RunDocument) {
 /// The whole page.
 pub fn render(d: &RunDocument) -> String {
     let mut s = String::with_capacity(64 * 1024);
-    let title = format!("pgrush run: {} ({})", d.config.transaction_type, d.start_time);
+    let title = format!(
+        "pgrush run: {} ({})",
+        d.config.transaction_type, d.start_time
+    );
     let _ = write!(
         s,
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
@@ -340,9 +356,9 @@ pub fn render(d: &RunDocument) -> String {
     distribution_chart(&mut s, d);
     command_table(&mut s, d);
     settings_tables(&mut s, d);
-    let _ = write!(
+    let _ = writeln!(
         s,
-        "<h2>Report</h2><pre>{}</pre></body></html>\n",
+        "<h2>Report</h2><pre>{}</pre></body></html>",
         escape(&d.report_text)
     );
     s

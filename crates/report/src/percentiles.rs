@@ -119,14 +119,23 @@ pub fn value_at_percentile(hist: &LatencyHistogram, p: f64) -> Option<u64> {
 }
 
 /// The values (ms) at every percentile of `list`; `None` when the histogram is empty.
-pub fn percentiles_ms(hist: &LatencyHistogram, list: &PercentileList) -> Option<Vec<f64>> {
+/// `exact_max_us` (the exact largest value, when known) caps the values: a bucket's highest
+/// equivalent value may exceed the largest value actually recorded.
+pub fn percentiles_ms(
+    hist: &LatencyHistogram,
+    list: &PercentileList,
+    exact_max_us: Option<f64>,
+) -> Option<Vec<f64>> {
     if hist.is_empty() {
         return None;
     }
+    let cap = exact_max_us
+        .filter(|m| m.is_finite() && *m >= 0.0)
+        .unwrap_or(f64::INFINITY);
     Some(
         list.values()
             .iter()
-            .map(|&p| value_at_percentile(hist, p).unwrap_or(0) as f64 / 1000.0)
+            .map(|&p| (value_at_percentile(hist, p).unwrap_or(0) as f64).min(cap) / 1000.0)
             .collect(),
     )
 }
@@ -149,13 +158,13 @@ fn push_inline(s: &mut String, list: &PercentileList, values_ms: &[f64]) {
 pub fn render_text(sum: &RunSummary, list: &PercentileList) -> String {
     let mut s = String::new();
     let total = &sum.stats.total;
-    if let Some(v) = percentiles_ms(&total.latency_hist, list) {
+    if let Some(v) = percentiles_ms(&total.latency_hist, list, Some(total.latency.max)) {
         s.push_str("latency percentiles: ");
         push_inline(&mut s, list, &v);
         s.push('\n');
     }
     if let Some(lag) = &total.lag_hist
-        && let Some(v) = percentiles_ms(lag, list)
+        && let Some(v) = percentiles_ms(lag, list, Some(total.lag.max))
     {
         s.push_str("schedule lag percentiles: ");
         push_inline(&mut s, list, &v);
@@ -171,7 +180,9 @@ pub fn render_text(sum: &RunSummary, list: &PercentileList) -> String {
         } else {
             String::new()
         };
-        if several && let Some(v) = percentiles_ms(&st.tx.latency_hist, list) {
+        if several
+            && let Some(v) = percentiles_ms(&st.tx.latency_hist, list, Some(st.tx.latency.max))
+        {
             let _ = write!(s, "{prefix}latency percentiles: ");
             push_inline(&mut s, list, &v);
             s.push('\n');
@@ -188,8 +199,8 @@ pub fn render_text(sum: &RunSummary, list: &PercentileList) -> String {
             let values = st
                 .commands
                 .get(j)
-                .and_then(|c| percentiles_ms(&c.latency_hist, list));
-            s.push_str(" ");
+                .and_then(|c| percentiles_ms(&c.latency_hist, list, Some(c.latency.max)));
+            s.push(' ');
             for k in 0..list.values().len() {
                 s.push_str("  ");
                 match values.as_ref().and_then(|v| v.get(k)) {
@@ -257,7 +268,7 @@ mod tests {
         let h = hist(1..=1000);
         let list = PercentileList::default();
         assert_eq!(
-            percentiles_ms(&h, &list),
+            percentiles_ms(&h, &list, None),
             Some(vec![0.5, 0.9, 0.99, 0.999, 1.0])
         );
         let h = hist(1..=10);
@@ -269,13 +280,20 @@ mod tests {
         let h = hist([7]);
         assert_eq!(value_at_percentile(&h, 99.99), Some(7));
         assert_eq!(value_at_percentile(&LatencyHistogram::new(), 50.0), None);
-        assert_eq!(percentiles_ms(&LatencyHistogram::new(), &list), None);
+        assert_eq!(percentiles_ms(&LatencyHistogram::new(), &list, None), None);
         // Above 2048 µs values are kept to 3 significant digits: 123456 lies in a bucket
         // 64 µs wide, reported at its highest value.
         let h = hist([100, 123_456, 123_456, 123_500]);
         assert_eq!(value_at_percentile(&h, 25.0), Some(100));
         assert_eq!(value_at_percentile(&h, 50.0), Some(123_519));
         assert_eq!(value_at_percentile(&h, 100.0), Some(123_519));
+        // Capped by the exact maximum when it is known.
+        let one = PercentileList::parse("100").unwrap_or_default();
+        assert_eq!(
+            percentiles_ms(&h, &one, Some(123_500.4)),
+            Some(vec![123.5004])
+        );
+        assert_eq!(percentiles_ms(&h, &one, None), Some(vec![123.519]));
         // 99 values of 1 ms and one of 100 ms: p99 is 1 ms, p99.5 the outlier.
         let h = hist(std::iter::repeat_n(1000, 99).chain([100_000]));
         assert_eq!(value_at_percentile(&h, 99.0), Some(1000));

@@ -92,10 +92,7 @@ mod tests {
             ..fine.clone()
         };
         assert!(warnings(&av)[0].starts_with("autovacuum ran"));
-        let threads = WarningInputs {
-            threads: 3,
-            ..fine
-        };
+        let threads = WarningInputs { threads: 3, ..fine };
         assert!(warnings(&threads)[0].contains("more threads (3) than CPUs (2)"));
     }
 }

@@ -8,7 +8,10 @@ use pgrush_report::document::RunDocument;
 use pgrush_report::percentiles::PercentileList;
 
 fn runs() -> Vec<(String, RunDocument)> {
-    let a = RunDocument::build(&summary(&Shape::default()), &context(PercentileList::default()));
+    let a = RunDocument::build(
+        &summary(&Shape::default()),
+        &context(PercentileList::default()),
+    );
     // B: twice the latencies, failures, another server setting, a different percentile list.
     let mut ctx = context(PercentileList::parse("50,99.5").unwrap_or_default());
     if let Some(s) = ctx.server.as_mut() {
@@ -23,7 +26,10 @@ fn runs() -> Vec<(String, RunDocument)> {
     // Through JSON, as `pgrush report` reads them.
     let a = RunDocument::from_json(&a.to_json()).unwrap_or_else(|e| panic!("{e}"));
     let b = RunDocument::from_json(&b.to_json()).unwrap_or_else(|e| panic!("{e}"));
-    vec![("logged.json".to_string(), a), ("unlogged.json".to_string(), b)]
+    vec![
+        ("logged.json".to_string(), a),
+        ("unlogged.json".to_string(), b),
+    ]
 }
 
 #[test]
@@ -63,7 +69,10 @@ fn text_table() {
     // Only the settings that differ.
     assert!(lines.contains(&"settings:"));
     assert_eq!(find("fsync"), "fsync on off");
-    assert_eq!(find("maximum number of tries"), "maximum number of tries 1 3");
+    assert_eq!(
+        find("maximum number of tries"),
+        "maximum number of tries 1 3"
+    );
     assert!(!text.contains("shared_buffers"));
     assert!(!text.contains("query mode"));
 }
@@ -73,7 +82,10 @@ fn markdown_and_csv() {
     let cmp = Comparison::build(&runs());
     let md = cmp.render(Format::Markdown);
     let md_lines: Vec<&str> = md.lines().collect();
-    assert_eq!(md_lines[0], "| section | metric | logged.json | unlogged.json |");
+    assert_eq!(
+        md_lines[0],
+        "| section | metric | logged.json | unlogged.json |"
+    );
     assert_eq!(md_lines[1], "|---|---|---:|---:|");
     assert!(md_lines.contains(&"| results | tps | 400.000 | 360.000 |"));
     assert!(md_lines.contains(&"| settings | fsync | on | off |"));
@@ -84,8 +96,8 @@ fn markdown_and_csv() {
     assert!(csv_lines.contains(&"results,tps,400.000,360.000"));
     assert!(csv_lines.contains(&"latency,p99.5 (ms),0.995,1.990"));
     // Fields with commas are quoted.
-    assert!(csv_lines.contains(
-        &"commands,\"\\set aid random(1, 100000 * :scale) (ms)\",0.167,0.334"
-    ));
+    assert!(
+        csv_lines.contains(&"commands,\"\\set aid random(1, 100000 * :scale) (ms)\",0.167,0.334")
+    );
     assert_eq!(md_lines.len(), csv_lines.len() + 1);
 }

@@ -116,8 +116,8 @@ fn decode_png(data: &[u8]) -> Image {
     let (mut width, mut height, mut color_type) = (0usize, 0usize, 0u8);
     let mut idat = Vec::new();
     while pos + 8 <= data.len() {
-        let len = u32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]])
-            as usize;
+        let len =
+            u32::from_be_bytes([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]) as usize;
         let kind = &data[pos + 4..pos + 8];
         let body = &data[pos + 8..pos + 8 + len];
         match kind {
@@ -160,7 +160,11 @@ fn decode_png(data: &[u8]) -> Image {
                 3 => ((u16::from(a) + u16::from(b)) / 2) as u8,
                 4 => {
                     let p = i16::from(a) + i16::from(b) - i16::from(c);
-                    let (pa, pb, pc) = ((p - i16::from(a)).abs(), (p - i16::from(b)).abs(), (p - i16::from(c)).abs());
+                    let (pa, pb, pc) = (
+                        (p - i16::from(a)).abs(),
+                        (p - i16::from(b)).abs(),
+                        (p - i16::from(c)).abs(),
+                    );
                     if pa <= pb && pa <= pc {
                         a
                     } else if pb <= pc {
@@ -196,7 +200,9 @@ fn html_is_self_contained() {
     let html = html_for_test();
     assert!(html.starts_with("<!DOCTYPE html>"));
     assert!(html.trim_end().ends_with("</html>"));
-    for forbidden in ["<script", "src=", "href=", "url(", "@import", "https://", "<link"] {
+    for forbidden in [
+        "<script", "src=", "href=", "url(", "@import", "https://", "<link",
+    ] {
         assert!(!html.contains(forbidden), "{forbidden} in the page");
     }
     let without_ns = html.replace("xmlns=\"http://www.w3.org/2000/svg\"", "");

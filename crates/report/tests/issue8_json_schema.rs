@@ -84,26 +84,44 @@ fn document_content() {
     assert_eq!(v["results"]["transactions"]["retries"], 200);
     assert_eq!(v["results"]["tps"], 360.0);
     assert_eq!(v["results"]["expected_transactions"], Value::Null);
-    assert_eq!(v["percentiles"], serde_json::json!([50.0, 90.0, 99.0, 99.9, 99.99]));
+    assert_eq!(
+        v["percentiles"],
+        serde_json::json!([50.0, 90.0, 99.0, 99.9, 99.99])
+    );
     assert_eq!(v["latency"]["count"], 900);
     assert_eq!(v["latency"]["percentiles"][0]["p"], 50.0);
-    assert!(v["latency"]["hdr_histogram"].as_str().is_some_and(|s| s.starts_with("HISTF")));
+    assert!(
+        v["latency"]["hdr_histogram"]
+            .as_str()
+            .is_some_and(|s| s.starts_with("HISTF"))
+    );
     assert_eq!(v["scripts"][0]["commands"][1]["failures"], 100);
-    // Time series: 1 s intervals over 2.5 s, the last one half long.
+    // Time series: 1 s intervals over 2.5 s.
     let iv = &v["time_series"]["intervals"];
     assert_eq!(iv.as_array().map(Vec::len), Some(3));
     assert_eq!(iv[2]["start_s"], 2.0);
-    assert_eq!(iv[2]["duration_s"], 0.5);
+    // Durations count benchmark time only: the first interval starts after the initial
+    // connections (1.234 ms), the last ends with the run (2.5 s later).
+    let dur = |i: usize| iv[i]["duration_s"].as_f64().unwrap_or(-1.0);
+    assert!((dur(0) - 0.998_766).abs() < 1e-9, "{}", dur(0));
+    assert_eq!(dur(1), 1.0);
+    assert!((dur(2) - 0.501_234).abs() < 1e-9, "{}", dur(2));
     let processed: u64 = (0..3)
         .map(|i| iv[i]["transactions"]["processed"].as_u64().unwrap_or(0))
         .sum();
     assert_eq!(processed, 900);
-    assert_eq!(iv[0]["tps"].as_f64(), iv[0]["transactions"]["processed"].as_f64());
+    assert_eq!(
+        iv[1]["tps"].as_f64(),
+        iv[1]["transactions"]["processed"].as_f64()
+    );
     // The HDR histogram decodes back (successes: 1..=1000 without multiples of 10).
     let dist = doc.latency.clone();
     let h = dist.map(|d| d.histogram()).unwrap_or_default();
     assert_eq!(h.len(), 900);
-    assert_eq!(pgrush_report::percentiles::value_at_percentile(&h, 50.0), Some(499));
+    assert_eq!(
+        pgrush_report::percentiles::value_at_percentile(&h, 50.0),
+        Some(499)
+    );
 }
 
 #[test]

@@ -53,5 +53,8 @@ fn nothing_for_an_empty_run() {
         per_command: false,
         ..Shape::default()
     };
-    assert_eq!(render_text(&summary(&shape), &PercentileList::default()), "");
+    assert_eq!(
+        render_text(&summary(&shape), &PercentileList::default()),
+        ""
+    );
 }

@@ -393,7 +393,9 @@ fn evaluates_ok(e: &str) -> bool {
     let text = format!("\\set x debug({e})\n");
     let script = load_script("probe.sql", &text, 1).expect("expression parses");
     let sim = simulate(&script, 1, 1, 1, &[]);
-    !sim.iter().flat_map(|(_, l)| l).any(|l| l.starts_with("pgbench: error"))
+    !sim.iter()
+        .flat_map(|(_, l)| l)
+        .any(|l| l.starts_with("pgbench: error"))
 }
 
 /// Expressions expected to succeed run one after another in a single client; a
@@ -413,7 +415,9 @@ fn check_sequential(which: Which, exprs: &[String]) {
             "first difference at line {k}: pgbench {:?}, pgrush {:?} (command {:?})",
             want.get(k),
             got.get(k),
-            want.get(k).and_then(|l| l.split(['=', ')']).nth(2)).map(str::to_string)
+            want.get(k)
+                .and_then(|l| l.split(['=', ')']).nth(2))
+                .map(str::to_string)
         );
     }
 }
@@ -422,8 +426,14 @@ fn check_sequential(which: Which, exprs: &[String]) {
 fn expressions_match_pgbench18() {
     let exprs = all_exprs();
     assert!(exprs.len() >= 300, "{}", exprs.len());
-    let (ok, failing): (Vec<String>, Vec<String>) = exprs.into_iter().partition(|e| evaluates_ok(e));
-    assert!(ok.len() > 300 && failing.len() > 100, "{} {}", ok.len(), failing.len());
+    let (ok, failing): (Vec<String>, Vec<String>) =
+        exprs.into_iter().partition(|e| evaluates_ok(e));
+    assert!(
+        ok.len() > 300 && failing.len() > 100,
+        "{} {}",
+        ok.len(),
+        failing.len()
+    );
     check_sequential(Which::Pgbench18, &ok);
     for (i, chunk) in failing.chunks(60).enumerate() {
         check_batch(Which::Pgbench18, i, chunk);
@@ -434,7 +444,8 @@ fn expressions_match_pgbench18() {
 #[test]
 fn expressions_match_pgbench15() {
     let exprs = all_exprs();
-    let (ok, failing): (Vec<String>, Vec<String>) = exprs.into_iter().partition(|e| evaluates_ok(e));
+    let (ok, failing): (Vec<String>, Vec<String>) =
+        exprs.into_iter().partition(|e| evaluates_ok(e));
     check_sequential(Which::Pgbench15, &ok);
     for (i, chunk) in failing.chunks(60).enumerate() {
         check_batch(Which::Pgbench15, i + 100, chunk);

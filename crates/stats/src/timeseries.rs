@@ -62,7 +62,10 @@ impl SparseHistogram {
             return;
         }
         let mut out = Vec::with_capacity(self.buckets.len() + other.buckets.len());
-        let (mut a, mut b) = (self.buckets.iter().peekable(), other.buckets.iter().peekable());
+        let (mut a, mut b) = (
+            self.buckets.iter().peekable(),
+            other.buckets.iter().peekable(),
+        );
         loop {
             match (a.peek(), b.peek()) {
                 (Some(&&(va, ca)), Some(&&(vb, cb))) => {
@@ -179,7 +182,8 @@ impl TimeSeries {
     fn close_active(&mut self) {
         if let Some(active) = self.active.as_mut() {
             if active.index >= self.closed.len() {
-                self.closed.resize(active.index + 1, IntervalStats::default());
+                self.closed
+                    .resize(active.index + 1, IntervalStats::default());
             }
             if !active.is_empty() {
                 let snap = active.snapshot();

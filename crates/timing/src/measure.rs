@@ -40,10 +40,18 @@ pub struct Backwards {
     pub largest_ns: i64,
 }
 
+/// Differences below this many ns are counted in a flat array inside the loop
+/// (one compare and one increment); larger ones go to the histogram at once.
+const SMALL_NS: usize = 4096;
+
 /// Nanosecond-resolution statistics of the differences between consecutive readings.
+///
+/// Inside the loop, small differences only bump a counter in a flat array;
+/// [`NsDetail::settle`] folds them into the histogram when the loop is over.
 #[derive(Debug, Clone)]
 pub struct NsDetail {
     hist: Histogram<u64>,
+    small: Box<[u64; SMALL_NS]>,
     /// Counts per power-of-two bucket: index = bit length of the difference in ns.
     pub pow2: [u64; NS_BUCKETS],
     /// The largest forward difference, exact.
@@ -77,14 +85,40 @@ impl NsDetail {
             // 3 significant digits: values below 2048 ns are exact.
             hist: Histogram::new_with_max(HIST_MAX_NS, 3)
                 .unwrap_or_else(|_| Histogram::new(3).unwrap_or_else(|_| unreachable_hist())),
+            small: Box::new([0; SMALL_NS]),
             pow2: [0; NS_BUCKETS],
             max_ns: 0,
             min_nonzero_ns: u64::MAX,
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn record(&mut self, diff_ns: u64) {
+        match self.small.get_mut(diff_ns as usize) {
+            Some(count) => *count += 1,
+            None => self.record_large(diff_ns),
+        }
+    }
+
+    /// Folds the flat array into the histogram, the buckets and the extremes.
+    fn settle(&mut self) {
+        for (v, count) in self.small.iter_mut().enumerate() {
+            if *count == 0 {
+                continue;
+            }
+            let v = v as u64;
+            let _ = self.hist.record_n(v, *count);
+            self.pow2[bit_length(v)] += *count;
+            self.max_ns = self.max_ns.max(v);
+            if v != 0 {
+                self.min_nonzero_ns = self.min_nonzero_ns.min(v);
+            }
+            *count = 0;
+        }
+    }
+
+    #[cold]
+    fn record_large(&mut self, diff_ns: u64) {
         self.hist.saturating_record(diff_ns);
         self.pow2[bit_length(diff_ns)] += 1;
         if diff_ns > self.max_ns {
@@ -196,6 +230,9 @@ fn run<C: ClockSource, const DETAIL: bool, const STOP: bool>(
         let diff_ns = now.wrapping_sub(prev_ns);
         prev_ns = now;
         if STOP && diff_us < 0 {
+            if let Some(d) = detail.as_mut() {
+                d.settle();
+            }
             return Measurement {
                 loops,
                 elapsed_ns: now.wrapping_sub(start),
@@ -225,6 +262,9 @@ fn run<C: ClockSource, const DETAIL: bool, const STOP: bool>(
         elapsed_us = now.wrapping_sub(start) / 1000;
     }
     let end = clock.now_ns();
+    if let Some(d) = detail.as_mut() {
+        d.settle();
+    }
     Measurement {
         loops,
         elapsed_ns: end.wrapping_sub(start),

@@ -72,9 +72,29 @@ pub fn pgbench(args: &[&str], db: &str) -> Output {
 
 /// Runs pgrush with `args` and then the database name.
 pub fn pgrush(args: &[&str], db: &str) -> Output {
+    pgrush_env(args, db, &[])
+}
+
+/// Runs pgrush with `args`, then the database name, and extra environment variables.
+pub fn pgrush_env(args: &[&str], db: &str, env: &[(&str, &str)]) -> Output {
     let mut cmd = with_env(Command::new(env!("CARGO_BIN_EXE_pgrush")));
+    cmd.env_remove("PGRUSH_INIT_PARALLEL_COPY");
+    cmd.envs(env.iter().copied());
     cmd.args(args).arg(db);
     testkit::run(&mut cmd)
+}
+
+/// The number of pgbench_accounts rows stored on pages not marked all-visible.
+pub fn rows_on_not_all_visible_pages(db: &str) -> String {
+    cluster()
+        .psql_db(
+            db,
+            "create extension if not exists pg_visibility;
+             select count(*) from pgbench_accounts a
+             join pg_visibility_map('pgbench_accounts') v on v.blkno = (a.ctid::text::point)[0]::bigint
+             where not v.all_visible",
+        )
+        .unwrap_or_else(|e| format!("error: {e}"))
 }
 
 /// pgbench's stderr with timings masked and its program name replaced by pgrush's.

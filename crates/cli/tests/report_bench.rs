@@ -1,0 +1,218 @@
+//! Issue 8 end to end: a real benchmark run with `--percentiles`, `--json`, `--html` and
+//! the warnings, against a sandbox cluster.
+
+use std::path::Path;
+use std::process::Command;
+use std::sync::OnceLock;
+
+use pgrush_report::document::{RunDocument, SERVER_SETTINGS};
+use pgrush_sandbox::Cluster;
+use pgrush_sandbox::oracle::{self, Which};
+use pgrush_sandbox::testkit::{self, Output};
+use serde_json::Value;
+
+const DB: &str = "issue8";
+const SCHEMA: &str = include_str!(concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../schema/pgrush-run.v1.schema.json"
+));
+
+fn cluster() -> &'static Cluster {
+    static READY: OnceLock<()> = OnceLock::new();
+    let c = pgrush_sandbox::shared();
+    READY.get_or_init(|| {
+        c.create_database(DB)
+            .unwrap_or_else(|e| panic!("create database: {e}"));
+        let out = testkit::run(
+            oracle::require(Which::Pgbench18)
+                .command()
+                .args(["-i", "-s", "1", "-q", DB])
+                .envs(c.env()),
+        );
+        assert_eq!(out.code, 0, "pgbench -i failed: {}", out.stderr);
+    });
+    c
+}
+
+fn pgrush(args: &[&str], dir: &Path) -> Output {
+    testkit::run(
+        Command::new(env!("CARGO_BIN_EXE_pgrush"))
+            .args(args)
+            .envs(cluster().env())
+            .current_dir(dir),
+    )
+}
+
+fn schema_errors(instance: &Value) -> Vec<String> {
+    let schema: Value = serde_json::from_str(SCHEMA).unwrap_or(Value::Null);
+    let validator =
+        jsonschema::validator_for(&schema).unwrap_or_else(|e| panic!("invalid schema: {e}"));
+    validator
+        .iter_errors(instance)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .collect()
+}
+
+/// The `ms` values of a `… percentiles: p50 = 1.234 ms, p90 = …` line.
+fn values(line: &str) -> Vec<f64> {
+    line.split(" = ")
+        .skip(1)
+        .filter_map(|part| part.split(' ').next()?.parse().ok())
+        .collect()
+}
+
+#[test]
+fn json_html_and_percentiles() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let out = pgrush(
+        &[
+            "-n",
+            "-t",
+            "30",
+            "-c",
+            "2",
+            "-j",
+            "2",
+            "-P",
+            "1",
+            "-r",
+            "--percentiles",
+            "--json=run.json",
+            "--html=run.html",
+            DB,
+        ],
+        dir.path(),
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let json = std::fs::read_to_string(dir.path().join("run.json")).unwrap_or_default();
+    let value: Value = serde_json::from_str(&json).unwrap_or(Value::Null);
+    let errs = schema_errors(&value);
+    assert!(errs.is_empty(), "{errs:#?}");
+    let doc = RunDocument::from_json(&json).unwrap_or_else(|e| panic!("{e}"));
+
+    // stdout: the banner, pgbench's report (also saved in the JSON), then the percentiles.
+    let (head, tail) = out
+        .stdout
+        .split_once("latency percentiles: ")
+        .unwrap_or_else(|| panic!("no percentiles in\n{}", out.stdout));
+    let (banner, report) = head.split_once('\n').unwrap_or_default();
+    assert!(banner.starts_with("pgrush (18.6"), "{banner}");
+    assert_eq!(report, doc.report_text);
+    let mut lines = tail.lines();
+    let total = values(lines.next().unwrap_or_default());
+    assert_eq!(total.len(), 5, "{tail}");
+    assert!(total[0] > 0.0, "latencies were not measured: {tail}");
+    assert!(total.windows(2).all(|w| w[0] <= w[1]), "{total:?}");
+    assert_eq!(
+        lines.next(),
+        Some("statement latency percentiles in milliseconds (p50, p90, p99, p99.9, p99.99):")
+    );
+    let per_command: Vec<&str> = lines.collect();
+    assert_eq!(per_command.len(), 11, "{tail}");
+    assert!(per_command[10].ends_with(" END;"));
+
+    // The document's content.
+    let r = &doc.results;
+    assert_eq!(r.transactions.processed, 60);
+    assert_eq!(r.expected_transactions, Some(60));
+    assert_eq!(doc.config.clients, 2);
+    assert_eq!(doc.config.progress_s, Some(1));
+    let lat = doc.latency.as_ref().unwrap_or_else(|| panic!("no latency"));
+    assert_eq!(lat.count, 60);
+    assert_eq!(lat.percentiles.len(), 5);
+    assert!((lat.percentiles[0].ms - total[0]).abs() < 1e-9);
+    assert_eq!(lat.histogram().len(), 60);
+    let server = doc.server.as_ref().unwrap_or_else(|| panic!("no server"));
+    assert_eq!(server.version_num, cluster().version_num());
+    for name in SERVER_SETTINGS {
+        assert!(server.settings.contains_key(name), "{name} missing");
+    }
+    assert!(doc.command_line.iter().any(|a| a == "--percentiles"));
+    assert!(doc.client.cpus >= 1);
+    assert_eq!(doc.scripts[0].commands.len(), 11);
+    assert_eq!(doc.scripts[0].commands[10].executions, 60);
+    let ts = doc
+        .time_series
+        .as_ref()
+        .unwrap_or_else(|| panic!("no time series"));
+    assert_eq!(ts.interval_s, 1.0);
+    let in_series: u64 = ts.intervals.iter().map(|i| i.transactions.processed).sum();
+    assert_eq!(in_series, 60);
+    // Warnings (the run is short, 2 clients on scale 1) on stderr and in the document.
+    assert!(
+        out.stderr.contains("pgrush: warning: the run lasted only "),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr
+            .contains("pgrush: warning: tpcb-like with more clients (2) than the scale factor (1)")
+    );
+    assert!(doc.warnings.len() >= 2);
+
+    let html = std::fs::read_to_string(dir.path().join("run.html")).unwrap_or_default();
+    assert!(html.starts_with("<!DOCTYPE html>"));
+    assert_eq!(html.matches("<svg").count(), 3);
+    assert!(html.contains("UPDATE pgbench_branches SET bbalance"));
+}
+
+#[test]
+fn json_on_stdout_without_warnings() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let out = pgrush(
+        &["-n", "-t", "5", "-S", "--json=-", "--no-warnings", DB],
+        dir.path(),
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    // stdout is the document alone; the text report went to stderr.
+    let value: Value = serde_json::from_str(&out.stdout)
+        .unwrap_or_else(|e| panic!("stdout is not JSON ({e}):\n{}", out.stdout));
+    assert!(schema_errors(&value).is_empty());
+    assert_eq!(value["results"]["transactions"]["processed"], 5);
+    // Latencies are measured without -P/-R/-L too, and the series has 1 s intervals.
+    let p50 = value["latency"]["percentiles"][0]["ms"].as_f64().unwrap_or(0.0);
+    assert!(p50 > 0.0, "{}", value["latency"]);
+    assert_eq!(value["time_series"]["interval_s"], 1.0);
+    assert_eq!(
+        value["config"]["transaction_type"],
+        "<builtin: select only>"
+    );
+    assert!(
+        out.stderr
+            .contains("transaction type: <builtin: select only>")
+    );
+    assert!(!out.stderr.contains("warning"), "{}", out.stderr);
+    // Warnings are still recorded in the document.
+    assert!(value["warnings"].as_array().is_some_and(|w| !w.is_empty()));
+}
+
+#[test]
+fn default_output_has_no_extras() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let out = pgrush(&["-n", "-t", "5", "-c", "2", DB], dir.path());
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(!out.stdout.contains("percentiles"));
+    assert!(!out.stderr.contains("warning"), "{}", out.stderr);
+    assert!(out.stdout.starts_with("pgrush (18.6"));
+}
+
+#[test]
+fn unwritable_json_file() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let out = pgrush(
+        &["-n", "-t", "2", "--json=no/such/dir/run.json", DB],
+        dir.path(),
+    );
+    assert_eq!(out.code, 1);
+    assert!(
+        out.stderr.ends_with(
+            "pgrush: error: could not write file \"no/such/dir/run.json\": No such file or directory\n"
+        ),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stdout
+            .contains("number of transactions actually processed: 2/2")
+    );
+}
