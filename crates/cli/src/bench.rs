@@ -305,6 +305,7 @@ fn run_inner(opts: &Options) -> Result<i32, i32> {
     summary.bench_duration_us = outcome.bench_duration_us;
     summary.initial_connection_us = outcome.initial_connection_us;
     summary.aborted = outcome.aborted;
+    summary.interrupted = outcome.interrupted;
     {
         let mut out = crate::report_cmd::text_out(opts);
         let _ = pgrush_report::text::write_report(&summary, &mut out);

@@ -38,7 +38,8 @@ fn compare_parallel_env(args: &[&str], jobs: &str, env: &[(&str, &str)]) -> Stri
     );
     // The parallel load is never less all-visible than pgbench's (with range partitions
     // it is more: partitions are loaded with COPY FREEZE, which pgbench cannot use).
-    if all_visible(&single) == "t" {
+    // Parallel plain COPY streams may leave a few empty pages (checked by rows instead).
+    if env.is_empty() && all_visible(&single) == "t" {
         assert_eq!(all_visible(&multi), "t", "visibility for {pargs:?}");
     }
     // Several connections really were used.

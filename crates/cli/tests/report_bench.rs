@@ -170,7 +170,9 @@ fn json_on_stdout_without_warnings() {
     assert!(schema_errors(&value).is_empty());
     assert_eq!(value["results"]["transactions"]["processed"], 5);
     // Latencies are measured without -P/-R/-L too, and the series has 1 s intervals.
-    let p50 = value["latency"]["percentiles"][0]["ms"].as_f64().unwrap_or(0.0);
+    let p50 = value["latency"]["percentiles"][0]["ms"]
+        .as_f64()
+        .unwrap_or(0.0);
     assert!(p50 > 0.0, "{}", value["latency"]);
     assert_eq!(value["time_series"]["interval_s"], 1.0);
     assert_eq!(
@@ -215,4 +217,82 @@ fn unwritable_json_file() {
         out.stdout
             .contains("number of transactions actually processed: 2/2")
     );
+}
+
+#[test]
+fn more_threads_than_cpus_warning() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let n = (cpus + 1).to_string();
+    let out = pgrush(
+        &[
+            "-n",
+            "-t",
+            "1",
+            "-S",
+            "-c",
+            &n,
+            "-j",
+            &n,
+            "--percentiles=50",
+            DB,
+        ],
+        dir.path(),
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let expected = format!(
+        "pgrush: warning: more threads ({n}) than CPUs ({cpus}) on the client; the client may be the bottleneck\n"
+    );
+    assert!(out.stderr.contains(&expected), "{}", out.stderr);
+    // select-only is not tpcb-like: no contention warning.
+    assert!(!out.stderr.contains("tpcb-like"));
+    let line = out
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("latency percentiles: p50 = "))
+        .unwrap_or_else(|| panic!("{}", out.stdout));
+    assert!(line.ends_with(" ms") && !line.contains(','), "{line}");
+}
+
+#[test]
+fn autovacuum_during_a_tpcb_like_run_is_reported() {
+    // A cluster whose autovacuum visits every second and acts on any change.
+    let mut builder = Cluster::builder();
+    for (name, value) in [
+        ("autovacuum_naptime", "1"),
+        ("autovacuum_vacuum_threshold", "1"),
+        ("autovacuum_vacuum_scale_factor", "0"),
+        ("autovacuum_analyze_threshold", "1"),
+        ("autovacuum_analyze_scale_factor", "0"),
+    ] {
+        builder = builder.setting(name, value);
+    }
+    let c = builder
+        .start()
+        .unwrap_or_else(|e| panic!("cannot start a cluster: {e}"));
+    let init = testkit::run(
+        oracle::require(Which::Pgbench18)
+            .command()
+            .args(["-i", "-q", "postgres"])
+            .envs(c.env()),
+    );
+    assert_eq!(init.code, 0, "{}", init.stderr);
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let warning = "pgrush: warning: autovacuum ran on the pgbench tables during the run";
+    // Autovacuum's timing is not under the test's control: allow a few runs.
+    let mut stderr = String::new();
+    for _ in 0..3 {
+        let out = testkit::run(
+            Command::new(env!("CARGO_BIN_EXE_pgrush"))
+                .args(["-n", "-T", "3", "--percentiles", "postgres"])
+                .envs(c.env())
+                .current_dir(dir.path()),
+        );
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        stderr = out.stderr;
+        if stderr.contains(warning) {
+            break;
+        }
+    }
+    assert!(stderr.contains(warning), "{stderr}");
 }

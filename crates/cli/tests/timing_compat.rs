@@ -101,6 +101,29 @@ fn error_and_help_matrix_matches_pg_test_timing_18() {
 }
 
 #[test]
+fn posixly_correct_stops_at_the_first_non_option() {
+    for args in [
+        &["x", "-d", "0"][..],
+        &["-d", "0", "x"],
+        &["-d", "1", "x", "--bogus"],
+    ] {
+        let mut cmd = oracle::require(Which::PgTestTiming18).command();
+        cmd.arg0(symlink()).args(args).env("POSIXLY_CORRECT", "1");
+        let want = testkit::run(&mut cmd);
+        let got = testkit::run(
+            Command::new(symlink())
+                .args(args)
+                .env("POSIXLY_CORRECT", "1"),
+        );
+        assert_eq!(
+            (&got.stdout, &got.stderr, got.code),
+            (&want.stdout, &want.stderr, want.code),
+            "POSIXLY_CORRECT pg_test_timing {args:?}"
+        );
+    }
+}
+
+#[test]
 fn pgrush_timing_errors_match_with_its_own_names() {
     let link = symlink().to_string_lossy().into_owned();
     for args in MATRIX {

@@ -156,8 +156,10 @@ pub struct Client {
     pub pipeline: Pipeline,
     /// Reading state of the command in flight.
     pub read: crate::sql::ReadState,
-    /// Scratch buffer for statement text.
+    /// Scratch buffer for statement text (simple mode) or parameter values.
     pub buf: String,
+    /// Byte ranges of the parameter values in `buf` (None = NULL).
+    pub param_bounds: Vec<Option<(usize, usize)>>,
     /// Transaction status from the last ReadyForQuery.
     pub tx_status: TransactionStatus,
 }
@@ -190,6 +192,7 @@ impl Client {
             pipeline: Pipeline::Off,
             read: crate::sql::ReadState::default(),
             buf: String::with_capacity(256),
+            param_bounds: Vec::with_capacity(16),
             tx_status: TransactionStatus::Idle,
         }
     }

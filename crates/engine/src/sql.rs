@@ -107,7 +107,7 @@ pub fn send_sql(cl: &mut Client, ctx: &mut ThreadCtx<'_>, sql: &SqlCommand, stmt
                 );
             }
             let _ = conn.queue_parse("", &sql.extended_text, sql.params().len());
-            queue_bind_execute(conn, "", sql, &cl.vars, &mut cl.buf);
+            queue_bind_execute(conn, "", sql, &cl.vars, &mut cl.buf, &mut cl.param_bounds);
             if !in_pipeline {
                 conn.queue_sync();
                 cl.read.syncs_left += 1;
@@ -125,7 +125,7 @@ pub fn send_sql(cl: &mut Client, ctx: &mut ThreadCtx<'_>, sql: &SqlCommand, stmt
                     &format!("client {} sending {}", cl.id, name),
                 );
             }
-            queue_bind_execute(conn, name, sql, &cl.vars, &mut cl.buf);
+            queue_bind_execute(conn, name, sql, &cl.vars, &mut cl.buf, &mut cl.param_bounds);
             if !in_pipeline {
                 conn.queue_sync();
                 cl.read.syncs_left += 1;
@@ -168,10 +168,12 @@ fn queue_bind_execute(
     sql: &SqlCommand,
     vars: &pgrush_script::Variables,
     scratch: &mut String,
+    bounds: &mut Vec<Option<(usize, usize)>>,
 ) {
-    // Parameter values as text, concatenated in `scratch`; NULL for undefined variables.
+    // Parameter values as text, concatenated in `scratch` (both buffers are reused:
+    // no allocation once warm); NULL for undefined variables.
     scratch.clear();
-    let mut bounds: Vec<Option<(usize, usize)>> = Vec::with_capacity(sql.params().len());
+    bounds.clear();
     for i in 0..sql.params().len() {
         let start = scratch.len();
         if sql.write_param(vars, i, scratch) {
@@ -180,11 +182,9 @@ fn queue_bind_execute(
             bounds.push(None);
         }
     }
-    let params: Vec<Option<&[u8]>> = bounds
-        .iter()
-        .map(|b| b.map(|(s, e)| &scratch.as_bytes()[s..e]))
-        .collect();
-    let _ = conn.queue_bind("", stmt_name, params.iter().copied());
+    let text = scratch.as_bytes();
+    let params = bounds.iter().map(|b| b.map(|(s, e)| &text[s..e]));
+    let _ = conn.queue_bind("", stmt_name, params);
     let _ = conn.queue_describe_portal("");
     let _ = conn.queue_execute("", 0);
 }

@@ -2,7 +2,7 @@
 //! rendered from a [`RunDocument`]: summary, tps and latency percentiles over time, the
 //! latency distribution (percentile spectrum), per-command latencies and the settings.
 
-use crate::document::{Distribution, RunDocument};
+use crate::document::{Distribution, IntervalDoc, RunDocument};
 use crate::percentiles::{label, value_at_percentile};
 use crate::svg::{Chart, Series, XScale, escape};
 use std::fmt::Write as _;
@@ -126,6 +126,18 @@ fn time_charts(s: &mut String, d: &RunDocument) {
         return;
     };
     let mid = |start: f64, dur: f64| start + dur / 2.0;
+    // A last interval of a few milliseconds gives a meaningless rate: chart the intervals
+    // covering at least half their length (all of them if none does).
+    let full: Vec<&IntervalDoc> = ts
+        .intervals
+        .iter()
+        .filter(|i| i.duration_s >= ts.interval_s / 2.0)
+        .collect();
+    let intervals: Vec<&IntervalDoc> = if full.is_empty() {
+        ts.intervals.iter().collect()
+    } else {
+        full
+    };
     let tps = Chart {
         title: "Throughput over time".into(),
         x_label: "time since start (s)".into(),
@@ -134,16 +146,14 @@ fn time_charts(s: &mut String, d: &RunDocument) {
         series: vec![
             Series {
                 name: "tps".into(),
-                points: ts
-                    .intervals
+                points: intervals
                     .iter()
                     .map(|i| (mid(i.start_s, i.duration_s), i.tps))
                     .collect(),
             },
             Series {
                 name: "failures/s".into(),
-                points: ts
-                    .intervals
+                points: intervals
                     .iter()
                     .filter(|i| i.duration_s > 0.0)
                     .map(|i| {
@@ -163,8 +173,7 @@ fn time_charts(s: &mut String, d: &RunDocument) {
         .iter()
         .map(|&p| Series {
             name: label(p),
-            points: ts
-                .intervals
+            points: intervals
                 .iter()
                 .filter_map(|i| {
                     let v = i.latency_percentiles.iter().find(|v| v.p == p)?;
@@ -175,8 +184,7 @@ fn time_charts(s: &mut String, d: &RunDocument) {
         .collect();
     series.push(Series {
         name: "average".into(),
-        points: ts
-            .intervals
+        points: intervals
             .iter()
             .filter_map(|i| Some((mid(i.start_s, i.duration_s), i.latency_average_ms?)))
             .collect(),

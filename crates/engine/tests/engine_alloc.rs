@@ -1,0 +1,116 @@
+//! The lean client: once connections and buffers are warm, a transaction
+//! allocates nothing. Measured with a counting global allocator as the
+//! difference between a short and a long run of the same configuration.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use pgrush_engine::{EngineConfig, QueryMode, RunLength};
+use pgrush_script::{Seeds, Value, Variables, load_script};
+use pgrush_stats::StatsLayout;
+use pgrush_wire::conninfo::{ConnectRequest, resolve};
+
+struct Counting;
+
+static ALLOCS: AtomicU64 = AtomicU64::new(0);
+
+// SAFETY: delegates to the system allocator, only counting calls.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCS.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: same contract as the caller's.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: same contract as the caller's.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        ALLOCS.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: same contract as the caller's.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+fn config(mode: QueryMode, tx: u32) -> EngineConfig {
+    let cluster = pgrush_sandbox::shared();
+    let params = resolve(&ConnectRequest {
+        dbname: Some("postgres".to_string()),
+        host: Some(cluster.socket_dir().to_string_lossy().into_owned()),
+        port: Some(cluster.port().to_string()),
+        user: Some(cluster.superuser().to_string()),
+        password: None,
+        fallback_application_name: Some("pgrush-test".to_string()),
+        extra: Vec::new(),
+    })
+    .expect("conninfo");
+    let script = load_script(
+        "alloc.sql",
+        "\\set x random(1, 1000)\nselect :x, :client_id;\n",
+        1,
+    )
+    .expect("script");
+    let seeds = Seeds::plan(7, 2, 1, false);
+    let mut variables = Variables::new();
+    let _ = variables.put_value("startup", "scale", Value::Int(1));
+    EngineConfig {
+        conn: params,
+        scripts: vec![script],
+        clients: 2,
+        threads: 1,
+        length: RunLength::Transactions(tx),
+        query_mode: mode,
+        connect_per_tx: false,
+        rate: 0.0,
+        latency_limit_us: 0,
+        max_tries: 1,
+        progress: 0,
+        progress_timestamp: false,
+        log: None,
+        failures_detailed: false,
+        verbose_errors: false,
+        exit_on_abort: false,
+        continue_on_error: false,
+        debug: false,
+        report_per_command: true,
+        variables,
+        client_rngs: seeds.clients,
+        thread_rngs: seeds.threads,
+        progname: "pgrush".to_string(),
+        handle_signals: false,
+    }
+}
+
+fn allocations(mode: QueryMode, tx: u32) -> u64 {
+    let cfg = config(mode, tx);
+    let layout = StatsLayout {
+        commands_per_script: vec![2],
+        latency_limit_us: None,
+        throttled: false,
+        per_command: true,
+    };
+    let before = ALLOCS.load(Ordering::Relaxed);
+    let out = pgrush_engine::run(&cfg, &layout).expect("run");
+    let after = ALLOCS.load(Ordering::Relaxed);
+    assert_eq!(out.stats.total.counters.successful, 2 * u64::from(tx));
+    after - before
+}
+
+#[test]
+fn transactions_do_not_allocate_once_warm() {
+    // Start the shared cluster before measuring.
+    let _ = pgrush_sandbox::shared();
+    for mode in [QueryMode::Simple, QueryMode::Extended, QueryMode::Prepared] {
+        let short = allocations(mode, 20);
+        let long = allocations(mode, 520);
+        // 1000 more transactions; allow a little slack for a new time-series
+        // interval or a buffer growing once.
+        assert!(
+            long.saturating_sub(short) < 100,
+            "{mode:?}: {short} allocations for 40 tx, {long} for 1040 tx"
+        );
+    }
+}
