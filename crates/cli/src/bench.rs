@@ -5,6 +5,7 @@
 //! the `--debug` connection line, scale and partition detection (builtin
 //! scripts only), the vacuum lines, then the run and the final report.
 
+mod prompt;
 mod setup;
 
 use std::io::Write;
@@ -134,21 +135,35 @@ fn run_inner(opts: &Options) -> Result<i32, i32> {
             .iter()
             .any(|s| matches!(s.source, ScriptSource::Builtin(_)));
 
-    // Setup connection.
-    let params: ConnParams = match pgrush_wire::conninfo::resolve(&connect_request(opts)) {
-        Ok(p) => p,
-        Err(e) => {
-            messages::error(prog, &e.to_string());
-            messages::error(prog, "could not create connection for setup");
-            return Err(1);
-        }
-    };
-    let mut con = match pgrush_wire::Connection::connect(&params) {
-        Ok(c) => c,
-        Err(e) => {
-            messages::error(prog, &e.to_string());
-            messages::error(prog, "could not create connection for setup");
-            return Err(1);
+    // Setup connection; as pgbench, ask for a password once if the server wants one
+    // and none was given (the clients then reuse it).
+    let mut request = connect_request(opts);
+    let (params, mut con) = loop {
+        let params: ConnParams = match pgrush_wire::conninfo::resolve(&request) {
+            Ok(p) => p,
+            Err(e) => {
+                messages::error(prog, &e.to_string());
+                messages::error(prog, "could not create connection for setup");
+                return Err(1);
+            }
+        };
+        match pgrush_wire::Connection::connect(&params) {
+            Ok(c) => break (params, c),
+            Err(e) if e.needs_password() && request.password.is_none() => {
+                match prompt::password("Password: ") {
+                    Some(pw) => request.password = Some(pw),
+                    None => {
+                        messages::error(prog, &e.to_string());
+                        messages::error(prog, "could not create connection for setup");
+                        return Err(1);
+                    }
+                }
+            }
+            Err(e) => {
+                messages::error(prog, &e.to_string());
+                messages::error(prog, "could not create connection for setup");
+                return Err(1);
+            }
         }
     };
     {

@@ -24,7 +24,8 @@ Usage:
   {prog} report RUN.json...              print a side-by-side table of runs
 
 Options:
-  --html=FILE     write the HTML report of the (single) run to FILE
+  --html=FILE     write an HTML page to FILE (- for stdout): the report of one run,
+                  or the comparison of several runs
   --markdown      print the table as Markdown
   --csv           print the table as CSV
   -?, --help      show this help, then exit
@@ -80,8 +81,11 @@ fn parse_report_args(prog: &str, args: &[OsString]) -> Result<Option<ReportArgs>
     if out.files.is_empty() {
         return Err(usage_error(prog, "no run file given"));
     }
-    if out.html.is_some() && out.files.len() != 1 {
-        return Err(usage_error(prog, "--html renders exactly one run"));
+    if out.html.is_some() && out.format != Format::Text {
+        return Err(usage_error(
+            prog,
+            "--html cannot be combined with --markdown or --csv",
+        ));
     }
     Ok(Some(out))
 }
@@ -161,10 +165,10 @@ pub fn run(prog: &str, args: &[OsString]) -> i32 {
         }
     }
     if let Some(path) = &parsed.html {
-        let page = runs
-            .first()
-            .map(|(_, d)| html::render(d))
-            .unwrap_or_default();
+        let page = match runs.as_slice() {
+            [(_, only)] => html::render(only),
+            _ => html::render_comparison(&runs),
+        };
         return match write_output(prog, path, &page) {
             Ok(()) => 0,
             Err(code) => code,
@@ -363,7 +367,7 @@ mod tests {
         );
         let p = parse_report_args("pgrush", &args(&["--html", "x.html", "a.json"]));
         assert_eq!(p.map(|r| r.and_then(|r| r.html)), Ok(Some("x.html".into())));
-        let p = parse_report_args("pgrush", &args(&["--html=x.html", "a.json", "--csv"]));
+        let p = parse_report_args("pgrush", &args(&["a.json", "--csv"]));
         assert!(matches!(
             p,
             Ok(Some(ReportArgs {
@@ -377,8 +381,12 @@ mod tests {
             parse_report_args("pgrush", &args(&["--bogus", "a"])),
             Err(1)
         );
-        assert_eq!(
+        assert!(matches!(
             parse_report_args("pgrush", &args(&["--html=x", "a", "b"])),
+            Ok(Some(_))
+        ));
+        assert_eq!(
+            parse_report_args("pgrush", &args(&["--html=x", "--csv", "a"])),
             Err(1)
         );
         let p = parse_report_args("pgrush", &args(&["--", "--odd.json"]));

@@ -174,8 +174,8 @@ Options:
       --clock=CLOCK        clock to measure: monotonic (default), monotonic_raw,
                            monotonic_coarse, realtime, tsc (invariant TSC only)
       --all-clocks         measure every available clock and compare them
-      --ns                 nanosecond histogram and percentiles (always on here;
-                           for the pg_test_timing name)
+      --ns                 nanosecond histogram and percentiles under the name
+                           pg_test_timing (always shown by pgrush timing)
       --json               print the results as JSON
       --explain-analyze    measure EXPLAIN ANALYZE's timing overhead per row on
                            a server (temporary table of 100000 rows)
@@ -315,63 +315,12 @@ fn execute(s: &Settings, names: &Names) -> i32 {
     let mut out = io::stdout().lock();
     let mut unavailable = Vec::new();
     let reports = if s.all_clocks {
-        let mut clocks = Vec::new();
-        for kind in ClockKind::ALL {
-            match SystemClock::open(kind) {
-                Ok(c) => clocks.push((kind, c)),
-                Err(e) => unavailable.push(JsonUnavailable {
-                    clock: kind.name(),
-                    reason: e.to_string(),
-                }),
-            }
-        }
-        if !s.json {
-            let _ = out.write_all(text::all_clocks_heading(clocks.len(), s.duration).as_bytes());
-            let _ = out.flush();
-        }
-        let reports: Vec<ClockReport> = clocks
-            .into_iter()
-            .map(|(kind, c)| measure_system(kind, c, &cfg))
-            .collect();
-        if !s.json {
-            let mut t = text::all_clocks_table(&reports);
-            for u in &unavailable {
-                t.push_str(&format!("{}: not available ({})\n", u.clock, u.reason));
-            }
-            let _ = out.write_all(t.as_bytes());
-        }
-        reports
+        measure_all(s, &cfg, &mut unavailable, &mut out)
     } else {
-        let kind = s.clock.unwrap_or(ClockKind::Monotonic);
-        let clock = match SystemClock::open(kind) {
-            Ok(c) => c,
-            Err(e) => {
-                let _ = writeln!(
-                    io::stderr(),
-                    "{prog}: clock \"{kind}\" is not available: {e}"
-                );
-                return 1;
-            }
-        };
-        if !s.json {
-            let _ = out.write_all(text::testing_line(s.duration).as_bytes());
-            let _ = out.flush();
+        match measure_one(s, &cfg, prog, &mut out) {
+            Ok(r) => vec![r],
+            Err(code) => return code,
         }
-        let r = measure_system(kind, clock, &cfg);
-        if let Some(warp) = r.measurement.warp_us {
-            let _ = out.flush();
-            let _ = io::stderr().write_all(text::warp_lines(warp).as_bytes());
-            return 1;
-        }
-        if !s.json {
-            let mut t = text::per_loop_line(&r.measurement);
-            t.push_str(&text::us_histogram(&r.measurement));
-            if s.extended {
-                t.push_str(&text::ns_section(&r));
-            }
-            let _ = out.write_all(t.as_bytes());
-        }
-        vec![r]
     };
     let _ = out.flush();
     let explain_result = match conn.as_mut().map(explain::run).transpose() {
@@ -389,6 +338,80 @@ fn execute(s: &Settings, names: &Names) -> i32 {
         let _ = c.close();
     }
     finish(s, &reports, unavailable, explain_result, &mut out)
+}
+
+/// `--all-clocks`: opens every clock (listing the unavailable ones), measures
+/// each in turn and prints the side-by-side table.
+fn measure_all(
+    s: &Settings,
+    cfg: &MeasureConfig,
+    unavailable: &mut Vec<JsonUnavailable>,
+    out: &mut dyn Write,
+) -> Vec<ClockReport> {
+    let mut clocks = Vec::new();
+    for kind in ClockKind::ALL {
+        match SystemClock::open(kind) {
+            Ok(c) => clocks.push((kind, c)),
+            Err(e) => unavailable.push(JsonUnavailable {
+                clock: kind.name(),
+                reason: e.to_string(),
+            }),
+        }
+    }
+    if !s.json {
+        let _ = out.write_all(text::all_clocks_heading(clocks.len(), s.duration).as_bytes());
+        let _ = out.flush();
+    }
+    let reports: Vec<ClockReport> = clocks
+        .into_iter()
+        .map(|(kind, c)| measure_system(kind, c, cfg))
+        .collect();
+    if !s.json {
+        let mut t = text::all_clocks_table(&reports);
+        for u in unavailable.iter() {
+            t.push_str(&format!("{}: not available ({})\n", u.clock, u.reason));
+        }
+        let _ = out.write_all(t.as_bytes());
+    }
+    reports
+}
+
+/// One clock: pg_test_timing's output, then (pgrush behaviour) the nanosecond
+/// section. `Err` carries the exit status (clock unavailable, or pg_test_timing's
+/// stop at a backwards step).
+fn measure_one(
+    s: &Settings,
+    cfg: &MeasureConfig,
+    prog: &str,
+    out: &mut dyn Write,
+) -> Result<ClockReport, i32> {
+    let kind = s.clock.unwrap_or(ClockKind::Monotonic);
+    let clock = SystemClock::open(kind).map_err(|e| {
+        let _ = writeln!(
+            io::stderr(),
+            "{prog}: clock \"{kind}\" is not available: {e}"
+        );
+        1
+    })?;
+    if !s.json {
+        let _ = out.write_all(text::testing_line(s.duration).as_bytes());
+        let _ = out.flush();
+    }
+    let r = measure_system(kind, clock, cfg);
+    if let Some(warp) = r.measurement.warp_us {
+        let _ = out.flush();
+        let _ = io::stderr().write_all(text::warp_lines(warp).as_bytes());
+        return Err(1);
+    }
+    if !s.json {
+        let mut t = text::per_loop_line(&r.measurement);
+        t.push_str(&text::us_histogram(&r.measurement));
+        if s.extended {
+            t.push_str(&text::ns_section(&r));
+        }
+        let _ = out.write_all(t.as_bytes());
+    }
+    Ok(r)
 }
 
 /// Prints the explain section or the JSON document, the backwards warnings,

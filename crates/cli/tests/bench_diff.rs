@@ -456,4 +456,18 @@ fn debug_output() {
         &["-n", "-t", "2", "-S", "-M", "prepared", "--debug"],
         Ordered,
     );
+    compare(
+        &[],
+        &["-n", "-t", "2", "-S", "-M", "extended", "-C", "--debug"],
+        Ordered,
+    );
+    let meta = (
+        "meta.sql",
+        "\\set x 1\n\\sleep 1 ms\n\\if :x = 1\nselect 1;\n\\else\nselect 2;\n\\endif\n\\shell true\n",
+    );
+    compare(
+        &[meta],
+        &["-n", "-t", "1", "-f", "meta.sql", "--debug"],
+        Ordered,
+    );
 }

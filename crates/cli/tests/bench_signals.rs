@@ -44,17 +44,59 @@ fn spawn_pgrush(dir: &Scratch, env: Vec<(String, String)>, args: &[&str]) -> Chi
         .expect("spawn pgrush")
 }
 
-fn read_all(child: &mut Child) -> (String, String) {
-    use std::io::Read;
-    let mut out = String::new();
-    let mut err = String::new();
-    if let Some(mut s) = child.stdout.take() {
-        let _ = s.read_to_string(&mut out);
+/// Collects the child's stdout and stderr in background threads; `wait_for` blocks
+/// until stderr shows a line starting with a prefix.
+struct Streams {
+    stdout: std::thread::JoinHandle<String>,
+    stderr: std::thread::JoinHandle<String>,
+    lines: std::sync::mpsc::Receiver<String>,
+}
+
+impl Streams {
+    fn new(child: &mut Child) -> Streams {
+        use std::io::{BufRead, BufReader, Read};
+        let mut out = child.stdout.take().expect("stdout");
+        let err = child.stderr.take().expect("stderr");
+        let (tx, lines) = std::sync::mpsc::channel();
+        let stdout = std::thread::spawn(move || {
+            let mut s = String::new();
+            let _ = out.read_to_string(&mut s);
+            s
+        });
+        let stderr = std::thread::spawn(move || {
+            let mut all = String::new();
+            for line in BufReader::new(err).lines().map_while(Result::ok) {
+                all.push_str(&line);
+                all.push('\n');
+                let _ = tx.send(line);
+            }
+            all
+        });
+        Streams {
+            stdout,
+            stderr,
+            lines,
+        }
     }
-    if let Some(mut s) = child.stderr.take() {
-        let _ = s.read_to_string(&mut err);
+
+    fn wait_for(&self, prefix: &str, limit: Duration) -> bool {
+        let start = Instant::now();
+        while let Some(left) = limit.checked_sub(start.elapsed()) {
+            match self.lines.recv_timeout(left) {
+                Ok(l) if l.starts_with(prefix) => return true,
+                Ok(_) => {}
+                Err(_) => return false,
+            }
+        }
+        false
     }
-    (out, err)
+
+    fn finish(self) -> (String, String) {
+        (
+            self.stdout.join().unwrap_or_default(),
+            self.stderr.join().unwrap_or_default(),
+        )
+    }
 }
 
 fn processed(stdout: &str) -> u64 {
@@ -98,14 +140,20 @@ fn server_killed_mid_run() {
             "-S",
             "-l",
             "--log-prefix=kill",
+            "-P",
+            "1",
         ],
     );
-    std::thread::sleep(Duration::from_millis(1500));
+    let streams = Streams::new(&mut child);
+    assert!(
+        streams.wait_for("progress: ", Duration::from_secs(20)),
+        "no progress line"
+    );
     let pid = cluster.pid().expect("postmaster pid");
     // SAFETY: sending SIGQUIT (immediate shutdown) to the sandbox's postmaster.
     unsafe { libc::kill(pid as i32, libc::SIGQUIT) };
     let code = wait_with_timeout(&mut child, Duration::from_secs(20));
-    let (stdout, stderr) = read_all(&mut child);
+    let (stdout, stderr) = streams.finish();
     assert_eq!(code, Some(2), "stdout:\n{stdout}\nstderr:\n{stderr}");
     assert!(
         stdout.contains("transaction type: <builtin: select only>"),
@@ -143,12 +191,16 @@ fn ctrl_c_stops_with_partial_report() {
             "1",
         ],
     );
-    std::thread::sleep(Duration::from_millis(1500));
+    let streams = Streams::new(&mut child);
+    assert!(
+        streams.wait_for("progress: ", Duration::from_secs(20)),
+        "no progress line"
+    );
     let started = Instant::now();
     // SAFETY: sending SIGINT to our own child process.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let code = wait_with_timeout(&mut child, Duration::from_secs(10));
-    let (stdout, stderr) = read_all(&mut child);
+    let (stdout, stderr) = streams.finish();
     assert_eq!(code, Some(2), "stdout:\n{stdout}\nstderr:\n{stderr}");
     assert!(
         started.elapsed() < Duration::from_secs(5),
@@ -159,4 +211,40 @@ fn ctrl_c_stops_with_partial_report() {
     let n = processed(&stdout);
     assert!(n > 0, "{stdout}");
     assert_eq!(log_lines(&dir, "int"), n, "log lines vs report");
+}
+
+#[test]
+fn client_connection_failure_exits_1() {
+    let cluster = Cluster::builder()
+        .setting("max_connections", "6")
+        .setting("superuser_reserved_connections", "0")
+        .start()
+        .expect("start cluster");
+    let dir = Scratch::new(&[("one.sql", "select 1;\n")]);
+    let args = ["-n", "-t", "1", "-c", "9", "-j", "1", "-f", "one.sql"];
+    let ours = testkit::run(
+        Command::new(env!("CARGO_BIN_EXE_pgrush"))
+            .current_dir(&dir.path)
+            .envs(cluster.env())
+            .args(args),
+    );
+    let theirs = testkit::run(
+        oracle::require(Which::Pgbench18)
+            .command()
+            .current_dir(&dir.path)
+            .envs(cluster.env())
+            .args(args),
+    );
+    assert_eq!(ours.code, 1, "{}", ours.stderr);
+    assert_eq!(ours.code, theirs.code);
+    assert_eq!(
+        testkit::mask_numbers(&ours.stderr),
+        testkit::mask_numbers(&bench_common::rename(&theirs.stderr)) + "\n",
+    );
+    assert!(
+        ours.stderr
+            .contains("could not create connection for client"),
+        "{}",
+        ours.stderr
+    );
 }

@@ -123,6 +123,18 @@ fn renders_a_saved_run_as_html() {
     assert_eq!(page.matches("<svg").count(), 3);
     assert!(page.contains("select only"));
     assert!(!page.contains("<script"));
+    // Several runs: a comparison page.
+    let (_, err, code) = pgrush(&["a.json", "b.json", "--html=cmp.html"], dir.path());
+    assert_eq!((code, err.as_str()), (0, ""));
+    let page = std::fs::read_to_string(dir.path().join("cmp.html")).unwrap_or_default();
+    assert!(page.starts_with("<!DOCTYPE html>"));
+    assert!(page.contains("comparison of 2 runs"));
+    assert_eq!(page.matches("<svg").count(), 3);
+    assert!(page.contains("<th>a.json</th><th>b.json</th>"));
+    assert!(page.contains(
+        "<tr><td>p50 (ms)</td><td class=\"n\">0.050</td><td class=\"n\">0.300</td></tr>"
+    ));
+    assert!(!page.contains("<script"));
     // To stdout with `-`.
     let (out, _, code) = pgrush(&["--html", "-", "a.json"], dir.path());
     assert_eq!(code, 0);
@@ -145,11 +157,11 @@ fn errors() {
         err.starts_with("pgrush: error: \"bad.json\": not a pgrush run"),
         "{err}"
     );
-    let (_, err, code) = pgrush(&["--html=x.html", "a.json", "b.json"], dir.path());
+    let (_, err, code) = pgrush(&["--html=x.html", "--markdown", "a.json"], dir.path());
     assert_eq!(code, 1);
     assert_eq!(
         err,
-        "pgrush: error: --html renders exactly one run\npgrush: hint: Try \"pgrush report --help\" for more information.\n"
+        "pgrush: error: --html cannot be combined with --markdown or --csv\npgrush: hint: Try \"pgrush report --help\" for more information.\n"
     );
     let (_, err, code) = pgrush(&["--frobnicate", "a.json"], dir.path());
     assert_eq!(code, 1);

@@ -10,11 +10,12 @@ use std::sync::OnceLock;
 
 const PGRUSH: &str = env!("CARGO_BIN_EXE_pgrush");
 
-/// A temp dir with a symlink `pg_test_timing` -> pgrush (kept for the process).
+/// A directory under Cargo's test temp dir with a symlink `pg_test_timing` -> pgrush.
 fn symlink() -> &'static PathBuf {
     static LINK: OnceLock<PathBuf> = OnceLock::new();
     LINK.get_or_init(|| {
-        let dir = std::env::temp_dir().join(format!("pgrush-timing-{}", std::process::id()));
+        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+            .join(format!("timing-link-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).expect("temp dir");
         let link = dir.join("pg_test_timing");

@@ -77,6 +77,12 @@ where
     slot.map_or(Ok(()), Err)
 }
 
+/// Makes a stream's commit wait for its WAL flush. Rows that are not frozen can only be
+/// marked all-visible by the vacuum once their inserting transaction's commit record is
+/// flushed; with `synchronous_commit = off` on the server the `v` step could otherwise
+/// run before that and leave the pages not all-visible.
+pub const SYNC_COMMIT: &str = "set synchronous_commit = on";
+
 /// The COPY statement of a parallel accounts stream.
 pub fn stream_copy_sql(table: &str, format: CopyFormat, freeze: bool) -> String {
     match (format, freeze) {
@@ -231,6 +237,9 @@ pub fn client_generate<C: Connector>(
             exec(s, "begin")?;
             exec(s, &format!("truncate table {table}"))?;
         }
+        if !freeze {
+            exec(s, SYNC_COMMIT)?;
+        }
         let sql = stream_copy_sql(&table, format, freeze);
         s.copy_in(&sql, &mut |sink| {
             send_rows(
@@ -274,8 +283,10 @@ pub fn server_generate<C: Connector>(
     exec(main, &tellers)?;
     exec(main, "commit")?;
     let chunks = plan_accounts(cfg, cfg.jobs, false);
-    let work =
-        |s: &mut dyn Session, chunk: &Chunk| exec(s, &ddl::accounts_insert(chunk.lo, chunk.hi));
+    let work = |s: &mut dyn Session, chunk: &Chunk| {
+        exec(s, SYNC_COMMIT)?;
+        exec(s, &ddl::accounts_insert(chunk.lo, chunk.hi))
+    };
     run_tasks(connector, main, cfg.jobs, &chunks, &work)
 }
 

@@ -103,7 +103,7 @@ pub struct ServerInfo {
 /// What the run itself does not know: supplied by the caller.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunContext {
-    /// The command line, argv[0] included.
+    /// The command line, `argv[0]` included.
     pub command_line: Vec<String>,
     /// Start of the run, Unix time in µs.
     pub start_time_unix_us: i64,
@@ -348,7 +348,8 @@ pub struct IntervalDoc {
     pub latency_average_ms: Option<f64>,
     /// Latency stddev (ms).
     pub latency_stddev_ms: Option<f64>,
-    /// Latency percentiles (empty without successful transactions).
+    /// Latency percentiles, at 2 significant digits (per-interval histograms are kept
+    /// compact); empty without successful transactions.
     pub latency_percentiles: Vec<PercentileValue>,
     /// Average schedule lag (ms; `-R`).
     pub lag_average_ms: Option<f64>,

@@ -2,7 +2,8 @@
 //! rendered from a [`RunDocument`]: summary, tps and latency percentiles over time, the
 //! latency distribution (percentile spectrum), per-command latencies and the settings.
 
-use crate::document::{Distribution, IntervalDoc, RunDocument};
+use crate::compare::Comparison;
+use crate::document::{Distribution, IntervalDoc, RunDocument, TimeSeriesDoc};
 use crate::percentiles::{label, value_at_percentile};
 use crate::svg::{Chart, Series, XScale, escape};
 use std::fmt::Write as _;
@@ -120,24 +121,33 @@ fn summary_table(s: &mut String, d: &RunDocument) {
     s.push_str("</table>");
 }
 
-fn time_charts(s: &mut String, d: &RunDocument) {
-    let Some(ts) = &d.time_series else {
-        s.push_str("<p>No time series recorded.</p>");
-        return;
-    };
-    let mid = |start: f64, dur: f64| start + dur / 2.0;
-    // A last interval of a few milliseconds gives a meaningless rate: chart the intervals
-    // covering at least half their length (all of them if none does).
+/// The x position of an interval: its middle.
+fn mid(i: &IntervalDoc) -> f64 {
+    i.start_s + i.duration_s / 2.0
+}
+
+/// The intervals worth charting: a last interval of a few milliseconds gives a
+/// meaningless rate, so only those covering at least half their length (all of them if
+/// none does).
+fn chartable(ts: &TimeSeriesDoc) -> Vec<&IntervalDoc> {
     let full: Vec<&IntervalDoc> = ts
         .intervals
         .iter()
         .filter(|i| i.duration_s >= ts.interval_s / 2.0)
         .collect();
-    let intervals: Vec<&IntervalDoc> = if full.is_empty() {
+    if full.is_empty() {
         ts.intervals.iter().collect()
     } else {
         full
+    }
+}
+
+fn time_charts(s: &mut String, d: &RunDocument) {
+    let Some(ts) = &d.time_series else {
+        s.push_str("<p>No time series recorded.</p>");
+        return;
     };
+    let intervals = chartable(ts);
     let tps = Chart {
         title: "Throughput over time".into(),
         x_label: "time since start (s)".into(),
@@ -146,22 +156,14 @@ fn time_charts(s: &mut String, d: &RunDocument) {
         series: vec![
             Series {
                 name: "tps".into(),
-                points: intervals
-                    .iter()
-                    .map(|i| (mid(i.start_s, i.duration_s), i.tps))
-                    .collect(),
+                points: intervals.iter().map(|i| (mid(i), i.tps)).collect(),
             },
             Series {
                 name: "failures/s".into(),
                 points: intervals
                     .iter()
                     .filter(|i| i.duration_s > 0.0)
-                    .map(|i| {
-                        (
-                            mid(i.start_s, i.duration_s),
-                            i.transactions.failed as f64 / i.duration_s,
-                        )
-                    })
+                    .map(|i| (mid(i), i.transactions.failed as f64 / i.duration_s))
                     .collect(),
             },
         ],
@@ -177,7 +179,7 @@ fn time_charts(s: &mut String, d: &RunDocument) {
                 .iter()
                 .filter_map(|i| {
                     let v = i.latency_percentiles.iter().find(|v| v.p == p)?;
-                    Some((mid(i.start_s, i.duration_s), v.ms))
+                    Some((mid(i), v.ms))
                 })
                 .collect(),
         })
@@ -186,7 +188,7 @@ fn time_charts(s: &mut String, d: &RunDocument) {
         name: "average".into(),
         points: intervals
             .iter()
-            .filter_map(|i| Some((mid(i.start_s, i.duration_s), i.latency_average_ms?)))
+            .filter_map(|i| Some((mid(i), i.latency_average_ms?)))
             .collect(),
     });
     let lat = Chart {
@@ -337,6 +339,111 @@ fn settings_tables(s: &mut String, d: &RunDocument) {
     }
 }
 
+fn page_start(s: &mut String, title: &str) {
+    let _ = write!(
+        s,
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+         <title>{t}</title><style>{STYLE}</style></head><body><h1>{t}</h1>",
+        t = escape(title)
+    );
+}
+
+/// A page comparing saved runs (`pgrush report A.json B.json --html=FILE`): the
+/// comparison table, throughput and p99 latency over time, and the latency
+/// distributions, one line per run.
+pub fn render_comparison(runs: &[(String, RunDocument)]) -> String {
+    let mut s = String::with_capacity(64 * 1024);
+    page_start(
+        &mut s,
+        &format!("pgrush: comparison of {} runs", runs.len()),
+    );
+    let table = Comparison::build(runs);
+    s.push_str("<h2>Runs side by side</h2><table id=\"comparison\"><tr><th>metric</th>");
+    for name in &table.runs {
+        let _ = write!(s, "<th>{}</th>", escape(name));
+    }
+    s.push_str("</tr>");
+    let mut section = "";
+    for row in &table.rows {
+        if row.section != section {
+            section = row.section;
+            let _ = write!(
+                s,
+                "<tr><th colspan=\"{}\">{}</th></tr>",
+                table.runs.len() + 1,
+                escape(section)
+            );
+        }
+        let _ = write!(s, "<tr><td>{}</td>", escape(&row.metric));
+        for c in &row.cells {
+            let _ = write!(s, "<td class=\"n\">{}</td>", escape(c));
+        }
+        s.push_str("</tr>");
+    }
+    s.push_str("</table>");
+    let per_run = |f: &dyn Fn(&RunDocument) -> Vec<(f64, f64)>| -> Vec<Series> {
+        runs.iter()
+            .map(|(name, d)| Series {
+                name: name.clone(),
+                points: f(d),
+            })
+            .collect()
+    };
+    let over_time = |d: &RunDocument, f: &dyn Fn(&IntervalDoc) -> Option<f64>| {
+        d.time_series
+            .as_ref()
+            .map(|ts| {
+                chartable(ts)
+                    .into_iter()
+                    .filter_map(|i| Some((mid(i), f(i)?)))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let charts = [
+        Chart {
+            title: "Throughput over time".into(),
+            x_label: "time since start (s)".into(),
+            y_label: "transactions per second".into(),
+            x_scale: XScale::Linear,
+            series: per_run(&|d| over_time(d, &|i| Some(i.tps))),
+        },
+        Chart {
+            title: "p99 latency over time".into(),
+            x_label: "time since start (s)".into(),
+            y_label: "latency (ms)".into(),
+            x_scale: XScale::Linear,
+            series: per_run(&|d| {
+                over_time(d, &|i| {
+                    // p99, or the reported percentile nearest to it.
+                    i.latency_percentiles
+                        .iter()
+                        .min_by(|a, b| (a.p - 99.0).abs().total_cmp(&(b.p - 99.0).abs()))
+                        .map(|v| v.ms)
+                })
+            }),
+        },
+        Chart {
+            title: "Latency by percentile (percentile spectrum)".into(),
+            x_label: "percentile".into(),
+            y_label: "latency (ms)".into(),
+            x_scale: XScale::Percentile,
+            series: per_run(&|d| d.latency.as_ref().map(spectrum).unwrap_or_default()),
+        },
+    ];
+    s.push_str("<h2>Charts</h2>");
+    for c in &charts {
+        s.push_str(&c.render());
+    }
+    s.push_str("<h2>Command lines</h2><table id=\"command-lines\">");
+    for (name, d) in runs {
+        text_row(&mut s, name, &d.command_line.join(" "));
+    }
+    s.push_str("</table></body></html>\n");
+    s
+}
+
 /// The whole page.
 pub fn render(d: &RunDocument) -> String {
     let mut s = String::with_capacity(64 * 1024);
@@ -344,13 +451,7 @@ pub fn render(d: &RunDocument) -> String {
         "pgrush run: {} ({})",
         d.config.transaction_type, d.start_time
     );
-    let _ = write!(
-        s,
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
-         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
-         <title>{t}</title><style>{STYLE}</style></head><body><h1>{t}</h1>",
-        t = escape(&title)
-    );
+    page_start(&mut s, &title);
     if !d.warnings.is_empty() {
         s.push_str("<div class=\"warn\"><strong>Warnings</strong><ul>");
         for w in &d.warnings {

@@ -5,8 +5,10 @@
 //! Typical engine use:
 //! 1. build a [`RunSummary::empty`] (config + scripts) and take its [`RunSummary::layout`];
 //! 2. each worker thread owns a [`ThreadStats::new`]`(&layout)` (optionally
-//!    [`ThreadStats::with_progress`] for `-P`) and calls [`ThreadStats::record_tx`],
-//!    [`ThreadStats::record_command`], … — none of these allocate;
+//!    [`ThreadStats::with_progress`] for `-P`, [`ThreadStats::with_series`] for the
+//!    per-interval [`TimeSeries`]) and calls [`ThreadStats::record_tx`] (or
+//!    [`ThreadStats::record_tx_at`] with the end instant), [`ThreadStats::record_command`],
+//!    … — none of these allocate (the series stores a closed interval once per interval);
 //! 3. thread 0 sums [`ProgressCounters`] snapshots for progress lines;
 //! 4. after the run, merge the threads into `summary.stats` and fill durations.
 #![deny(missing_docs)]

@@ -5,37 +5,59 @@
 //! [`crate::ThreadStats::with_series`]) and records every finished transaction with the
 //! instant it ended ([`crate::ThreadStats::record_tx_at`]). Recording into the current
 //! interval never allocates; closing an interval (at most once per interval) stores its
-//! histogram in sparse form. Threads are merged interval by interval.
+//! histogram in sparse form at 2 significant digits (compact: a one-hour run keeps 3600
+//! of them per thread). Threads are merged interval by interval.
 
 use crate::counters::{TxCounters, TxOutcome, TxRecord};
 use crate::histogram::LatencyHistogram;
 use crate::simple::SimpleStats;
 use serde::Serialize;
 
+/// Significant decimal digits kept by per-interval histograms.
+pub const INTERVAL_SIGFIG: u8 = 2;
+
+/// Values below this are kept exactly at [`INTERVAL_SIGFIG`] digits (HdrHistogram's
+/// sub-bucket count for 2 digits: the power of two ≥ 2·10²).
+const EXACT_BELOW: u64 = 256;
+
+/// The highest value equivalent to `v` in an HDR histogram of [`INTERVAL_SIGFIG`]
+/// significant digits (unit 1 µs): exact below 256, then buckets of 2^(⌊log2 v⌋ − 7).
+pub fn coarse_value(v: u64) -> u64 {
+    if v < EXACT_BELOW {
+        return v;
+    }
+    let shift = 63 - v.leading_zeros() - 7;
+    ((v >> shift) << shift) + ((1u64 << shift) - 1)
+}
+
 /// A histogram in sparse form: `(value, count)` pairs in increasing value order, where
-/// `value` is the highest value equivalent to its bucket in a [`LatencyHistogram`].
+/// `value` (µs) is the highest value equivalent to its bucket at [`INTERVAL_SIGFIG`]
+/// significant digits.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct SparseHistogram {
     /// `(value_us, count)` pairs, sorted by value, counts > 0.
-    pub buckets: Vec<(u64, u64)>,
+    pub buckets: Vec<(u32, u32)>,
 }
 
 impl SparseHistogram {
-    /// The recorded buckets of `hist`.
+    /// The recorded values of `hist`, coarsened to [`INTERVAL_SIGFIG`] digits.
     pub fn from_histogram(hist: &LatencyHistogram) -> Self {
-        SparseHistogram {
-            buckets: hist
-                .inner()
-                .iter_recorded()
-                .map(|v| (v.value_iterated_to(), v.count_at_value()))
-                .collect(),
+        let mut buckets: Vec<(u32, u32)> = Vec::new();
+        for v in hist.inner().iter_recorded() {
+            let value = u32::try_from(coarse_value(v.value_iterated_to())).unwrap_or(u32::MAX);
+            let count = u32::try_from(v.count_at_value()).unwrap_or(u32::MAX);
+            match buckets.last_mut() {
+                Some(last) if last.0 == value => last.1 = last.1.saturating_add(count),
+                _ => buckets.push((value, count)),
+            }
         }
+        SparseHistogram { buckets }
     }
 
     /// Adds every bucket of `self` to `hist`.
     pub fn add_to(&self, hist: &mut LatencyHistogram) {
         for &(value, count) in &self.buckets {
-            hist.record_u64_n(value, count);
+            hist.record_u64_n(u64::from(value), u64::from(count));
         }
     }
 
@@ -48,7 +70,7 @@ impl SparseHistogram {
 
     /// Number of values.
     pub fn len(&self) -> u64 {
-        self.buckets.iter().map(|&(_, c)| c).sum()
+        self.buckets.iter().map(|&(_, c)| u64::from(c)).sum()
     }
 
     /// Whether no value was recorded.
@@ -70,7 +92,7 @@ impl SparseHistogram {
             match (a.peek(), b.peek()) {
                 (Some(&&(va, ca)), Some(&&(vb, cb))) => {
                     if va == vb {
-                        out.push((va, ca + cb));
+                        out.push((va, ca.saturating_add(cb)));
                         a.next();
                         b.next();
                     } else if va < vb {
@@ -277,6 +299,28 @@ mod tests {
     }
 
     #[test]
+    fn coarse_buckets() {
+        assert_eq!(coarse_value(0), 0);
+        assert_eq!(coarse_value(255), 255);
+        assert_eq!(coarse_value(256), 257);
+        assert_eq!(coarse_value(257), 257);
+        assert_eq!(coarse_value(1000), 1003);
+        assert_eq!(coarse_value(123_456), 123_903);
+        // Within 1 % (2 significant digits) of the value.
+        for v in [300u64, 4_095, 65_537, 3_599_999_999] {
+            let c = coarse_value(v);
+            assert!(c >= v && (c - v) as f64 <= v as f64 / 100.0, "{v} -> {c}");
+        }
+        let mut h = LatencyHistogram::new();
+        for v in [1000u64, 1001, 1002, 1003, 1004] {
+            h.record_u64(v);
+        }
+        let s = SparseHistogram::from_histogram(&h);
+        assert_eq!(s.buckets, vec![(1003, 4), (1007, 1)]);
+        assert_eq!(s.len(), 5);
+    }
+
+    #[test]
     fn intervals_and_merge() {
         let mut a = TimeSeries::new(1000, 1_000_000, true);
         a.record(&ok(100.0, 5.0), 1000);
@@ -296,7 +340,7 @@ mod tests {
         assert_eq!(iv[0].counters.successful, 2);
         assert_eq!(iv[0].latency.sum, 400.0);
         assert_eq!(iv[0].lag.sum, 12.0);
-        assert_eq!(iv[0].latency_hist.buckets, vec![(100, 1), (300, 1)]);
+        assert_eq!(iv[0].latency_hist.buckets, vec![(100, 1), (301, 1)]);
         assert_eq!(iv[1], IntervalStats::default());
         assert_eq!(iv[2].counters.serialization_failures, 1);
         assert_eq!(iv[2].counters.retries, 2);
@@ -309,12 +353,13 @@ mod tests {
         let m = a.intervals();
         assert_eq!(m.len(), 4);
         assert_eq!(m[0].counters.successful, 3);
-        assert_eq!(m[0].latency_hist.buckets, vec![(100, 2), (300, 1)]);
+        assert_eq!(m[0].latency_hist.buckets, vec![(100, 2), (301, 1)]);
         assert_eq!(m[0].latency_hist.len(), 3);
         assert_eq!(m[3].counters.successful, 1);
         let h = m[0].latency_hist.to_histogram();
         assert_eq!(h.len(), 3);
-        assert_eq!(h.max(), 300);
+        // 300 µs is coarsened to its 2-significant-digit bucket [300, 301].
+        assert_eq!(h.max(), 301);
         // Records before the origin land in interval 0.
         let mut c = TimeSeries::new(5_000_000, 1_000_000, false);
         c.record(&ok(10.0, 3.0), 0);

@@ -84,7 +84,7 @@ impl NsDetail {
         NsDetail {
             // 3 significant digits: values below 2048 ns are exact.
             hist: Histogram::new_with_max(HIST_MAX_NS, 3)
-                .unwrap_or_else(|_| Histogram::new(3).unwrap_or_else(|_| unreachable_hist())),
+                .expect("constant histogram bounds are valid"),
             small: Box::new([0; SMALL_NS]),
             pow2: [0; NS_BUCKETS],
             max_ns: 0,
@@ -156,11 +156,6 @@ impl NsDetail {
     }
 }
 
-/// Never reached: `Histogram::new(3)` only fails for more than 5 significant digits.
-fn unreachable_hist() -> Histogram<u64> {
-    Histogram::new_with_bounds(1, 2, 1).unwrap_or_else(|_| std::process::abort())
-}
-
 /// The result of one measurement.
 #[derive(Debug, Clone)]
 pub struct Measurement {
@@ -172,7 +167,8 @@ pub struct Measurement {
     pub us_histogram: [u64; US_BUCKETS],
     /// Nanosecond statistics, when asked for.
     pub detail: Option<NsDetail>,
-    /// Backwards steps (at nanosecond resolution).
+    /// Backwards steps (at nanosecond resolution; not tracked by pg_test_timing's
+    /// loop, stop-at-first without detail, which only sees whole-µs warps).
     pub backwards: Backwards,
     /// Set when the loop stopped at a backwards step (pg_test_timing
     /// behaviour): the step in whole microseconds (negative).
@@ -245,7 +241,10 @@ fn run<C: ClockSource, const DETAIL: bool, const STOP: bool>(
                 warp_us: Some(diff_us),
             };
         }
-        if diff_ns < 0 {
+        if STOP && !DETAIL {
+            // pg_test_timing's own loop: only whole-microsecond steps are seen.
+            us_histogram[bit_length(diff_us as u64).min(US_BUCKETS - 1)] += 1;
+        } else if diff_ns < 0 {
             backwards.count += 1;
             backwards.largest_ns = backwards.largest_ns.max(diff_ns.saturating_neg());
             if STOP {
@@ -413,12 +412,16 @@ mod tests {
         assert_eq!(m.backwards.largest_ns, 300);
 
         // Backwards by less than a microsecond without crossing one: pg_test_timing
-        // does not notice (bucket 0) and goes on.
-        let mut c = StepClock::new(1_000_000, &[400, -200, 800]);
-        let m = measure(&mut c, &cfg(3_000, false, true));
-        assert_eq!(m.warp_us, None);
-        assert!(m.backwards.count >= 1);
-        assert_eq!(m.us_histogram.iter().sum::<u64>(), m.loops);
+        // does not notice (bucket 0) and goes on; with the ns detail it is counted.
+        for detail in [false, true] {
+            let mut c = StepClock::new(1_000_000, &[400, -200, 800]);
+            let m = measure(&mut c, &cfg(3_000, detail, true));
+            assert_eq!(m.warp_us, None);
+            assert_eq!(m.loops, 9);
+            assert_eq!(m.us_histogram[0], 6);
+            assert_eq!(m.us_histogram.iter().sum::<u64>(), m.loops);
+            assert_eq!(m.backwards.count, if detail { 3 } else { 0 });
+        }
     }
 
     #[test]

@@ -29,6 +29,7 @@ pub fn cluster() -> &'static Cluster {
             .setting("log_statement", "all")
             .setting("log_line_prefix", "[%d] <%p> ")
             .setting("max_wal_size", "2GB")
+            .setting("log_autovacuum_min_duration", "0")
             .start()
             .unwrap_or_else(|e| panic!("cannot start the sandbox cluster: {e}"))
     })
