@@ -14,7 +14,6 @@ import shutil
 import signal
 import socket
 import subprocess
-import sys
 import tempfile
 import time
 
@@ -139,10 +138,9 @@ def _die_with_parent():
 class Cluster:
     """A running throwaway cluster; use as a context manager or call stop()."""
 
-    def __init__(self, bin_dir, settings=None, log=sys.stderr):
+    def __init__(self, bin_dir, settings=None):
         self.bin_dir = bin_dir
         self.settings = dict(settings or {})
-        self.log = log
         self.base = None
         self.proc = None
         self.port = None
@@ -208,7 +206,7 @@ class Cluster:
             for k, v in conf.items():
                 f.write("%s = '%s'\n" % (k, str(v).replace("'", "''")))
         log_path = os.path.join(self.base, "server.log")
-        logf = open(log_path, "wb")  # noqa: SIM115 (kept open for the server's life)
+        logf = open(log_path, "wb")
         try:
             self.proc = subprocess.Popen(
                 [os.path.join(self.bin_dir, "postgres"), "-D", self.data_dir],

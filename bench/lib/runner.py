@@ -15,6 +15,7 @@ command under `strace -f -c` and returns the per-syscall call and error counts.
 import os
 import re
 import shutil
+import signal
 import subprocess
 import tempfile
 import threading
@@ -59,7 +60,10 @@ def _spawn_wait(argv, env, log_prefix, peak_rss=False):
             tempfile.NamedTemporaryFile(prefix="pgrush-rss-") as rss:
         full = [GNU_TIME, "-q", "-f", "%M", "-o", rss.name, "--"] + argv if use_time else argv
         start = time.monotonic()
-        proc = subprocess.Popen(full, stdout=out, stderr=err, stdin=subprocess.DEVNULL, env=env)
+        # Its own process group, so that an interruption can stop the client under
+        # `time` too (see below).
+        proc = subprocess.Popen(full, stdout=out, stderr=err, stdin=subprocess.DEVNULL, env=env,
+                                start_new_session=True)
         sampler = None
         if peak_rss and not use_time:
             sampler = _HwmSampler(proc.pid)
@@ -67,7 +71,10 @@ def _spawn_wait(argv, env, log_prefix, peak_rss=False):
         try:
             _, status, ru = os.wait4(proc.pid, 0)
         except BaseException:
-            proc.kill()
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
             proc.wait()
             raise
         finally:
@@ -129,17 +136,8 @@ def measure(argv, env, name, is_init=False):
 
 
 def ensure_strace():
-    """The strace binary, installed with apt-get when missing (as root)."""
-    path = shutil.which("strace")
-    if path:
-        return path
-    if os.geteuid() == 0 and shutil.which("apt-get"):
-        subprocess.run(["apt-get", "install", "-y", "-q", "strace"], check=False,
-                       stdout=subprocess.DEVNULL)
-        path = shutil.which("strace")
-    if not path:
-        raise RunError("strace is needed for --syscalls (apt-get install strace)")
-    return path
+    """The strace binary (installed with apt-get when missing, as root)."""
+    return ensure_tool("strace")
 
 
 _STRACE_LINE = re.compile(
@@ -169,3 +167,37 @@ def strace_counts(argv, env, name, strace):
     if not tx:
         raise RunError("%s under strace: no transaction count in its report" % name)
     return tx, parse_strace_summary(summary)
+
+
+def ensure_tool(name):
+    """The path of `name`, installed with apt-get when missing (as root)."""
+    path = shutil.which(name)
+    if path:
+        return path
+    if os.geteuid() == 0 and shutil.which("apt-get"):
+        subprocess.run(["apt-get", "install", "-y", "-q", name], check=False,
+                       stdout=subprocess.DEVNULL)
+        path = shutil.which(name)
+    if not path:
+        raise RunError("%s is needed for this pass (apt-get install %s)" % (name, name))
+    return path
+
+
+_TOTALS_RE = re.compile(r"^(?:totals|summary):\s*(\d+)", re.M)
+
+
+def callgrind_instructions(argv, env, name, valgrind):
+    """Runs argv under `valgrind --tool=callgrind`; returns (transactions, instructions).
+
+    Instructions are user-space ones (the kernel's work is not counted), all threads.
+    """
+    with tempfile.TemporaryDirectory(prefix="pgrush-callgrind-") as d:
+        out = os.path.join(d, "callgrind.out")
+        cmd = [valgrind, "--tool=callgrind", "--callgrind-out-file=" + out] + argv
+        _, _, stdout, _, _ = _spawn_wait(cmd, env, name)
+        with open(out, encoding="utf-8", errors="replace") as f:
+            m = _TOTALS_RE.search(f.read())
+    tx, _ = parse_report(stdout)
+    if not tx or not m:
+        raise RunError("%s under callgrind: no transaction count or no totals" % name)
+    return tx, int(m.group(1))

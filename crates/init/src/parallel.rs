@@ -18,7 +18,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 /// Runs `tasks` on up to `workers` connections: `main` on this thread plus fresh
-/// connections on worker threads. Tasks are taken in order; the first error stops the
+/// connections on worker threads (set to [`SYNC_COMMIT`]; `main` is set by the runner). Tasks are taken in order; the first error stops the
 /// others from starting new tasks and is returned.
 pub fn run_tasks<C, T>(
     connector: &C,
@@ -58,7 +58,10 @@ where
         let handles: Vec<_> = (0..extra)
             .map(|_| {
                 scope.spawn(|| match connector.connect() {
-                    Ok(mut s) => drain(&mut s),
+                    Ok(mut s) => match exec(&mut s, SYNC_COMMIT) {
+                        Ok(()) => drain(&mut s),
+                        Err(e) => record(e),
+                    },
                     Err(msg) => record(InitError::Connect(msg)),
                 })
             })
@@ -77,10 +80,11 @@ where
     slot.map_or(Ok(()), Err)
 }
 
-/// Makes a stream's commit wait for its WAL flush. Rows that are not frozen can only be
-/// marked all-visible by the vacuum once their inserting transaction's commit record is
-/// flushed; with `synchronous_commit = off` on the server the `v` step could otherwise
-/// run before that and leave the pages not all-visible.
+/// Every connection of a parallel load commits synchronously. Rows that are not frozen
+/// can only be marked all-visible by the vacuum once their commit is known to be flushed,
+/// which PostgreSQL tracks per group of 32 transaction ids: one asynchronous commit of
+/// ours (e.g. an `analyze` of another table) next to a loading stream's would keep the
+/// `v` step from marking that stream's pages all-visible.
 pub const SYNC_COMMIT: &str = "set synchronous_commit = on";
 
 /// The COPY statement of a parallel accounts stream.
@@ -237,9 +241,6 @@ pub fn client_generate<C: Connector>(
             exec(s, "begin")?;
             exec(s, &format!("truncate table {table}"))?;
         }
-        if !freeze {
-            exec(s, SYNC_COMMIT)?;
-        }
         let sql = stream_copy_sql(&table, format, freeze);
         s.copy_in(&sql, &mut |sink| {
             send_rows(
@@ -283,10 +284,8 @@ pub fn server_generate<C: Connector>(
     exec(main, &tellers)?;
     exec(main, "commit")?;
     let chunks = plan_accounts(cfg, cfg.jobs, false);
-    let work = |s: &mut dyn Session, chunk: &Chunk| {
-        exec(s, SYNC_COMMIT)?;
-        exec(s, &ddl::accounts_insert(chunk.lo, chunk.hi))
-    };
+    let work =
+        |s: &mut dyn Session, chunk: &Chunk| exec(s, &ddl::accounts_insert(chunk.lo, chunk.hi));
     run_tasks(connector, main, cfg.jobs, &chunks, &work)
 }
 

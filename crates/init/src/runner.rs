@@ -37,6 +37,9 @@ pub fn run_init<C: Connector>(
 ) -> Result<Vec<StepTime>, InitError> {
     let mut main = connector.connect().map_err(InitError::Connect)?;
     let parallel = cfg.jobs > 1;
+    if parallel {
+        steps::exec(&mut main, parallel::SYNC_COMMIT)?;
+    }
     let mut times = Vec::new();
     for &step in &cfg.steps {
         let start = Instant::now();

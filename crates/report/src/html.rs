@@ -59,13 +59,13 @@ pub fn spectrum(dist: &Distribution) -> Vec<(f64, f64)> {
         }
         let p = if k == 0 { 0.0001 } else { p };
         if let Some(v) = value_at_percentile(&h, p) {
-            out.push((p, v as f64 / 1000.0));
+            out.push((p, (v as f64 / 1000.0).min(dist.max_ms)));
         }
     }
     if let Some(max) = value_at_percentile(&h, 100.0) {
         let last = out.last().map_or(0.0, |l| l.0);
         let top = (100.0 * (1.0 - 0.5 / n)).max(last);
-        out.push((top, max as f64 / 1000.0));
+        out.push((top, (max as f64 / 1000.0).min(dist.max_ms)));
     }
     out
 }
@@ -471,4 +471,73 @@ pub fn render(d: &RunDocument) -> String {
         escape(&d.report_text)
     );
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::document::{Counts, PercentileValue};
+    use crate::hdr;
+    use pgrush_stats::LatencyHistogram;
+
+    fn dist(values: impl IntoIterator<Item = u64>) -> Distribution {
+        let mut h = LatencyHistogram::new();
+        for v in values {
+            h.record_u64(v);
+        }
+        Distribution {
+            count: h.len(),
+            min_ms: h.min() as f64 / 1000.0,
+            max_ms: h.max() as f64 / 1000.0,
+            average_ms: h.mean() / 1000.0,
+            stddev_ms: None,
+            percentiles: Vec::new(),
+            hdr_histogram: hdr::encode(&h),
+        }
+    }
+
+    #[test]
+    fn spectrum_is_monotonic_and_ends_at_the_maximum() {
+        let points = spectrum(&dist(1..=10_000));
+        assert!(points.len() > 30, "{}", points.len());
+        assert!(
+            points
+                .windows(2)
+                .all(|w| w[0].0 <= w[1].0 && w[0].1 <= w[1].1)
+        );
+        assert_eq!(points.last().map(|p| p.1), Some(10.007));
+        assert_eq!(points.first().map(|p| p.1), Some(0.001));
+        let one = spectrum(&dist([500]));
+        // One value: flat, up to the percentile half a sample below 100 %.
+        assert!(one.iter().all(|p| p.1 == 0.5), "{one:?}");
+        assert_eq!(one.last().map(|p| p.0), Some(50.0));
+        assert!(spectrum(&dist([])).is_empty());
+    }
+
+    #[test]
+    fn short_last_interval_is_not_charted() {
+        let iv = |start_s: f64, duration_s: f64| IntervalDoc {
+            start_s,
+            duration_s,
+            transactions: Counts::default(),
+            tps: 0.0,
+            latency_average_ms: None,
+            latency_stddev_ms: None,
+            latency_percentiles: vec![PercentileValue { p: 50.0, ms: 1.0 }],
+            lag_average_ms: None,
+            lag_max_ms: None,
+        };
+        let ts = TimeSeriesDoc {
+            interval_s: 1.0,
+            intervals: vec![iv(0.0, 0.9), iv(1.0, 1.0), iv(2.0, 0.01)],
+        };
+        let kept: Vec<f64> = chartable(&ts).iter().map(|i| i.start_s).collect();
+        assert_eq!(kept, vec![0.0, 1.0]);
+        let tiny = TimeSeriesDoc {
+            interval_s: 1.0,
+            intervals: vec![iv(0.0, 0.2)],
+        };
+        assert_eq!(chartable(&tiny).len(), 1);
+        assert_eq!(mid(&iv(2.0, 0.5)), 2.25);
+    }
 }

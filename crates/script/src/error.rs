@@ -192,7 +192,7 @@ pub enum LoadError {
     #[error("empty command list for script \"{0}\"")]
     Empty(String),
     /// `statement has too many arguments (maximum is 255): <sql>` (only extended and
-    /// prepared modes; see [`crate::Script::check_query_mode`]).
+    /// prepared modes; see [`crate::Script::check_parameters`]).
     #[error("statement has too many arguments (maximum is 255): {0}")]
     TooManyArguments(String),
 }

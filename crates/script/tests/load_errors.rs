@@ -213,3 +213,42 @@ fn accepted_scripts_are_accepted() {
         assert!(load_script(&name, text, 1).is_ok(), "{text:?}");
     }
 }
+
+/// More than 255 variable references fail in extended/prepared mode only.
+#[test]
+fn too_many_parameters_match_pgbench18() {
+    for (n, tail) in [(255usize, ";\n"), (256, ";\n"), (300, "\n")] {
+        let text = format!(
+            "SELECT 1;\nSELECT {}{tail}",
+            (0..n)
+                .map(|i| format!(":v{i}"))
+                .collect::<Vec<_>>()
+                .join(",")
+        );
+        let name = format!("params_{n}.sql");
+        let path = write_script(&name, &text);
+        let script = load_script(&name, &text, 1).expect("loads in any mode");
+        for mode in ["simple", "extended", "prepared"] {
+            let pgb = oracle::require(Which::Pgbench18);
+            let mut cmd = pgb.command();
+            cmd.current_dir(tmpdir());
+            cmd.env("PGHOST", "/nonexistent-pgrush-socket-dir");
+            cmd.args(["-n", "-t", "1", "-M", mode, "-f"])
+                .arg(path.file_name().expect("name"));
+            let out = testkit::run(&mut cmd);
+            let mine = if mode == "simple" {
+                Ok(())
+            } else {
+                script.check_parameters()
+            };
+            match mine {
+                Ok(()) => assert!(
+                    out.stderr.contains("could not create connection"),
+                    "{n} {mode}: {}",
+                    out.stderr
+                ),
+                Err(e) => assert_eq!(out.stderr, format!("pgbench: error: {e}\n"), "{n} {mode}"),
+            }
+        }
+    }
+}

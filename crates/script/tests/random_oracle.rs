@@ -5,6 +5,7 @@
 mod common;
 
 use common::*;
+use pgrush_sandbox::oracle::Which;
 use pgrush_script::{Seeds, choose_script, load_script, sample};
 
 const RND: &str = "\\set m debug(:client_id)
@@ -37,6 +38,10 @@ const RND: &str = "\\set m debug(:client_id)
 ";
 
 fn check(seed: &str, clients: usize, tx: usize, defines: &[(&str, &str)]) {
+    check_with(Which::Pgbench18, seed, clients, tx, defines);
+}
+
+fn check_with(which: Which, seed: &str, clients: usize, tx: usize, defines: &[(&str, &str)]) {
     let mut args: Vec<String> = vec![
         "-c".into(),
         clients.to_string(),
@@ -49,7 +54,7 @@ fn check(seed: &str, clients: usize, tx: usize, defines: &[(&str, &str)]) {
         args.push(format!("{k}={v}"));
     }
     let argv: Vec<&str> = args.iter().map(String::as_str).collect();
-    let out = pgbench18("rnd.sql", RND, &argv, true);
+    let out = pgbench(which, "rnd.sql", RND, &argv, true);
     let script = load_script("rnd.sql", RND, 1).expect("loads");
     let seed_u64 = match pgrush_script::parse_seed_spec(seed) {
         Ok(pgrush_script::SeedSpec::Value(v)) => v,
@@ -71,6 +76,12 @@ fn client_sequences_match() {
     check("-1", 1, 1, &[]);
     check("777", 4, 1, &[("default_seed", "99")]);
     check("31337", 2, 1, &[("random_seed", "5")]);
+}
+
+#[test]
+fn client_sequences_match_pgbench15() {
+    check_with(Which::Pgbench15, "12345", 2, 2, &[]);
+    check_with(Which::Pgbench15, "4242", 3, 1, &[("default_seed", "-1")]);
 }
 
 /// Parse pgbench log files: per thread, the script column of each line in order.

@@ -18,6 +18,12 @@ const SCRIPTS: &[&str] = &[
     "SELECT 1 AS a \\gset p_\nSELECT 2 AS b\n\\gset\nSELECT 3 AS c \\aset\nSELECT 4 AS e \\; SELECT 5 AS d \\aset q_\nSELECT :p_a + :b + :c + :q_d;\n",
     "\\if 1 = 1\nSELECT 'then';\n\\elif false\nSELECT 'elif';\n\\else\nSELECT 'else';\n\\endif\n\\if :client_id\nSELECT 'no';\n\\elif :client_id = 0\nSELECT 'yes';\n\\endif\n",
     "\\if false\nSELECT 1;\n\\else\nSELECT 2;\n\\endif\n\\if false\nSELECT 3;\n\\endif\n\\if false\n\\elif false\n\\else\nSELECT 4;\n\\endif\n",
+    "SELECT a$b$c FROM (SELECT 1 AS a$b$c) t; SELECT $a1$x;y$a1$ AS d;\nSELECT $1$;\n",
+    "SELECT '\\' AS bs; SELECT 'a' -- c ;\n 'b' AS cont;\nSELECT \"x\"\"y;\" FROM (SELECT 1 AS \"x\"\"y;\") t;\nselect 1 as\"a;\";\n",
+    "\\set x 3\nSELECT \\:x AS a, 1 \\; SELECT 2;\nSELECT 1 /* unterminated ;\n",
+    "SELECT 'unterminated ;\nmore;\n",
+    "SELECT $q$ unterminated ;\n",
+    "SELECT 1 AS one \\sleep 0\n;\n",
     "SELECT éèà AS \"ü\" FROM (SELECT 1 AS éèà) t;\nSELECT $é$ ; $é$;\n",
 ];
 
