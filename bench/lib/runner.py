@@ -132,6 +132,7 @@ def measure(argv, env, name, is_init=False):
     res["cpu_us_per_tx"] = cpu * 1e6 / tx
     res["user_us_per_tx"] = ru.ru_utime * 1e6 / tx
     res["sys_us_per_tx"] = ru.ru_stime * 1e6 / tx
+    res["ctx_switches_per_tx"] = res["ctx_switches"] / tx
     return res
 
 

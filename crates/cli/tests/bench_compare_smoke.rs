@@ -1,7 +1,7 @@
 //! Smoke tests of `bench/compare` (issue 7's benchmark harness): one short pair of
 //! select-only prepared runs, pgbench 18 against this build of pgrush, once on the
 //! script's own throwaway cluster (table output) and once on a sandbox cluster named by
-//! connection options (`--json`, with the strace pass).
+//! connection options (`--json`, with the strace and callgrind passes).
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -99,7 +99,7 @@ fn json_with_syscalls_on_a_given_server() {
     cmd.arg("-h")
         .arg(cluster.socket_dir())
         .args(["-p", &port, "-U", cluster.superuser(), "-d", "postgres"])
-        .args(["--json", "--syscalls"]);
+        .args(["--json", "--syscalls", "--instructions", "--instr-tx", "40"]);
     let out = testkit::run(&mut cmd);
     assert_eq!(
         out.code, 0,
@@ -123,13 +123,28 @@ fn json_with_syscalls_on_a_given_server() {
             .find(|m| m["metric"] == name)
             .unwrap_or_else(|| panic!("no {name} median in {}", out.stdout))
     };
-    for name in ["client CPU us/tx", "tps", "peak RSS MiB", "syscalls/tx"] {
+    for name in [
+        "client CPU us/tx",
+        "tps",
+        "peak RSS MiB",
+        "syscalls/tx",
+        "instructions/tx (user)",
+    ] {
         let ratio = metric(name)["ratio"].as_f64().expect("finite ratio");
         assert!(ratio.is_finite() && ratio > 0.0, "{name}: {ratio}");
     }
-    // Every transaction is at least one send and one receive for either client.
+    // Every transaction is at least one send and one receive for either client, and
+    // building, sending and decoding one takes some hundreds of instructions at least.
     for client in ["pgbench", "pgrush"] {
         let per_tx = metric("syscalls/tx")[client].as_f64().expect("syscalls/tx");
         assert!(per_tx >= 2.0, "{client}: {per_tx} syscalls/tx");
+        let instr = metric("instructions/tx (user)")[client]
+            .as_f64()
+            .expect("instructions/tx");
+        assert!(instr > 300.0, "{client}: {instr} instructions/tx");
+        let instr_runs = &doc["workloads"]["select-prepared"]["instructions"][client]["runs"];
+        let short = instr_runs[0]["transactions"].as_u64().expect("short run");
+        let long = instr_runs[1]["transactions"].as_u64().expect("long run");
+        assert!(long > short, "{client}: {instr_runs}");
     }
 }

@@ -444,7 +444,8 @@ fn store_var(
         _ => ("gset", ""),
     };
     let full = format!("{prefix}{name}");
-    if vars.put_text(context, &full, value.unwrap_or("")).is_err() {
+    if let Err(invalid_name) = vars.put_text(context, &full, value.unwrap_or("")) {
+        messages::error(ctx.progname(), &invalid_name.to_string());
         messages::error(
             ctx.progname(),
             &format!(

@@ -46,6 +46,13 @@ fn parse() -> Result<Args, String> {
 }
 
 fn timed(mut cmd: Command, what: &str) -> Result<f64, String> {
+    let (secs, summary) = timed_summary(&mut cmd, what)?;
+    println!("  {what}: {secs:.2} s wall; {summary}");
+    Ok(secs)
+}
+
+/// Runs `cmd`; returns the wall-clock seconds and its `done in ...` line.
+fn timed_summary(cmd: &mut Command, what: &str) -> Result<(f64, String), String> {
     let start = Instant::now();
     let out = cmd
         .stdin(Stdio::null())
@@ -58,7 +65,14 @@ fn timed(mut cmd: Command, what: &str) -> Result<f64, String> {
             String::from_utf8_lossy(&out.stderr)
         ));
     }
-    Ok(secs)
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let summary = stderr
+        .lines()
+        .rev()
+        .find(|l| l.starts_with("done in"))
+        .unwrap_or("")
+        .to_string();
+    Ok((secs, summary))
 }
 
 fn median(v: &[f64]) -> f64 {

@@ -50,15 +50,18 @@ impl<'a> Progress<'a> {
         } else {
             Mode::Lines
         };
+        let start = Instant::now();
         Progress {
             console,
             table,
             total,
             done: 0,
-            start: Instant::now(),
+            start,
             mode,
             log_interval: 1.0,
-            last_draw: None,
+            // The first draw waits one redraw interval: a rate over a few
+            // milliseconds means nothing, and fast tables show no bar at all.
+            last_draw: Some(start),
             drawn_chars: 0,
         }
     }
@@ -230,7 +233,10 @@ mod tests {
         let cap = Captured::default();
         let console = Console::new(Box::new(cap.clone()), true);
         let mut p = Progress::new(&console, "pgbench_accounts", 1000, false);
-        p.advance(500);
+        p.advance(100);
+        assert_eq!(cap.text(), "", "no bar before the first redraw interval");
+        std::thread::sleep(BAR_REDRAW);
+        p.advance(400);
         p.finish();
         let text = cap.text();
         assert!(
