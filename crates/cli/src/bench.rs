@@ -124,10 +124,8 @@ fn connect_request(opts: &Options) -> ConnectRequest {
 
 fn run_inner(opts: &Options) -> Result<i32, i32> {
     let prog = opts.progname.as_str();
+    // The parser already printed `setting random seed to N` for each explicit seeding.
     let seed = base_seed(opts.random_seed);
-    if opts.random_seed_explicit {
-        messages::info(prog, &format!("setting random seed to {seed}"));
-    }
     let scripts = load_scripts(opts)?;
     let builtin_used = opts.scripts.is_empty()
         || opts
@@ -316,6 +314,10 @@ fn run_inner(opts: &Options) -> Result<i32, i32> {
             return Err(1);
         }
     };
+    if outcome.exited_on_abort {
+        // pgbench exits at once with status 2: no report.
+        return Ok(2);
+    }
     summary.stats = outcome.stats;
     summary.bench_duration_us = outcome.bench_duration_us;
     summary.initial_connection_us = outcome.initial_connection_us;

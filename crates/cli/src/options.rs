@@ -136,6 +136,10 @@ pub struct Options {
     pub random_seed: SeedChoice,
     /// True when the seed was given explicitly (option or environment).
     pub random_seed_explicit: bool,
+    /// Every explicit seeding in order (`PGBENCH_RANDOM_SEED`, then each
+    /// `--random-seed`), with `time` and `rand` resolved when parsed, as pgbench
+    /// does; the parser prints `setting random seed to N` for each.
+    pub seed_messages: Vec<u64>,
     /// `--sampling-rate` (0.0 = off).
     pub sampling_rate: f64,
     /// `--verbose-errors`.
@@ -209,6 +213,7 @@ impl Default for Options {
             progress_timestamp: false,
             random_seed: SeedChoice::Time,
             random_seed_explicit: false,
+            seed_messages: Vec::new(),
             sampling_rate: 0.0,
             verbose_errors: false,
             debug: false,

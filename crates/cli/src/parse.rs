@@ -91,10 +91,7 @@ pub fn parse_with(args: &[OsString], env: &Env, err: &mut dyn Write) -> Result<O
     let mut diag = Diag::new(progname, err);
     if let Some(seed) = &env.random_seed {
         match parse_seed(seed, &mut diag) {
-            Some(choice) => {
-                opts.random_seed = choice;
-                opts.random_seed_explicit = true;
-            }
+            Some(choice) => seeded(&mut opts, choice, &mut diag),
             None => {
                 diag.error(
                     b"error while setting random seed from PGBENCH_RANDOM_SEED environment variable",
@@ -143,6 +140,21 @@ fn parse_seed(value: &[u8], diag: &mut Diag<'_>) -> Option<SeedChoice> {
             None
         }
     }
+}
+
+/// Records an explicit seeding as pgbench's `set_random_seed` does: `time` and
+/// `rand` are resolved now, and `setting random seed to N` is printed at once
+/// (so several seedings print several lines, in order, before later errors).
+fn seeded(opts: &mut Options, choice: SeedChoice, diag: &mut Diag<'_>) {
+    let seed = match choice {
+        SeedChoice::Value(v) => v,
+        SeedChoice::Time => pgrush_engine::clock::monotonic_us(),
+        SeedChoice::Rand => pgrush_engine::clock::strong_random_u64(),
+    };
+    opts.random_seed = SeedChoice::Value(seed);
+    opts.random_seed_explicit = true;
+    opts.seed_messages.push(seed);
+    diag.info(format!("setting random seed to {seed}").as_bytes());
 }
 
 /// The file name part of argv[0] (PostgreSQL's `get_progname`).

@@ -249,3 +249,83 @@ fn logged_transactions_match_report() {
         .sum();
     assert_eq!(lines as u64, processed);
 }
+
+/// `--exit-on-abort` with `-j 2`: client 1 (thread 1) aborts after a delay while
+/// client 0 (thread 0) inserts one row per transaction. As pgbench's `exit()`
+/// flushes every log buffer, thread 0's log must hold every transaction client 0
+/// completed: the rows it inserted, but for at most one in flight at the exit.
+#[test]
+fn exit_on_abort_flushes_every_thread_log() {
+    let c = bench_common::cluster();
+    let db = "exitabort";
+    c.create_database(db).expect("create db");
+    let conn_psql = |sql: &str| {
+        let out = pgrush_sandbox::testkit::run(
+            std::process::Command::new(c.bin_dir().join("psql"))
+                .envs(c.env())
+                .args(["-X", "-A", "-t", "-q", "-v", "ON_ERROR_STOP=1", "-d", db, "-c", sql]),
+        );
+        assert_eq!(out.code, 0, "psql {sql}: {}", out.stderr);
+        out.stdout.trim().to_string()
+    };
+    conn_psql("create table hits(cid int)");
+    let script = (
+        "ab.sql",
+        "\\if :client_id = 1\n\\sleep 400 ms\nselect 1/0;\n\\endif\ninsert into hits values (:client_id);\n",
+    );
+    let dir = Scratch::new(&[script]);
+    let out = run(
+        Prog::Pgrush,
+        &dir.path,
+        db,
+        &[
+            "-n",
+            "-c",
+            "2",
+            "-j",
+            "2",
+            "-t",
+            "1000000",
+            "-l",
+            "--log-prefix",
+            "ab",
+            "--exit-on-abort",
+            "-f",
+            "ab.sql",
+        ],
+    );
+    assert_eq!(out.code, 2, "stderr: {}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("pgrush: error: Run was aborted due to an error in thread 1"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        !out.stdout.contains("number of transactions actually processed"),
+        "no report expected: {}",
+        out.stdout
+    );
+    let files = dir.files_with_prefix("ab.");
+    let main_log = files
+        .iter()
+        .find(|(name, _)| name.split('.').count() == 2)
+        .map(|(_, text)| text.clone())
+        .expect("thread 0 log");
+    assert!(
+        main_log.is_empty() || main_log.ends_with('\n'),
+        "truncated log line"
+    );
+    let logged = main_log
+        .lines()
+        .filter(|l| l.starts_with("0 ") && l.split(' ').count() == 6)
+        .count() as u64;
+    let rows: u64 = conn_psql("select count(*) from hits where cid = 0")
+        .parse()
+        .expect("row count");
+    assert!(rows > 50, "client 0 ran too few transactions: {rows}");
+    assert!(
+        logged == rows || logged + 1 == rows,
+        "thread 0 logged {logged} transactions, client 0 inserted {rows} rows"
+    );
+}

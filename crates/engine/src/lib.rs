@@ -70,6 +70,9 @@ pub struct RunOutcome {
     pub aborted: bool,
     /// Whether the run was stopped by SIGINT/SIGTERM.
     pub interrupted: bool,
+    /// Whether `--exit-on-abort` stopped the run: the message is printed and every
+    /// thread's log flushed; the caller exits with status 2 and no report, as pgbench.
+    pub exited_on_abort: bool,
 }
 
 /// Splits `clients` over `threads` as pgbench does (contiguous blocks, the
@@ -190,6 +193,7 @@ pub fn run(cfg: &EngineConfig, layout: &StatsLayout) -> Result<RunOutcome, Engin
         initial_connection_us: (bench_start - start_time).max(0) as u64,
         aborted: results.iter().any(|r| r.aborted),
         interrupted: shared.interrupted(),
+        exited_on_abort: shared.exit_requested(),
     })
 }
 

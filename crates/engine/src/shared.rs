@@ -2,7 +2,7 @@
 
 use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Barrier};
+use std::sync::{Arc, Barrier, OnceLock};
 
 use pgrush_stats::ProgressCounters;
 
@@ -25,6 +25,10 @@ pub struct Shared {
     /// Whether Ctrl-C stops the run.
     pub handle_signals: bool,
     interrupted: AtomicBool,
+    /// `--exit-on-abort` fired: every thread flushes its log and returns at once.
+    exit_now: AtomicBool,
+    /// Per-thread wakers of the event loops (set by each thread before "READY").
+    wakers: Vec<OnceLock<mio::Waker>>,
 }
 
 impl Shared {
@@ -42,6 +46,8 @@ impl Shared {
             signal_fd,
             handle_signals: signal_fd.is_some(),
             interrupted: AtomicBool::new(false),
+            exit_now: AtomicBool::new(false),
+            wakers: (0..threads).map(|_| OnceLock::new()).collect(),
         }
     }
 
@@ -53,5 +59,28 @@ impl Shared {
     /// Whether the run was interrupted.
     pub fn interrupted(&self) -> bool {
         self.interrupted.load(Ordering::Relaxed)
+    }
+
+    /// Installs the waker of thread `tid`'s event loop.
+    pub fn set_waker(&self, tid: usize, waker: mio::Waker) {
+        if let Some(slot) = self.wakers.get(tid) {
+            let _ = slot.set(waker);
+        }
+    }
+
+    /// Asks every thread to stop at once (`--exit-on-abort`) and wakes their
+    /// event loops. Returns true for the first caller only.
+    pub fn request_exit(&self) -> bool {
+        let first = !self.exit_now.swap(true, Ordering::SeqCst);
+        for w in self.wakers.iter().filter_map(OnceLock::get) {
+            let _ = w.wake();
+        }
+        first
+    }
+
+    /// Whether `--exit-on-abort` stopped the run (one relaxed load: cheap enough
+    /// for every turn of the event loops).
+    pub fn exit_requested(&self) -> bool {
+        self.exit_now.load(Ordering::Relaxed)
     }
 }

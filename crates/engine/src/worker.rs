@@ -26,6 +26,9 @@ use crate::shared::Shared;
 /// Token of the Ctrl-C self-pipe.
 pub const SIGNAL_TOKEN: Token = Token(usize::MAX - 1);
 
+/// Token of the `--exit-on-abort` waker.
+pub const WAKE_TOKEN: Token = Token(usize::MAX - 2);
+
 /// Grace period for in-flight transactions after Ctrl-C (µs).
 const INTERRUPT_GRACE_US: Micros = 1_000_000;
 
@@ -283,6 +286,13 @@ pub fn run_thread(
             std::process::exit(1);
         }
     };
+    match mio::Waker::new(&registry, WAKE_TOKEN) {
+        Ok(w) => shared.set_waker(tid, w),
+        Err(e) => {
+            messages::error(&cfg.progname, &format!("could not create event loop: {e}"));
+            std::process::exit(1);
+        }
+    }
     if let Some(fd) = shared.signal_fd {
         let _ = registry.register(&mut SourceFd(&fd), SIGNAL_TOKEN, Interest::READABLE);
     }
@@ -386,7 +396,10 @@ pub fn run_thread(
     let mut writable: Vec<bool> = vec![false; clients.len()];
     let mut remains = clients.len();
 
-    while remains > 0 {
+    'run: while remains > 0 {
+        if shared.exit_requested() {
+            break;
+        }
         let mut now = LazyNow::new();
         // Compute how long we may sleep.
         let mut min_wait: Option<Micros> = None;
@@ -430,7 +443,7 @@ pub fn run_thread(
             }
             for ev in events.iter() {
                 let t = ev.token();
-                if t == SIGNAL_TOKEN {
+                if t == SIGNAL_TOKEN || t == WAKE_TOKEN {
                     continue;
                 }
                 if let Some(idx) = t.0.checked_sub(base_id)
@@ -440,6 +453,9 @@ pub fn run_thread(
                     writable[idx] |= ev.is_writable();
                 }
             }
+        }
+        if shared.exit_requested() {
+            break;
         }
         let mut now = LazyNow::new();
         if let Some(end) = ctx.end_time
@@ -505,15 +521,16 @@ pub fn run_thread(
                 if cl.state == State::Aborted {
                     aborted = true;
                     if cfg.exit_on_abort {
-                        messages::error(
-                            &cfg.progname,
-                            &format!("Run was aborted due to an error in thread {tid}"),
-                        );
-                        // C's exit() flushes stdio buffers: keep what this thread logged.
-                        if let Some(log) = ctx.log.as_mut() {
-                            let _ = log.file.flush();
+                        // pgbench calls exit(2) here, whose stdio flush keeps what
+                        // every thread logged so far: stop all threads, each one
+                        // flushing its log, and let the caller exit without report.
+                        if shared.request_exit() {
+                            messages::error(
+                                &cfg.progname,
+                                &format!("Run was aborted due to an error in thread {tid}"),
+                            );
                         }
-                        std::process::exit(2);
+                        break 'run;
                     }
                 }
             }
@@ -541,6 +558,18 @@ pub fn run_thread(
                 }
             }
         }
+    }
+    if shared.exit_requested() {
+        // As exit(): buffered log lines are written, the pending aggregate is not.
+        if let Some(log) = ctx.log.as_mut() {
+            let _ = log.file.flush();
+        }
+        return ThreadResult {
+            stats: ctx.stats,
+            bench_start,
+            started,
+            aborted,
+        };
     }
     // Clients still holding connections (interrupted run).
     let mut now = LazyNow::new();

@@ -1,9 +1,11 @@
 //! `-j N` with `-i`: the same result as a single-connection load, built by N connections.
 //!
-//! Accounts are split into ranges ([`crate::split`]) copied by concurrent streams (binary
-//! COPY, one transaction each); with range partitions each stream may own whole
-//! partitions and truncate + COPY FREEZE them. Vacuum runs one table per connection and
-//! the primary keys are built concurrently.
+//! An ordinary pgbench_accounts is loaded by one COPY FREEZE stream unless there are
+//! enough jobs and CPUs ([`one_frozen_stream`]); otherwise accounts are split into ranges
+//! ([`crate::split`]) copied by concurrent streams, one transaction each; with range
+//! partitions a stream may own whole partitions and truncate + COPY FREEZE them. Vacuum
+//! runs one table (or partition) per connection and the primary keys are built
+//! concurrently. See the crate README for the measurements behind these choices.
 
 use crate::config::{InitConfig, Partitioning};
 use crate::console::Console;
@@ -18,8 +20,9 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 /// Runs `tasks` on up to `workers` connections: `main` on this thread plus fresh
-/// connections on worker threads (set to [`SYNC_COMMIT`]; `main` is set by the runner). Tasks are taken in order; the first error stops the
-/// others from starting new tasks and is returned.
+/// connections on worker threads (set to [`SYNC_COMMIT`]; `main` is set by the runner).
+/// Tasks are taken in order; the first error stops the others from starting new tasks
+/// and is returned.
 pub fn run_tasks<C, T>(
     connector: &C,
     main: &mut C::Session,

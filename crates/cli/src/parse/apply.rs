@@ -5,7 +5,7 @@ use super::diag::{Diag, cat};
 use super::numbers::{self, IntOptionError};
 use super::script_file;
 use super::table::Opt;
-use super::{parse_seed, text};
+use super::{parse_seed, seeded, text};
 use crate::options::{Action, Options, PartitionMethod, QueryMode, ScriptSource, ScriptSpec};
 use pgrush_report::PercentileList;
 use pgrush_script::{BuiltinError, MAX_SCRIPTS, WeightError};
@@ -137,10 +137,7 @@ impl State {
             Opt::LogPrefix => o.log_prefix = Some(text(arg)),
             Opt::ForeignKeys => o.foreign_keys = true,
             Opt::RandomSeed => match parse_seed(arg, diag) {
-                Some(choice) => {
-                    o.random_seed = choice;
-                    o.random_seed_explicit = true;
-                }
+                Some(choice) => seeded(o, choice, diag),
                 None => {
                     return fatal(
                         diag,

@@ -29,6 +29,11 @@ impl<'w> Diag<'w> {
         let _ = self.out.flush();
     }
 
+    /// `progname: msg` (pgbench's `pg_log_info`).
+    pub fn info(&mut self, msg: &[u8]) {
+        self.line(b"", msg);
+    }
+
     /// `progname: error: msg`.
     pub fn error(&mut self, msg: &[u8]) {
         self.line(b"error: ", msg);

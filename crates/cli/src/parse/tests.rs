@@ -369,11 +369,33 @@ fn tries_and_limits() {
 
 #[test]
 fn random_seed() {
-    let o = ok(&["--random-seed=-1"]);
+    let seeded = |args: &[&str], lines: &str| -> Options {
+        let (r, err) = run(args);
+        assert_eq!(err, lines, "messages for {args:?}");
+        r.unwrap_or_else(|code| panic!("{args:?} failed with {code}"))
+    };
+    let o = seeded(
+        &["--random-seed=-1"],
+        "pgrush: setting random seed to 18446744073709551615\n",
+    );
     assert_eq!(o.random_seed, SeedChoice::Value(u64::MAX));
     assert!(o.random_seed_explicit);
     assert!(!ok(&[]).random_seed_explicit);
-    assert_eq!(ok(&["--random-seed", "rand"]).random_seed, SeedChoice::Rand);
+    let (r, err) = run(&["--random-seed", "rand", "--random-seed=7"]);
+    let o = r.expect("two seeds accepted");
+    assert_eq!(o.random_seed, SeedChoice::Value(7));
+    assert_eq!(o.seed_messages.len(), 2);
+    assert_eq!(o.seed_messages[1], 7);
+    assert_eq!(
+        err,
+        format!(
+            "pgrush: setting random seed to {}\npgrush: setting random seed to 7\n",
+            o.seed_messages[0]
+        )
+    );
+    let (r, _) = run(&["--random-seed=time"]);
+    let o = r.expect("time seed accepted");
+    assert!(matches!(o.random_seed, SeedChoice::Value(v) if v == o.seed_messages[0]));
     assert_eq!(
         fails(&["--random-seed=5 "]),
         "pgrush: error: unrecognized random seed option \"5 \"\n\
@@ -384,9 +406,18 @@ fn random_seed() {
         random_seed: Some(b"42".to_vec()),
         ..Env::default()
     };
+    let (r, err) = run_env(&["-n", "--random-seed=3", "-t", "x"], &env);
+    assert_eq!(r.err(), Some(1));
+    assert_eq!(
+        err,
+        "pgrush: setting random seed to 42\n\
+         pgrush: setting random seed to 3\n\
+         pgrush: error: invalid value \"x\" for option -t/--transactions\n"
+    );
     let (r, _) = run_env(&["-n"], &env);
     let o = r.expect("env seed accepted");
     assert_eq!(o.random_seed, SeedChoice::Value(42));
+    assert_eq!(o.seed_messages, vec![42]);
     assert!(o.random_seed_explicit);
     let env = Env {
         random_seed: Some(b"x".to_vec()),
