@@ -5,7 +5,7 @@
 mod bench_common;
 
 use StderrMode::{Ordered, Unordered};
-use bench_common::{EMPTY_DB, Scratch, StderrMode, compare, compare_in};
+use bench_common::{DB, EMPTY_DB, Scratch, StderrMode, compare, compare_in, compare_in_env};
 
 const ONE: (&str, &str) = ("one.sql", "select 1;\n");
 const TWO: (&str, &str) = ("two.sql", "select 2;\nselect 3;\n");
@@ -95,6 +95,35 @@ fn multiple_scripts_with_seed() {
         ],
         Ordered,
     );
+}
+
+#[test]
+fn random_seed_messages_in_order() {
+    let dir = Scratch::new(&[]);
+    let seed_env = [("PGBENCH_RANDOM_SEED", "5")];
+    compare_in_env(
+        &dir,
+        DB,
+        &["-n", "-t", "2", "-S", "--random-seed=7", "--random-seed", "-1"],
+        &seed_env,
+        Ordered,
+    );
+    // The lines come while the options are read: before a later option error.
+    compare_in_env(
+        &dir,
+        DB,
+        &["--random-seed=7", "-c", "0", "--random-seed=8"],
+        &seed_env,
+        Ordered,
+    );
+    compare_in_env(
+        &dir,
+        DB,
+        &["--random-seed=7", "--random-seed=bad"],
+        &[],
+        Ordered,
+    );
+    compare_in_env(&dir, DB, &["-n", "-t", "1", "-S"], &seed_env, Ordered);
 }
 
 #[test]
@@ -309,6 +338,25 @@ fn sql_errors_abort_clients() {
         ],
         Unordered,
     );
+    // Client 1 aborts: message, no report, exit 2 (also with several threads).
+    for threads in ["1", "3"] {
+        compare(
+            &[ab],
+            &[
+                "-n",
+                "-t",
+                "5",
+                "-c",
+                "3",
+                "-j",
+                threads,
+                "--exit-on-abort",
+                "-f",
+                "ab.sql",
+            ],
+            Unordered,
+        );
+    }
     let notx = ("notx.sql", "begin;\nselect 1;\n");
     compare(&[notx], &["-n", "-t", "2", "-f", "notx.sql"], Ordered);
     let metaerr = (

@@ -174,15 +174,31 @@ pub enum StderrMode {
 
 /// Runs both programs and asserts equal exit codes, stdout (masked, in order) and stderr.
 pub fn compare_in(dir: &Scratch, db: &str, args: &[&str], mode: StderrMode) -> (Output, Output) {
-    let ours = run(Prog::Pgrush, &dir.path, db, args);
-    let theirs = run(Prog::Pgbench, &dir.path, db, args);
+    compare_in_env(dir, db, args, &[], mode)
+}
+
+/// [`compare_in`] with extra environment variables for both programs.
+pub fn compare_in_env(
+    dir: &Scratch,
+    db: &str,
+    args: &[&str],
+    env: &[(&str, &str)],
+    mode: StderrMode,
+) -> (Output, Output) {
+    let both = |prog| {
+        let mut cmd = command(prog, &dir.path, db);
+        cmd.args(args).envs(env.iter().copied());
+        testkit::run(&mut cmd)
+    };
+    let ours = both(Prog::Pgrush);
+    let theirs = both(Prog::Pgbench);
     let theirs_renamed = Output {
         stdout: rename(&theirs.stdout),
         stderr: rename(&theirs.stderr),
         code: theirs.code,
     };
     let ctx = format!(
-        "args {args:?}\n--- pgrush (exit {}) stdout:\n{}\n--- stderr:\n{}\n--- pgbench (exit {}) stdout:\n{}\n--- stderr:\n{}",
+        "args {args:?} env {env:?}\n--- pgrush (exit {}) stdout:\n{}\n--- stderr:\n{}\n--- pgbench (exit {}) stdout:\n{}\n--- stderr:\n{}",
         ours.code, ours.stdout, ours.stderr, theirs.code, theirs.stdout, theirs.stderr
     );
     assert_eq!(ours.code, theirs_renamed.code, "exit codes differ; {ctx}");
