@@ -104,7 +104,15 @@ fn random_seed_messages_in_order() {
     compare_in_env(
         &dir,
         DB,
-        &["-n", "-t", "2", "-S", "--random-seed=7", "--random-seed", "-1"],
+        &[
+            "-n",
+            "-t",
+            "2",
+            "-S",
+            "--random-seed=7",
+            "--random-seed",
+            "-1",
+        ],
         &seed_env,
         Ordered,
     );
@@ -518,4 +526,40 @@ fn debug_output() {
         &["-n", "-t", "1", "-f", "meta.sql", "--debug"],
         Ordered,
     );
+}
+
+/// Options of issue 4's list not exercised elsewhere in a run: connection options
+/// (`-d`/`--dbname`, `-h`, `-p`, `-U`), `-C` with `-R`, `-L` without `-R`,
+/// `--max-tries 0` with `-T`, `-s` with a custom script, throttled `-r`, `-j` with
+/// prepared statements and per-command latencies.
+#[test]
+fn remaining_options_in_runs() {
+    let c = bench_common::cluster();
+    let dir = Scratch::new(&[ONE, TWO]);
+    let host = c.socket_dir().to_string_lossy().into_owned();
+    let port = c.port().to_string();
+    let user = c.superuser().to_string();
+    for args in [
+        &["-n", "-t", "2", "-S", "-d", DB][..],
+        &["-n", "-t", "2", "-S", "--dbname=bench"],
+        &["-n", "-t", "2", "-S", "bench"],
+        &["-n", "-t", "2", "-S", "-h", &host, "-p", &port, "-U", &user, "-d", DB],
+        &["-n", "-t", "2", "-S", "-h", c.tcp_host(), "-p", &port, DB],
+    ] {
+        // The default database (PGDATABASE) is empty: only `bench` has the tables.
+        compare_in(&dir, EMPTY_DB, args, Ordered);
+    }
+    for args in [
+        &["-n", "-t", "5", "-C", "-R", "200", "-S"][..],
+        &["-n", "-t", "20", "-L", "1", "-S"],
+        &["-n", "-T", "1", "--max-tries", "0", "-S"],
+        &["-n", "-t", "3", "-s", "2", "-f", "one.sql"],
+        &["-t", "3", "-s", "2", "-S"],
+        &["-n", "-t", "10", "-R", "1000", "-r", "-S"],
+        &["-n", "-t", "4", "-c", "4", "-j", "2", "-M", "prepared", "-r", "-N"],
+        &["-n", "-T", "1", "-c", "2", "-j", "2", "-C", "-S"],
+        &["-n", "-t", "5", "-c", "2", "-f", "two.sql@3", "-b", "select@1", "-r"],
+    ] {
+        compare_in(&dir, DB, args, Unordered);
+    }
 }

@@ -263,7 +263,18 @@ fn exit_on_abort_flushes_every_thread_log() {
         let out = pgrush_sandbox::testkit::run(
             std::process::Command::new(c.bin_dir().join("psql"))
                 .envs(c.env())
-                .args(["-X", "-A", "-t", "-q", "-v", "ON_ERROR_STOP=1", "-d", db, "-c", sql]),
+                .args([
+                    "-X",
+                    "-A",
+                    "-t",
+                    "-q",
+                    "-v",
+                    "ON_ERROR_STOP=1",
+                    "-d",
+                    db,
+                    "-c",
+                    sql,
+                ]),
         );
         assert_eq!(out.code, 0, "psql {sql}: {}", out.stderr);
         out.stdout.trim().to_string()
@@ -302,7 +313,8 @@ fn exit_on_abort_flushes_every_thread_log() {
         out.stderr
     );
     assert!(
-        !out.stdout.contains("number of transactions actually processed"),
+        !out.stdout
+            .contains("number of transactions actually processed"),
         "no report expected: {}",
         out.stdout
     );

@@ -45,15 +45,47 @@ pub struct ReadState {
     /// Whether the current result had a RowDescription.
     pub tuples: bool,
     /// Column names of the current result (`\gset`/`\aset` only).
-    pub names: Vec<String>,
+    pub names: TextRow,
     /// Values of the last row of the current result (`\gset`/`\aset` only).
-    pub values: Vec<Option<String>>,
+    pub values: TextRow,
     /// Rows and tuple flag of the last completed result (`\gset`).
     pub last: Option<(u64, bool)>,
     /// Names/values of the last completed result (`\gset`).
-    pub last_names: Vec<String>,
+    pub last_names: TextRow,
     /// Values of the last completed result (`\gset`).
-    pub last_values: Vec<Option<String>>,
+    pub last_values: TextRow,
+}
+
+/// A row of optional texts in one reusable buffer (no allocation once warm).
+#[derive(Debug, Default)]
+pub struct TextRow {
+    text: String,
+    cells: Vec<Option<(usize, usize)>>,
+}
+
+impl TextRow {
+    /// Empties the row, keeping its buffers.
+    pub fn clear(&mut self) {
+        self.text.clear();
+        self.cells.clear();
+    }
+
+    /// Appends a cell (`None` = SQL NULL); invalid UTF-8 is replaced, as lossy decoding.
+    pub fn push(&mut self, cell: Option<&[u8]>) {
+        let cell = cell.map(|b| {
+            let start = self.text.len();
+            self.text.push_str(&String::from_utf8_lossy(b));
+            (start, self.text.len())
+        });
+        self.cells.push(cell);
+    }
+
+    /// The cells in order.
+    pub fn iter(&self) -> impl Iterator<Item = Option<&str>> + '_ {
+        self.cells
+            .iter()
+            .map(|c| c.and_then(|(s, e)| self.text.get(s..e)))
+    }
 }
 
 impl ReadState {
@@ -233,19 +265,18 @@ pub fn poll_results(cl: &mut Client, ctx: &mut ThreadCtx<'_>) -> Poll {
                     cl.read.rows = 0;
                     if cl.read.gset.is_some() {
                         cl.read.names.clear();
-                        cl.read
-                            .names
-                            .extend(rd.fields().map(|f| f.name.to_string()));
+                        for f in rd.fields() {
+                            cl.read.names.push(Some(f.name.as_bytes()));
+                        }
                     }
                 }
                 BackendMessage::DataRow(row) => {
                     cl.read.rows += 1;
                     if cl.read.gset.is_some() {
                         cl.read.values.clear();
-                        cl.read.values.extend(
-                            row.fields()
-                                .map(|v| v.map(|b| String::from_utf8_lossy(b).into_owned())),
-                        );
+                        for v in row.fields() {
+                            cl.read.values.push(v);
+                        }
                     }
                 }
                 BackendMessage::CommandComplete(_) | BackendMessage::EmptyQueryResponse => {
@@ -359,8 +390,8 @@ fn end_result(
                     script,
                     command,
                     r.qrynum,
-                    name,
-                    value.as_deref(),
+                    name.unwrap_or(""),
+                    value,
                 );
             }
         }
@@ -407,8 +438,8 @@ fn finish_command(cl: &mut Client, ctx: &mut ThreadCtx<'_>) -> Poll {
                     cl.script,
                     cl.command,
                     qrynum,
-                    name,
-                    value.as_deref(),
+                    name.unwrap_or(""),
+                    value,
                 ) {
                     ok = false;
                     break;
@@ -443,8 +474,18 @@ fn store_var(
         },
         _ => ("gset", ""),
     };
-    let full = format!("{prefix}{name}");
-    if let Err(invalid_name) = vars.put_text(context, &full, value.unwrap_or("")) {
+    // The prefixed name is built in a reused buffer (no allocation once warm).
+    thread_local! {
+        static FULL: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
+    }
+    let stored = FULL.with_borrow_mut(|full| {
+        full.clear();
+        full.push_str(prefix);
+        full.push_str(name);
+        vars.put_text(context, full, value.unwrap_or(""))
+            .map_err(|e| (e, full.clone()))
+    });
+    if let Err((invalid_name, full)) = stored {
         messages::error(ctx.progname(), &invalid_name.to_string());
         messages::error(
             ctx.progname(),

@@ -35,7 +35,7 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static GLOBAL: Counting = Counting;
 
-fn config(mode: QueryMode, tx: u32) -> EngineConfig {
+fn config(mode: QueryMode, tx: u32, log_prefix: Option<String>) -> EngineConfig {
     let cluster = pgrush_sandbox::shared();
     let params = resolve(&ConnectRequest {
         dbname: Some("postgres".to_string()),
@@ -49,7 +49,7 @@ fn config(mode: QueryMode, tx: u32) -> EngineConfig {
     .expect("conninfo");
     let script = load_script(
         "alloc.sql",
-        "\\set x random(1, 1000)\nselect :x, :client_id;\n",
+        "\\set x random(1, 1000)\nselect :x, :client_id;\nselect :x + 1 as y \\gset\n",
         1,
     )
     .expect("script");
@@ -69,7 +69,12 @@ fn config(mode: QueryMode, tx: u32) -> EngineConfig {
         max_tries: 1,
         progress: 0,
         progress_timestamp: false,
-        log: None,
+        log: log_prefix.map(|prefix| pgrush_engine::LogConfig {
+            prefix,
+            pid: std::process::id(),
+            sampling_rate: 0.0,
+            aggregate_interval: 0,
+        }),
         failures_detailed: false,
         verbose_errors: false,
         exit_on_abort: false,
@@ -84,10 +89,10 @@ fn config(mode: QueryMode, tx: u32) -> EngineConfig {
     }
 }
 
-fn allocations(mode: QueryMode, tx: u32) -> u64 {
-    let cfg = config(mode, tx);
+fn allocations(mode: QueryMode, tx: u32, log_prefix: Option<String>) -> u64 {
+    let cfg = config(mode, tx, log_prefix);
     let layout = StatsLayout {
-        commands_per_script: vec![2],
+        commands_per_script: vec![3],
         latency_limit_us: None,
         throttled: false,
         per_command: true,
@@ -103,14 +108,23 @@ fn allocations(mode: QueryMode, tx: u32) -> u64 {
 fn transactions_do_not_allocate_once_warm() {
     // Start the shared cluster before measuring.
     let _ = pgrush_sandbox::shared();
-    for mode in [QueryMode::Simple, QueryMode::Extended, QueryMode::Prepared] {
-        let short = allocations(mode, 20);
-        let long = allocations(mode, 520);
+    let dir = std::env::temp_dir().join(format!("pgrush-alloc-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("log dir");
+    let prefix = dir.join("log").to_string_lossy().into_owned();
+    for (mode, log) in [
+        (QueryMode::Simple, None),
+        (QueryMode::Extended, None),
+        (QueryMode::Prepared, None),
+        (QueryMode::Prepared, Some(prefix)),
+    ] {
+        let short = allocations(mode, 20, log.clone());
+        let long = allocations(mode, 520, log.clone());
         // 1000 more transactions; allow a little slack for a new time-series
         // interval or a buffer growing once.
         assert!(
-            long.saturating_sub(short) < 100,
-            "{mode:?}: {short} allocations for 40 tx, {long} for 1040 tx"
+            long.saturating_sub(short) < 50,
+            "{mode:?} (log {log:?}): {short} allocations for 40 tx, {long} for 1040 tx"
         );
     }
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -214,6 +214,14 @@ impl Variables {
 
     /// Store text under `name` (`-D` uses context `option`, `\gset` `gset`, `\aset` `aset`).
     pub fn put_text(&mut self, context: &str, name: &str, text: &str) -> Result<(), VarError> {
+        // Overwriting a text variable reuses its buffer (`\gset` in a loop allocates nothing).
+        if let Some(id) = lookup_id(name)
+            && let Some(Some(VarValue::Text(old))) = self.slots.get_mut(id.index())
+        {
+            old.clear();
+            old.push_str(text);
+            return Ok(());
+        }
         self.put(context, name, VarValue::Text(text.to_string()))
     }
 
