@@ -251,6 +251,17 @@ fn gset_and_aset() {
     );
     compare(&[aset], &["-n", "-t", "2", "-f", "aset.sql"], Ordered);
     compare(&[none], &["-n", "-t", "2", "-f", "none.sql"], Ordered);
+    // An `\aset` name that cannot be stored aborts the client at once: the
+    // later results are discarded and the next command never runs.
+    let badaset = (
+        "badaset.sql",
+        "select 1 as a \\; select 2 as \"1x\" \\; select 3 as c \\aset\nselect 4 \\gset\n",
+    );
+    compare(
+        &[badaset],
+        &["-n", "-t", "2", "-c", "2", "-f", "badaset.sql", "--debug"],
+        Unordered,
+    );
 }
 
 #[test]
@@ -274,6 +285,35 @@ fn pipelines() {
         Ordered,
     );
     compare(&[pipe], &["-n", "-t", "1", "-f", "pipe.sql"], Ordered);
+    // `--debug` reports each pipeline sync; an error stops the reading (its query
+    // number counts the syncs since the previous query).
+    let syncs = (
+        "syncs.sql",
+        "\\startpipeline\nselect 1;\n\\syncpipeline\n\\syncpipeline\nselect 1/(:client_id - 1);\nselect 2;\n\\syncpipeline\nselect 3;\n\\endpipeline\n",
+    );
+    for mode in ["extended", "prepared"] {
+        compare(
+            &[sync, syncs],
+            &["-n", "-t", "2", "-M", mode, "-f", "sync.sql", "--debug"],
+            Ordered,
+        );
+        compare(
+            &[syncs],
+            &[
+                "-n",
+                "-t",
+                "2",
+                "-c",
+                "2",
+                "-M",
+                mode,
+                "-f",
+                "syncs.sql",
+                "--debug",
+            ],
+            Unordered,
+        );
+    }
     let open = ("open.sql", "\\startpipeline\nselect 1;\n");
     compare(
         &[open],
@@ -526,6 +566,17 @@ fn debug_output() {
         &["-n", "-t", "1", "-f", "meta.sql", "--debug"],
         Ordered,
     );
+    // `\setshell` prints the command, its first argument as written ("(null)"
+    // without one) and the output line with its newline.
+    let setshell = (
+        "setshell.sql",
+        "\\setshell x echo 5\n\\setshell y echo :x\n\\setshell z echo \"  7  \"\n\\setshell w nproc\n",
+    );
+    compare(
+        &[setshell],
+        &["-n", "-t", "1", "-f", "setshell.sql", "--debug"],
+        Ordered,
+    );
 }
 
 /// Options of issue 4's list not exercised elsewhere in a run: connection options
@@ -543,7 +594,9 @@ fn remaining_options_in_runs() {
         &["-n", "-t", "2", "-S", "-d", DB][..],
         &["-n", "-t", "2", "-S", "--dbname=bench"],
         &["-n", "-t", "2", "-S", "bench"],
-        &["-n", "-t", "2", "-S", "-h", &host, "-p", &port, "-U", &user, "-d", DB],
+        &[
+            "-n", "-t", "2", "-S", "-h", &host, "-p", &port, "-U", &user, "-d", DB,
+        ],
         &["-n", "-t", "2", "-S", "-h", c.tcp_host(), "-p", &port, DB],
     ] {
         // The default database (PGDATABASE) is empty: only `bench` has the tables.
@@ -556,9 +609,41 @@ fn remaining_options_in_runs() {
         &["-n", "-t", "3", "-s", "2", "-f", "one.sql"],
         &["-t", "3", "-s", "2", "-S"],
         &["-n", "-t", "10", "-R", "1000", "-r", "-S"],
-        &["-n", "-t", "4", "-c", "4", "-j", "2", "-M", "prepared", "-r", "-N"],
+        &[
+            "-n", "-t", "4", "-c", "4", "-j", "2", "-M", "prepared", "-r", "-N",
+        ],
         &["-n", "-T", "1", "-c", "2", "-j", "2", "-C", "-S"],
-        &["-n", "-t", "5", "-c", "2", "-f", "two.sql@3", "-b", "select@1", "-r"],
+        &[
+            "-n",
+            "-t",
+            "5",
+            "-c",
+            "2",
+            "-f",
+            "two.sql@3",
+            "-b",
+            "select@1",
+            "-r",
+        ],
+        &["-n", "-T", "1", "-P", "1", "-c", "3", "-j", "2", "-r", "-S"],
+        &[
+            "-n",
+            "-t",
+            "3",
+            "-c",
+            "2",
+            "-j",
+            "2",
+            "--max-tries",
+            "2",
+            "--failures-detailed",
+            "--verbose-errors",
+            "-r",
+            "-N",
+        ],
+        &[
+            "-n", "-t", "2", "-M", "extended", "-C", "--debug", "-f", "two.sql",
+        ],
     ] {
         compare_in(&dir, DB, args, Unordered);
     }

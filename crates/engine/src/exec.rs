@@ -108,7 +108,7 @@ fn meta_command(
                     return command_failed(cl, ctx, "set", "evaluation of meta-command failed");
                 }
             };
-            if let Err(e) = cl.vars.put_value("set", &var.name, value) {
+            if let Err(e) = cl.vars.set_value("set", var, value) {
                 messages::error(ctx.progname(), &e.to_string());
                 return command_failed(cl, ctx, "set", "assignment of meta-command failed");
             }
@@ -171,10 +171,14 @@ fn meta_command(
             State::EndCommand
         }
         CommandKind::SetShell { var, args } => {
+            let prog = args.first().map(String::as_str).unwrap_or("");
+            let mut output = Vec::new();
             let result = pgrush_script::build_shell_command(args, &cl.vars).and_then(|line| {
-                let prog = args.first().map(String::as_str).unwrap_or("");
                 match crate::shell::capture(&line) {
-                    Some(out) => pgrush_script::parse_setshell_output(prog, &out),
+                    Some(out) => {
+                        output = out;
+                        pgrush_script::parse_setshell_output(prog, &output)
+                    }
                     None => Err(pgrush_script::MetaError::CouldNotLaunch(prog.to_string())),
                 }
             });
@@ -184,7 +188,12 @@ fn meta_command(
                     .map_err(pgrush_script::MetaError::from)
             });
             match stored {
-                Ok(()) => State::EndCommand,
+                Ok(()) => {
+                    if ctx.cfg.debug {
+                        setshell_debug(ctx, prog, args.get(1), &output);
+                    }
+                    State::EndCommand
+                }
                 Err(e) => {
                     let quiet = ctx.timer_exceeded
                         && matches!(e, pgrush_script::MetaError::CouldNotRead(_));
@@ -344,4 +353,19 @@ pub fn skip_command(cl: &mut Client, ctx: &mut ThreadCtx<'_>) {
             cl.state = State::StartCommand;
         }
     }
+}
+
+/// pgbench's `--debug` line after a `\setshell`: the command, its first argument
+/// as written (`(null)` when there is none, as glibc prints a NULL string) and
+/// the line read from its output, trailing newline included.
+fn setshell_debug(ctx: &ThreadCtx<'_>, prog: &str, first_arg: Option<&String>, output: &[u8]) {
+    let line = pgrush_script::setshell_first_line(output).unwrap_or(b"");
+    let line = &line[..line.iter().position(|&c| c == 0).unwrap_or(line.len())];
+    let mut msg = format!(
+        "{prog}: shell parameter name: \"{}\", value: \"",
+        first_arg.map_or("(null)", String::as_str)
+    );
+    msg.push_str(&String::from_utf8_lossy(line));
+    msg.push('"');
+    messages::debug(ctx.progname(), &msg);
 }

@@ -280,7 +280,7 @@ pub fn poll_results(cl: &mut Client, ctx: &mut ThreadCtx<'_>) -> Poll {
                     }
                 }
                 BackendMessage::CommandComplete(_) | BackendMessage::EmptyQueryResponse => {
-                    end_result(
+                    let stored = end_result(
                         &mut cl.read,
                         &mut cl.vars,
                         ctx,
@@ -288,6 +288,16 @@ pub fn poll_results(cl: &mut Client, ctx: &mut ThreadCtx<'_>) -> Poll {
                         cl.script,
                         cl.command,
                     );
+                    if !stored && !cl.read.failed {
+                        // As pgbench: the other results are discarded, the client aborts.
+                        cl.read.failed = true;
+                        cl.estatus = ErrStatus::MetaCommand;
+                    }
+                    if ends_pipeline(ctx, cl.script, cl.command) {
+                        // pgbench reads a pipeline's results one query at a time,
+                        // numbering them from 0 again after each query.
+                        cl.read.qrynum = 0;
+                    }
                 }
                 BackendMessage::ErrorResponse(fields) => {
                     if cl.read.prepare_syncs > 0 {
@@ -335,11 +345,26 @@ pub fn poll_results(cl: &mut Client, ctx: &mut ThreadCtx<'_>) -> Poll {
                 }
                 BackendMessage::ReadyForQuery(status) => {
                     cl.tx_status = status;
+                    let ongoing = cl.read.syncs_left;
                     cl.read.syncs_left = cl.read.syncs_left.saturating_sub(1);
                     if cl.read.prepare_syncs > 0 {
                         cl.read.prepare_syncs -= 1;
                         cl.read.prepare_texts.pop_front();
                         continue;
+                    }
+                    if ends_pipeline(ctx, cl.script, cl.command) {
+                        // pgbench stops reading at the first error, so it reports
+                        // only the syncs before it; a sync result counts as a query.
+                        if ctx.cfg.debug && !cl.read.failed {
+                            messages::debug(
+                                ctx.progname(),
+                                &format!(
+                                    "client {} pipeline ending, ongoing syncs: {ongoing}",
+                                    cl.id
+                                ),
+                            );
+                        }
+                        cl.read.qrynum += 1;
                     }
                     if cl.read.syncs_left == 0 {
                         return finish_command(cl, ctx);
@@ -371,7 +396,17 @@ pub fn poll_results(cl: &mut Client, ctx: &mut ThreadCtx<'_>) -> Poll {
     }
 }
 
-/// End of one result (CommandComplete / EmptyQueryResponse).
+/// Whether the command in flight is an `\endpipeline` (its reads collect the
+/// results of the whole pipeline, one Sync per `\syncpipeline` and one of its own).
+fn ends_pipeline(ctx: &ThreadCtx<'_>, script: usize, command: usize) -> bool {
+    ctx.cfg.scripts[script]
+        .commands
+        .get(command)
+        .is_some_and(|c| matches!(c.kind, pgrush_script::CommandKind::EndPipeline))
+}
+
+/// End of one result (CommandComplete / EmptyQueryResponse). Returns false when
+/// an `\aset` variable could not be stored (the error is printed).
 fn end_result(
     r: &mut ReadState,
     vars: &mut pgrush_script::Variables,
@@ -379,11 +414,12 @@ fn end_result(
     client: u32,
     script: usize,
     command: usize,
-) {
+) -> bool {
+    let mut stored = true;
     match r.gset {
         Some(GsetKind::Aset) if r.tuples && r.rows > 0 && !r.failed => {
             for (name, value) in r.names.iter().zip(r.values.iter()) {
-                store_var(
+                if !store_var(
                     vars,
                     ctx,
                     client,
@@ -392,7 +428,10 @@ fn end_result(
                     r.qrynum,
                     name.unwrap_or(""),
                     value,
-                );
+                ) {
+                    stored = false;
+                    break;
+                }
             }
         }
         Some(GsetKind::Gset) => {
@@ -407,6 +446,7 @@ fn end_result(
     if ctx.cfg.query_mode == QueryMode::Simple {
         r.qrynum += 1;
     }
+    stored
 }
 
 fn finish_command(cl: &mut Client, ctx: &mut ThreadCtx<'_>) -> Poll {

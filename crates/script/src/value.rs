@@ -74,13 +74,10 @@ impl Value {
 
     /// The string form pgbench substitutes into SQL (`NULL`, `true`, `%ld`, `%.15g`).
     pub fn write_text(&self, out: &mut String) {
-        use std::fmt::Write;
         match *self {
             Value::Null => out.push_str("NULL"),
             Value::Bool(b) => out.push_str(if b { "true" } else { "false" }),
-            Value::Int(i) => {
-                let _ = write!(out, "{i}");
-            }
+            Value::Int(i) => write_i64(out, i),
             Value::Double(d) => write_g15(out, d),
         }
     }
@@ -107,6 +104,12 @@ impl Value {
     }
 }
 
+/// Appends the decimal form of `i` (`%ld`), without the formatting machinery.
+#[inline]
+pub fn write_i64(out: &mut String, i: i64) {
+    out.push_str(itoa::Buffer::new().format(i));
+}
+
 /// pgbench's double to int conversion: `rint`, then a range check.
 pub fn double_to_int(d: f64) -> Result<i64, EvalError> {
     let r = d.round_ties_even();
@@ -114,4 +117,30 @@ pub fn double_to_int(d: f64) -> Result<i64, EvalError> {
         return Err(EvalError::DoubleToInt(format_f(r)));
     }
     Ok(r as i64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn integers_format_like_printf() {
+        for i in [
+            0,
+            7,
+            -7,
+            10,
+            -10,
+            99_999,
+            1_000_000,
+            i64::MAX,
+            i64::MIN,
+            i64::MIN + 1,
+            -1,
+        ] {
+            let mut s = String::from("x");
+            Value::Int(i).write_text(&mut s);
+            assert_eq!(s, format!("x{i}"));
+        }
+    }
 }

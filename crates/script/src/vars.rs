@@ -212,6 +212,29 @@ impl Variables {
         self.put(context, name, VarValue::Value(v))
     }
 
+    /// Store a typed value in the variable `r` resolved at load time: O(1), no lock, no
+    /// hashing once the variable exists. The name is validated (with pgbench's
+    /// `CONTEXT: invalid variable name` error) only when the variable is created.
+    #[inline]
+    pub fn set_value(&mut self, context: &str, r: &VarRef, v: Value) -> Result<(), VarError> {
+        match self.slots.get_mut(r.id.index()) {
+            Some(slot @ Some(_)) => {
+                *slot = Some(VarValue::Value(v));
+                Ok(())
+            }
+            _ => {
+                if !valid_variable_name(&r.name) {
+                    return Err(VarError::InvalidName {
+                        context: context.to_string(),
+                        name: r.name.to_string(),
+                    });
+                }
+                self.set(r.id, VarValue::Value(v));
+                Ok(())
+            }
+        }
+    }
+
     /// Store text under `name` (`-D` uses context `option`, `\gset` `gset`, `\aset` `aset`).
     pub fn put_text(&mut self, context: &str, name: &str, text: &str) -> Result<(), VarError> {
         // Overwriting a text variable reuses its buffer (`\gset` in a loop allocates nothing).
@@ -319,6 +342,35 @@ mod tests {
             parse_define("1x=2").unwrap_err().to_string(),
             "option: invalid variable name: \"1x\""
         );
+    }
+
+    #[test]
+    fn set_value_by_ref() {
+        let mut vars = Variables::new();
+        let r = VarRef::new("set_value_ok");
+        assert_eq!(vars.set_value("set", &r, Value::Int(1)), Ok(()));
+        assert_eq!(vars.set_value("set", &r, Value::Int(2)), Ok(()));
+        assert_eq!(vars.value_of(&r), Ok(Value::Int(2)));
+        assert_eq!(
+            vars.get_by_name("set_value_ok"),
+            Some(&VarValue::Value(Value::Int(2)))
+        );
+        // Overwrites text given by -D / \gset.
+        vars.put_text("gset", "set_value_txt", "abc").unwrap();
+        let t = VarRef::new("set_value_txt");
+        vars.set_value("set", &t, Value::Double(1.5)).unwrap();
+        assert_eq!(vars.value_of(&t), Ok(Value::Double(1.5)));
+        // Invalid names fail every time, with pgbench's message.
+        let bad = VarRef::new("1bad");
+        for _ in 0..2 {
+            assert_eq!(
+                vars.set_value("set", &bad, Value::Int(1))
+                    .unwrap_err()
+                    .to_string(),
+                "set: invalid variable name: \"1bad\""
+            );
+        }
+        assert!(vars.get(bad.id).is_none());
     }
 
     #[test]

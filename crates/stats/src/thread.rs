@@ -184,6 +184,12 @@ pub struct ThreadStats {
     pub series: Option<TimeSeries>,
     #[serde(skip)]
     progress: Option<Arc<ProgressCounters>>,
+    /// With a single script its statistics equal the totals: while this is set, the
+    /// script's `tx` is not recorded and stands for a copy of `total`, made by
+    /// [`ThreadStats::merge`] (every reader goes through a merge) or by a record for
+    /// another script index. Saves recording every transaction twice.
+    #[serde(skip)]
+    mirror: bool,
 }
 
 impl ThreadStats {
@@ -202,6 +208,31 @@ impl ThreadStats {
             latency_limit_us: layout.latency_limit_us,
             series: None,
             progress: None,
+            mirror: layout.commands_per_script.len() == 1,
+        }
+    }
+
+    /// Turns a mirrored single script's statistics into a real copy of the totals.
+    #[cold]
+    fn unmirror(&mut self) {
+        if self.mirror {
+            self.mirror = false;
+            if let Some(s) = self.scripts.first_mut() {
+                // A merge into an empty one writes only the used buckets (a clone would
+                // copy, and make resident, the whole counts arrays).
+                let mut tx = TxStats::new(self.total.lag_hist.is_some());
+                tx.merge(&self.total);
+                s.tx = tx;
+            }
+        }
+    }
+
+    /// The transaction statistics of script `i` (the totals while mirrored).
+    fn script_tx(&self, i: usize) -> Option<&TxStats> {
+        match self.scripts.get(i) {
+            Some(_) if self.mirror => Some(&self.total),
+            Some(s) => Some(&s.tx),
+            None => None,
         }
     }
 
@@ -238,8 +269,13 @@ impl ThreadStats {
     /// An out-of-range script index only updates the totals.
     #[inline]
     pub fn record_tx(&mut self, rec: &TxRecord) {
+        if self.mirror && rec.script != 0 {
+            self.unmirror();
+        }
         self.total.record(rec, self.latency_limit_us);
-        if let Some(s) = self.scripts.get_mut(rec.script) {
+        if !self.mirror
+            && let Some(s) = self.scripts.get_mut(rec.script)
+        {
             s.tx.record(rec, self.latency_limit_us);
         }
         if let Some(p) = &self.progress {
@@ -290,11 +326,24 @@ impl ThreadStats {
 
     /// Adds another thread's statistics to these (the progress block is not touched).
     pub fn merge(&mut self, other: &ThreadStats) {
+        self.unmirror();
         self.total += &other.total;
         for (i, s) in other.scripts.iter().enumerate() {
+            let tx = other.script_tx(i).unwrap_or(&s.tx);
             match self.scripts.get_mut(i) {
-                Some(mine) => *mine += s,
-                None => self.scripts.push(s.clone()),
+                Some(mine) => {
+                    mine.tx += tx;
+                    for (j, c) in s.commands.iter().enumerate() {
+                        match mine.commands.get_mut(j) {
+                            Some(m) => *m += c,
+                            None => mine.commands.push(c.clone()),
+                        }
+                    }
+                }
+                None => self.scripts.push(ScriptStats {
+                    tx: tx.clone(),
+                    commands: s.commands.clone(),
+                }),
             }
         }
         self.conn_time_us = self.conn_time_us.saturating_add(other.conn_time_us);
@@ -310,6 +359,7 @@ impl ThreadStats {
         let mut it = all.into_iter();
         let mut acc = it.next()?.clone();
         acc.progress = None;
+        acc.unmirror();
         for t in it {
             acc.merge(t);
         }
@@ -393,6 +443,52 @@ mod tests {
         assert_eq!(m.scripts[1].commands[2].retries, 2);
         assert_eq!(m.conn_time_us, 150);
         assert!(ThreadStats::merge_all([]).is_none());
+    }
+
+    #[test]
+    fn single_script_mirrors_the_totals() {
+        let l = StatsLayout {
+            commands_per_script: vec![2],
+            latency_limit_us: Some(150.0),
+            throttled: true,
+            per_command: true,
+        };
+        let mut a = ThreadStats::new(&l);
+        let mut b = ThreadStats::new(&l);
+        a.record_tx(&tx(0, TxOutcome::Success, 100.0, 1.0, 1));
+        a.record_tx(&tx(0, TxOutcome::Success, 200.0, 2.0, 2));
+        a.record_command(0, 1, 50.0);
+        b.record_tx(&tx(0, TxOutcome::DeadlockFailure, 0.0, 0.0, 3));
+        b.record_tx(&tx(0, TxOutcome::Success, 300.0, 3.0, 1));
+        b.record_command(0, 0, 20.0);
+        // Through the engine's path (merge into a fresh one) and merge_all.
+        let mut m = ThreadStats::new(&l);
+        m.merge(&a);
+        m.merge(&b);
+        let n = ThreadStats::merge_all([&a, &b]).unwrap_or_else(|| ThreadStats::new(&l));
+        for m in [&m, &n] {
+            let s = &m.scripts[0].tx;
+            assert_eq!(s.counters, m.total.counters);
+            assert_eq!(s.counters.successful, 3);
+            assert_eq!(s.counters.deadlock_failures, 1);
+            assert_eq!(s.latency, m.total.latency);
+            assert_eq!(s.latency.sum, 600.0);
+            assert_eq!(s.late, 2);
+            assert_eq!(s.latency_hist.len(), 3);
+            assert_eq!(s.lag_hist.as_ref().map(LatencyHistogram::len), Some(3));
+            assert_eq!(m.scripts[0].commands[0].latency.count, 1);
+            assert_eq!(m.scripts[0].commands[1].latency.count, 1);
+        }
+        // A record for another script index counts in the totals only.
+        let mut c = ThreadStats::new(&l);
+        c.record_tx(&tx(0, TxOutcome::Success, 100.0, 1.0, 1));
+        c.record_tx(&tx(3, TxOutcome::Success, 100.0, 1.0, 1));
+        c.record_tx(&tx(0, TxOutcome::Success, 100.0, 1.0, 1));
+        let mut m = ThreadStats::new(&l);
+        m.merge(&c);
+        assert_eq!(m.total.counters.successful, 3);
+        assert_eq!(m.scripts[0].tx.counters.successful, 2);
+        assert_eq!(m.scripts[0].tx.latency_hist.len(), 2);
     }
 
     #[test]

@@ -9,7 +9,7 @@
 //! of them per thread). Threads are merged interval by interval.
 
 use crate::counters::{TxCounters, TxOutcome, TxRecord};
-use crate::histogram::LatencyHistogram;
+use crate::histogram::{HISTOGRAM_MAX_US, LatencyHistogram};
 use crate::simple::SimpleStats;
 use serde::Serialize;
 
@@ -141,14 +141,102 @@ impl IntervalStats {
     }
 }
 
-/// The interval being filled: counters plus a full (preallocated) histogram.
-#[derive(Debug, Clone)]
+/// Number of buckets of a histogram at [`INTERVAL_SIGFIG`] digits up to
+/// [`HISTOGRAM_MAX_US`] (< 2³²): 256 exact values, then 128 buckets per power of two.
+const COARSE_BUCKETS: usize = EXACT_BELOW as usize + 25 * 128;
+
+/// Bucket index of `v` (µs, clamped to [`HISTOGRAM_MAX_US`]) at [`INTERVAL_SIGFIG`] digits.
+#[inline]
+fn coarse_index(v: u64) -> usize {
+    let v = v.min(HISTOGRAM_MAX_US);
+    if v < EXACT_BELOW {
+        return v as usize;
+    }
+    let shift = 63 - v.leading_zeros() - 7;
+    EXACT_BELOW as usize + (shift as usize - 1) * 128 + ((v >> shift) as usize - 128)
+}
+
+/// The value [`coarse_value`] gives for every value of bucket `index`.
+fn coarse_index_value(index: usize) -> u64 {
+    if index < EXACT_BELOW as usize {
+        return index as u64;
+    }
+    let shift = (index - EXACT_BELOW as usize) / 128 + 1;
+    let sub = ((index - EXACT_BELOW as usize) % 128 + 128) as u64;
+    (sub << shift) + ((1u64 << shift) - 1)
+}
+
+/// The current interval's latency histogram, directly at [`INTERVAL_SIGFIG`] digits: a
+/// small counts array (allocated on the first value), with the range of touched buckets
+/// so that closing an interval reads and clears only that range.
+#[derive(Debug, Clone, Default)]
+struct CoarseCounts {
+    counts: Vec<u32>,
+    lo: usize,
+    hi: usize,
+}
+
+impl CoarseCounts {
+    #[inline]
+    fn record_us(&mut self, value_us: f64) {
+        // `as` saturates: NaN and negatives give 0.
+        let i = coarse_index(value_us as u64);
+        if self.counts.is_empty() {
+            self.counts = vec![0; COARSE_BUCKETS];
+            self.lo = i;
+            self.hi = i;
+        } else if self.lo > self.hi {
+            self.lo = i;
+            self.hi = i;
+        } else {
+            self.lo = self.lo.min(i);
+            self.hi = self.hi.max(i);
+        }
+        self.counts[i] = self.counts[i].saturating_add(1);
+    }
+
+    fn touched(&self) -> &[u32] {
+        if self.lo > self.hi || self.counts.is_empty() {
+            &[]
+        } else {
+            &self.counts[self.lo..=self.hi]
+        }
+    }
+
+    fn to_sparse(&self) -> SparseHistogram {
+        let buckets = self
+            .touched()
+            .iter()
+            .enumerate()
+            .filter(|&(_, &c)| c > 0)
+            .map(|(k, &c)| {
+                let value = coarse_index_value(self.lo + k);
+                (u32::try_from(value).unwrap_or(u32::MAX), c)
+            })
+            .collect();
+        SparseHistogram { buckets }
+    }
+
+    fn clear(&mut self) {
+        if self.lo <= self.hi && !self.counts.is_empty() {
+            self.counts[self.lo..=self.hi].fill(0);
+        }
+        self.lo = 1;
+        self.hi = 0;
+    }
+}
+
+/// The interval being filled: counters plus a coarse histogram, and its time bounds so
+/// that most records skip the division that finds the interval.
+#[derive(Debug, Clone, Default)]
 struct Active {
     index: usize,
+    start_us: i64,
+    end_us: i64,
     counters: TxCounters,
     latency: SimpleStats,
     lag: SimpleStats,
-    hist: LatencyHistogram,
+    hist: CoarseCounts,
 }
 
 impl Active {
@@ -157,7 +245,7 @@ impl Active {
             counters: self.counters,
             latency: self.latency,
             lag: self.lag,
-            latency_hist: SparseHistogram::from_histogram(&self.hist),
+            latency_hist: self.hist.to_sparse(),
         }
     }
 
@@ -214,32 +302,35 @@ impl TimeSeries {
             active.counters = TxCounters::default();
             active.latency = SimpleStats::default();
             active.lag = SimpleStats::default();
-            active.hist.reset();
+            active.hist.clear();
         }
+    }
+
+    /// Makes the interval containing `now_us` the active one.
+    #[cold]
+    fn switch_to(&mut self, now_us: i64) {
+        self.close_active();
+        let index = self.index_of(now_us);
+        let a = self.active.get_or_insert_with(Active::default);
+        a.index = index;
+        // Bounds of the interval (an instant before the origin belongs to interval 0;
+        // saturating: a huge index only loses the fast path).
+        let len = i64::try_from(self.interval_us).unwrap_or(i64::MAX);
+        let start = i64::try_from(index)
+            .unwrap_or(i64::MAX)
+            .saturating_mul(len)
+            .saturating_add(self.origin_us);
+        a.start_us = if index == 0 { i64::MIN } else { start };
+        a.end_us = start.saturating_add(len);
     }
 
     /// Records one finished transaction that ended at `now_us` (engine clock).
     /// Allocates only when a new interval starts.
+    #[inline]
     pub fn record(&mut self, rec: &TxRecord, now_us: i64) {
-        let index = self.index_of(now_us);
-        let switch = match &self.active {
-            Some(a) => a.index != index,
-            None => true,
-        };
-        if switch {
-            self.close_active();
-            match self.active.as_mut() {
-                Some(a) => a.index = index,
-                None => {
-                    self.active = Some(Active {
-                        index,
-                        counters: TxCounters::default(),
-                        latency: SimpleStats::default(),
-                        lag: SimpleStats::default(),
-                        hist: LatencyHistogram::new(),
-                    })
-                }
-            }
+        let current = matches!(&self.active, Some(a) if a.start_us <= now_us && now_us < a.end_us);
+        if !current {
+            self.switch_to(now_us);
         }
         let throttled = self.throttled;
         let Some(a) = self.active.as_mut() else {
@@ -318,6 +409,62 @@ mod tests {
         let s = SparseHistogram::from_histogram(&h);
         assert_eq!(s.buckets, vec![(1003, 4), (1007, 1)]);
         assert_eq!(s.len(), 5);
+    }
+
+    #[test]
+    fn coarse_counts_match_the_full_histogram_path() {
+        // Bucket values agree with coarse_value at every bucket edge.
+        for v in (0..5000u64).chain([
+            65_535,
+            65_536,
+            1 << 31,
+            (1 << 32) - 1,
+            HISTOGRAM_MAX_US,
+            u64::MAX,
+        ]) {
+            let i = coarse_index(v);
+            assert!(i < COARSE_BUCKETS, "{v}");
+            assert_eq!(coarse_index_value(i), coarse_value(v.min(HISTOGRAM_MAX_US)));
+        }
+        // Same sparse form as recording into a full histogram and coarsening it.
+        let values = [
+            0.0,
+            0.4,
+            1.0,
+            255.0,
+            256.0,
+            999.5,
+            1000.0,
+            1003.0,
+            1004.0,
+            65_537.0,
+            3.0e9,
+            1.0e12,
+            -5.0,
+            f64::NAN,
+        ];
+        let mut full = LatencyHistogram::new();
+        let mut coarse = CoarseCounts::default();
+        for &v in &values {
+            full.record_us(v);
+            coarse.record_us(v);
+        }
+        assert_eq!(coarse.to_sparse(), SparseHistogram::from_histogram(&full));
+        coarse.clear();
+        assert!(coarse.to_sparse().is_empty());
+        coarse.record_us(42.0);
+        assert_eq!(coarse.to_sparse().buckets, vec![(42, 1)]);
+    }
+
+    #[test]
+    fn interval_bounds_follow_the_origin() {
+        let mut s = TimeSeries::new(-500, 1000, false);
+        for t in [-10_000, -501, -500, 499, 500, 1499, 1500, 7000, 499] {
+            s.record(&ok(1.0, 0.0), t);
+        }
+        let iv = s.intervals();
+        let counts: Vec<u64> = iv.iter().map(|i| i.counters.successful).collect();
+        assert_eq!(counts, vec![5, 2, 1, 0, 0, 0, 0, 1]);
     }
 
     #[test]

@@ -238,7 +238,19 @@ impl<'a> Reader<'a> {
     fn cstr_utf8(&mut self) -> Result<&'a str, Error> {
         // Non-UTF-8 names (e.g. LATIN1 client encoding) are reported as empty
         // rather than failing the whole message.
-        Ok(std::str::from_utf8(self.cstr()?).unwrap_or(""))
+        Ok(text(self.cstr()?))
+    }
+}
+
+/// `bytes` as text, `""` when not UTF-8. Command tags (one per statement) are short ASCII
+/// words: the word-at-a-time ASCII check is much cheaper than full UTF-8 validation.
+#[inline]
+fn text(bytes: &[u8]) -> &str {
+    if bytes.is_ascii() {
+        // SAFETY: every ASCII byte sequence is valid UTF-8.
+        unsafe { std::str::from_utf8_unchecked(bytes) }
+    } else {
+        std::str::from_utf8(bytes).unwrap_or("")
     }
 }
 
@@ -363,6 +375,15 @@ mod tests {
         ));
         assert!(decode(b'Z', b"").is_err());
         assert!(decode(b'C', b"no terminator").is_err());
+        // Non-ASCII text is still validated: UTF-8 kept, anything else reported as empty.
+        assert!(matches!(
+            decode(b'C', "SÉLECT 2\0".as_bytes()),
+            Ok(BackendMessage::CommandComplete("SÉLECT 2"))
+        ));
+        assert!(matches!(
+            decode(b'C', b"SEL\xc9CT 2\0"),
+            Ok(BackendMessage::CommandComplete(""))
+        ));
     }
 
     #[test]

@@ -14,7 +14,10 @@ use crate::cancel::{CancelTarget, CancelToken};
 use crate::error::{DbError, Error};
 use crate::transport::{Transport, wait_fd};
 
-const INITIAL_BUFFER: usize = 16 * 1024;
+/// Initial size of each of a connection's two buffers: small, since a benchmark may open
+/// thousands of connections; both grow on demand (the input buffer doubles when a read fills
+/// it or a message does not fit, the output buffer as messages are queued).
+const INITIAL_BUFFER: usize = 2 * 1024;
 
 /// What `read_some` found on the socket.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
