@@ -13,7 +13,7 @@ use std::io::Write;
 use pgrush_engine::{EngineConfig, LogConfig, RunLength, ThreadRngs, messages};
 use pgrush_script::{Script, Seeds, Value, Variables};
 use pgrush_stats::{RunConfig, RunLimit, RunSummary, ScriptInfo};
-use pgrush_wire::conninfo::{ConnParams, ConnectRequest};
+use pgrush_wire::conninfo::ConnParams;
 
 use crate::options::{Options, QueryMode, ScriptSource, SeedChoice};
 
@@ -110,18 +110,6 @@ fn load_scripts(opts: &Options) -> Result<Vec<Script>, i32> {
     Ok(scripts)
 }
 
-fn connect_request(opts: &Options) -> ConnectRequest {
-    ConnectRequest {
-        dbname: opts.dbname.clone(),
-        host: opts.host.clone(),
-        port: opts.port.clone(),
-        user: opts.user.clone(),
-        password: None,
-        fallback_application_name: Some(opts.progname.clone()),
-        extra: Vec::new(),
-    }
-}
-
 fn run_inner(opts: &Options) -> Result<i32, i32> {
     let prog = opts.progname.as_str();
     // The parser already printed `setting random seed to N` for each explicit seeding.
@@ -135,7 +123,7 @@ fn run_inner(opts: &Options) -> Result<i32, i32> {
 
     // Setup connection; as pgbench, ask for a password once if the server wants one
     // and none was given (the clients then reuse it).
-    let mut request = connect_request(opts);
+    let mut request = opts.connect_request();
     let (params, mut con) = loop {
         let params: ConnParams = match pgrush_wire::conninfo::resolve(&request) {
             Ok(p) => p,

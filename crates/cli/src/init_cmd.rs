@@ -7,7 +7,7 @@
 use crate::options::{Options, PartitionMethod};
 use pgrush_init::wire_session::WireConnector;
 use pgrush_init::{Console, InitConfig, InitError, Partitioning, parse_steps, run_init};
-use pgrush_wire::conninfo::{ConnectRequest, resolve};
+use pgrush_wire::conninfo::resolve;
 
 /// The initialization settings described by `opts`.
 pub fn config(opts: &Options) -> Result<InitConfig, InitError> {
@@ -29,19 +29,6 @@ pub fn config(opts: &Options) -> Result<InitConfig, InitError> {
     })
 }
 
-/// The connection request pgbench builds from the options.
-pub fn connect_request(opts: &Options) -> ConnectRequest {
-    ConnectRequest {
-        dbname: opts.dbname.clone(),
-        host: opts.host.clone(),
-        port: opts.port.clone(),
-        user: opts.user.clone(),
-        password: None,
-        fallback_application_name: Some(opts.progname.clone()),
-        extra: Vec::new(),
-    }
-}
-
 /// Runs the initialization steps described by `opts`; returns the exit status.
 pub fn run(opts: &Options) -> i32 {
     let console = Console::stderr();
@@ -56,7 +43,7 @@ pub fn run(opts: &Options) -> i32 {
 
 fn run_with(opts: &Options, console: &Console) -> Result<(), InitError> {
     let cfg = config(opts)?;
-    let params = resolve(&connect_request(opts)).map_err(|e| InitError::Connect(e.to_string()))?;
+    let params = resolve(&opts.connect_request()).map_err(|e| InitError::Connect(e.to_string()))?;
     run_init(&cfg, &WireConnector::new(params), console).map(|_| ())
 }
 
@@ -89,7 +76,8 @@ mod tests {
         assert_eq!(config(&range).unwrap().partitioning, Partitioning::Range(2));
         assert_eq!(config(&Options::default()).unwrap().scale, 1);
         assert_eq!(
-            connect_request(&Options::default())
+            Options::default()
+                .connect_request()
                 .fallback_application_name
                 .as_deref(),
             Some("pgrush")

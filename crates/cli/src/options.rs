@@ -234,3 +234,20 @@ impl Default for Options {
         }
     }
 }
+
+impl Options {
+    /// The connection request pgbench builds from the options: `-h`, `-p`, `-U`, the
+    /// database name (which may be a conninfo string or URI) and the program name as
+    /// `fallback_application_name`.
+    pub fn connect_request(&self) -> pgrush_wire::conninfo::ConnectRequest {
+        pgrush_wire::conninfo::ConnectRequest {
+            dbname: self.dbname.clone(),
+            host: self.host.clone(),
+            port: self.port.clone(),
+            user: self.user.clone(),
+            password: None,
+            fallback_application_name: Some(self.progname.clone()),
+            extra: Vec::new(),
+        }
+    }
+}
