@@ -5,7 +5,6 @@
 //! the `--debug` connection line, scale and partition detection (builtin
 //! scripts only), the vacuum lines, then the run and the final report.
 
-mod prompt;
 mod setup;
 
 use std::io::Write;
@@ -13,7 +12,6 @@ use std::io::Write;
 use pgrush_engine::{EngineConfig, LogConfig, RunLength, ThreadRngs, messages};
 use pgrush_script::{Script, Seeds, Value, Variables};
 use pgrush_stats::{RunConfig, RunLimit, RunSummary, ScriptInfo};
-use pgrush_wire::conninfo::ConnParams;
 
 use crate::options::{Options, QueryMode, ScriptSource, SeedChoice};
 
@@ -123,33 +121,12 @@ fn run_inner(opts: &Options) -> Result<i32, i32> {
 
     // Setup connection; as pgbench, ask for a password once if the server wants one
     // and none was given (the clients then reuse it).
-    let mut request = opts.connect_request();
-    let (params, mut con) = loop {
-        let params: ConnParams = match pgrush_wire::conninfo::resolve(&request) {
-            Ok(p) => p,
-            Err(e) => {
-                messages::error(prog, &e.to_string());
-                messages::error(prog, "could not create connection for setup");
-                return Err(1);
-            }
-        };
-        match pgrush_wire::Connection::connect(&params) {
-            Ok(c) => break (params, c),
-            Err(e) if e.needs_password() && request.password.is_none() => {
-                match prompt::password("Password: ") {
-                    Some(pw) => request.password = Some(pw),
-                    None => {
-                        messages::error(prog, &e.to_string());
-                        messages::error(prog, "could not create connection for setup");
-                        return Err(1);
-                    }
-                }
-            }
-            Err(e) => {
-                messages::error(prog, &e.to_string());
-                messages::error(prog, "could not create connection for setup");
-                return Err(1);
-            }
+    let (params, mut con) = match crate::connect::connect_prompting(opts) {
+        Ok(opened) => opened,
+        Err(message) => {
+            messages::error(prog, &message);
+            messages::error(prog, "could not create connection for setup");
+            return Err(1);
         }
     };
     {

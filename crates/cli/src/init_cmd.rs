@@ -7,7 +7,6 @@
 use crate::options::{Options, PartitionMethod};
 use pgrush_init::wire_session::WireConnector;
 use pgrush_init::{Console, InitConfig, InitError, Partitioning, parse_steps, run_init};
-use pgrush_wire::conninfo::resolve;
 
 /// The initialization settings described by `opts`.
 pub fn config(opts: &Options) -> Result<InitConfig, InitError> {
@@ -43,8 +42,13 @@ pub fn run(opts: &Options) -> i32 {
 
 fn run_with(opts: &Options, console: &Console) -> Result<(), InitError> {
     let cfg = config(opts)?;
-    let params = resolve(&opts.connect_request()).map_err(|e| InitError::Connect(e.to_string()))?;
-    run_init(&cfg, &WireConnector::new(params), console).map(|_| ())
+    let (params, first) = crate::connect::connect_prompting(opts).map_err(InitError::Connect)?;
+    run_init(
+        &cfg,
+        &WireConnector::with_connection(params, first),
+        console,
+    )
+    .map(|_| ())
 }
 
 #[cfg(test)]

@@ -6,11 +6,13 @@
 //! first word is a database name); anything else is a pgbench command line.
 
 mod bench;
+mod connect;
 mod demo;
 mod help;
 mod init_cmd;
 mod options;
 mod parse;
+mod prompt;
 mod report_cmd;
 mod timing_cmd;
 

@@ -85,3 +85,72 @@ fn prompts_once_and_clients_reuse_the_password() {
     assert_eq!(ours.2, theirs.2);
     assert_eq!(ours.1, theirs.1.replace("pgbench: ", "pgrush: "));
 }
+
+#[test]
+fn initialization_prompts_once_like_pgbench() {
+    let cluster = Cluster::builder()
+        .auth(Auth::Password)
+        .user("carol", "secret")
+        .start()
+        .expect("cluster");
+    cluster.create_database("pgb").expect("create pgb");
+    for db in ["rush0", "rush1"] {
+        cluster.create_database(db).expect("create database");
+    }
+    let dir = Scratch::new(&[]);
+    let setup = |mut cmd: Command, db: &str, jobs: &[&str]| {
+        cmd.current_dir(&dir.path)
+            .envs(cluster.env())
+            .env("PGHOST", cluster.tcp_host())
+            .env("PGUSER", "carol")
+            .env("PGDATABASE", db)
+            .env_remove("PGPASSWORD")
+            .env("PGPASSFILE", dir.path.join("no-such-pgpass"))
+            .args(["-i", "-q"])
+            .args(jobs);
+        cmd
+    };
+    let theirs = run_with_stdin(
+        setup(oracle::require(Which::Pgbench18).command(), "pgb", &[]),
+        "secret\n",
+    );
+    assert_eq!(theirs.2, 0, "{}", theirs.1);
+    // One connection or several (parallel loading): one prompt, the answer reused.
+    for (db, jobs) in [("rush0", &[][..]), ("rush1", &["-j", "2"][..])] {
+        let ours = run_with_stdin(
+            setup(Command::new(env!("CARGO_BIN_EXE_pgrush")), db, jobs),
+            "secret\n",
+        );
+        assert_eq!(ours.2, 0, "{}", ours.1);
+        assert_eq!(ours.1.matches("Password: ").count(), 1, "{}", ours.1);
+        assert_eq!(
+            mask_numbers(&ours.1),
+            mask_numbers(&theirs.1.replace("pgbench: ", "pgrush: ")),
+            "-i {jobs:?}"
+        );
+        assert_eq!(
+            cluster
+                .psql_db(db, "SELECT count(*) FROM pgbench_accounts")
+                .expect("count"),
+            "100000"
+        );
+    }
+    // A wrong password fails like pgbench, with the initialization wording.
+    let ours = run_with_stdin(
+        setup(Command::new(env!("CARGO_BIN_EXE_pgrush")), "rush0", &[]),
+        "wrong\n",
+    );
+    let theirs = run_with_stdin(
+        setup(oracle::require(Which::Pgbench18).command(), "pgb", &[]),
+        "wrong\n",
+    );
+    assert_eq!(ours.2, 1);
+    assert_eq!(ours.2, theirs.2);
+    assert_eq!(ours.1, theirs.1.replace("pgbench: ", "pgrush: "));
+    assert!(
+        ours.1
+            .ends_with("could not create connection for initialization\n"),
+        "{}",
+        ours.1
+    );
+}

@@ -3,6 +3,7 @@
 use crate::session::{Connector, CopyFailure, CopySink, DbFailure, Session};
 use pgrush_wire::conninfo::ConnParams;
 use pgrush_wire::{Connection, CopyIn};
+use std::sync::Mutex;
 
 fn failure(e: &pgrush_wire::Error, sql: &str) -> DbFailure {
     DbFailure {
@@ -54,12 +55,26 @@ impl Session for Connection {
 /// Opens wire connections with fixed, already resolved parameters.
 pub struct WireConnector {
     params: ConnParams,
+    /// A connection opened beforehand (e.g. after a password prompt), handed out by
+    /// the first `connect` so that it is not opened twice.
+    first: Mutex<Option<Connection>>,
 }
 
 impl WireConnector {
     /// A connector for `params`.
     pub fn new(params: ConnParams) -> WireConnector {
-        WireConnector { params }
+        WireConnector {
+            params,
+            first: Mutex::new(None),
+        }
+    }
+
+    /// A connector for `params` whose first `connect` returns `first`.
+    pub fn with_connection(params: ConnParams, first: Connection) -> WireConnector {
+        WireConnector {
+            params,
+            first: Mutex::new(Some(first)),
+        }
     }
 }
 
@@ -67,6 +82,10 @@ impl Connector for WireConnector {
     type Session = Connection;
 
     fn connect(&self) -> Result<Connection, String> {
-        Connection::connect(&self.params).map_err(|e| e.to_string())
+        let opened = self.first.lock().ok().and_then(|mut first| first.take());
+        match opened {
+            Some(conn) => Ok(conn),
+            None => Connection::connect(&self.params).map_err(|e| e.to_string()),
+        }
     }
 }
