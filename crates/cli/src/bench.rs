@@ -39,6 +39,7 @@ fn load_scripts(opts: &Options) -> Result<Vec<Script>, i32> {
         vec![crate::options::ScriptSpec {
             source: ScriptSource::Builtin("tpcb-like".to_string()),
             weight: 1,
+            text: None,
         }]
     } else {
         opts.scripts.clone()
@@ -56,7 +57,9 @@ fn load_scripts(opts: &Options) -> Result<Vec<Script>, i32> {
                 b.load(spec.weight)
             }
             ScriptSource::File(path) => {
-                let text = if path == "-" {
+                let text = if let Some(text) = &spec.text {
+                    text.clone()
+                } else if path == "-" {
                     let mut s = String::new();
                     match std::io::Read::read_to_string(&mut std::io::stdin(), &mut s) {
                         Ok(_) => s,

@@ -32,6 +32,9 @@ pub struct ScriptSpec {
     pub source: ScriptSource,
     /// The weight after `@` (1 when absent).
     pub weight: u32,
+    /// The file's text when it was already read while parsing the options (as
+    /// pgbench does); `None` for builtins, standard input, pipes and devices.
+    pub text: Option<String>,
 }
 
 /// What the command line asks pgrush to do.

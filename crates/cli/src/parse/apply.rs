@@ -205,27 +205,35 @@ impl State {
         }
         let (name, weight) = script_weight(arg, diag)?;
         let b = find_builtin(name, diag)?;
-        self.add_script(ScriptSource::Builtin(b.name.to_string()), weight, diag)
+        self.add_script(
+            ScriptSource::Builtin(b.name.to_string()),
+            weight,
+            None,
+            diag,
+        )
     }
 
     /// `-S` / `-N`.
     fn add_builtin(&mut self, name: &str, weight: u32, diag: &mut Diag<'_>) -> Result<(), i32> {
-        self.add_script(ScriptSource::Builtin(name.to_string()), weight, diag)
+        self.add_script(ScriptSource::Builtin(name.to_string()), weight, None, diag)
     }
 
     /// `-f FILE[@W]`: the file must be readable now (pgbench reads it here).
     fn file(&mut self, arg: &[u8], diag: &mut Diag<'_>) -> Result<(), i32> {
         let (path, weight) = script_weight(arg, diag)?;
-        if path != b"-" {
-            script_file::check(path, weight, diag)?;
-        }
-        self.add_script(ScriptSource::File(text(path)), weight, diag)
+        let file_text = if path == b"-" {
+            None
+        } else {
+            script_file::check(path, weight, diag)?
+        };
+        self.add_script(ScriptSource::File(text(path)), weight, file_text, diag)
     }
 
     fn add_script(
         &mut self,
         source: ScriptSource,
         weight: u32,
+        text: Option<String>,
         diag: &mut Diag<'_>,
     ) -> Result<(), i32> {
         if self.opts.scripts.len() >= MAX_SCRIPTS {
@@ -235,7 +243,11 @@ impl State {
             );
         }
         self.total_weight += u64::from(weight);
-        self.opts.scripts.push(ScriptSpec { source, weight });
+        self.opts.scripts.push(ScriptSpec {
+            source,
+            weight,
+            text,
+        });
         Ok(())
     }
 

@@ -1,6 +1,6 @@
 //! `-f FILE`: pgbench reads and parses script files while it reads the options,
 //! so open, read and syntax errors come in command-line order. The same checks
-//! run here; the benchmark wiring loads the file again for the run.
+//! run here, and the text read is kept for the run (the file is read once).
 
 use super::diag::{Diag, cat};
 use std::ffi::OsStr;
@@ -8,9 +8,10 @@ use std::io::Read;
 use std::os::unix::ffi::OsStrExt;
 
 /// Opens, reads and parses the script at `path`, printing pgbench's message on
-/// failure. Pipes and devices are only opened (reading them here would take
-/// data away from the later load); standard input (`-`) is not looked at.
-pub fn check(path: &[u8], weight: u32, diag: &mut Diag<'_>) -> Result<(), i32> {
+/// failure, and returns the text read. Pipes and devices are only opened (`None`:
+/// reading them here would take data away from the later load); standard input
+/// (`-`) is not looked at.
+pub fn check(path: &[u8], weight: u32, diag: &mut Diag<'_>) -> Result<Option<String>, i32> {
     let mut file = match std::fs::File::open(OsStr::from_bytes(path)) {
         Ok(f) => f,
         Err(e) => return Err(io_error(diag, b"could not open file", path, &e)),
@@ -18,16 +19,16 @@ pub fn check(path: &[u8], weight: u32, diag: &mut Diag<'_>) -> Result<(), i32> {
     let kind = file.metadata().map(|m| m.file_type());
     let readable_twice = kind.as_ref().is_ok_and(|t| t.is_file() || t.is_dir());
     if !readable_twice {
-        return Ok(());
+        return Ok(None);
     }
     let mut bytes = Vec::new();
     if let Err(e) = file.read_to_end(&mut bytes) {
         return Err(io_error(diag, b"could not read file", path, &e));
     }
     let name = String::from_utf8_lossy(path);
-    let text = String::from_utf8_lossy(&bytes);
+    let text = String::from_utf8_lossy(&bytes).into_owned();
     match pgrush_script::load_script(&name, &text, weight) {
-        Ok(_) => Ok(()),
+        Ok(_) => Ok(Some(text)),
         Err(e) => {
             diag.error(e.to_string().as_bytes());
             Err(1)
@@ -37,15 +38,7 @@ pub fn check(path: &[u8], weight: u32, diag: &mut Diag<'_>) -> Result<(), i32> {
 
 /// `<what> "<path>": <strerror>`; returns the exit status.
 fn io_error(diag: &mut Diag<'_>, what: &[u8], path: &[u8], e: &std::io::Error) -> i32 {
-    diag.error(&cat(&[what, b" \"", path, b"\": ", strerror(e).as_bytes()]));
+    let message = pgrush_wire::strerror(e);
+    diag.error(&cat(&[what, b" \"", path, b"\": ", message.as_bytes()]));
     1
-}
-
-/// The C library's text for an I/O error (`%m`), without Rust's suffix.
-fn strerror(e: &std::io::Error) -> String {
-    let full = e.to_string();
-    match full.find(" (os error ") {
-        Some(i) => full[..i].to_string(),
-        None => full,
-    }
 }

@@ -161,19 +161,23 @@ fn script_selection() {
         vec![
             ScriptSpec {
                 source: ScriptSource::Builtin("select-only".into()),
-                weight: 2
+                weight: 2,
+                text: None
             },
             ScriptSpec {
                 source: ScriptSource::Builtin("select-only".into()),
-                weight: 1
+                weight: 1,
+                text: None
             },
             ScriptSpec {
                 source: ScriptSource::Builtin("simple-update".into()),
-                weight: 1
+                weight: 1,
+                text: None
             },
             ScriptSpec {
                 source: ScriptSource::Builtin("tpcb-like".into()),
-                weight: 3
+                weight: 3,
+                text: None
             },
         ]
     );
