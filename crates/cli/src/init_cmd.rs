@@ -5,8 +5,10 @@
 //! failures to pgbench's messages and exit status 1.
 
 use crate::options::{Options, PartitionMethod};
-use pgrush_init::wire_session::WireConnector;
+use pgrush_init::wire_session::{Interrupt, WireConnector};
 use pgrush_init::{Console, InitConfig, InitError, Partitioning, parse_steps, run_init};
+use std::io::Write;
+use std::sync::Arc;
 
 /// The initialization settings described by `opts`.
 pub fn config(opts: &Options) -> Result<InitConfig, InitError> {
@@ -43,12 +45,45 @@ pub fn run(opts: &Options) -> i32 {
 fn run_with(opts: &Options, console: &Console) -> Result<(), InitError> {
     let cfg = config(opts)?;
     let (params, first) = crate::connect::connect_prompting(opts).map_err(InitError::Connect)?;
-    run_init(
-        &cfg,
-        &WireConnector::with_connection(params, first),
-        console,
-    )
-    .map(|_| ())
+    let connector = WireConnector::with_connection(params, first);
+    let interrupt = connector.interrupt();
+    let watching = watch_ctrl_c(Arc::clone(&interrupt));
+    let result = run_init(&cfg, &connector, console).map(|_| ());
+    if watching {
+        pgrush_engine::signal::uninstall();
+    }
+    interrupt.settle();
+    result
+}
+
+/// Turns Ctrl-C (and SIGTERM) during `-i` into cancel requests, as pgbench does: a
+/// thread waits for the signal, cancels every connection's running statement and
+/// prints `Cancel request sent`; the failing statement then ends the initialization
+/// with exit status 1. A second signal ends the process at once (exit status 2, as
+/// during a run). Returns false when the handler could not be installed (then Ctrl-C
+/// keeps its default effect).
+fn watch_ctrl_c(interrupt: Arc<Interrupt>) -> bool {
+    let Ok(fd) = pgrush_engine::signal::install() else {
+        return false;
+    };
+    let spawned = std::thread::Builder::new()
+        .name("ctrl-c".into())
+        .spawn(move || {
+            while pgrush_engine::signal::wait(fd).is_ok() {
+                interrupt.request(|failure| {
+                    let text = match failure {
+                        None => "Cancel request sent\n".to_string(),
+                        Some(e) => format!("Could not send cancel request: {e}\n"),
+                    };
+                    let _ = std::io::stderr().write_all(text.as_bytes());
+                });
+            }
+        });
+    if spawned.is_err() {
+        pgrush_engine::signal::uninstall();
+        return false;
+    }
+    true
 }
 
 #[cfg(test)]

@@ -3,34 +3,17 @@
 //! counts is in the `-l` log.
 
 mod bench_common;
+mod child_process;
 
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
+
+use child_process::{Streams, wait_with_timeout};
 
 use bench_common::Scratch;
 use pgrush_sandbox::Cluster;
 use pgrush_sandbox::oracle::{self, Which};
 use pgrush_sandbox::testkit;
-
-fn wait_with_timeout(child: &mut Child, limit: Duration) -> Option<i32> {
-    let start = Instant::now();
-    loop {
-        if let Ok(Some(status)) = child.try_wait() {
-            use std::os::unix::process::ExitStatusExt;
-            return Some(
-                status
-                    .code()
-                    .unwrap_or_else(|| 128 + status.signal().unwrap_or(0)),
-            );
-        }
-        if start.elapsed() > limit {
-            let _ = child.kill();
-            let _ = child.wait();
-            return None;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
 
 fn spawn_pgrush(dir: &Scratch, env: Vec<(String, String)>, args: &[&str]) -> Child {
     Command::new(env!("CARGO_BIN_EXE_pgrush"))
@@ -42,61 +25,6 @@ fn spawn_pgrush(dir: &Scratch, env: Vec<(String, String)>, args: &[&str]) -> Chi
         .stderr(Stdio::piped())
         .spawn()
         .expect("spawn pgrush")
-}
-
-/// Collects the child's stdout and stderr in background threads; `wait_for` blocks
-/// until stderr shows a line starting with a prefix.
-struct Streams {
-    stdout: std::thread::JoinHandle<String>,
-    stderr: std::thread::JoinHandle<String>,
-    lines: std::sync::mpsc::Receiver<String>,
-}
-
-impl Streams {
-    fn new(child: &mut Child) -> Streams {
-        use std::io::{BufRead, BufReader, Read};
-        let mut out = child.stdout.take().expect("stdout");
-        let err = child.stderr.take().expect("stderr");
-        let (tx, lines) = std::sync::mpsc::channel();
-        let stdout = std::thread::spawn(move || {
-            let mut s = String::new();
-            let _ = out.read_to_string(&mut s);
-            s
-        });
-        let stderr = std::thread::spawn(move || {
-            let mut all = String::new();
-            for line in BufReader::new(err).lines().map_while(Result::ok) {
-                all.push_str(&line);
-                all.push('\n');
-                let _ = tx.send(line);
-            }
-            all
-        });
-        Streams {
-            stdout,
-            stderr,
-            lines,
-        }
-    }
-
-    fn wait_for(&self, prefix: &str, limit: Duration) -> bool {
-        let start = Instant::now();
-        while let Some(left) = limit.checked_sub(start.elapsed()) {
-            match self.lines.recv_timeout(left) {
-                Ok(l) if l.starts_with(prefix) => return true,
-                Ok(_) => {}
-                Err(_) => return false,
-            }
-        }
-        false
-    }
-
-    fn finish(self) -> (String, String) {
-        (
-            self.stdout.join().unwrap_or_default(),
-            self.stderr.join().unwrap_or_default(),
-        )
-    }
 }
 
 fn processed(stdout: &str) -> u64 {

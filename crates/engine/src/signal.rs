@@ -92,6 +92,32 @@ pub fn uninstall() {
     while unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) } > 0 {}
 }
 
+/// Blocks until the self-pipe returned by [`install`] is readable (a signal arrived),
+/// then consumes one wake-up byte.
+pub fn wait(read_fd: RawFd) -> io::Result<()> {
+    loop {
+        let mut pfd = libc::pollfd {
+            fd: read_fd,
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: `pfd` is one valid pollfd; -1 waits without a timeout.
+        let rc = unsafe { libc::poll(&mut pfd, 1, -1) };
+        if rc < 0 {
+            let e = io::Error::last_os_error();
+            if e.kind() == io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(e);
+        }
+        let mut byte = 0u8;
+        // SAFETY: reading one byte into a valid stack buffer from our non-blocking pipe.
+        if unsafe { libc::read(read_fd, (&mut byte as *mut u8).cast(), 1) } == 1 {
+            return Ok(());
+        }
+    }
+}
+
 /// True once a SIGINT or SIGTERM has been received.
 pub fn interrupted() -> bool {
     SIGNALS.load(Ordering::Relaxed) > 0

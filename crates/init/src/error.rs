@@ -28,6 +28,9 @@ pub enum InitError {
     /// The COPY failed when it was finished; `0` is libpq's message (printed like a notice).
     #[error("PQendcopy failed")]
     CopyEnd(String),
+    /// Ctrl-C arrived between statements: the next one was not started.
+    #[error("initialization canceled by a signal")]
+    Interrupted,
     /// A parallel worker stopped without a result (it panicked).
     #[error("a parallel loading worker failed")]
     Worker,

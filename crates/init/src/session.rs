@@ -25,6 +25,10 @@ pub enum CopyFailure {
 pub trait CopySink {
     /// Sends one CopyData message.
     fn send(&mut self, data: &[u8]) -> Result<(), DbFailure>;
+    /// True once the user asked to stop (Ctrl-C): the generator stops sending rows.
+    fn interrupted(&self) -> bool {
+        false
+    }
 }
 
 /// A connection able to run the initialization statements.
@@ -36,6 +40,10 @@ pub trait Session {
     fn query_value(&mut self, sql: &str, params: &[&str]) -> Result<Option<String>, DbFailure>;
     /// The server's `server_version_num`.
     fn server_version_num(&self) -> u32;
+    /// True once the user asked to stop (Ctrl-C): no further statement is started.
+    fn interrupted(&self) -> bool {
+        false
+    }
     /// Runs a `COPY ... FROM STDIN` statement, lets `body` send the data, then ends it.
     fn copy_in(
         &mut self,

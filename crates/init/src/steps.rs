@@ -11,13 +11,21 @@ use crate::session::{CopyFailure, CopySink, DbFailure, Session};
 /// Bytes of COPY data gathered before one CopyData message is sent.
 pub const BATCH_BYTES: usize = 64 * 1024;
 
-/// Runs `sql`, turning a failure into pgbench's `query failed` error.
+/// Runs `sql`, turning a failure into pgbench's `query failed` error; after Ctrl-C
+/// nothing more is started.
 pub fn exec(session: &mut dyn Session, sql: &str) -> Result<(), InitError> {
+    if session.interrupted() {
+        return Err(InitError::Interrupted);
+    }
     session.execute(sql).map_err(|e| InitError::Query {
         message: e.message,
         sql: sql.to_string(),
     })
 }
+
+/// Why a generator stopped sending rows after Ctrl-C (the COPY is then failed, and the
+/// server's error is reported).
+pub const INTERRUPTED: &str = "interrupted by a signal";
 
 /// Maps a COPY failure to pgbench's message for it.
 pub fn copy_error(e: CopyFailure) -> InitError {
@@ -89,6 +97,11 @@ pub fn send_rows(
         push_row(&mut buf, table, id, format);
         pending += 1;
         if buf.len() >= BATCH_BYTES {
+            if sink.interrupted() {
+                return Err(DbFailure {
+                    message: INTERRUPTED.to_string(),
+                });
+            }
             sink.send(&buf)?;
             buf.clear();
             on_batch(pending);

@@ -1,9 +1,12 @@
-//! [`Session`] for `pgrush_wire::Connection`, and a [`Connector`] from resolved parameters.
+//! [`Session`] over `pgrush_wire::Connection`, a [`Connector`] from resolved parameters,
+//! and the Ctrl-C [`Interrupt`] shared by every connection of one initialization.
 
 use crate::session::{Connector, CopyFailure, CopySink, DbFailure, Session};
+use crate::steps::INTERRUPTED;
 use pgrush_wire::conninfo::ConnParams;
-use pgrush_wire::{Connection, CopyIn};
-use std::sync::Mutex;
+use pgrush_wire::{CancelToken, Connection, CopyIn};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 
 fn failure(e: &pgrush_wire::Error, sql: &str) -> DbFailure {
     DbFailure {
@@ -11,17 +14,94 @@ fn failure(e: &pgrush_wire::Error, sql: &str) -> DbFailure {
     }
 }
 
-impl CopySink for CopyIn<'_> {
-    fn send(&mut self, data: &[u8]) -> Result<(), DbFailure> {
-        CopyIn::send(self, data).map_err(|e| DbFailure {
-            message: e.libpq_message(None),
-        })
+/// The user's request to stop (Ctrl-C) and the means to pass it on to the server.
+///
+/// pgbench sends a cancel request for its one connection when SIGINT arrives during
+/// `-i`; the running statement then fails with the server's `canceling statement due to
+/// user request`. pgrush does the same for every connection of a parallel load, stops
+/// generating COPY rows at once, and starts no further statement.
+#[derive(Debug, Default)]
+pub struct Interrupt {
+    requested: AtomicBool,
+    tokens: Mutex<Vec<CancelToken>>,
+    /// Held while a request is being handled (cancels sent, message printed), so that
+    /// the failure it causes is reported after the `Cancel request sent` line.
+    handling: Mutex<()>,
+}
+
+impl Interrupt {
+    /// Remembers `token` so that [`Interrupt::request`] cancels its connection's query.
+    pub fn register(&self, token: CancelToken) {
+        self.lock_tokens().push(token);
+    }
+
+    /// Marks the initialization as interrupted, sends a cancel request on every
+    /// registered connection and then calls `report` with the first failure to send one
+    /// (libpq wording), or `None`. Until `report` returns, [`Interrupt::settle`] waits.
+    pub fn request(&self, report: impl FnOnce(Option<&pgrush_wire::Error>)) {
+        let _handling = self.handling.lock().unwrap_or_else(|p| p.into_inner());
+        self.requested.store(true, Ordering::SeqCst);
+        let tokens = self.lock_tokens().clone();
+        let mut first_error = None;
+        for token in &tokens {
+            if let Err(e) = token.cancel() {
+                first_error.get_or_insert(e);
+            }
+        }
+        report(first_error.as_ref());
+    }
+
+    /// Waits until a request being handled has been reported (call before reporting a
+    /// failure, which may be the cancel's effect).
+    pub fn settle(&self) {
+        drop(self.handling.lock().unwrap_or_else(|p| p.into_inner()));
+    }
+
+    /// True once [`Interrupt::request`] was called.
+    pub fn requested(&self) -> bool {
+        self.requested.load(Ordering::SeqCst)
+    }
+
+    fn lock_tokens(&self) -> std::sync::MutexGuard<'_, Vec<CancelToken>> {
+        self.tokens.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
 
-impl Session for Connection {
+/// One connection of an initialization.
+pub struct WireSession {
+    conn: Connection,
+    interrupt: Arc<Interrupt>,
+}
+
+impl WireSession {
+    fn new(conn: Connection, interrupt: Arc<Interrupt>) -> WireSession {
+        interrupt.register(conn.cancel_token());
+        WireSession { conn, interrupt }
+    }
+}
+
+/// A COPY in progress that stops taking rows once the user interrupted.
+struct InterruptibleCopy<'c, 'i> {
+    copy: CopyIn<'c>,
+    interrupt: &'i Interrupt,
+}
+
+impl CopySink for InterruptibleCopy<'_, '_> {
+    fn send(&mut self, data: &[u8]) -> Result<(), DbFailure> {
+        self.copy.send(data).map_err(|e| DbFailure {
+            message: e.libpq_message(None),
+        })
+    }
+
+    fn interrupted(&self) -> bool {
+        self.interrupt.requested()
+    }
+}
+
+impl Session for WireSession {
     fn execute(&mut self, sql: &str) -> Result<(), DbFailure> {
-        self.simple_query(sql)
+        self.conn
+            .simple_query(sql)
             .map(|_| ())
             .map_err(|e| failure(&e, sql))
     }
@@ -29,13 +109,18 @@ impl Session for Connection {
     fn query_value(&mut self, sql: &str, params: &[&str]) -> Result<Option<String>, DbFailure> {
         let params: Vec<Option<&str>> = params.iter().map(|p| Some(*p)).collect();
         let result = self
+            .conn
             .exec_params(sql, &params)
             .map_err(|e| failure(&e, sql))?;
         Ok(result.get(0, 0).map(str::to_string))
     }
 
     fn server_version_num(&self) -> u32 {
-        Connection::server_version_num(self)
+        self.conn.server_version_num()
+    }
+
+    fn interrupted(&self) -> bool {
+        self.interrupt.requested()
     }
 
     fn copy_in(
@@ -43,12 +128,31 @@ impl Session for Connection {
         sql: &str,
         body: &mut dyn FnMut(&mut dyn CopySink) -> Result<(), DbFailure>,
     ) -> Result<(), CopyFailure> {
-        let mut copy = Connection::copy_in(self, sql)
+        let copy = self
+            .conn
+            .copy_in(sql)
             .map_err(|e| CopyFailure::Start(e.libpq_message(Some(sql))))?;
-        body(&mut copy).map_err(|e| CopyFailure::Send(e.message))?;
-        copy.finish()
-            .map(|_| ())
-            .map_err(|e| CopyFailure::End(e.libpq_message(Some(sql))))
+        let mut sink = InterruptibleCopy {
+            copy,
+            interrupt: &self.interrupt,
+        };
+        let sent = body(&mut sink);
+        let InterruptibleCopy { copy, .. } = sink;
+        match sent {
+            // Interrupted: fail the COPY rather than end it, so that rows sent so far are
+            // never committed, even when the cancel request lost a race with the COPY's
+            // end. The server's error (normally the cancel's) is reported as pgbench
+            // reports a failed COPY.
+            Err(_) if self.interrupt.requested() => match copy.fail(INTERRUPTED) {
+                Ok(db) => Err(CopyFailure::End(db.libpq_message(None))),
+                Err(e) => Err(CopyFailure::End(e.libpq_message(None))),
+            },
+            Err(e) => Err(CopyFailure::Send(e.message)),
+            Ok(()) => copy
+                .finish()
+                .map(|_| ())
+                .map_err(|e| CopyFailure::End(e.libpq_message(Some(sql)))),
+        }
     }
 }
 
@@ -58,6 +162,7 @@ pub struct WireConnector {
     /// A connection opened beforehand (e.g. after a password prompt), handed out by
     /// the first `connect` so that it is not opened twice.
     first: Mutex<Option<Connection>>,
+    interrupt: Arc<Interrupt>,
 }
 
 impl WireConnector {
@@ -66,26 +171,34 @@ impl WireConnector {
         WireConnector {
             params,
             first: Mutex::new(None),
+            interrupt: Arc::default(),
         }
     }
 
     /// A connector for `params` whose first `connect` returns `first`.
     pub fn with_connection(params: ConnParams, first: Connection) -> WireConnector {
         WireConnector {
-            params,
             first: Mutex::new(Some(first)),
+            ..WireConnector::new(params)
         }
+    }
+
+    /// The interrupt shared by every connection this connector opens: call
+    /// [`Interrupt::request`] on Ctrl-C.
+    pub fn interrupt(&self) -> Arc<Interrupt> {
+        Arc::clone(&self.interrupt)
     }
 }
 
 impl Connector for WireConnector {
-    type Session = Connection;
+    type Session = WireSession;
 
-    fn connect(&self) -> Result<Connection, String> {
+    fn connect(&self) -> Result<WireSession, String> {
         let opened = self.first.lock().ok().and_then(|mut first| first.take());
-        match opened {
-            Some(conn) => Ok(conn),
-            None => Connection::connect(&self.params).map_err(|e| e.to_string()),
-        }
+        let conn = match opened {
+            Some(conn) => conn,
+            None => Connection::connect(&self.params).map_err(|e| e.to_string())?,
+        };
+        Ok(WireSession::new(conn, Arc::clone(&self.interrupt)))
     }
 }

@@ -64,9 +64,32 @@ fn with_env(mut cmd: Command) -> Command {
     cmd
 }
 
+/// pgbench 18 set up to reach this binary's cluster.
+pub fn pgbench_command() -> Command {
+    with_env(oracle::require(Which::Pgbench18).command())
+}
+
+/// pgrush set up to reach this binary's cluster.
+pub fn pgrush_command() -> Command {
+    let mut cmd = with_env(Command::new(env!("CARGO_BIN_EXE_pgrush")));
+    cmd.env_remove("PGRUSH_INIT_PARALLEL_COPY");
+    cmd
+}
+
+/// A client program of the cluster's PostgreSQL build (`psql`, `pg_dump`) with the
+/// connection options for `db`.
+pub fn client_command(program: &str, db: &str) -> Command {
+    let c = cluster();
+    let mut cmd = c.install().command(program);
+    cmd.arg("-h")
+        .arg(c.socket_dir())
+        .args(["-p", &c.port().to_string(), "-U", c.superuser(), db]);
+    cmd
+}
+
 /// Runs pgbench 18 with `args` and then the database name.
 pub fn pgbench(args: &[&str], db: &str) -> Output {
-    let mut cmd = with_env(oracle::require(Which::Pgbench18).command());
+    let mut cmd = pgbench_command();
     cmd.args(args).arg(db);
     testkit::run(&mut cmd)
 }
@@ -78,8 +101,7 @@ pub fn pgrush(args: &[&str], db: &str) -> Output {
 
 /// Runs pgrush with `args`, then the database name, and extra environment variables.
 pub fn pgrush_env(args: &[&str], db: &str, env: &[(&str, &str)]) -> Output {
-    let mut cmd = with_env(Command::new(env!("CARGO_BIN_EXE_pgrush")));
-    cmd.env_remove("PGRUSH_INIT_PARALLEL_COPY");
+    let mut cmd = pgrush_command();
     cmd.envs(env.iter().copied());
     cmd.args(args).arg(db);
     testkit::run(&mut cmd)
@@ -105,11 +127,8 @@ pub fn normalize(stderr: &str) -> String {
 
 /// `pg_dump --schema-only` of `db`, without the random `\restrict` key lines.
 pub fn schema(db: &str) -> String {
-    let c = cluster();
-    let mut cmd = c.install().command("pg_dump");
-    cmd.args(["--schema-only", "--no-owner", "-h"])
-        .arg(c.socket_dir())
-        .args(["-p", &c.port().to_string(), "-U", c.superuser(), db]);
+    let mut cmd = client_command("pg_dump", db);
+    cmd.args(["--schema-only", "--no-owner"]);
     let out = testkit::run(&mut cmd);
     assert_eq!(out.code, 0, "pg_dump failed: {}", out.stderr);
     out.stdout
