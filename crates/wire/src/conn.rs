@@ -193,17 +193,24 @@ impl Connection {
         self.nonblocking
     }
 
-    /// Queues a simple-protocol Query.
-    pub fn queue_query(&mut self, sql: &str) -> Result<(), Error> {
-        frontend::query(sql, &mut self.out).map_err(usage)
+    /// Queues a simple-protocol Query. The text is bytes, sent as given (no encoding
+    /// is assumed: the server reads it in the client encoding); it must not contain NUL.
+    pub fn queue_query(&mut self, sql: impl AsRef<[u8]>) -> Result<(), Error> {
+        crate::frontend::query(sql.as_ref(), &mut self.out)
     }
 
-    /// Queues Parse of `sql` as statement `name` ("" = unnamed). Like libpq's
-    /// `PQsendPrepare`/`PQsendQueryParams` without `paramTypes` (what pgbench uses), no
-    /// parameter types are sent whatever `n_params` is: the server infers all of them.
-    pub fn queue_parse(&mut self, name: &str, sql: &str, n_params: usize) -> Result<(), Error> {
+    /// Queues Parse of `sql` (bytes, sent as given) as statement `name` ("" = unnamed).
+    /// Like libpq's `PQsendPrepare`/`PQsendQueryParams` without `paramTypes` (what
+    /// pgbench uses), no parameter types are sent whatever `n_params` is: the server
+    /// infers all of them.
+    pub fn queue_parse(
+        &mut self,
+        name: &str,
+        sql: impl AsRef<[u8]>,
+        n_params: usize,
+    ) -> Result<(), Error> {
         let _ = n_params;
-        frontend::parse(name, sql, std::iter::empty::<u32>(), &mut self.out).map_err(usage)
+        crate::frontend::parse(name.as_bytes(), sql.as_ref(), &mut self.out)
     }
 
     /// Queues Bind of `stmt` to `portal` with text parameters (`None` = NULL) and text results.
