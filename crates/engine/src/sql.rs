@@ -6,7 +6,7 @@
 //! Bind/Describe/Execute/Sync. Inside a pipeline no Sync is sent per command.
 //! Results are read until the expected ReadyForQuery messages have arrived.
 
-use pgrush_script::{GsetKind, SqlCommand};
+use pgrush_script::{GsetKind, RawMessage, SqlCommand};
 use pgrush_stats::QueryMode;
 use pgrush_wire::{BackendMessage, ReadOutcome};
 
@@ -56,10 +56,11 @@ pub struct ReadState {
     pub last_values: TextRow,
 }
 
-/// A row of optional texts in one reusable buffer (no allocation once warm).
+/// A row of optional texts (the server's bytes) in one reusable buffer (no
+/// allocation once warm).
 #[derive(Debug, Default)]
 pub struct TextRow {
-    text: String,
+    text: Vec<u8>,
     cells: Vec<Option<(usize, usize)>>,
 }
 
@@ -70,18 +71,18 @@ impl TextRow {
         self.cells.clear();
     }
 
-    /// Appends a cell (`None` = SQL NULL); invalid UTF-8 is replaced, as lossy decoding.
+    /// Appends a cell (`None` = SQL NULL), bytes as received.
     pub fn push(&mut self, cell: Option<&[u8]>) {
         let cell = cell.map(|b| {
             let start = self.text.len();
-            self.text.push_str(&String::from_utf8_lossy(b));
+            self.text.extend_from_slice(b);
             (start, self.text.len())
         });
         self.cells.push(cell);
     }
 
     /// The cells in order.
-    pub fn iter(&self) -> impl Iterator<Item = Option<&str>> + '_ {
+    pub fn iter(&self) -> impl Iterator<Item = Option<&[u8]>> + '_ {
         self.cells
             .iter()
             .map(|c| c.and_then(|(s, e)| self.text.get(s..e)))
@@ -125,7 +126,7 @@ pub fn send_sql(cl: &mut Client, ctx: &mut ThreadCtx<'_>, sql: &SqlCommand, stmt
             if ctx.cfg.debug {
                 messages::debug(
                     ctx.progname(),
-                    &format!("client {} sending {}", cl.id, cl.buf),
+                    messages::concat(&format!("client {} sending ", cl.id), &cl.buf),
                 );
             }
             let _ = conn.queue_query(&cl.buf);
@@ -135,7 +136,7 @@ pub fn send_sql(cl: &mut Client, ctx: &mut ThreadCtx<'_>, sql: &SqlCommand, stmt
             if ctx.cfg.debug {
                 messages::debug(
                     ctx.progname(),
-                    &format!("client {} sending {}", cl.id, sql.extended_text),
+                    messages::concat(&format!("client {} sending ", cl.id), &sql.extended_text),
                 );
             }
             let _ = conn.queue_parse("", &sql.extended_text, sql.params().len());
@@ -199,7 +200,7 @@ fn queue_bind_execute(
     stmt_name: &str,
     sql: &SqlCommand,
     vars: &pgrush_script::Variables,
-    scratch: &mut String,
+    scratch: &mut Vec<u8>,
     bounds: &mut Vec<Option<(usize, usize)>>,
 ) {
     // Parameter values as text, concatenated in `scratch` (both buffers are reused:
@@ -214,7 +215,7 @@ fn queue_bind_execute(
             bounds.push(None);
         }
     }
-    let text = scratch.as_bytes();
+    let text = &scratch[..];
     let params = bounds.iter().map(|b| b.map(|(s, e)| &text[s..e]));
     let _ = conn.queue_bind("", stmt_name, params);
     let _ = conn.queue_describe_portal("");
@@ -266,7 +267,7 @@ pub fn poll_results(cl: &mut Client, ctx: &mut ThreadCtx<'_>) -> Poll {
                     if cl.read.gset.is_some() {
                         cl.read.names.clear();
                         for f in rd.fields() {
-                            cl.read.names.push(Some(f.name.as_bytes()));
+                            cl.read.names.push(Some(f.name));
                         }
                     }
                 }
@@ -307,10 +308,12 @@ pub fn poll_results(cl: &mut Client, ctx: &mut ThreadCtx<'_>) -> Poll {
                             .prepare_texts
                             .front()
                             .map(|&k| ctx.stmt_text(k))
-                            .unwrap_or("");
+                            .unwrap_or(b"");
                         messages::error(
                             ctx.progname(),
-                            &fields.to_db_error().libpq_message(Some(text)),
+                            fields
+                                .to_db_error()
+                                .libpq_message(Some(&String::from_utf8_lossy(text))),
                         );
                     } else if !cl.read.failed {
                         cl.read.failed = true;
@@ -426,7 +429,7 @@ fn end_result(
                     script,
                     command,
                     r.qrynum,
-                    name.unwrap_or(""),
+                    name.unwrap_or(b""),
                     value,
                 ) {
                     stored = false;
@@ -478,7 +481,7 @@ fn finish_command(cl: &mut Client, ctx: &mut ThreadCtx<'_>) -> Poll {
                     cl.script,
                     cl.command,
                     qrynum,
-                    name.unwrap_or(""),
+                    name.unwrap_or(b""),
                     value,
                 ) {
                     ok = false;
@@ -503,34 +506,37 @@ fn store_var(
     script: usize,
     command: usize,
     qrynum: u32,
-    name: &str,
-    value: Option<&str>,
+    name: &[u8],
+    value: Option<&[u8]>,
 ) -> bool {
     let (context, prefix) = match &ctx.cfg.scripts[script].commands[command].kind {
         pgrush_script::CommandKind::Sql(sql) => match &sql.gset {
-            Some((GsetKind::Gset, p)) => ("gset", p.as_str()),
-            Some((GsetKind::Aset, p)) => ("aset", p.as_str()),
-            None => ("gset", ""),
+            Some((GsetKind::Gset, p)) => ("gset", p.as_slice()),
+            Some((GsetKind::Aset, p)) => ("aset", p.as_slice()),
+            None => ("gset", &b""[..]),
         },
-        _ => ("gset", ""),
+        _ => ("gset", &b""[..]),
     };
     // The prefixed name is built in a reused buffer (no allocation once warm).
     thread_local! {
-        static FULL: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
+        static FULL: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
     }
     let stored = FULL.with_borrow_mut(|full| {
         full.clear();
-        full.push_str(prefix);
-        full.push_str(name);
-        vars.put_text(context, full, value.unwrap_or(""))
+        full.extend_from_slice(prefix);
+        full.extend_from_slice(name);
+        vars.put_text(context, &full[..], value.unwrap_or(b""))
             .map_err(|e| (e, full.clone()))
     });
     if let Err((invalid_name, full)) = stored {
-        messages::error(ctx.progname(), &invalid_name.to_string());
+        messages::error(ctx.progname(), invalid_name.to_bytes());
         messages::error(
             ctx.progname(),
-            &format!(
-                "client {client} script {script} command {command} query {qrynum}: error storing into variable {full}"
+            messages::concat(
+                &format!(
+                    "client {client} script {script} command {command} query {qrynum}: error storing into variable "
+                ),
+                &full,
             ),
         );
         return false;

@@ -109,6 +109,11 @@ impl Command {
         self.argv.join(&b' ')
     }
 
+    /// [`Command::first_line`] as text for reports (bytes that are not UTF-8 replaced).
+    pub fn first_line_lossy(&self) -> String {
+        String::from_utf8_lossy(&self.first_line).into_owned()
+    }
+
     /// The SQL command, if this is one.
     pub fn sql(&self) -> Option<&SqlCommand> {
         match &self.kind {
