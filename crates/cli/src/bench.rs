@@ -10,7 +10,7 @@ mod setup;
 use std::io::Write;
 
 use pgrush_engine::{EngineConfig, LogConfig, RunLength, ThreadRngs, messages};
-use pgrush_script::{Script, Seeds, Value, Variables};
+use pgrush_script::{RawMessage, Script, Seeds, Value, Variables};
 use pgrush_stats::{RunConfig, RunLimit, RunSummary, ScriptInfo};
 
 use crate::options::{Options, QueryMode, ScriptSource, SeedChoice};
@@ -60,8 +60,8 @@ fn load_scripts(opts: &Options) -> Result<Vec<Script>, i32> {
                 let text = if let Some(text) = &spec.text {
                     text.clone()
                 } else if path == "-" {
-                    let mut s = String::new();
-                    match std::io::Read::read_to_string(&mut std::io::stdin(), &mut s) {
+                    let mut s = Vec::new();
+                    match std::io::Read::read_to_end(&mut std::io::stdin(), &mut s) {
                         Ok(_) => s,
                         Err(e) => {
                             messages::error(
@@ -76,7 +76,7 @@ fn load_scripts(opts: &Options) -> Result<Vec<Script>, i32> {
                     }
                 } else {
                     match std::fs::read(path) {
-                        Ok(b) => String::from_utf8_lossy(&b).into_owned(),
+                        Ok(b) => b,
                         Err(e) => {
                             messages::error(
                                 prog,
@@ -95,7 +95,7 @@ fn load_scripts(opts: &Options) -> Result<Vec<Script>, i32> {
         match script {
             Ok(s) => scripts.push(s),
             Err(e) => {
-                eprintln!("{prog}: error: {e}");
+                messages::error(prog, e.to_bytes());
                 return Err(1);
             }
         }
@@ -103,7 +103,7 @@ fn load_scripts(opts: &Options) -> Result<Vec<Script>, i32> {
     if opts.query_mode != QueryMode::Simple {
         for s in &scripts {
             if let Err(e) = s.check_parameters() {
-                eprintln!("{prog}: error: {e}");
+                messages::error(prog, e.to_bytes());
                 return Err(1);
             }
         }
@@ -169,7 +169,7 @@ fn run_inner(opts: &Options) -> Result<i32, i32> {
     }
 
     // Seeds: client generators, default_seed, then per-thread generators.
-    let defined = |name: &str| opts.defines.iter().any(|(n, _)| n == name);
+    let defined = |name: &str| opts.defines.iter().any(|(n, _)| n == name.as_bytes());
     let seeds = Seeds::plan(
         seed,
         opts.clients as usize,
@@ -179,7 +179,7 @@ fn run_inner(opts: &Options) -> Result<i32, i32> {
     let mut variables = Variables::new();
     for (name, value) in &opts.defines {
         if let Err(e) = variables.put_text("option", name, value) {
-            messages::error(prog, &e.to_string());
+            messages::error(prog, e.to_bytes());
             return Err(1);
         }
     }
