@@ -95,7 +95,7 @@ fn load_scripts(opts: &Options) -> Result<Vec<Script>, i32> {
         match script {
             Ok(s) => scripts.push(s),
             Err(e) => {
-                messages::error(prog, e.to_bytes());
+                messages::error(prog, &e.to_bytes());
                 return Err(1);
             }
         }
@@ -103,7 +103,7 @@ fn load_scripts(opts: &Options) -> Result<Vec<Script>, i32> {
     if opts.query_mode != QueryMode::Simple {
         for s in &scripts {
             if let Err(e) = s.check_parameters() {
-                messages::error(prog, e.to_bytes());
+                messages::error(prog, &e.to_bytes());
                 return Err(1);
             }
         }
@@ -179,7 +179,7 @@ fn run_inner(opts: &Options) -> Result<i32, i32> {
     let mut variables = Variables::new();
     for (name, value) in &opts.defines {
         if let Err(e) = variables.put_text("option", name, value) {
-            messages::error(prog, e.to_bytes());
+            messages::error(prog, &e.to_bytes());
             return Err(1);
         }
     }

@@ -118,7 +118,17 @@ fn psql(db: &str, encoding: &str, sql: &[u8]) -> String {
     let mut cmd = c.install().command("psql");
     cmd.envs(c.env())
         .env("PGCLIENTENCODING", encoding)
-        .args(["-X", "-A", "-t", "-q", "-v", "ON_ERROR_STOP=1", "-d", db, "-c"])
+        .args([
+            "-X",
+            "-A",
+            "-t",
+            "-q",
+            "-v",
+            "ON_ERROR_STOP=1",
+            "-d",
+            db,
+            "-c",
+        ])
         .arg(std::ffi::OsStr::from_bytes(sql));
     let out = cmd.output().expect("psql");
     assert!(
@@ -146,7 +156,11 @@ fn database(name: &str, encoding: &str) -> &'static Cluster {
 /// range `span` of its log (the text after the level tag), as bytes.
 fn logged_statements(c: &Cluster, span: std::ops::Range<usize>) -> Vec<Vec<u8>> {
     let log = std::fs::read(c.log_path()).unwrap_or_default();
-    let tags: [&[u8]; 3] = [b"LOG:  statement: ", b"LOG:  execute ", b"DETAIL:  parameters: "];
+    let tags: [&[u8]; 3] = [
+        b"LOG:  statement: ",
+        b"LOG:  execute ",
+        b"DETAIL:  parameters: ",
+    ];
     log.get(span)
         .unwrap_or_default()
         .split(|&b| b == b'\n')
@@ -304,7 +318,11 @@ fn setshell_bytes() {
         "{}",
         show(&ours.stderr)
     );
-    let (theirs, _) = same_stderr(&dir.0, db, &[b"-n", b"-t", b"1", b"--debug", b"-f", b"ok.sql"]);
+    let (theirs, _) = same_stderr(
+        &dir.0,
+        db,
+        &[b"-n", b"-t", b"1", b"--debug", b"-f", b"ok.sql"],
+    );
     assert_eq!(theirs.code, 0);
 }
 
@@ -337,7 +355,11 @@ fn load_errors_echo_bytes() {
     }
     many.push(b'\n');
     let dir = Dir::new(&[("many.sql", &many)]);
-    let (theirs, _) = same_stderr(&dir.0, "postgres", &[b"-M", b"extended", b"-f", b"many.sql"]);
+    let (theirs, _) = same_stderr(
+        &dir.0,
+        "postgres",
+        &[b"-M", b"extended", b"-f", b"many.sql"],
+    );
     assert_eq!(theirs.code, 1);
 }
 

@@ -53,7 +53,7 @@ pub fn start_command(cl: &mut Client, ctx: &mut ThreadCtx<'_>, now: &mut LazyNow
             if cfg.debug {
                 messages::debug(
                     ctx.progname(),
-                    messages::concat(
+                    &messages::concat(
                         &format!("client {} executing \\", cl.id),
                         &command.argv_line(),
                     ),
@@ -91,7 +91,7 @@ fn eval(
 /// Prints an evaluation error's message (exact bytes; some failures have none).
 fn eval_failed(ctx: &ThreadCtx<'_>, msg: Option<Vec<u8>>) {
     if let Some(m) = msg {
-        messages::error(ctx.progname(), m);
+        messages::error(ctx.progname(), &m);
     }
 }
 
@@ -112,7 +112,7 @@ fn meta_command(
                 }
             };
             if let Err(e) = cl.vars.set_value("set", var, value) {
-                messages::error(ctx.progname(), e.to_bytes());
+                messages::error(ctx.progname(), &e.to_bytes());
                 return command_failed(cl, ctx, "set", "assignment of meta-command failed");
             }
             State::EndCommand
@@ -121,7 +121,7 @@ fn meta_command(
             let usec = match sleep.micros(&cl.vars) {
                 Ok(us) => i64::from(us),
                 Err(msg) => {
-                    messages::error(ctx.progname(), msg.to_bytes());
+                    messages::error(ctx.progname(), &msg.to_bytes());
                     return command_failed(cl, ctx, "sleep", "execution of meta-command failed");
                 }
             };
@@ -201,7 +201,7 @@ fn meta_command(
                     let quiet = ctx.timer_exceeded
                         && matches!(e, pgrush_script::MetaError::CouldNotRead(_));
                     if !quiet {
-                        messages::error(ctx.progname(), e.to_bytes());
+                        messages::error(ctx.progname(), &e.to_bytes());
                     }
                     command_failed(cl, ctx, "setshell", "execution of meta-command failed")
                 }
@@ -222,7 +222,7 @@ fn meta_command(
                     let quiet = ctx.timer_exceeded
                         && matches!(e, pgrush_script::MetaError::CouldNotLaunch(_));
                     if !quiet {
-                        messages::error(ctx.progname(), e.to_bytes());
+                        messages::error(ctx.progname(), &e.to_bytes());
                     }
                     command_failed(cl, ctx, "shell", "execution of meta-command failed")
                 }
@@ -370,5 +370,5 @@ fn setshell_debug(ctx: &ThreadCtx<'_>, prog: &[u8], first_arg: Option<&Vec<u8>>,
     msg.extend_from_slice(b"\", value: \"");
     msg.extend_from_slice(line);
     msg.push(b'"');
-    messages::debug(ctx.progname(), msg);
+    messages::debug(ctx.progname(), &msg);
 }

@@ -22,32 +22,32 @@ fn emit(prog: &str, level: &str, msg: &[u8]) {
 }
 
 /// `<prog>: error: <msg>`.
-pub fn error(prog: &str, msg: impl AsRef<[u8]>) {
+pub fn error(prog: &str, msg: &(impl AsRef<[u8]> + ?Sized)) {
     emit(prog, "error: ", msg.as_ref());
 }
 
 /// `<prog>: detail: <msg>`.
-pub fn detail(prog: &str, msg: impl AsRef<[u8]>) {
+pub fn detail(prog: &str, msg: &(impl AsRef<[u8]> + ?Sized)) {
     emit(prog, "detail: ", msg.as_ref());
 }
 
 /// `<prog>: hint: <msg>`.
-pub fn hint(prog: &str, msg: impl AsRef<[u8]>) {
+pub fn hint(prog: &str, msg: &(impl AsRef<[u8]> + ?Sized)) {
     emit(prog, "hint: ", msg.as_ref());
 }
 
 /// `<prog>: warning: <msg>`.
-pub fn warning(prog: &str, msg: impl AsRef<[u8]>) {
+pub fn warning(prog: &str, msg: &(impl AsRef<[u8]> + ?Sized)) {
     emit(prog, "warning: ", msg.as_ref());
 }
 
 /// `<prog>: <msg>` (info level).
-pub fn info(prog: &str, msg: impl AsRef<[u8]>) {
+pub fn info(prog: &str, msg: &(impl AsRef<[u8]> + ?Sized)) {
     emit(prog, "", msg.as_ref());
 }
 
 /// `<prog>: <msg>` (debug level, shown with `--debug`).
-pub fn debug(prog: &str, msg: impl AsRef<[u8]>) {
+pub fn debug(prog: &str, msg: &(impl AsRef<[u8]> + ?Sized)) {
     emit(prog, "", msg.as_ref());
 }
 

@@ -126,7 +126,7 @@ pub fn send_sql(cl: &mut Client, ctx: &mut ThreadCtx<'_>, sql: &SqlCommand, stmt
             if ctx.cfg.debug {
                 messages::debug(
                     ctx.progname(),
-                    messages::concat(&format!("client {} sending ", cl.id), &cl.buf),
+                    &messages::concat(&format!("client {} sending ", cl.id), &cl.buf),
                 );
             }
             let _ = conn.queue_query(&cl.buf);
@@ -136,7 +136,7 @@ pub fn send_sql(cl: &mut Client, ctx: &mut ThreadCtx<'_>, sql: &SqlCommand, stmt
             if ctx.cfg.debug {
                 messages::debug(
                     ctx.progname(),
-                    messages::concat(&format!("client {} sending ", cl.id), &sql.extended_text),
+                    &messages::concat(&format!("client {} sending ", cl.id), &sql.extended_text),
                 );
             }
             let _ = conn.queue_parse("", &sql.extended_text, sql.params().len());
@@ -311,7 +311,7 @@ pub fn poll_results(cl: &mut Client, ctx: &mut ThreadCtx<'_>) -> Poll {
                             .unwrap_or(b"");
                         messages::error(
                             ctx.progname(),
-                            fields
+                            &fields
                                 .to_db_error()
                                 .libpq_message(Some(&String::from_utf8_lossy(text))),
                         );
@@ -529,10 +529,10 @@ fn store_var(
             .map_err(|e| (e, full.clone()))
     });
     if let Err((invalid_name, full)) = stored {
-        messages::error(ctx.progname(), invalid_name.to_bytes());
+        messages::error(ctx.progname(), &invalid_name.to_bytes());
         messages::error(
             ctx.progname(),
-            messages::concat(
+            &messages::concat(
                 &format!(
                     "client {client} script {script} command {command} query {qrynum}: error storing into variable "
                 ),

@@ -77,11 +77,6 @@ impl VarRef {
             name: Arc::from(name),
         }
     }
-
-    /// The name for messages that need text (bytes that are not UTF-8 replaced).
-    pub fn name_lossy(&self) -> std::borrow::Cow<'_, str> {
-        String::from_utf8_lossy(&self.name)
-    }
 }
 
 /// pgbench's variable name rule: `[A-Za-z_\x80-\xff][A-Za-z0-9_\x80-\xff]*`
