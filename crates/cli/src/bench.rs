@@ -8,6 +8,7 @@
 mod setup;
 
 use std::io::Write;
+use std::os::unix::ffi::OsStrExt;
 
 use pgrush_engine::{EngineConfig, LogConfig, RunLength, ThreadRngs, messages};
 use pgrush_script::{RawMessage, Script, Seeds, Value, Variables};
@@ -30,6 +31,16 @@ fn base_seed(choice: SeedChoice) -> u64 {
         SeedChoice::Time => pgrush_engine::clock::monotonic_us(),
         SeedChoice::Rand => pgrush_engine::clock::strong_random_u64(),
     }
+}
+
+/// `<what> "<path>": <strerror>` (the path's bytes as given); returns the exit status.
+fn file_error(prog: &str, what: &str, path: &[u8], e: &std::io::Error) -> i32 {
+    let mut msg = format!("{what} \"").into_bytes();
+    msg.extend_from_slice(path);
+    msg.extend_from_slice(b"\": ");
+    msg.extend_from_slice(pgrush_wire::strerror(e).as_bytes());
+    messages::error(prog, &msg);
+    1
 }
 
 fn load_scripts(opts: &Options) -> Result<Vec<Script>, i32> {
@@ -59,34 +70,16 @@ fn load_scripts(opts: &Options) -> Result<Vec<Script>, i32> {
             ScriptSource::File(path) => {
                 let text = if let Some(text) = &spec.text {
                     text.clone()
-                } else if path == "-" {
+                } else if path == b"-" {
                     let mut s = Vec::new();
                     match std::io::Read::read_to_end(&mut std::io::stdin(), &mut s) {
                         Ok(_) => s,
-                        Err(e) => {
-                            messages::error(
-                                prog,
-                                &format!(
-                                    "could not read file \"{path}\": {}",
-                                    pgrush_wire::strerror(&e)
-                                ),
-                            );
-                            return Err(1);
-                        }
+                        Err(e) => return Err(file_error(prog, "could not read file", path, &e)),
                     }
                 } else {
-                    match std::fs::read(path) {
+                    match std::fs::read(std::ffi::OsStr::from_bytes(path)) {
                         Ok(b) => b,
-                        Err(e) => {
-                            messages::error(
-                                prog,
-                                &format!(
-                                    "could not open file \"{path}\": {}",
-                                    pgrush_wire::strerror(&e)
-                                ),
-                            );
-                            return Err(1);
-                        }
+                        Err(e) => return Err(file_error(prog, "could not open file", path, &e)),
                     }
                 };
                 pgrush_script::load_script(path, &text, spec.weight)

@@ -21,8 +21,8 @@ pub enum QueryMode {
 pub enum ScriptSource {
     /// `-b NAME` (already resolved to the full builtin name, e.g. `select-only`).
     Builtin(String),
-    /// `-f FILE`; `-` means standard input.
-    File(String),
+    /// `-f FILE` (the path's bytes as given); `-` means standard input.
+    File(Vec<u8>),
 }
 
 /// One `-b`/`-f`/`-S`/`-N` with its weight.

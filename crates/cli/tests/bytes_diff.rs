@@ -5,6 +5,7 @@
 //! (stored values and `current_query()` read back as hex, and the statements and
 //! parameters in the server log); stderr is compared byte for byte.
 
+use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
@@ -57,6 +58,11 @@ enum Prog {
 
 /// Runs `prog` in `dir` against database `db` with byte arguments.
 fn run(prog: Prog, dir: &Path, db: &str, args: &[&[u8]]) -> Raw {
+    run_input(prog, dir, db, args, b"")
+}
+
+/// [`run`] with `input` on standard input.
+fn run_input(prog: Prog, dir: &Path, db: &str, args: &[&[u8]], input: &[u8]) -> Raw {
     let mut cmd = match prog {
         Prog::Pgrush => Command::new(env!("CARGO_BIN_EXE_pgrush")),
         Prog::Pgbench => oracle::require(Which::Pgbench18).command(),
@@ -67,8 +73,17 @@ fn run(prog: Prog, dir: &Path, db: &str, args: &[&[u8]]) -> Raw {
         .env_remove("PGBENCH_RANDOM_SEED")
         .env_remove("PGCLIENTENCODING")
         .args(args.iter().map(|a| std::ffi::OsStr::from_bytes(a)))
-        .stdin(Stdio::null());
-    let out = cmd.output().expect("run");
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().expect("run");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let input = input.to_vec();
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(&input);
+    });
+    let out = child.wait_with_output().expect("wait");
+    let _ = writer.join();
     Raw {
         stdout: out.stdout,
         stderr: out.stderr,
@@ -100,8 +115,13 @@ fn show(b: &[u8]) -> String {
 
 /// Runs both programs; asserts equal exit codes and byte-identical stderr.
 fn same_stderr(dir: &Path, db: &str, args: &[&[u8]]) -> (Raw, Raw) {
-    let theirs = run(Prog::Pgbench, dir, db, args);
-    let ours = run(Prog::Pgrush, dir, db, args);
+    same_stderr_input(dir, db, args, b"")
+}
+
+/// [`same_stderr`] with `input` on standard input.
+fn same_stderr_input(dir: &Path, db: &str, args: &[&[u8]], input: &[u8]) -> (Raw, Raw) {
+    let theirs = run_input(Prog::Pgbench, dir, db, args, input);
+    let ours = run_input(Prog::Pgrush, dir, db, args, input);
     assert_eq!(
         show(&renamed(&theirs.stderr)),
         show(&ours.stderr),
@@ -347,6 +367,20 @@ fn load_errors_echo_bytes() {
         let dir = Dir::new(&[(&name, text)]);
         let (theirs, _) = same_stderr(&dir.0, "postgres", &[b"-n", b"-f", name.as_bytes()]);
         assert_eq!(theirs.code, 1, "{}", show(text));
+        // The same script on standard input (`-f -`).
+        let (theirs, _) = same_stderr_input(&dir.0, "postgres", &[b"-n", b"-f", b"-"], text);
+        assert_eq!(theirs.code, 1, "stdin: {}", show(text));
+    }
+    // File names are bytes too: in load errors and open errors.
+    let dir = Dir::new(&[]);
+    let name: &[u8] = b"caf\xe9.sql";
+    std::fs::write(dir.0.join(std::ffi::OsStr::from_bytes(name)), b"\\if 1\n").expect("write");
+    let absent: &[u8] = b"absent\xe9.sql";
+    for file in [name, absent] {
+        let args: &[&[u8]] = &[b"-n", b"-f", file];
+        let (theirs, ours) = same_stderr(&dir.0, "postgres", args);
+        assert_eq!(theirs.code, 1);
+        assert!(ours.stderr.contains(&0xe9), "{}", show(&ours.stderr));
     }
     // An SQL command with more than 255 variables, echoed in the error.
     let mut many = b"SELECT '\xe9'".to_vec();

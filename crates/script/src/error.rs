@@ -309,18 +309,21 @@ pub enum LoadError {
     #[error("{0}")]
     Syntax(Box<SyntaxError>),
     /// `condition error in script "<source>" command <n>: <msg>`.
-    #[error("condition error in script \"{source_name}\" command {command}: {message}")]
+    #[error(
+        "condition error in script \"{}\" command {command}: {message}",
+        lossy(source_name)
+    )]
     Condition {
-        /// Script description.
-        source_name: String,
+        /// Script description (bytes: a file name as given).
+        source_name: Vec<u8>,
         /// 1-based command number.
         command: usize,
         /// e.g. `\else after \else`.
         message: String,
     },
     /// `empty command list for script "<source>"`.
-    #[error("empty command list for script \"{0}\"")]
-    Empty(String),
+    #[error("empty command list for script \"{}\"", lossy(.0))]
+    Empty(Vec<u8>),
     /// `statement has too many arguments (maximum is 255): <sql>` (only extended and
     /// prepared modes; see [`crate::Script::check_parameters`]).
     #[error("statement has too many arguments (maximum is 255): {}", lossy(.0))]
@@ -335,7 +338,20 @@ impl RawMessage for LoadError {
                 out.extend_from_slice(b"statement has too many arguments (maximum is 255): ");
                 out.extend_from_slice(sql);
             }
-            e => display_into(e, out),
+            LoadError::Condition {
+                source_name,
+                command,
+                message,
+            } => {
+                out.extend_from_slice(b"condition error in script \"");
+                out.extend_from_slice(source_name);
+                let _ = write!(out, "\" command {command}: {message}");
+            }
+            LoadError::Empty(source_name) => {
+                out.extend_from_slice(b"empty command list for script \"");
+                out.extend_from_slice(source_name);
+                out.push(b'"');
+            }
         }
     }
 }
@@ -344,7 +360,7 @@ impl RawMessage for LoadError {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SyntaxError {
     /// Script description (file name, `-`, builtin description).
-    pub source_name: String,
+    pub source_name: Vec<u8>,
     /// 1-based line of the backslash.
     pub line: usize,
     /// The message.
@@ -369,8 +385,8 @@ impl std::error::Error for SyntaxError {}
 
 impl RawMessage for SyntaxError {
     fn write_raw(&self, s: &mut Vec<u8>) {
-        let (source, line, message) = (&self.source_name, self.line, &self.message);
-        let _ = write!(s, "{source}:{line}: {message}");
+        s.extend_from_slice(&self.source_name);
+        let _ = write!(s, ":{}: {}", self.line, self.message);
         if let Some(d) = &self.detail {
             s.extend_from_slice(b" (");
             s.extend_from_slice(d);

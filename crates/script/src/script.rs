@@ -200,7 +200,7 @@ fn meta_of(word: &[u8]) -> Option<Meta> {
 }
 
 struct Loader<'a> {
-    desc: &'a str,
+    desc: &'a [u8],
     buf: &'a [u8],
 }
 
@@ -236,7 +236,7 @@ impl Loader<'_> {
         column: Option<usize>,
     ) -> LoadError {
         LoadError::Syntax(Box::new(SyntaxError {
-            source_name: self.desc.to_string(),
+            source_name: self.desc.to_vec(),
             line,
             message: msg.to_string(),
             detail,
@@ -455,12 +455,14 @@ impl Loader<'_> {
 /// Load a script from its text, taken as bytes as pgbench takes it (no encoding:
 /// a Latin-1 script keeps its bytes in SQL text, meta-command words and echoed
 /// lines). `source_name` is what pgbench shows in messages (the file name as given,
-/// `-` for standard input, or the builtin's description).
+/// bytes too, `-` for standard input, or the builtin's description); the script's
+/// `desc` is its text form.
 pub fn load_script(
-    source_name: &str,
+    source_name: impl AsRef<[u8]>,
     text: impl AsRef<[u8]>,
     weight: u32,
 ) -> Result<Script, LoadError> {
+    let source_name = source_name.as_ref();
     let ld = Loader {
         desc: source_name,
         buf: text.as_ref(),
@@ -499,7 +501,7 @@ pub fn load_script(
                         let line = ld.lineno(start);
                         let gerr = |detail: Option<Vec<u8>>| {
                             LoadError::Syntax(Box::new(SyntaxError {
-                                source_name: source_name.to_string(),
+                                source_name: source_name.to_vec(),
                                 line,
                                 message: "\\gset must follow an SQL command".to_string(),
                                 detail,
@@ -524,11 +526,11 @@ pub fn load_script(
         }
     }
     if commands.is_empty() {
-        return Err(LoadError::Empty(source_name.to_string()));
+        return Err(LoadError::Empty(source_name.to_vec()));
     }
     check_conditionals(source_name, &mut commands)?;
     Ok(Script {
-        desc: source_name.to_string(),
+        desc: String::from_utf8_lossy(source_name).into_owned(),
         weight,
         commands,
     })
@@ -554,11 +556,11 @@ fn skip_sql_comments(s: &[u8]) -> &[u8] {
     }
 }
 
-fn check_conditionals(desc: &str, cmds: &mut [Command]) -> Result<(), LoadError> {
+fn check_conditionals(desc: &[u8], cmds: &mut [Command]) -> Result<(), LoadError> {
     // Stack of (index of \if, index of last branch command, seen \else).
     let mut stack: Vec<(usize, usize, bool)> = Vec::new();
     let cerr = |n: usize, m: &str| LoadError::Condition {
-        source_name: desc.to_string(),
+        source_name: desc.to_vec(),
         command: n,
         message: m.to_string(),
     };

@@ -226,7 +226,7 @@ impl State {
         } else {
             script_file::check(path, weight, diag)?
         };
-        self.add_script(ScriptSource::File(text(path)), weight, file_text, diag)
+        self.add_script(ScriptSource::File(path.to_vec()), weight, file_text, diag)
     }
 
     fn add_script(

@@ -26,8 +26,7 @@ pub fn check(path: &[u8], weight: u32, diag: &mut Diag<'_>) -> Result<Option<Vec
     if let Err(e) = file.read_to_end(&mut bytes) {
         return Err(io_error(diag, b"could not read file", path, &e));
     }
-    let name = String::from_utf8_lossy(path);
-    match pgrush_script::load_script(&name, &bytes, weight) {
+    match pgrush_script::load_script(path, &bytes, weight) {
         Ok(_) => Ok(Some(bytes)),
         Err(e) => {
             diag.error(&e.to_bytes());
