@@ -160,13 +160,14 @@ fn psql(db: &str, encoding: &str, sql: &[u8]) -> String {
     String::from_utf8_lossy(&out.stdout).trim_end().to_string()
 }
 
-/// A database with `encoding`, C collation, logging its statements.
-fn database(name: &str, encoding: &str) -> &'static Cluster {
+/// A database with `encoding`, C collation, logging its statements or not.
+fn database(name: &str, encoding: &str, log: bool) -> &'static Cluster {
     let c = pgrush_sandbox::shared();
+    let setting = if log { "all" } else { "none" };
     c.psql(&format!(
         "DROP DATABASE IF EXISTS {name}; CREATE DATABASE {name} ENCODING '{encoding}' \
          LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0; \
-         ALTER DATABASE {name} SET log_statement = 'all'"
+         ALTER DATABASE {name} SET log_statement = '{setting}'"
     ))
     .expect("create database");
     c
@@ -223,7 +224,7 @@ INSERT INTO \"t\xe9\" (n, v, q, \"c\xe9\") VALUES (2, :val, current_query(), :va
 /// what the server stored and logged.
 fn latin1_script_in(db: &str, encoding: &str) {
     let _guard = LOG.lock().unwrap_or_else(|p| p.into_inner());
-    let c = database(db, encoding);
+    let c = database(db, encoding, true);
     psql(db, encoding, TABLE_SQL);
     let dir = Dir::new(&[("latin1.sql", LATIN1_SCRIPT)]);
     for mode in ["simple", "extended", "prepared"] {
@@ -279,7 +280,7 @@ fn latin1_script_in_latin1_database() {
 fn gset_and_shell_bytes() {
     let _guard = LOG.lock().unwrap_or_else(|p| p.into_inner());
     let (db, enc) = ("bytes_gset", "SQL_ASCII");
-    database(db, enc);
+    database(db, enc, true);
     psql(db, enc, TABLE_SQL);
     let script: &[u8] = b"SELECT quote_literal('caf' || chr(233)) AS g, quote_literal(chr(164)) AS \"n\xe9\" \\gset p_\n\
 INSERT INTO \"t\xe9\" (n, v, q, \"c\xe9\") VALUES (3, :p_g, current_query(), :p_n\xe9);\n\
@@ -427,5 +428,58 @@ fn define_bytes() {
     for r in runs {
         // debug() output and error messages are on stderr.
         let _ = same_stderr(&dir.0, "postgres", &[t1, r].concat());
+    }
+}
+
+/// Server errors and notices in a single-byte client encoding: the message, the
+/// `LINE n:` echo of the query and the caret, byte for byte, in each query mode.
+#[test]
+fn server_messages_bytes() {
+    let dir = Dir::new(&[
+        (
+            "err.sql",
+            b"SELECT 'caf\xe9', caf\xe9 FROM (SELECT 1) AS s(x);\n",
+        ),
+        (
+            "notice.sql",
+            b"DO $$BEGIN RAISE NOTICE 'caf\xe9 %', 1; END$$;\nSELECT 1;\n",
+        ),
+        ("param.sql", b"SELECT 'x', :val::int;\n"),
+        (
+            "pipeline.sql",
+            b"\\startpipeline\nSELECT 1;\nSELECT caf\xe9;\nSELECT 2;\n\\endpipeline\n",
+        ),
+    ]);
+    for (db, enc) in [
+        ("bytes_msg_latin1", "LATIN1"),
+        ("bytes_msg_ascii", "SQL_ASCII"),
+    ] {
+        database(db, enc, false);
+        for mode in ["simple", "extended", "prepared"] {
+            let m = mode.as_bytes();
+            let mut files = vec![(&b"err.sql"[..], 2), (b"notice.sql", 0)];
+            if mode != "simple" {
+                files.push((b"pipeline.sql", 2));
+            }
+            for (file, code) in files {
+                let (theirs, ours) =
+                    same_stderr(&dir.0, db, &[b"-n", b"-t", b"1", b"-M", m, b"-f", file]);
+                assert_eq!(theirs.code, code, "{}", show(&theirs.stderr));
+                assert!(ours.stderr.contains(&0xe9), "{}", show(&ours.stderr));
+            }
+            let args: &[&[u8]] = &[
+                b"-n",
+                b"-t",
+                b"1",
+                b"-M",
+                m,
+                b"-D",
+                b"val=\xe9",
+                b"-f",
+                b"param.sql",
+            ];
+            let (theirs, _) = same_stderr(&dir.0, db, args);
+            assert_eq!(theirs.code, 2);
+        }
     }
 }

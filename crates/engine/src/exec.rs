@@ -244,6 +244,7 @@ fn meta_command(
                 return command_failed(cl, ctx, "startpipeline", "already in pipeline mode");
             }
             cl.pipeline = Pipeline::On { syncs: 0 };
+            cl.read.pipeline_cmds.clear();
             State::EndCommand
         }
         CommandKind::SyncPipeline => {

@@ -34,6 +34,9 @@ pub struct ReadState {
     pub prepare_syncs: u32,
     /// Statement texts of the pending preparations (for error positions), oldest first.
     pub prepare_texts: std::collections::VecDeque<usize>,
+    /// Commands sent in the current pipeline whose result has not been read yet,
+    /// oldest first (an error's `LINE n:` display shows that command's text).
+    pub pipeline_cmds: std::collections::VecDeque<usize>,
     /// Result number within the command (`\;` compounds in simple mode).
     pub qrynum: u32,
     /// An error was seen: results are discarded up to the last ReadyForQuery.
@@ -111,9 +114,13 @@ pub fn send_sql(cl: &mut Client, ctx: &mut ThreadCtx<'_>, sql: &SqlCommand, stmt
             last_names: std::mem::take(&mut cl.read.last_names),
             last_values: std::mem::take(&mut cl.read.last_values),
             prepare_texts: std::mem::take(&mut cl.read.prepare_texts),
+            pipeline_cmds: std::mem::take(&mut cl.read.pipeline_cmds),
             ..ReadState::default()
         };
         cl.read.prepare_texts.clear();
+        cl.read.pipeline_cmds.clear();
+    } else {
+        cl.read.pipeline_cmds.push_back(cl.command);
     }
     cl.read.begin(sql.gset.as_ref().map(|g| g.0));
     let Some(conn) = cl.conn.as_mut() else {
@@ -241,6 +248,8 @@ pub fn poll_results(cl: &mut Client, ctx: &mut ThreadCtx<'_>) -> Poll {
         };
         // Handle every complete message already buffered.
         loop {
+            // How to read the server's texts (in its client encoding).
+            let utf8 = conn.client_encoding_utf8();
             let msg = match conn.next_message() {
                 Ok(Some(m)) => m,
                 Ok(None) => break,
@@ -295,6 +304,7 @@ pub fn poll_results(cl: &mut Client, ctx: &mut ThreadCtx<'_>) -> Poll {
                         cl.estatus = ErrStatus::MetaCommand;
                     }
                     if ends_pipeline(ctx, cl.script, cl.command) {
+                        cl.read.pipeline_cmds.pop_front();
                         // pgbench reads a pipeline's results one query at a time,
                         // numbering them from 0 again after each query.
                         cl.read.qrynum = 0;
@@ -311,40 +321,57 @@ pub fn poll_results(cl: &mut Client, ctx: &mut ThreadCtx<'_>) -> Poll {
                             .unwrap_or(b"");
                         messages::error(
                             ctx.progname(),
-                            &fields
-                                .to_db_error()
-                                .libpq_message(Some(&String::from_utf8_lossy(text))),
+                            &fields.to_db_error_in(utf8).libpq_message_bytes(Some(text)),
                         );
                     } else if !cl.read.failed {
                         cl.read.failed = true;
                         let status = ErrStatus::from_sqlstate(fields.code());
                         cl.estatus = status;
-                        let query = ctx.query_text(cl.script, cl.command, &cl.buf);
-                        let text = fields.to_db_error().libpq_message(query.as_deref());
+                        // In a pipeline the error belongs to the oldest command not answered.
+                        let command = match cl.read.pipeline_cmds.front() {
+                            Some(&c) if ends_pipeline(ctx, cl.script, cl.command) => c,
+                            _ => cl.command,
+                        };
+                        let query = ctx.query_text(cl.script, command, &cl.buf);
+                        let text = fields.to_db_error_in(utf8).libpq_message_bytes(query);
                         if status.retryable() || ctx.cfg.continue_on_error {
                             if ctx.cfg.verbose_errors {
                                 messages::info(
                                     ctx.progname(),
-                                    &format!(
-                                        "client {} got an error in command {} (SQL) of script {}; {}",
-                                        cl.id, cl.command, cl.script, text
+                                    &messages::concat(
+                                        &format!(
+                                            "client {} got an error in command {} (SQL) of script {}; ",
+                                            cl.id, cl.command, cl.script
+                                        ),
+                                        &text,
                                     ),
                                 );
                             }
                         } else {
                             messages::error(
                                 ctx.progname(),
-                                &format!(
-                                    "client {} script {} aborted in command {} query {}: {}",
-                                    cl.id, cl.script, cl.command, cl.read.qrynum, text
+                                &messages::concat(
+                                    &format!(
+                                        "client {} script {} aborted in command {} query {}: ",
+                                        cl.id, cl.script, cl.command, cl.read.qrynum
+                                    ),
+                                    &text,
                                 ),
                             );
                         }
                     }
-                    cl.read.qrynum += 1;
+                    if cl.read.prepare_syncs == 0 {
+                        // A failed preparation is not one of the command's queries.
+                        cl.read.qrynum += 1;
+                        if ends_pipeline(ctx, cl.script, cl.command) {
+                            cl.read.pipeline_cmds.pop_front();
+                        }
+                    }
                 }
                 BackendMessage::NoticeResponse(fields) => {
-                    eprintln!("{}", fields.to_db_error().libpq_message(None));
+                    let mut line = fields.to_db_error_in(utf8).libpq_message_bytes(None);
+                    line.push(b'\n');
+                    let _ = std::io::Write::write_all(&mut std::io::stderr().lock(), &line);
                 }
                 BackendMessage::ReadyForQuery(status) => {
                     cl.tx_status = status;

@@ -103,15 +103,18 @@ impl<'a> ThreadCtx<'a> {
     }
 
     /// The statement text libpq would show in `LINE n:` for a command
-    /// (`sent` is the text sent in simple mode). Error path only: the text is
-    /// decoded (bytes that are not UTF-8 replaced) for the wire crate's renderer.
-    pub fn query_text(&self, script: usize, command: usize, sent: &[u8]) -> Option<String> {
-        let lossy = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    /// (`sent` is the text sent in simple mode), as bytes.
+    pub fn query_text<'s>(
+        &'s self,
+        script: usize,
+        command: usize,
+        sent: &'s [u8],
+    ) -> Option<&'s [u8]> {
         match self.cfg.query_mode {
-            pgrush_stats::QueryMode::Simple => Some(lossy(sent)),
+            pgrush_stats::QueryMode::Simple => Some(sent),
             pgrush_stats::QueryMode::Extended => {
                 match &self.cfg.scripts[script].commands.get(command)?.kind {
-                    pgrush_script::CommandKind::Sql(sql) => Some(lossy(&sql.extended_text)),
+                    pgrush_script::CommandKind::Sql(sql) => Some(&sql.extended_text),
                     _ => None,
                 }
             }
