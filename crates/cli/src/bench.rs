@@ -8,9 +8,10 @@
 mod setup;
 
 use std::io::Write;
+use std::os::unix::ffi::OsStrExt;
 
 use pgrush_engine::{EngineConfig, LogConfig, RunLength, ThreadRngs, messages};
-use pgrush_script::{Script, Seeds, Value, Variables};
+use pgrush_script::{RawMessage, Script, Seeds, Value, Variables};
 use pgrush_stats::{RunConfig, RunLimit, RunSummary, ScriptInfo};
 
 use crate::options::{Options, QueryMode, ScriptSource, SeedChoice};
@@ -30,6 +31,16 @@ fn base_seed(choice: SeedChoice) -> u64 {
         SeedChoice::Time => pgrush_engine::clock::monotonic_us(),
         SeedChoice::Rand => pgrush_engine::clock::strong_random_u64(),
     }
+}
+
+/// `<what> "<path>": <strerror>` (the path's bytes as given); returns the exit status.
+fn file_error(prog: &str, what: &str, path: &[u8], e: &std::io::Error) -> i32 {
+    let mut msg = format!("{what} \"").into_bytes();
+    msg.extend_from_slice(path);
+    msg.extend_from_slice(b"\": ");
+    msg.extend_from_slice(pgrush_wire::strerror(e).as_bytes());
+    messages::error(prog, &msg);
+    1
 }
 
 fn load_scripts(opts: &Options) -> Result<Vec<Script>, i32> {
@@ -59,34 +70,16 @@ fn load_scripts(opts: &Options) -> Result<Vec<Script>, i32> {
             ScriptSource::File(path) => {
                 let text = if let Some(text) = &spec.text {
                     text.clone()
-                } else if path == "-" {
-                    let mut s = String::new();
-                    match std::io::Read::read_to_string(&mut std::io::stdin(), &mut s) {
+                } else if path == b"-" {
+                    let mut s = Vec::new();
+                    match std::io::Read::read_to_end(&mut std::io::stdin(), &mut s) {
                         Ok(_) => s,
-                        Err(e) => {
-                            messages::error(
-                                prog,
-                                &format!(
-                                    "could not read file \"{path}\": {}",
-                                    pgrush_wire::strerror(&e)
-                                ),
-                            );
-                            return Err(1);
-                        }
+                        Err(e) => return Err(file_error(prog, "could not read file", path, &e)),
                     }
                 } else {
-                    match std::fs::read(path) {
-                        Ok(b) => String::from_utf8_lossy(&b).into_owned(),
-                        Err(e) => {
-                            messages::error(
-                                prog,
-                                &format!(
-                                    "could not open file \"{path}\": {}",
-                                    pgrush_wire::strerror(&e)
-                                ),
-                            );
-                            return Err(1);
-                        }
+                    match std::fs::read(std::ffi::OsStr::from_bytes(path)) {
+                        Ok(b) => b,
+                        Err(e) => return Err(file_error(prog, "could not open file", path, &e)),
                     }
                 };
                 pgrush_script::load_script(path, &text, spec.weight)
@@ -95,7 +88,7 @@ fn load_scripts(opts: &Options) -> Result<Vec<Script>, i32> {
         match script {
             Ok(s) => scripts.push(s),
             Err(e) => {
-                eprintln!("{prog}: error: {e}");
+                messages::error(prog, &e.to_bytes());
                 return Err(1);
             }
         }
@@ -103,7 +96,7 @@ fn load_scripts(opts: &Options) -> Result<Vec<Script>, i32> {
     if opts.query_mode != QueryMode::Simple {
         for s in &scripts {
             if let Err(e) = s.check_parameters() {
-                eprintln!("{prog}: error: {e}");
+                messages::error(prog, &e.to_bytes());
                 return Err(1);
             }
         }
@@ -169,7 +162,7 @@ fn run_inner(opts: &Options) -> Result<i32, i32> {
     }
 
     // Seeds: client generators, default_seed, then per-thread generators.
-    let defined = |name: &str| opts.defines.iter().any(|(n, _)| n == name);
+    let defined = |name: &str| opts.defines.iter().any(|(n, _)| n == name.as_bytes());
     let seeds = Seeds::plan(
         seed,
         opts.clients as usize,
@@ -179,7 +172,7 @@ fn run_inner(opts: &Options) -> Result<i32, i32> {
     let mut variables = Variables::new();
     for (name, value) in &opts.defines {
         if let Err(e) = variables.put_text("option", name, value) {
-            messages::error(prog, &e.to_string());
+            messages::error(prog, &e.to_bytes());
             return Err(1);
         }
     }
@@ -234,7 +227,7 @@ fn run_inner(opts: &Options) -> Result<i32, i32> {
         .map(|s| ScriptInfo {
             desc: s.desc.clone(),
             weight: s.weight,
-            commands: s.commands.iter().map(|c| c.first_line.clone()).collect(),
+            commands: s.commands.iter().map(|c| c.first_line_lossy()).collect(),
         })
         .collect();
     let mut summary = RunSummary::empty(run_config, infos);

@@ -21,8 +21,8 @@ pub enum QueryMode {
 pub enum ScriptSource {
     /// `-b NAME` (already resolved to the full builtin name, e.g. `select-only`).
     Builtin(String),
-    /// `-f FILE`; `-` means standard input.
-    File(String),
+    /// `-f FILE` (the path's bytes as given); `-` means standard input.
+    File(Vec<u8>),
 }
 
 /// One `-b`/`-f`/`-S`/`-N` with its weight.
@@ -33,8 +33,8 @@ pub struct ScriptSpec {
     /// The weight after `@` (1 when absent).
     pub weight: u32,
     /// The file's text when it was already read while parsing the options (as
-    /// pgbench does); `None` for builtins, standard input, pipes and devices.
-    pub text: Option<String>,
+    /// pgbench does), as bytes; `None` for builtins, standard input, pipes and devices.
+    pub text: Option<Vec<u8>>,
 }
 
 /// What the command line asks pgrush to do.
@@ -99,8 +99,8 @@ pub struct Options {
     pub duration: Option<u32>,
     /// `-C`.
     pub connect_per_transaction: bool,
-    /// `-D name=value`, in order.
-    pub defines: Vec<(String, String)>,
+    /// `-D name=value`, in order: bytes as given on the command line.
+    pub defines: Vec<(Vec<u8>, Vec<u8>)>,
     /// `-l`.
     pub log: bool,
     /// `-L` in microseconds (0 = none).

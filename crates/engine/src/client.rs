@@ -156,8 +156,8 @@ pub struct Client {
     pub pipeline: Pipeline,
     /// Reading state of the command in flight.
     pub read: crate::sql::ReadState,
-    /// Scratch buffer for statement text (simple mode) or parameter values.
-    pub buf: String,
+    /// Scratch buffer for statement text (simple mode) or parameter values (bytes).
+    pub buf: Vec<u8>,
     /// Byte ranges of the parameter values in `buf` (None = NULL).
     pub param_bounds: Vec<Option<(usize, usize)>>,
     /// Transaction status from the last ReadyForQuery.
@@ -191,7 +191,7 @@ impl Client {
             prepared: vec![false; n_prepared],
             pipeline: Pipeline::Off,
             read: crate::sql::ReadState::default(),
-            buf: String::with_capacity(256),
+            buf: Vec::with_capacity(256),
             param_bounds: Vec::with_capacity(16),
             tx_status: TransactionStatus::Idle,
         }

@@ -1,6 +1,6 @@
 //! Executing one script command (pgbench's `START_COMMAND` and `SKIP_COMMAND`).
 
-use pgrush_script::{CommandKind, EvalContext};
+use pgrush_script::{CommandKind, EvalContext, RawMessage};
 use pgrush_stats::QueryMode;
 
 use crate::client::{Client, Pipeline, State};
@@ -53,7 +53,10 @@ pub fn start_command(cl: &mut Client, ctx: &mut ThreadCtx<'_>, now: &mut LazyNow
             if cfg.debug {
                 messages::debug(
                     ctx.progname(),
-                    &format!("client {} executing \\{}", cl.id, command.argv.join(" ")),
+                    &messages::concat(
+                        &format!("client {} executing \\", cl.id),
+                        &command.argv_line(),
+                    ),
                 );
             }
             let next = meta_command(cl, ctx, now, kind);
@@ -66,7 +69,7 @@ pub fn start_command(cl: &mut Client, ctx: &mut ThreadCtx<'_>, now: &mut LazyNow
 fn eval(
     cl: &mut Client,
     expr: &pgrush_script::Expr,
-) -> Result<pgrush_script::Value, Option<String>> {
+) -> Result<pgrush_script::Value, Option<Vec<u8>>> {
     let mut debug_out = Vec::new();
     let r = {
         let mut ectx = EvalContext {
@@ -85,8 +88,8 @@ fn eval(
     r.map_err(|e| e.message())
 }
 
-/// Prints an evaluation error's message (some failures have none).
-fn eval_failed(ctx: &ThreadCtx<'_>, msg: Option<String>) {
+/// Prints an evaluation error's message (exact bytes; some failures have none).
+fn eval_failed(ctx: &ThreadCtx<'_>, msg: Option<Vec<u8>>) {
     if let Some(m) = msg {
         messages::error(ctx.progname(), &m);
     }
@@ -109,7 +112,7 @@ fn meta_command(
                 }
             };
             if let Err(e) = cl.vars.set_value("set", var, value) {
-                messages::error(ctx.progname(), &e.to_string());
+                messages::error(ctx.progname(), &e.to_bytes());
                 return command_failed(cl, ctx, "set", "assignment of meta-command failed");
             }
             State::EndCommand
@@ -118,7 +121,7 @@ fn meta_command(
             let usec = match sleep.micros(&cl.vars) {
                 Ok(us) => i64::from(us),
                 Err(msg) => {
-                    messages::error(ctx.progname(), &msg.to_string());
+                    messages::error(ctx.progname(), &msg.to_bytes());
                     return command_failed(cl, ctx, "sleep", "execution of meta-command failed");
                 }
             };
@@ -171,7 +174,7 @@ fn meta_command(
             State::EndCommand
         }
         CommandKind::SetShell { var, args } => {
-            let prog = args.first().map(String::as_str).unwrap_or("");
+            let prog: &[u8] = args.first().map_or(b"", Vec::as_slice);
             let mut output = Vec::new();
             let result = pgrush_script::build_shell_command(args, &cl.vars).and_then(|line| {
                 match crate::shell::capture(&line) {
@@ -179,7 +182,7 @@ fn meta_command(
                         output = out;
                         pgrush_script::parse_setshell_output(prog, &output)
                     }
-                    None => Err(pgrush_script::MetaError::CouldNotLaunch(prog.to_string())),
+                    None => Err(pgrush_script::MetaError::CouldNotLaunch(prog.to_vec())),
                 }
             });
             let stored = result.and_then(|v| {
@@ -198,19 +201,19 @@ fn meta_command(
                     let quiet = ctx.timer_exceeded
                         && matches!(e, pgrush_script::MetaError::CouldNotRead(_));
                     if !quiet {
-                        messages::error(ctx.progname(), &e.to_string());
+                        messages::error(ctx.progname(), &e.to_bytes());
                     }
                     command_failed(cl, ctx, "setshell", "execution of meta-command failed")
                 }
             }
         }
         CommandKind::Shell { args } => {
-            let prog = args.first().map(String::as_str).unwrap_or("");
+            let prog: &[u8] = args.first().map_or(b"", Vec::as_slice);
             let result = pgrush_script::build_shell_command(args, &cl.vars).and_then(|line| {
                 if crate::shell::system(&line) {
                     Ok(())
                 } else {
-                    Err(pgrush_script::MetaError::CouldNotLaunch(prog.to_string()))
+                    Err(pgrush_script::MetaError::CouldNotLaunch(prog.to_vec()))
                 }
             });
             match result {
@@ -219,7 +222,7 @@ fn meta_command(
                     let quiet = ctx.timer_exceeded
                         && matches!(e, pgrush_script::MetaError::CouldNotLaunch(_));
                     if !quiet {
-                        messages::error(ctx.progname(), &e.to_string());
+                        messages::error(ctx.progname(), &e.to_bytes());
                     }
                     command_failed(cl, ctx, "shell", "execution of meta-command failed")
                 }
@@ -241,6 +244,7 @@ fn meta_command(
                 return command_failed(cl, ctx, "startpipeline", "already in pipeline mode");
             }
             cl.pipeline = Pipeline::On { syncs: 0 };
+            cl.read.pipeline_cmds.clear();
             State::EndCommand
         }
         CommandKind::SyncPipeline => {
@@ -358,14 +362,14 @@ pub fn skip_command(cl: &mut Client, ctx: &mut ThreadCtx<'_>) {
 /// pgbench's `--debug` line after a `\setshell`: the command, its first argument
 /// as written (`(null)` when there is none, as glibc prints a NULL string) and
 /// the line read from its output, trailing newline included.
-fn setshell_debug(ctx: &ThreadCtx<'_>, prog: &str, first_arg: Option<&String>, output: &[u8]) {
+fn setshell_debug(ctx: &ThreadCtx<'_>, prog: &[u8], first_arg: Option<&Vec<u8>>, output: &[u8]) {
     let line = pgrush_script::setshell_first_line(output).unwrap_or(b"");
     let line = &line[..line.iter().position(|&c| c == 0).unwrap_or(line.len())];
-    let mut msg = format!(
-        "{prog}: shell parameter name: \"{}\", value: \"",
-        first_arg.map_or("(null)", String::as_str)
-    );
-    msg.push_str(&String::from_utf8_lossy(line));
-    msg.push('"');
+    let mut msg = prog.to_vec();
+    msg.extend_from_slice(b": shell parameter name: \"");
+    msg.extend_from_slice(first_arg.map_or(b"(null)", Vec::as_slice));
+    msg.extend_from_slice(b"\", value: \"");
+    msg.extend_from_slice(line);
+    msg.push(b'"');
     messages::debug(ctx.progname(), &msg);
 }

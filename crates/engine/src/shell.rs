@@ -1,16 +1,19 @@
 //! Running `\shell` and `\setshell` command lines with `sh -c` (the command
 //! line itself and the output rules come from `pgrush-script`).
 
+use std::ffi::OsStr;
 use std::io::{Read, Write};
+use std::os::unix::ffi::OsStrExt;
 use std::process::{Command, Stdio};
 
-/// Runs `command` like C `system()`: true when it ran and exited with status 0.
-pub fn system(command: &str) -> bool {
+/// Runs `command` (bytes, as pgbench passes them) like C `system()`: true when it
+/// ran and exited with status 0.
+pub fn system(command: &[u8]) -> bool {
     let _ = std::io::stdout().flush();
     let _ = std::io::stderr().flush();
     Command::new("/bin/sh")
         .arg("-c")
-        .arg(command)
+        .arg(OsStr::from_bytes(command))
         .stdin(Stdio::inherit())
         .status()
         .map(|s| s.success())
@@ -18,13 +21,13 @@ pub fn system(command: &str) -> bool {
 }
 
 /// Runs `command` like `popen(command, "r")` and returns everything it printed on
-/// stdout (`None` when it could not be started).
-pub fn capture(command: &str) -> Option<Vec<u8>> {
+/// stdout, as bytes (`None` when it could not be started).
+pub fn capture(command: &[u8]) -> Option<Vec<u8>> {
     let _ = std::io::stdout().flush();
     let _ = std::io::stderr().flush();
     let mut child = Command::new("/bin/sh")
         .arg("-c")
-        .arg(command)
+        .arg(OsStr::from_bytes(command))
         .stdout(Stdio::piped())
         .spawn()
         .ok()?;
@@ -42,10 +45,15 @@ mod tests {
 
     #[test]
     fn runs_commands() {
-        assert!(system("true"));
-        assert!(!system("false"));
-        assert!(!system("exit 3"));
-        assert_eq!(capture("echo 42").as_deref(), Some(&b"42\n"[..]));
-        assert_eq!(capture("true").as_deref(), Some(&b""[..]));
+        assert!(system(b"true"));
+        assert!(!system(b"false"));
+        assert!(!system(b"exit 3"));
+        assert_eq!(capture(b"echo 42").as_deref(), Some(&b"42\n"[..]));
+        assert_eq!(capture(b"true").as_deref(), Some(&b""[..]));
+        // Bytes that are not UTF-8 pass both ways unchanged.
+        assert_eq!(
+            capture(b"printf '\\351'; echo '\xe8'").as_deref(),
+            Some(&b"\xe9\xe8\n"[..])
+        );
     }
 }

@@ -6,7 +6,7 @@
 //! Bind/Describe/Execute/Sync. Inside a pipeline no Sync is sent per command.
 //! Results are read until the expected ReadyForQuery messages have arrived.
 
-use pgrush_script::{GsetKind, SqlCommand};
+use pgrush_script::{GsetKind, RawMessage, SqlCommand};
 use pgrush_stats::QueryMode;
 use pgrush_wire::{BackendMessage, ReadOutcome};
 
@@ -34,6 +34,9 @@ pub struct ReadState {
     pub prepare_syncs: u32,
     /// Statement texts of the pending preparations (for error positions), oldest first.
     pub prepare_texts: std::collections::VecDeque<usize>,
+    /// Commands sent in the current pipeline whose result has not been read yet,
+    /// oldest first (an error's `LINE n:` display shows that command's text).
+    pub pipeline_cmds: std::collections::VecDeque<usize>,
     /// Result number within the command (`\;` compounds in simple mode).
     pub qrynum: u32,
     /// An error was seen: results are discarded up to the last ReadyForQuery.
@@ -56,10 +59,11 @@ pub struct ReadState {
     pub last_values: TextRow,
 }
 
-/// A row of optional texts in one reusable buffer (no allocation once warm).
+/// A row of optional texts (the server's bytes) in one reusable buffer (no
+/// allocation once warm).
 #[derive(Debug, Default)]
 pub struct TextRow {
-    text: String,
+    text: Vec<u8>,
     cells: Vec<Option<(usize, usize)>>,
 }
 
@@ -70,18 +74,18 @@ impl TextRow {
         self.cells.clear();
     }
 
-    /// Appends a cell (`None` = SQL NULL); invalid UTF-8 is replaced, as lossy decoding.
+    /// Appends a cell (`None` = SQL NULL), bytes as received.
     pub fn push(&mut self, cell: Option<&[u8]>) {
         let cell = cell.map(|b| {
             let start = self.text.len();
-            self.text.push_str(&String::from_utf8_lossy(b));
+            self.text.extend_from_slice(b);
             (start, self.text.len())
         });
         self.cells.push(cell);
     }
 
     /// The cells in order.
-    pub fn iter(&self) -> impl Iterator<Item = Option<&str>> + '_ {
+    pub fn iter(&self) -> impl Iterator<Item = Option<&[u8]>> + '_ {
         self.cells
             .iter()
             .map(|c| c.and_then(|(s, e)| self.text.get(s..e)))
@@ -110,9 +114,13 @@ pub fn send_sql(cl: &mut Client, ctx: &mut ThreadCtx<'_>, sql: &SqlCommand, stmt
             last_names: std::mem::take(&mut cl.read.last_names),
             last_values: std::mem::take(&mut cl.read.last_values),
             prepare_texts: std::mem::take(&mut cl.read.prepare_texts),
+            pipeline_cmds: std::mem::take(&mut cl.read.pipeline_cmds),
             ..ReadState::default()
         };
         cl.read.prepare_texts.clear();
+        cl.read.pipeline_cmds.clear();
+    } else {
+        cl.read.pipeline_cmds.push_back(cl.command);
     }
     cl.read.begin(sql.gset.as_ref().map(|g| g.0));
     let Some(conn) = cl.conn.as_mut() else {
@@ -125,7 +133,7 @@ pub fn send_sql(cl: &mut Client, ctx: &mut ThreadCtx<'_>, sql: &SqlCommand, stmt
             if ctx.cfg.debug {
                 messages::debug(
                     ctx.progname(),
-                    &format!("client {} sending {}", cl.id, cl.buf),
+                    &messages::concat(&format!("client {} sending ", cl.id), &cl.buf),
                 );
             }
             let _ = conn.queue_query(&cl.buf);
@@ -135,7 +143,7 @@ pub fn send_sql(cl: &mut Client, ctx: &mut ThreadCtx<'_>, sql: &SqlCommand, stmt
             if ctx.cfg.debug {
                 messages::debug(
                     ctx.progname(),
-                    &format!("client {} sending {}", cl.id, sql.extended_text),
+                    &messages::concat(&format!("client {} sending ", cl.id), &sql.extended_text),
                 );
             }
             let _ = conn.queue_parse("", &sql.extended_text, sql.params().len());
@@ -199,7 +207,7 @@ fn queue_bind_execute(
     stmt_name: &str,
     sql: &SqlCommand,
     vars: &pgrush_script::Variables,
-    scratch: &mut String,
+    scratch: &mut Vec<u8>,
     bounds: &mut Vec<Option<(usize, usize)>>,
 ) {
     // Parameter values as text, concatenated in `scratch` (both buffers are reused:
@@ -214,7 +222,7 @@ fn queue_bind_execute(
             bounds.push(None);
         }
     }
-    let text = scratch.as_bytes();
+    let text = &scratch[..];
     let params = bounds.iter().map(|b| b.map(|(s, e)| &text[s..e]));
     let _ = conn.queue_bind("", stmt_name, params);
     let _ = conn.queue_describe_portal("");
@@ -240,6 +248,8 @@ pub fn poll_results(cl: &mut Client, ctx: &mut ThreadCtx<'_>) -> Poll {
         };
         // Handle every complete message already buffered.
         loop {
+            // How to read the server's texts (in its client encoding).
+            let utf8 = conn.client_encoding_utf8();
             let msg = match conn.next_message() {
                 Ok(Some(m)) => m,
                 Ok(None) => break,
@@ -266,7 +276,7 @@ pub fn poll_results(cl: &mut Client, ctx: &mut ThreadCtx<'_>) -> Poll {
                     if cl.read.gset.is_some() {
                         cl.read.names.clear();
                         for f in rd.fields() {
-                            cl.read.names.push(Some(f.name.as_bytes()));
+                            cl.read.names.push(Some(f.name));
                         }
                     }
                 }
@@ -294,6 +304,7 @@ pub fn poll_results(cl: &mut Client, ctx: &mut ThreadCtx<'_>) -> Poll {
                         cl.estatus = ErrStatus::MetaCommand;
                     }
                     if ends_pipeline(ctx, cl.script, cl.command) {
+                        cl.read.pipeline_cmds.pop_front();
                         // pgbench reads a pipeline's results one query at a time,
                         // numbering them from 0 again after each query.
                         cl.read.qrynum = 0;
@@ -307,41 +318,60 @@ pub fn poll_results(cl: &mut Client, ctx: &mut ThreadCtx<'_>) -> Poll {
                             .prepare_texts
                             .front()
                             .map(|&k| ctx.stmt_text(k))
-                            .unwrap_or("");
+                            .unwrap_or(b"");
                         messages::error(
                             ctx.progname(),
-                            &fields.to_db_error().libpq_message(Some(text)),
+                            &fields.to_db_error_in(utf8).libpq_message_bytes(Some(text)),
                         );
                     } else if !cl.read.failed {
                         cl.read.failed = true;
                         let status = ErrStatus::from_sqlstate(fields.code());
                         cl.estatus = status;
-                        let query = ctx.query_text(cl.script, cl.command, &cl.buf);
-                        let text = fields.to_db_error().libpq_message(query.as_deref());
+                        // In a pipeline the error belongs to the oldest command not answered.
+                        let command = match cl.read.pipeline_cmds.front() {
+                            Some(&c) if ends_pipeline(ctx, cl.script, cl.command) => c,
+                            _ => cl.command,
+                        };
+                        let query = ctx.query_text(cl.script, command, &cl.buf);
+                        let text = fields.to_db_error_in(utf8).libpq_message_bytes(query);
                         if status.retryable() || ctx.cfg.continue_on_error {
                             if ctx.cfg.verbose_errors {
                                 messages::info(
                                     ctx.progname(),
-                                    &format!(
-                                        "client {} got an error in command {} (SQL) of script {}; {}",
-                                        cl.id, cl.command, cl.script, text
+                                    &messages::concat(
+                                        &format!(
+                                            "client {} got an error in command {} (SQL) of script {}; ",
+                                            cl.id, cl.command, cl.script
+                                        ),
+                                        &text,
                                     ),
                                 );
                             }
                         } else {
                             messages::error(
                                 ctx.progname(),
-                                &format!(
-                                    "client {} script {} aborted in command {} query {}: {}",
-                                    cl.id, cl.script, cl.command, cl.read.qrynum, text
+                                &messages::concat(
+                                    &format!(
+                                        "client {} script {} aborted in command {} query {}: ",
+                                        cl.id, cl.script, cl.command, cl.read.qrynum
+                                    ),
+                                    &text,
                                 ),
                             );
                         }
                     }
-                    cl.read.qrynum += 1;
+                    if cl.read.prepare_syncs == 0 {
+                        // A failed preparation is not one of the command's queries.
+                        cl.read.qrynum += 1;
+                        if ends_pipeline(ctx, cl.script, cl.command) {
+                            cl.read.pipeline_cmds.pop_front();
+                        }
+                    }
                 }
                 BackendMessage::NoticeResponse(fields) => {
-                    eprintln!("{}", fields.to_db_error().libpq_message(None));
+                    let mut line = fields.to_db_error_in(utf8).libpq_message_bytes(None);
+                    line.push(b'\n');
+                    let _ = std::io::Write::write_all(&mut std::io::stderr().lock(), &line);
                 }
                 BackendMessage::ReadyForQuery(status) => {
                     cl.tx_status = status;
@@ -426,7 +456,7 @@ fn end_result(
                     script,
                     command,
                     r.qrynum,
-                    name.unwrap_or(""),
+                    name.unwrap_or(b""),
                     value,
                 ) {
                     stored = false;
@@ -478,7 +508,7 @@ fn finish_command(cl: &mut Client, ctx: &mut ThreadCtx<'_>) -> Poll {
                     cl.script,
                     cl.command,
                     qrynum,
-                    name.unwrap_or(""),
+                    name.unwrap_or(b""),
                     value,
                 ) {
                     ok = false;
@@ -503,34 +533,37 @@ fn store_var(
     script: usize,
     command: usize,
     qrynum: u32,
-    name: &str,
-    value: Option<&str>,
+    name: &[u8],
+    value: Option<&[u8]>,
 ) -> bool {
     let (context, prefix) = match &ctx.cfg.scripts[script].commands[command].kind {
         pgrush_script::CommandKind::Sql(sql) => match &sql.gset {
-            Some((GsetKind::Gset, p)) => ("gset", p.as_str()),
-            Some((GsetKind::Aset, p)) => ("aset", p.as_str()),
-            None => ("gset", ""),
+            Some((GsetKind::Gset, p)) => ("gset", p.as_slice()),
+            Some((GsetKind::Aset, p)) => ("aset", p.as_slice()),
+            None => ("gset", &b""[..]),
         },
-        _ => ("gset", ""),
+        _ => ("gset", &b""[..]),
     };
     // The prefixed name is built in a reused buffer (no allocation once warm).
     thread_local! {
-        static FULL: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
+        static FULL: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
     }
     let stored = FULL.with_borrow_mut(|full| {
         full.clear();
-        full.push_str(prefix);
-        full.push_str(name);
-        vars.put_text(context, full, value.unwrap_or(""))
+        full.extend_from_slice(prefix);
+        full.extend_from_slice(name);
+        vars.put_text(context, &full[..], value.unwrap_or(b""))
             .map_err(|e| (e, full.clone()))
     });
     if let Err((invalid_name, full)) = stored {
-        messages::error(ctx.progname(), &invalid_name.to_string());
+        messages::error(ctx.progname(), &invalid_name.to_bytes());
         messages::error(
             ctx.progname(),
-            &format!(
-                "client {client} script {script} command {command} query {qrynum}: error storing into variable {full}"
+            &messages::concat(
+                &format!(
+                    "client {client} script {script} command {command} query {qrynum}: error storing into variable "
+                ),
+                &full,
             ),
         );
         return false;

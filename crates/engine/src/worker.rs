@@ -94,22 +94,27 @@ impl<'a> ThreadCtx<'a> {
     }
 
     /// The `$n` text of prepared statement `k` (for error positions).
-    pub fn stmt_text(&self, k: usize) -> &str {
+    pub fn stmt_text(&self, k: usize) -> &[u8] {
         let (s, c) = self.plan.stmt_origin[k];
         match &self.cfg.scripts[s].commands[c].kind {
             pgrush_script::CommandKind::Sql(sql) => &sql.extended_text,
-            _ => "",
+            _ => b"",
         }
     }
 
     /// The statement text libpq would show in `LINE n:` for a command
-    /// (`sent` is the text sent in simple mode).
-    pub fn query_text(&self, script: usize, command: usize, sent: &str) -> Option<String> {
+    /// (`sent` is the text sent in simple mode), as bytes.
+    pub fn query_text<'s>(
+        &'s self,
+        script: usize,
+        command: usize,
+        sent: &'s [u8],
+    ) -> Option<&'s [u8]> {
         match self.cfg.query_mode {
-            pgrush_stats::QueryMode::Simple => Some(sent.to_string()),
+            pgrush_stats::QueryMode::Simple => Some(sent),
             pgrush_stats::QueryMode::Extended => {
                 match &self.cfg.scripts[script].commands.get(command)?.kind {
-                    pgrush_script::CommandKind::Sql(sql) => Some(sql.extended_text.clone()),
+                    pgrush_script::CommandKind::Sql(sql) => Some(&sql.extended_text),
                     _ => None,
                 }
             }

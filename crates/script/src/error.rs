@@ -1,14 +1,42 @@
 //! Error types. Every `Display` is pgbench's message text without the
 //! `pgbench: error: ` prefix (the CLI/engine adds `pgrush: error: `).
 
+use std::borrow::Cow;
+use std::io::Write;
+
 use thiserror::Error;
+
+/// Text of script bytes for `Display` (bytes that are not UTF-8 replaced).
+fn lossy(b: &[u8]) -> Cow<'_, str> {
+    String::from_utf8_lossy(b)
+}
+
+/// Errors whose text may carry script bytes that are not UTF-8 (a Latin-1 script
+/// line, a `-D` value, shell output). pgbench prints those bytes as they are;
+/// `Display` replaces invalid sequences, [`RawMessage::to_bytes`] does not.
+pub trait RawMessage: std::fmt::Display {
+    /// Appends the exact message bytes (same text as `Display`, raw bytes kept).
+    fn write_raw(&self, out: &mut Vec<u8>);
+
+    /// The exact message bytes.
+    fn to_bytes(&self) -> Vec<u8> {
+        let mut v = Vec::new();
+        self.write_raw(&mut v);
+        v
+    }
+}
+
+/// Appends `Display` text (for variants without raw bytes).
+fn display_into(e: &dyn std::fmt::Display, out: &mut Vec<u8>) {
+    let _ = write!(out, "{e}");
+}
 
 /// A run-time expression evaluation failure (the client aborts).
 #[derive(Debug, Clone, PartialEq, Error)]
 pub enum EvalError {
     /// `undefined variable "x"`.
-    #[error("undefined variable \"{0}\"")]
-    UndefinedVariable(String),
+    #[error("undefined variable \"{}\"", lossy(.0))]
+    UndefinedVariable(Vec<u8>),
     /// `cannot coerce <type> to <type>`.
     #[error("cannot coerce {from} to {to}")]
     Coerce {
@@ -48,12 +76,12 @@ pub enum EvalError {
     #[error("too many function arguments, maximum is 16")]
     TooManyArguments,
     /// `malformed variable "%s" value: "%s"`.
-    #[error("malformed variable \"{name}\" value: \"{value}\"")]
+    #[error("malformed variable \"{}\" value: \"{}\"", lossy(name), lossy(value))]
     MalformedVariable {
         /// Variable name.
-        name: String,
+        name: Vec<u8>,
         /// Its text.
-        value: String,
+        value: Vec<u8>,
     },
     /// `value "%s" is out of range for type bigint`.
     #[error("value \"{0}\" is out of range for type bigint")]
@@ -67,11 +95,32 @@ pub enum EvalError {
 }
 
 impl EvalError {
-    /// The message to print, or `None` when pgbench prints nothing for this failure.
-    pub fn message(&self) -> Option<String> {
+    /// The message to print (exact bytes), or `None` when pgbench prints nothing
+    /// for this failure.
+    pub fn message(&self) -> Option<Vec<u8>> {
         match self {
             EvalError::Silent => None,
-            e => Some(e.to_string()),
+            e => Some(e.to_bytes()),
+        }
+    }
+}
+
+impl RawMessage for EvalError {
+    fn write_raw(&self, out: &mut Vec<u8>) {
+        match self {
+            EvalError::UndefinedVariable(name) => {
+                out.extend_from_slice(b"undefined variable \"");
+                out.extend_from_slice(name);
+                out.push(b'"');
+            }
+            EvalError::MalformedVariable { name, value } => {
+                out.extend_from_slice(b"malformed variable \"");
+                out.extend_from_slice(name);
+                out.extend_from_slice(b"\" value: \"");
+                out.extend_from_slice(value);
+                out.push(b'"');
+            }
+            e => display_into(e, out),
         }
     }
 }
@@ -80,16 +129,34 @@ impl EvalError {
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum VarError {
     /// `<context>: invalid variable name: "<name>"`.
-    #[error("{context}: invalid variable name: \"{name}\"")]
+    #[error("{context}: invalid variable name: \"{}\"", lossy(name))]
     InvalidName {
         /// `option`, `set`, `gset`, `aset`, `setshell`, `startup`.
         context: String,
         /// The rejected name.
-        name: String,
+        name: Vec<u8>,
     },
     /// `invalid variable definition: "<arg>"` (`-D` without `=`, name or value).
-    #[error("invalid variable definition: \"{0}\"")]
-    InvalidDefinition(String),
+    #[error("invalid variable definition: \"{}\"", lossy(.0))]
+    InvalidDefinition(Vec<u8>),
+}
+
+impl RawMessage for VarError {
+    fn write_raw(&self, out: &mut Vec<u8>) {
+        match self {
+            VarError::InvalidName { context, name } => {
+                out.extend_from_slice(context.as_bytes());
+                out.extend_from_slice(b": invalid variable name: \"");
+                out.extend_from_slice(name);
+                out.push(b'"');
+            }
+            VarError::InvalidDefinition(arg) => {
+                out.extend_from_slice(b"invalid variable definition: \"");
+                out.extend_from_slice(arg);
+                out.push(b'"');
+            }
+        }
+    }
 }
 
 /// A failure of `\sleep`, `\shell` or `\setshell` at run time (`execution of
@@ -98,43 +165,105 @@ pub enum VarError {
 pub enum MetaError {
     /// `<cmd>: undefined variable "<name>"` (`\sleep` shows the name without colon,
     /// the shell commands with it).
-    #[error("{cmd}: undefined variable \"{name}\"")]
+    #[error("{}: undefined variable \"{}\"", lossy(cmd), lossy(name))]
     UndefinedVariable {
         /// The command word pgbench names (`sleep` or the shell program).
-        cmd: String,
+        cmd: Vec<u8>,
         /// The variable as pgbench shows it.
-        name: String,
+        name: Vec<u8>,
     },
     /// `<cmd>: invalid sleep time "<value>" for variable "<name>"`.
-    #[error("{cmd}: invalid sleep time \"{value}\" for variable \"{name}\"")]
+    #[error(
+        "{}: invalid sleep time \"{}\" for variable \"{}\"",
+        lossy(cmd),
+        lossy(value),
+        lossy(name)
+    )]
     InvalidSleepTime {
         /// The command word.
-        cmd: String,
+        cmd: Vec<u8>,
         /// The variable's text.
-        value: String,
+        value: Vec<u8>,
         /// The variable name.
-        name: String,
+        name: Vec<u8>,
     },
     /// `<cmd>: shell command is too long`.
-    #[error("{0}: shell command is too long")]
-    ShellTooLong(String),
+    #[error("{}: shell command is too long", lossy(.0))]
+    ShellTooLong(Vec<u8>),
     /// `<cmd>: could not launch shell command`.
-    #[error("{0}: could not launch shell command")]
-    CouldNotLaunch(String),
+    #[error("{}: could not launch shell command", lossy(.0))]
+    CouldNotLaunch(Vec<u8>),
     /// `<cmd>: could not read result of shell command`.
-    #[error("{0}: could not read result of shell command")]
-    CouldNotRead(String),
+    #[error("{}: could not read result of shell command", lossy(.0))]
+    CouldNotRead(Vec<u8>),
     /// `<cmd>: shell command must return an integer (not "<output>")`.
-    #[error("{cmd}: shell command must return an integer (not \"{output}\")")]
+    #[error(
+        "{}: shell command must return an integer (not \"{}\")",
+        lossy(cmd),
+        lossy(output)
+    )]
     NotAnInteger {
         /// The shell program word.
-        cmd: String,
+        cmd: Vec<u8>,
         /// The raw first line read (newline included).
-        output: String,
+        output: Vec<u8>,
     },
     /// The result could not be stored (`setshell: invalid variable name: ...`).
     #[error(transparent)]
     Var(#[from] VarError),
+}
+
+impl RawMessage for MetaError {
+    fn write_raw(&self, out: &mut Vec<u8>) {
+        let parts: [&[u8]; 7] = match self {
+            MetaError::UndefinedVariable { cmd, name } => {
+                [cmd, b": undefined variable \"", name, b"\"", b"", b"", b""]
+            }
+            MetaError::InvalidSleepTime { cmd, value, name } => [
+                cmd,
+                b": invalid sleep time \"",
+                value,
+                b"\" for variable \"",
+                name,
+                b"\"",
+                b"",
+            ],
+            MetaError::ShellTooLong(cmd) => {
+                [cmd, b": shell command is too long", b"", b"", b"", b"", b""]
+            }
+            MetaError::CouldNotLaunch(cmd) => [
+                cmd,
+                b": could not launch shell command",
+                b"",
+                b"",
+                b"",
+                b"",
+                b"",
+            ],
+            MetaError::CouldNotRead(cmd) => [
+                cmd,
+                b": could not read result of shell command",
+                b"",
+                b"",
+                b"",
+                b"",
+                b"",
+            ],
+            MetaError::NotAnInteger { cmd, output } => [
+                cmd,
+                b": shell command must return an integer (not \"",
+                output,
+                b"\")",
+                b"",
+                b"",
+                b"",
+            ],
+            MetaError::Var(e) => return e.write_raw(out),
+        };
+        for p in parts {
+            out.extend_from_slice(p);
+        }
+    }
 }
 
 /// `-b NAME` / `--show-script=NAME` lookup failure. The CLI prints `error: <this>`
@@ -170,8 +299,9 @@ pub enum WeightError {
 /// `Display` renders pgbench's complete text: the first line without the
 /// `pgbench: error: ` prefix, then (for syntax errors with a known line) the
 /// command's full text and the caret line `<column spaces>^ error found here`.
-/// The CLI must print `pgrush: error: ` followed by this text and a newline
-/// (i.e. `eprintln!("pgrush: error: {err}")`), then exit 1.
+/// The CLI must print `pgrush: error: ` followed by this text's exact bytes
+/// ([`RawMessage::to_bytes`]: an echoed script line keeps its bytes) and a newline,
+/// then exit 1.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum LoadError {
     /// `<source>:<line>: <msg>[ (<detail>)][ at column N][ in command "<cmd>"]` plus
@@ -179,75 +309,105 @@ pub enum LoadError {
     #[error("{0}")]
     Syntax(Box<SyntaxError>),
     /// `condition error in script "<source>" command <n>: <msg>`.
-    #[error("condition error in script \"{source_name}\" command {command}: {message}")]
+    #[error(
+        "condition error in script \"{}\" command {command}: {message}",
+        lossy(source_name)
+    )]
     Condition {
-        /// Script description.
-        source_name: String,
+        /// Script description (bytes: a file name as given).
+        source_name: Vec<u8>,
         /// 1-based command number.
         command: usize,
         /// e.g. `\else after \else`.
         message: String,
     },
     /// `empty command list for script "<source>"`.
-    #[error("empty command list for script \"{0}\"")]
-    Empty(String),
+    #[error("empty command list for script \"{}\"", lossy(.0))]
+    Empty(Vec<u8>),
     /// `statement has too many arguments (maximum is 255): <sql>` (only extended and
     /// prepared modes; see [`crate::Script::check_parameters`]).
-    #[error("statement has too many arguments (maximum is 255): {0}")]
-    TooManyArguments(String),
+    #[error("statement has too many arguments (maximum is 255): {}", lossy(.0))]
+    TooManyArguments(Vec<u8>),
+}
+
+impl RawMessage for LoadError {
+    fn write_raw(&self, out: &mut Vec<u8>) {
+        match self {
+            LoadError::Syntax(e) => e.write_raw(out),
+            LoadError::TooManyArguments(sql) => {
+                out.extend_from_slice(b"statement has too many arguments (maximum is 255): ");
+                out.extend_from_slice(sql);
+            }
+            LoadError::Condition {
+                source_name,
+                command,
+                message,
+            } => {
+                out.extend_from_slice(b"condition error in script \"");
+                out.extend_from_slice(source_name);
+                let _ = write!(out, "\" command {command}: {message}");
+            }
+            LoadError::Empty(source_name) => {
+                out.extend_from_slice(b"empty command list for script \"");
+                out.extend_from_slice(source_name);
+                out.push(b'"');
+            }
+        }
+    }
 }
 
 /// A located script syntax error (see [`LoadError::Syntax`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SyntaxError {
     /// Script description (file name, `-`, builtin description).
-    pub source_name: String,
+    pub source_name: Vec<u8>,
     /// 1-based line of the backslash.
     pub line: usize,
     /// The message.
     pub message: String,
-    /// Parenthesized detail.
-    pub detail: Option<String>,
-    /// Meta command name as written.
-    pub command: Option<String>,
-    /// The command text echoed under the message.
-    pub text: Option<String>,
+    /// Parenthesized detail (script bytes).
+    pub detail: Option<Vec<u8>>,
+    /// Meta command name as written (script bytes).
+    pub command: Option<Vec<u8>>,
+    /// The command text echoed under the message (the script's bytes).
+    pub text: Option<Vec<u8>>,
     /// 0-based caret column relative to the backslash.
     pub column: Option<usize>,
 }
 
 impl std::fmt::Display for SyntaxError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&render_syntax(self))
+        f.write_str(&String::from_utf8_lossy(&self.to_bytes()))
     }
 }
 
-fn render_syntax(e: &SyntaxError) -> String {
-    let (source, line, message) = (&e.source_name, e.line, &e.message);
-    let (detail, command, text, column) = (
-        e.detail.as_deref(),
-        e.command.as_deref(),
-        e.text.as_deref(),
-        e.column,
-    );
-    let mut s = format!("{source}:{line}: {message}");
-    if let Some(d) = detail {
-        s.push_str(&format!(" ({d})"));
-    }
-    if let (Some(c), None) = (column, text) {
-        s.push_str(&format!(" at column {}", c + 1));
-    }
-    if let Some(c) = command {
-        s.push_str(&format!(" in command \"{c}\""));
-    }
-    if let Some(t) = text {
-        s.push('\n');
-        s.push_str(t);
-        if let Some(c) = column {
-            s.push('\n');
-            s.push_str(&" ".repeat(c));
-            s.push_str("^ error found here");
+impl std::error::Error for SyntaxError {}
+
+impl RawMessage for SyntaxError {
+    fn write_raw(&self, s: &mut Vec<u8>) {
+        s.extend_from_slice(&self.source_name);
+        let _ = write!(s, ":{}: {}", self.line, self.message);
+        if let Some(d) = &self.detail {
+            s.extend_from_slice(b" (");
+            s.extend_from_slice(d);
+            s.push(b')');
+        }
+        if let (Some(c), None) = (self.column, &self.text) {
+            let _ = write!(s, " at column {}", c + 1);
+        }
+        if let Some(c) = &self.command {
+            s.extend_from_slice(b" in command \"");
+            s.extend_from_slice(c);
+            s.push(b'"');
+        }
+        if let Some(t) = &self.text {
+            s.push(b'\n');
+            s.extend_from_slice(t);
+            if let Some(c) = self.column {
+                s.push(b'\n');
+                s.resize(s.len() + c, b' ');
+                s.extend_from_slice(b"^ error found here");
+            }
         }
     }
-    s
 }

@@ -8,8 +8,16 @@
 //! [`SqlCommand::write_simple`] / [`SqlCommand::params`], and follows
 //! [`Command::cond`] jumps for conditionals.
 //!
+//! Bytes, not text: like pgbench (C strings), the crate takes a script as bytes
+//! and keeps them: SQL text, meta-command words, variable names and values, `-D`
+//! values and `\gset` results are `Vec<u8>`/`&[u8]`, so a Latin-1 script sends
+//! exactly its bytes. Only keywords, function names and numbers are matched as
+//! ASCII.
+//!
 //! Messages: every error's `Display` is pgbench's text without the
-//! `pgbench: error: ` prefix; the CLI prints `pgrush: error: {err}`.
+//! `pgbench: error: ` prefix, with bytes that are not UTF-8 replaced; the exact
+//! bytes (what the CLI and engine write, as pgbench does) come from
+//! [`RawMessage::to_bytes`]: the CLI writes `pgrush: error: ` then those bytes.
 //!
 //! Verification: `tests/` compares this crate with pgbench 18 (and 15) by running
 //! the real program on generated scripts: ~1500 expressions through `debug()`,
@@ -42,7 +50,7 @@ pub use builtin::{
     show_script_text,
 };
 pub use error::{
-    BuiltinError, EvalError, LoadError, MetaError, SyntaxError, VarError, WeightError,
+    BuiltinError, EvalError, LoadError, MetaError, RawMessage, SyntaxError, VarError, WeightError,
 };
 pub use expr::{EvalContext, Expr, Func};
 pub use meta::{

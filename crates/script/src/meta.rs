@@ -20,7 +20,7 @@ pub enum SleepUnit {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SleepArg {
     /// A literal number (the word as written; pgbench applies `atoi` to it).
-    Const(String),
+    Const(Vec<u8>),
     /// `:name`.
     Var(VarRef),
 }
@@ -29,7 +29,7 @@ pub enum SleepArg {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SleepSpec {
     /// The command word as written (`sleep`, `SLEEP`), used in messages.
-    pub cmd: String,
+    pub cmd: Vec<u8>,
     /// The duration.
     pub arg: SleepArg,
     /// The unit.
@@ -46,17 +46,17 @@ impl SleepSpec {
                 let Some(v) = vars.get(r.id) else {
                     return Err(MetaError::UndefinedVariable {
                         cmd: self.cmd.clone(),
-                        name: r.name.to_string(),
+                        name: r.name.to_vec(),
                     });
                 };
-                let mut text = String::new();
+                let mut text = Vec::new();
                 v.write_text(&mut text);
                 let n = atoi(&text);
-                if n == 0 && !text.as_bytes().first().is_some_and(|c| c.is_ascii_digit()) {
+                if n == 0 && !text.first().is_some_and(|c| c.is_ascii_digit()) {
                     return Err(MetaError::InvalidSleepTime {
                         cmd: self.cmd.clone(),
                         value: text,
-                        name: r.name.to_string(),
+                        name: r.name.to_vec(),
                     });
                 }
                 n
@@ -75,15 +75,16 @@ pub const SHELL_COMMAND_SIZE: usize = 256;
 
 /// Build the command line of `\shell`/`\setshell` from its words (after the meta
 /// command and, for `\setshell`, the variable): words joined by one space, `:name`
-/// replaced by the variable's value, `::x` written as `:x`.
-pub fn build_shell_command(words: &[String], vars: &Variables) -> Result<String, MetaError> {
+/// replaced by the variable's value, `::x` written as `:x`. Bytes throughout, as
+/// pgbench passes them to `system`/`popen`.
+pub fn build_shell_command(words: &[Vec<u8>], vars: &Variables) -> Result<Vec<u8>, MetaError> {
     let prog = words.first().cloned().unwrap_or_default();
-    let mut cmd = String::new();
+    let mut cmd = Vec::new();
     for (i, w) in words.iter().enumerate() {
-        let mut owned = String::new();
-        let arg: &str = if !w.starts_with(':') {
+        let mut owned = Vec::new();
+        let arg: &[u8] = if !w.starts_with(b":") {
             w
-        } else if w[1..].starts_with(':') {
+        } else if w[1..].starts_with(b":") {
             &w[1..]
         } else {
             match crate::vars::lookup_id(&w[1..]).and_then(|id| vars.get(id)) {
@@ -104,9 +105,9 @@ pub fn build_shell_command(words: &[String], vars: &Variables) -> Result<String,
             return Err(MetaError::ShellTooLong(prog));
         }
         if i > 0 {
-            cmd.push(' ');
+            cmd.push(b' ');
         }
-        cmd.push_str(arg);
+        cmd.extend_from_slice(arg);
     }
     Ok(cmd)
 }
@@ -128,9 +129,9 @@ pub fn setshell_first_line(output: &[u8]) -> Option<&[u8]> {
 /// Parse `\setshell`'s output (all of the command's stdout) into the integer to
 /// store: `(int) strtol(...)` followed only by whitespace. `prog` is the shell
 /// command's first word, used in messages.
-pub fn parse_setshell_output(prog: &str, output: &[u8]) -> Result<i64, MetaError> {
+pub fn parse_setshell_output(prog: &[u8], output: &[u8]) -> Result<i64, MetaError> {
     let Some(line) = setshell_first_line(output) else {
-        return Err(MetaError::CouldNotRead(prog.to_string()));
+        return Err(MetaError::CouldNotRead(prog.to_vec()));
     };
     // fgets stops at a NUL byte as far as C string functions are concerned.
     let line = &line[..line.iter().position(|&c| c == 0).unwrap_or(line.len())];
@@ -141,8 +142,8 @@ pub fn parse_setshell_output(prog: &str, output: &[u8]) -> Result<i64, MetaError
     }
     if line.is_empty() || e != line.len() {
         return Err(MetaError::NotAnInteger {
-            cmd: prog.to_string(),
-            output: String::from_utf8_lossy(line).into_owned(),
+            cmd: prog.to_vec(),
+            output: line.to_vec(),
         });
     }
     Ok(i64::from(r.value as i32))
@@ -151,26 +152,26 @@ pub fn parse_setshell_output(prog: &str, output: &[u8]) -> Result<i64, MetaError
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::RawMessage;
     use crate::value::Value;
 
     #[test]
     fn shell_building() {
         let mut vars = Variables::new();
         vars.put_value("set", "sh", Value::Int(42)).unwrap();
-        let w: Vec<String> = ["echo", ":sh", "::lit"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
-        assert_eq!(build_shell_command(&w, &vars).unwrap(), "echo 42 :lit");
-        let w: Vec<String> = ["echo", ":nosuch_var_x"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
+        let words = |ws: &[&[u8]]| ws.iter().map(|s| s.to_vec()).collect::<Vec<_>>();
+        vars.put_text("option", "lat", b"\xe9").unwrap();
+        let w = words(&[b"echo", b":sh", b"::lit", b"\xe9", b":lat"]);
+        assert_eq!(
+            build_shell_command(&w, &vars).unwrap(),
+            b"echo 42 :lit \xe9 \xe9".to_vec()
+        );
+        let w = words(&[b"echo", b":nosuch_var_x"]);
         assert_eq!(
             build_shell_command(&w, &vars).unwrap_err().to_string(),
             "echo: undefined variable \":nosuch_var_x\""
         );
-        let w = vec!["echo".to_string(), "x".repeat(250)];
+        let w = vec![b"echo".to_vec(), b"x".repeat(250)];
         assert_eq!(
             build_shell_command(&w, &vars).unwrap_err().to_string(),
             "echo: shell command is too long"
@@ -179,17 +180,23 @@ mod tests {
 
     #[test]
     fn setshell_output() {
-        assert_eq!(parse_setshell_output("echo", b"42\n"), Ok(42));
-        assert_eq!(parse_setshell_output("echo", b" -7 \nmore"), Ok(-7));
+        assert_eq!(parse_setshell_output(b"echo", b"42\n"), Ok(42));
+        assert_eq!(parse_setshell_output(b"echo", b" -7 \nmore"), Ok(-7));
         assert_eq!(
-            parse_setshell_output("echo", b"abc\n")
+            parse_setshell_output(b"echo", b"abc\n")
                 .unwrap_err()
                 .to_string(),
             "echo: shell command must return an integer (not \"abc\n\")"
         );
-        assert_eq!(parse_setshell_output("echo", b"4294967297\n"), Ok(1));
+        assert_eq!(
+            parse_setshell_output(b"printf", b"\xe9\n")
+                .unwrap_err()
+                .to_bytes(),
+            b"printf: shell command must return an integer (not \"\xe9\n\")".to_vec()
+        );
+        assert_eq!(parse_setshell_output(b"echo", b"4294967297\n"), Ok(1));
         assert!(matches!(
-            parse_setshell_output("x", b""),
+            parse_setshell_output(b"x", b""),
             Err(MetaError::CouldNotRead(_))
         ));
     }
@@ -198,7 +205,7 @@ mod tests {
     fn sleep_units() {
         let mut vars = Variables::new();
         let s = |a: &str, u| SleepSpec {
-            cmd: "sleep".into(),
+            cmd: b"sleep".to_vec(),
             arg: SleepArg::Const(a.into()),
             unit: u,
         };
@@ -206,7 +213,7 @@ mod tests {
         assert_eq!(s("5000", SleepUnit::S).micros(&vars), Ok(705_032_704));
         vars.put_text("option", "slp", "abc").unwrap();
         let v = SleepSpec {
-            cmd: "sleep".into(),
+            cmd: b"sleep".to_vec(),
             arg: SleepArg::Var(VarRef::new("slp")),
             unit: SleepUnit::Us,
         };

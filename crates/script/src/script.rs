@@ -49,12 +49,13 @@ pub struct Command {
     /// character for SQL).
     pub line: usize,
     /// Text shown in the `-r` report: SQL's first line (at most 127 bytes), or the
-    /// whole meta command from the backslash (continuations included).
-    pub first_line: String,
+    /// whole meta command from the backslash (continuations included); the
+    /// script's bytes.
+    pub first_line: Vec<u8>,
     /// Meta command words as pgbench keeps them (command word as written, then its
     /// arguments; for `\set` only the variable; for `\if`/`\elif` only the word).
     /// Empty for SQL. Used by `--debug` (`client N executing \<argv...>`).
-    pub argv: Vec<String>,
+    pub argv: Vec<Vec<u8>>,
     /// Jumps for `\if`, `\elif`, `\else` (None for other commands).
     pub cond: Option<CondJumps>,
 }
@@ -78,12 +79,12 @@ pub enum CommandKind {
         /// Target variable.
         var: VarRef,
         /// Words after the variable; see [`crate::build_shell_command`].
-        args: Vec<String>,
+        args: Vec<Vec<u8>>,
     },
     /// `\shell cmd args...`.
     Shell {
         /// Words; see [`crate::build_shell_command`].
-        args: Vec<String>,
+        args: Vec<Vec<u8>>,
     },
     /// `\if expr`.
     If(Expr),
@@ -102,6 +103,17 @@ pub enum CommandKind {
 }
 
 impl Command {
+    /// The meta command words joined by single spaces, as `--debug` shows them
+    /// after `executing \\` (empty for SQL).
+    pub fn argv_line(&self) -> Vec<u8> {
+        self.argv.join(&b' ')
+    }
+
+    /// [`Command::first_line`] as text for reports (bytes that are not UTF-8 replaced).
+    pub fn first_line_lossy(&self) -> String {
+        String::from_utf8_lossy(&self.first_line).into_owned()
+    }
+
     /// The SQL command, if this is one.
     pub fn sql(&self) -> Option<&SqlCommand> {
         match &self.kind {
@@ -138,8 +150,8 @@ impl Script {
             if let CommandKind::Sql(s) = &c.kind
                 && s.too_many_params()
             {
-                let t = s.text.strip_suffix('\n').unwrap_or(&s.text);
-                return Err(LoadError::TooManyArguments(t.to_string()));
+                let t = s.text.strip_suffix(b"\n").unwrap_or(&s.text);
+                return Err(LoadError::TooManyArguments(t.to_vec()));
             }
         }
         Ok(())
@@ -168,34 +180,33 @@ enum Meta {
     Aset,
 }
 
-fn meta_of(word: &str) -> Option<Meta> {
-    Some(match word.to_ascii_lowercase().as_str() {
-        "set" => Meta::Set,
-        "sleep" => Meta::Sleep,
-        "setshell" => Meta::SetShell,
-        "shell" => Meta::Shell,
-        "if" => Meta::If,
-        "elif" => Meta::Elif,
-        "else" => Meta::Else,
-        "endif" => Meta::EndIf,
-        "startpipeline" => Meta::StartPipeline,
-        "endpipeline" => Meta::EndPipeline,
-        "syncpipeline" => Meta::SyncPipeline,
-        "gset" => Meta::Gset,
-        "aset" => Meta::Aset,
+fn meta_of(word: &[u8]) -> Option<Meta> {
+    Some(match word.to_ascii_lowercase().as_slice() {
+        b"set" => Meta::Set,
+        b"sleep" => Meta::Sleep,
+        b"setshell" => Meta::SetShell,
+        b"shell" => Meta::Shell,
+        b"if" => Meta::If,
+        b"elif" => Meta::Elif,
+        b"else" => Meta::Else,
+        b"endif" => Meta::EndIf,
+        b"startpipeline" => Meta::StartPipeline,
+        b"endpipeline" => Meta::EndPipeline,
+        b"syncpipeline" => Meta::SyncPipeline,
+        b"gset" => Meta::Gset,
+        b"aset" => Meta::Aset,
         _ => return None,
     })
 }
 
 struct Loader<'a> {
-    desc: &'a str,
+    desc: &'a [u8],
     buf: &'a [u8],
-    text: &'a str,
 }
 
 enum Parsed {
     Cmd(Command),
-    Gset(GsetKind, String),
+    Gset(GsetKind, Vec<u8>),
 }
 
 impl Loader<'_> {
@@ -206,30 +217,30 @@ impl Loader<'_> {
             .count()
     }
 
-    fn substring(&self, start: usize, end: usize) -> String {
+    fn substring(&self, start: usize, end: usize) -> Vec<u8> {
         let mut e = end.min(self.buf.len());
         while e > start && matches!(self.buf[e - 1], b'\n' | b'\r') {
             e -= 1;
         }
-        String::from_utf8_lossy(&self.buf[start..e]).into_owned()
+        self.buf[start..e].to_vec()
     }
 
     #[allow(clippy::too_many_arguments)]
     fn err(
         &self,
         line: usize,
-        text: Option<String>,
-        cmd: Option<&str>,
+        text: Option<Vec<u8>>,
+        cmd: Option<&[u8]>,
         msg: &str,
-        detail: Option<String>,
+        detail: Option<Vec<u8>>,
         column: Option<usize>,
     ) -> LoadError {
         LoadError::Syntax(Box::new(SyntaxError {
-            source_name: self.desc.to_string(),
+            source_name: self.desc.to_vec(),
             line,
             message: msg.to_string(),
             detail,
-            command: cmd.map(str::to_string),
+            command: cmd.map(<[u8]>::to_vec),
             text,
             column,
         }))
@@ -314,7 +325,7 @@ impl Loader<'_> {
         }
         let first_line = self.substring(start, *pos);
         let fl = || Some(first_line.clone());
-        let e = |msg: &str, detail: Option<String>, col: Option<usize>| {
+        let e = |msg: &str, detail: Option<Vec<u8>>, col: Option<usize>| {
             self.err(line, fl(), Some(&cmd_word), msg, detail, col)
         };
         let argc = words.len();
@@ -327,11 +338,11 @@ impl Loader<'_> {
                     return Err(e("too many arguments", None, Some(words[3].offset - start)));
                 }
                 let a1 = words[1].text.clone();
-                let mut unit_word: Option<(String, usize)> =
+                let mut unit_word: Option<(Vec<u8>, usize)> =
                     words.get(2).map(|w| (w.text.clone(), w.offset));
                 let mut num = a1.clone();
-                if !a1.starts_with(':') {
-                    let b = a1.as_bytes();
+                if !a1.starts_with(b":") {
+                    let b = &a1[..];
                     let mut i = 0;
                     if i < b.len() && (b[i] == b'+' || b[i] == b'-') {
                         i += 1;
@@ -342,10 +353,10 @@ impl Loader<'_> {
                     }
                     if i < b.len() {
                         if argc == 2 && have_digit {
-                            unit_word = Some((a1[i..].to_string(), words[1].offset + i));
+                            unit_word = Some((a1[i..].to_vec(), words[1].offset + i));
                             // pgbench keeps the whole word as argv[1] and adds the unit.
-                            argv.push(a1[i..].to_string());
-                            num = a1[..i].to_string();
+                            argv.push(a1[i..].to_vec());
+                            num = a1[..i].to_vec();
                         } else {
                             return Err(e(
                                 "invalid sleep time, must be an integer",
@@ -357,10 +368,10 @@ impl Loader<'_> {
                 }
                 let unit = match &unit_word {
                     None => SleepUnit::S,
-                    Some((u, off)) => match u.to_ascii_lowercase().as_str() {
-                        "us" => SleepUnit::Us,
-                        "ms" => SleepUnit::Ms,
-                        "s" => SleepUnit::S,
+                    Some((u, off)) => match u.to_ascii_lowercase().as_slice() {
+                        b"us" => SleepUnit::Us,
+                        b"ms" => SleepUnit::Ms,
+                        b"s" => SleepUnit::S,
                         _ => {
                             return Err(e(
                                 "unrecognized time unit, must be us, ms or s",
@@ -370,7 +381,7 @@ impl Loader<'_> {
                         }
                     },
                 };
-                let arg = match num.strip_prefix(':') {
+                let arg = match num.strip_prefix(b":") {
                     Some(v) => SleepArg::Var(VarRef::new(v)),
                     None => SleepArg::Const(num),
                 };
@@ -441,15 +452,21 @@ impl Loader<'_> {
     }
 }
 
-/// Load a script from its text. `source_name` is what pgbench shows in messages
-/// (the file name as given, `-` for standard input, or the builtin's description).
-pub fn load_script(source_name: &str, text: &str, weight: u32) -> Result<Script, LoadError> {
+/// Load a script from its text, taken as bytes as pgbench takes it (no encoding:
+/// a Latin-1 script keeps its bytes in SQL text, meta-command words and echoed
+/// lines). `source_name` is what pgbench shows in messages (the file name as given,
+/// bytes too, `-` for standard input, or the builtin's description); the script's
+/// `desc` is its text form.
+pub fn load_script(
+    source_name: impl AsRef<[u8]>,
+    text: impl AsRef<[u8]>,
+    weight: u32,
+) -> Result<Script, LoadError> {
+    let source_name = source_name.as_ref();
     let ld = Loader {
         desc: source_name,
-        buf: text.as_bytes(),
-        text,
+        buf: text.as_ref(),
     };
-    let _ = ld.text;
     let mut commands: Vec<Command> = Vec::new();
     let mut sc = SqlScanner::new(ld.buf);
     loop {
@@ -459,7 +476,7 @@ pub fn load_script(source_name: &str, text: &str, weight: u32) -> Result<Script,
             if !t.is_empty() {
                 let lead = chunk.text.len() - t.len();
                 let line = ld.lineno(first + lead);
-                let sql = SqlCommand::new(t.to_string(), chunk.compound);
+                let sql = SqlCommand::new(t.to_vec(), chunk.compound);
                 commands.push(Command {
                     first_line: sql_first_line(&sql.text),
                     kind: CommandKind::Sql(sql),
@@ -482,9 +499,9 @@ pub fn load_script(source_name: &str, text: &str, weight: u32) -> Result<Script,
                     Some(Parsed::Cmd(c)) => commands.push(c),
                     Some(Parsed::Gset(kind, prefix)) => {
                         let line = ld.lineno(start);
-                        let gerr = |detail: Option<String>| {
+                        let gerr = |detail: Option<Vec<u8>>| {
                             LoadError::Syntax(Box::new(SyntaxError {
-                                source_name: source_name.to_string(),
+                                source_name: source_name.to_vec(),
                                 line,
                                 message: "\\gset must follow an SQL command".to_string(),
                                 detail,
@@ -509,25 +526,29 @@ pub fn load_script(source_name: &str, text: &str, weight: u32) -> Result<Script,
         }
     }
     if commands.is_empty() {
-        return Err(LoadError::Empty(source_name.to_string()));
+        return Err(LoadError::Empty(source_name.to_vec()));
     }
     check_conditionals(source_name, &mut commands)?;
     Ok(Script {
-        desc: source_name.to_string(),
+        desc: String::from_utf8_lossy(source_name).into_owned(),
         weight,
         commands,
     })
 }
 
 /// pgbench's `skip_sql_comments`: leading whitespace and whole `--` lines.
-fn skip_sql_comments(s: &str) -> &str {
+fn skip_sql_comments(s: &[u8]) -> &[u8] {
     let mut t = s;
     loop {
-        let trimmed = t.trim_start_matches([' ', '\t', '\n', '\r', '\x0b', '\x0c']);
-        if let Some(rest) = trimmed.strip_prefix("--") {
-            match rest.find('\n') {
+        let lead = t
+            .iter()
+            .position(|&c| !matches!(c, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c))
+            .unwrap_or(t.len());
+        let trimmed = &t[lead..];
+        if let Some(rest) = trimmed.strip_prefix(b"--") {
+            match rest.iter().position(|&c| c == b'\n') {
                 Some(i) => t = &rest[i + 1..],
-                None => return "",
+                None => return b"",
             }
         } else {
             return trimmed;
@@ -535,11 +556,11 @@ fn skip_sql_comments(s: &str) -> &str {
     }
 }
 
-fn check_conditionals(desc: &str, cmds: &mut [Command]) -> Result<(), LoadError> {
+fn check_conditionals(desc: &[u8], cmds: &mut [Command]) -> Result<(), LoadError> {
     // Stack of (index of \if, index of last branch command, seen \else).
     let mut stack: Vec<(usize, usize, bool)> = Vec::new();
     let cerr = |n: usize, m: &str| LoadError::Condition {
-        source_name: desc.to_string(),
+        source_name: desc.to_vec(),
         command: n,
         message: m.to_string(),
     };

@@ -25,14 +25,15 @@ enum Seg {
 /// An SQL command of a script.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SqlCommand {
-    /// The command text as stored (what simple mode sends after substitution).
-    pub text: String,
+    /// The command text as stored, the script's bytes (what simple mode sends after
+    /// substitution).
+    pub text: Vec<u8>,
     segs: Vec<Seg>,
     /// The text with every `:name` replaced by `$1`, `$2`, ... (extended/prepared).
-    pub extended_text: String,
+    pub extended_text: Vec<u8>,
     params: Vec<VarRef>,
-    /// `\gset`/`\aset` with its variable prefix (empty when none given).
-    pub gset: Option<(GsetKind, String)>,
+    /// `\gset`/`\aset` with its variable prefix (script bytes, empty when none given).
+    pub gset: Option<(GsetKind, Vec<u8>)>,
     /// Whether the command contains `\;` (a compound statement sent as one query).
     pub compound: bool,
 }
@@ -47,10 +48,10 @@ fn name_cont(c: u8) -> bool {
 
 impl SqlCommand {
     /// Analyze `text` for variable references.
-    pub fn new(text: String, compound: bool) -> SqlCommand {
-        let b = text.as_bytes();
+    pub fn new(text: Vec<u8>, compound: bool) -> SqlCommand {
+        let b = &text[..];
         let mut segs = Vec::new();
-        let mut extended_text = String::with_capacity(text.len());
+        let mut extended_text = Vec::with_capacity(text.len());
         let mut params = Vec::new();
         let mut lit_start = 0;
         let mut i = 0;
@@ -67,11 +68,11 @@ impl SqlCommand {
                 if lit_start < i {
                     segs.push(Seg::Lit(lit_start, i));
                 }
-                extended_text.push_str(&text[lit_start..i]);
+                extended_text.extend_from_slice(&text[lit_start..i]);
                 let r = VarRef::new(&text[i + 1..e]);
                 params.push(r.clone());
-                extended_text.push('$');
-                extended_text.push_str(&params.len().to_string());
+                extended_text.push(b'$');
+                extended_text.extend_from_slice(params.len().to_string().as_bytes());
                 segs.push(Seg::Var(r, i, e));
                 i = e;
                 lit_start = e;
@@ -84,7 +85,7 @@ impl SqlCommand {
         if lit_start < b.len() {
             segs.push(Seg::Lit(lit_start, b.len()));
         }
-        extended_text.push_str(&text[lit_start..]);
+        extended_text.extend_from_slice(&text[lit_start..]);
         SqlCommand {
             text,
             segs,
@@ -97,13 +98,13 @@ impl SqlCommand {
 
     /// Append the simple-mode text: defined variables substituted by their string
     /// form, undefined references left as `:name`.
-    pub fn write_simple(&self, vars: &Variables, out: &mut String) {
+    pub fn write_simple(&self, vars: &Variables, out: &mut Vec<u8>) {
         for s in &self.segs {
             match s {
-                Seg::Lit(a, b) => out.push_str(&self.text[*a..*b]),
+                Seg::Lit(a, b) => out.extend_from_slice(&self.text[*a..*b]),
                 Seg::Var(r, a, b) => match vars.get(r.id) {
                     Some(v) => v.write_text(out),
-                    None => out.push_str(&self.text[*a..*b]),
+                    None => out.extend_from_slice(&self.text[*a..*b]),
                 },
             }
         }
@@ -116,7 +117,7 @@ impl SqlCommand {
 
     /// Append parameter `i`'s text to `out`; false when the variable is undefined
     /// (the parameter is then SQL NULL).
-    pub fn write_param(&self, vars: &Variables, i: usize, out: &mut String) -> bool {
+    pub fn write_param(&self, vars: &Variables, i: usize, out: &mut Vec<u8>) -> bool {
         match self.params.get(i).and_then(|r| vars.get(r.id)) {
             Some(v) => {
                 v.write_text(out);
@@ -133,13 +134,13 @@ impl SqlCommand {
     }
 }
 
-/// The `-r` report / error text of an SQL command: its first line, at most 127 bytes.
-pub fn sql_first_line(text: &str) -> String {
-    let mut end = text.len().min(127);
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    let s = &text[..end];
-    let cut = s.find(['\n', '\r']).unwrap_or(s.len());
-    s[..cut].to_string()
+/// The `-r` report / error text of an SQL command: its first line, at most 127
+/// bytes (cut as pgbench cuts it, even inside a multibyte character).
+pub fn sql_first_line(text: &[u8]) -> Vec<u8> {
+    let s = &text[..text.len().min(127)];
+    let cut = s
+        .iter()
+        .position(|&c| c == b'\n' || c == b'\r')
+        .unwrap_or(s.len());
+    s[..cut].to_vec()
 }

@@ -16,8 +16,8 @@ pub enum Stop {
 /// One chunk of SQL text.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Chunk {
-    /// The collected text.
-    pub text: String,
+    /// The collected text (the script's bytes).
+    pub text: Vec<u8>,
     /// Buffer offset of the first collected byte (if any).
     pub first: Option<usize>,
     /// Whether a `\;` was seen.
@@ -171,7 +171,7 @@ impl<'a> SqlScanner<'a> {
             self.pos = e;
         };
         Chunk {
-            text: String::from_utf8_lossy(&out).into_owned(),
+            text: out,
             first,
             compound,
             stop,

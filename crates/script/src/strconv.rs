@@ -27,7 +27,7 @@ unsafe fn errno_ptr() -> *mut libc::c_int {
 }
 
 /// `strtod` over the whole string (C locale), as pgbench's `strtodouble` uses it.
-pub fn strtod_whole(s: &str) -> StrtodResult {
+pub fn strtod_whole(s: &[u8]) -> StrtodResult {
     let Ok(c) = CString::new(s) else {
         return StrtodResult::Syntax;
     };
@@ -145,8 +145,8 @@ pub fn strtoul(s: &[u8]) -> (u64, usize) {
 }
 
 /// C `atoi`: `(int) strtol(s, NULL, 10)` (truncating to 32 bits as glibc does).
-pub fn atoi(s: &str) -> i32 {
-    strtol(s.as_bytes()).value as i32
+pub fn atoi(s: &[u8]) -> i32 {
+    strtol(s).value as i32
 }
 
 /// pgbench's `strtoint64(str, errorOK, &result)` outcome.
@@ -161,8 +161,8 @@ pub enum Int64Parse {
 }
 
 /// `strtoll` over the whole string.
-pub fn strtoint64(s: &str) -> Int64Parse {
-    let r = strtol(s.as_bytes());
+pub fn strtoint64(s: &[u8]) -> Int64Parse {
+    let r = strtol(s);
     if r.overflow {
         return Int64Parse::Range;
     }
@@ -184,24 +184,24 @@ pub fn c_double_to_i64(d: f64) -> i64 {
 
 /// `%.15g` as PostgreSQL's `snprintf` prints it (`Infinity`, `-Infinity`, `NaN`).
 pub fn format_g15(x: f64) -> String {
-    let mut s = String::new();
+    let mut s = Vec::new();
     write_g15(&mut s, x);
-    s
+    String::from_utf8_lossy(&s).into_owned()
 }
 
 /// Append `%.15g` of `x` to `out`.
-pub fn write_g15(out: &mut String, x: f64) {
-    use std::fmt::Write;
+pub fn write_g15(out: &mut Vec<u8>, x: f64) {
+    use std::io::Write;
     if x.is_nan() {
-        out.push_str("NaN");
+        out.extend_from_slice(b"NaN");
         return;
     }
     if x.is_infinite() {
-        out.push_str(if x < 0.0 { "-Infinity" } else { "Infinity" });
+        out.extend_from_slice(if x < 0.0 { b"-Infinity" } else { b"Infinity" });
         return;
     }
     if x == 0.0 {
-        out.push_str(if x.is_sign_negative() { "-0" } else { "0" });
+        out.extend_from_slice(if x.is_sign_negative() { b"-0" } else { b"0" });
         return;
     }
     const P: i32 = 15;
@@ -220,7 +220,7 @@ pub fn write_g15(out: &mut String, x: f64) {
     } else {
         let prec = (P - 1 - exp).max(0) as usize;
         let fixed = format!("{:.*}", prec, x);
-        out.push_str(strip_zeros(&fixed));
+        out.extend_from_slice(strip_zeros(&fixed).as_bytes());
     }
 }
 
@@ -270,21 +270,24 @@ mod tests {
 
     #[test]
     fn strtod_ranges() {
-        assert_eq!(strtod_whole("1e-310"), StrtodResult::Range);
-        assert_eq!(strtod_whole("1e400"), StrtodResult::Range);
-        assert_eq!(strtod_whole("0x10"), StrtodResult::Ok(16.0));
-        assert_eq!(strtod_whole("1.5 "), StrtodResult::Syntax);
-        assert_eq!(strtod_whole(""), StrtodResult::Syntax);
-        assert!(matches!(strtod_whole(" inf"), StrtodResult::Ok(v) if v.is_infinite()));
+        assert_eq!(strtod_whole(b"1e-310"), StrtodResult::Range);
+        assert_eq!(strtod_whole(b"1e400"), StrtodResult::Range);
+        assert_eq!(strtod_whole(b"0x10"), StrtodResult::Ok(16.0));
+        assert_eq!(strtod_whole(b"1.5 "), StrtodResult::Syntax);
+        assert_eq!(strtod_whole(b""), StrtodResult::Syntax);
+        assert!(matches!(strtod_whole(b" inf"), StrtodResult::Ok(v) if v.is_infinite()));
     }
 
     #[test]
     fn strtol_like_c() {
-        assert_eq!(atoi("99999999999"), 1215752191);
-        assert_eq!(atoi(" -12abc"), -12);
-        assert_eq!(strtoint64("9223372036854775808"), Int64Parse::Range);
-        assert_eq!(strtoint64("-9223372036854775808"), Int64Parse::Ok(i64::MIN));
-        assert_eq!(strtoint64("  "), Int64Parse::Syntax);
+        assert_eq!(atoi(b"99999999999"), 1215752191);
+        assert_eq!(atoi(b" -12abc"), -12);
+        assert_eq!(strtoint64(b"9223372036854775808"), Int64Parse::Range);
+        assert_eq!(
+            strtoint64(b"-9223372036854775808"),
+            Int64Parse::Ok(i64::MIN)
+        );
+        assert_eq!(strtoint64(b"  "), Int64Parse::Syntax);
         assert_eq!(strtoul(b"-1"), (u64::MAX, 2));
         assert_eq!(c_double_to_i64(f64::NAN), i64::MIN);
         assert_eq!(c_double_to_i64(-3.9), -3);

@@ -1,7 +1,7 @@
 //! Expression values and pgbench's coercion rules.
 
 use crate::error::EvalError;
-use crate::strconv::{format_f, write_g15};
+use crate::strconv::{format_f, format_g15, write_g15};
 
 /// A typed value of pgbench's expression language.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -73,10 +73,10 @@ impl Value {
     }
 
     /// The string form pgbench substitutes into SQL (`NULL`, `true`, `%ld`, `%.15g`).
-    pub fn write_text(&self, out: &mut String) {
+    pub fn write_text(&self, out: &mut Vec<u8>) {
         match *self {
-            Value::Null => out.push_str("NULL"),
-            Value::Bool(b) => out.push_str(if b { "true" } else { "false" }),
+            Value::Null => out.extend_from_slice(b"NULL"),
+            Value::Bool(b) => out.extend_from_slice(if b { b"true" } else { b"false" }),
             Value::Int(i) => write_i64(out, i),
             Value::Double(d) => write_g15(out, d),
         }
@@ -84,9 +84,9 @@ impl Value {
 
     /// The string form pgbench substitutes into SQL.
     pub fn to_text(&self) -> String {
-        let mut s = String::new();
+        let mut s = Vec::new();
         self.write_text(&mut s);
-        s
+        String::from_utf8_lossy(&s).into_owned()
     }
 
     /// The text `debug()` prints after its `debug(script=..,command=..): ` prefix.
@@ -95,19 +95,15 @@ impl Value {
             Value::Null => "null".to_string(),
             Value::Bool(b) => format!("boolean {}", if b { "true" } else { "false" }),
             Value::Int(i) => format!("int {i}"),
-            Value::Double(d) => {
-                let mut s = String::from("double ");
-                write_g15(&mut s, d);
-                s
-            }
+            Value::Double(d) => format!("double {}", format_g15(d)),
         }
     }
 }
 
 /// Appends the decimal form of `i` (`%ld`), without the formatting machinery.
 #[inline]
-pub fn write_i64(out: &mut String, i: i64) {
-    out.push_str(itoa::Buffer::new().format(i));
+pub fn write_i64(out: &mut Vec<u8>, i: i64) {
+    out.extend_from_slice(itoa::Buffer::new().format(i).as_bytes());
 }
 
 /// pgbench's double to int conversion: `rint`, then a range check.
@@ -138,9 +134,9 @@ mod tests {
             i64::MIN + 1,
             -1,
         ] {
-            let mut s = String::from("x");
+            let mut s = b"x".to_vec();
             Value::Int(i).write_text(&mut s);
-            assert_eq!(s, format!("x{i}"));
+            assert_eq!(s, format!("x{i}").into_bytes());
         }
     }
 }

@@ -20,8 +20,8 @@ impl VarId {
 
 #[derive(Default)]
 struct Interner {
-    ids: HashMap<Arc<str>, u32>,
-    names: Vec<Arc<str>>,
+    ids: HashMap<Arc<[u8]>, u32>,
+    names: Vec<Arc<[u8]>>,
 }
 
 fn interner() -> &'static RwLock<Interner> {
@@ -29,8 +29,8 @@ fn interner() -> &'static RwLock<Interner> {
     I.get_or_init(|| RwLock::new(Interner::default()))
 }
 
-/// Intern a variable name (any text; validity is checked separately).
-pub fn intern(name: &str) -> VarId {
+/// Intern a variable name (any bytes; validity is checked separately).
+pub fn intern(name: &[u8]) -> VarId {
     if let Ok(g) = interner().read()
         && let Some(&id) = g.ids.get(name)
     {
@@ -44,14 +44,14 @@ pub fn intern(name: &str) -> VarId {
         return VarId(id);
     }
     let id = g.names.len() as u32;
-    let arc: Arc<str> = Arc::from(name);
+    let arc: Arc<[u8]> = Arc::from(name);
     g.names.push(arc.clone());
     g.ids.insert(arc, id);
     VarId(id)
 }
 
 /// Look a name up without interning it.
-pub fn lookup_id(name: &str) -> Option<VarId> {
+pub fn lookup_id(name: &[u8]) -> Option<VarId> {
     let g = match interner().read() {
         Ok(g) => g,
         Err(p) => p.into_inner(),
@@ -64,13 +64,14 @@ pub fn lookup_id(name: &str) -> Option<VarId> {
 pub struct VarRef {
     /// Interned identifier.
     pub id: VarId,
-    /// The name as written (without the colon).
-    pub name: Arc<str>,
+    /// The name as written (without the colon): the script's bytes.
+    pub name: Arc<[u8]>,
 }
 
 impl VarRef {
     /// Resolve a name.
-    pub fn new(name: &str) -> VarRef {
+    pub fn new(name: impl AsRef<[u8]>) -> VarRef {
+        let name = name.as_ref();
         VarRef {
             id: intern(name),
             name: Arc::from(name),
@@ -78,9 +79,10 @@ impl VarRef {
     }
 }
 
-/// pgbench's variable name rule: `[A-Za-z_\x80-\xff][A-Za-z0-9_\x80-\xff]*`.
-pub fn valid_variable_name(name: &str) -> bool {
-    let b = name.as_bytes();
+/// pgbench's variable name rule: `[A-Za-z_\x80-\xff][A-Za-z0-9_\x80-\xff]*`
+/// (any byte with the high bit set counts as a letter, whatever the encoding).
+pub fn valid_variable_name(name: impl AsRef<[u8]>) -> bool {
+    let b = name.as_ref();
     match b.first() {
         None => false,
         Some(&c) if c >= 0x80 || c.is_ascii_alphabetic() || c == b'_' => b[1..]
@@ -93,15 +95,15 @@ pub fn valid_variable_name(name: &str) -> bool {
 /// One variable's content: the text it was given, or a typed value.
 #[derive(Debug, Clone, PartialEq)]
 pub enum VarValue {
-    /// Text (from `-D`, `\gset`, `\aset`), typed on use.
-    Text(String),
+    /// Text (from `-D`, `\gset`, `\aset`) as bytes, typed on use.
+    Text(Vec<u8>),
     /// A typed value (from `\set`, `\setshell` and the automatic variables).
     Value(Value),
 }
 
 impl VarValue {
     /// The typed value, converting text with pgbench's rules.
-    pub fn typed(&self, name: &str) -> Result<Value, EvalError> {
+    pub fn typed(&self, name: &[u8]) -> Result<Value, EvalError> {
         match self {
             VarValue::Value(v) => Ok(*v),
             VarValue::Text(s) => text_to_value(name, s),
@@ -109,49 +111,53 @@ impl VarValue {
     }
 
     /// Append the string form used for SQL substitution and shell arguments.
-    pub fn write_text(&self, out: &mut String) {
+    pub fn write_text(&self, out: &mut Vec<u8>) {
         match self {
-            VarValue::Text(s) => out.push_str(s),
+            VarValue::Text(s) => out.extend_from_slice(s),
             VarValue::Value(v) => v.write_text(out),
         }
     }
 }
 
 /// Convert a variable's text to a typed value as pgbench does on first use.
-pub fn text_to_value(name: &str, s: &str) -> Result<Value, EvalError> {
+pub fn text_to_value(name: &[u8], s: &[u8]) -> Result<Value, EvalError> {
     if s.is_empty() {
         return Err(EvalError::Silent);
     }
     let lower = s.to_ascii_lowercase();
     let n = lower.len();
-    let prefix_of = |word: &str| n <= word.len() && word.as_bytes()[..n] == *lower.as_bytes();
-    if lower == "null" {
+    let prefix_of = |word: &[u8]| n <= word.len() && word[..n] == *lower;
+    if lower == b"null" {
         return Ok(Value::Null);
     }
-    if prefix_of("true") || prefix_of("yes") || lower == "on" {
+    if prefix_of(b"true") || prefix_of(b"yes") || lower == b"on" {
         return Ok(Value::Bool(true));
     }
-    if prefix_of("false") || prefix_of("no") || lower == "off" || lower == "of" {
+    if prefix_of(b"false") || prefix_of(b"no") || lower == b"off" || lower == b"of" {
         return Ok(Value::Bool(false));
     }
     if is_an_int(s) {
         return match strtoint64(s) {
             Int64Parse::Ok(i) => Ok(Value::Int(i)),
-            Int64Parse::Range => Err(EvalError::BigintRange(s.to_string())),
-            Int64Parse::Syntax => Err(EvalError::BigintSyntax(s.to_string())),
+            Int64Parse::Range => Err(EvalError::BigintRange(lossy(s))),
+            Int64Parse::Syntax => Err(EvalError::BigintSyntax(lossy(s))),
         };
     }
     match strtod_whole(s) {
         StrtodResult::Ok(d) => Ok(Value::Double(d)),
         _ => Err(EvalError::MalformedVariable {
-            name: name.to_string(),
-            value: s.to_string(),
+            name: name.to_vec(),
+            value: s.to_vec(),
         }),
     }
 }
 
-fn is_an_int(s: &str) -> bool {
-    let b = s.as_bytes();
+/// Text of bytes known to be ASCII here (digits, signs and spaces).
+fn lossy(s: &[u8]) -> String {
+    String::from_utf8_lossy(s).into_owned()
+}
+
+fn is_an_int(b: &[u8]) -> bool {
     let mut i = 0;
     while i < b.len() && c_isspace(b[i]) {
         i += 1;
@@ -187,12 +193,12 @@ impl Variables {
     }
 
     /// Look a variable up by name.
-    pub fn get_by_name(&self, name: &str) -> Option<&VarValue> {
-        lookup_id(name).and_then(|id| self.get(id))
+    pub fn get_by_name(&self, name: impl AsRef<[u8]>) -> Option<&VarValue> {
+        lookup_id(name.as_ref()).and_then(|id| self.get(id))
     }
 
     /// Whether a variable is defined.
-    pub fn is_defined(&self, name: &str) -> bool {
+    pub fn is_defined(&self, name: impl AsRef<[u8]>) -> bool {
         self.get_by_name(name).is_some()
     }
 
@@ -208,8 +214,13 @@ impl Variables {
 
     /// Store a typed value under `name`, validating the name; `context` prefixes the
     /// error (`set`, `setshell`, `startup`).
-    pub fn put_value(&mut self, context: &str, name: &str, v: Value) -> Result<(), VarError> {
-        self.put(context, name, VarValue::Value(v))
+    pub fn put_value(
+        &mut self,
+        context: &str,
+        name: impl AsRef<[u8]>,
+        v: Value,
+    ) -> Result<(), VarError> {
+        self.put(context, name.as_ref(), VarValue::Value(v))
     }
 
     /// Store a typed value in the variable `r` resolved at load time: O(1), no lock, no
@@ -226,7 +237,7 @@ impl Variables {
                 if !valid_variable_name(&r.name) {
                     return Err(VarError::InvalidName {
                         context: context.to_string(),
-                        name: r.name.to_string(),
+                        name: r.name.to_vec(),
                     });
                 }
                 self.set(r.id, VarValue::Value(v));
@@ -236,26 +247,33 @@ impl Variables {
     }
 
     /// Store text under `name` (`-D` uses context `option`, `\gset` `gset`, `\aset` `aset`).
-    pub fn put_text(&mut self, context: &str, name: &str, text: &str) -> Result<(), VarError> {
+    /// Both are bytes as pgbench keeps them (C strings, no encoding).
+    pub fn put_text(
+        &mut self,
+        context: &str,
+        name: impl AsRef<[u8]>,
+        text: impl AsRef<[u8]>,
+    ) -> Result<(), VarError> {
+        let (name, text) = (name.as_ref(), text.as_ref());
         // Overwriting a text variable reuses its buffer (`\gset` in a loop allocates nothing).
         if let Some(id) = lookup_id(name)
             && let Some(Some(VarValue::Text(old))) = self.slots.get_mut(id.index())
         {
             old.clear();
-            old.push_str(text);
+            old.extend_from_slice(text);
             return Ok(());
         }
-        self.put(context, name, VarValue::Text(text.to_string()))
+        self.put(context, name, VarValue::Text(text.to_vec()))
     }
 
-    fn put(&mut self, context: &str, name: &str, v: VarValue) -> Result<(), VarError> {
+    fn put(&mut self, context: &str, name: &[u8], v: VarValue) -> Result<(), VarError> {
         let id = match lookup_id(name) {
             Some(id) if self.get(id).is_some() => id,
             _ => {
                 if !valid_variable_name(name) {
                     return Err(VarError::InvalidName {
                         context: context.to_string(),
-                        name: name.to_string(),
+                        name: name.to_vec(),
                     });
                 }
                 intern(name)
@@ -269,12 +287,12 @@ impl Variables {
     pub fn value_of(&self, r: &VarRef) -> Result<Value, EvalError> {
         match self.get(r.id) {
             Some(v) => v.typed(&r.name),
-            None => Err(EvalError::UndefinedVariable(r.name.to_string())),
+            None => Err(EvalError::UndefinedVariable(r.name.to_vec())),
         }
     }
 
     /// Iterate over defined variables as (name, content).
-    pub fn iter(&self) -> impl Iterator<Item = (Arc<str>, &VarValue)> + '_ {
+    pub fn iter(&self) -> impl Iterator<Item = (Arc<[u8]>, &VarValue)> + '_ {
         let g = match interner().read() {
             Ok(g) => g.names.clone(),
             Err(p) => p.into_inner().names.clone(),
@@ -286,29 +304,35 @@ impl Variables {
     }
 }
 
-/// Parse a `-D NAME=VALUE` argument: returns (name, value) or pgbench's error.
-pub fn parse_define(arg: &str) -> Result<(String, String), VarError> {
-    match arg.split_once('=') {
+/// Parse a `-D NAME=VALUE` argument (bytes, as the command line gives them):
+/// returns (name, value) or pgbench's error.
+pub fn parse_define(arg: &[u8]) -> Result<(Vec<u8>, Vec<u8>), VarError> {
+    let split = arg
+        .iter()
+        .position(|&c| c == b'=')
+        .map(|i| (&arg[..i], &arg[i + 1..]));
+    match split {
         Some((name, value)) if !name.is_empty() && !value.is_empty() => {
             if !valid_variable_name(name) {
                 return Err(VarError::InvalidName {
                     context: "option".to_string(),
-                    name: name.to_string(),
+                    name: name.to_vec(),
                 });
             }
-            Ok((name.to_string(), value.to_string()))
+            Ok((name.to_vec(), value.to_vec()))
         }
-        _ => Err(VarError::InvalidDefinition(arg.to_string())),
+        _ => Err(VarError::InvalidDefinition(arg.to_vec())),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::RawMessage;
 
     #[test]
     fn typing_rules() {
-        let t = |s: &str| text_to_value("v", s);
+        let t = |s: &str| text_to_value(b"v", s.as_bytes());
         assert_eq!(t("true"), Ok(Value::Bool(true)));
         assert_eq!(t("y"), Ok(Value::Bool(true)));
         assert_eq!(t("of"), Ok(Value::Bool(false)));
@@ -329,18 +353,27 @@ mod tests {
 
     #[test]
     fn define_parsing() {
-        assert_eq!(parse_define("a=b=c"), Ok(("a".into(), "b=c".into())));
+        assert_eq!(parse_define(b"a=b=c"), Ok((b"a".to_vec(), b"b=c".to_vec())));
         assert!(matches!(
-            parse_define("=1"),
+            parse_define(b"=1"),
             Err(VarError::InvalidDefinition(_))
         ));
         assert!(matches!(
-            parse_define("x="),
+            parse_define(b"x="),
             Err(VarError::InvalidDefinition(_))
         ));
         assert_eq!(
-            parse_define("1x=2").unwrap_err().to_string(),
+            parse_define(b"1x=2").unwrap_err().to_string(),
             "option: invalid variable name: \"1x\""
+        );
+        // Latin-1 bytes: a valid name, the value kept as is.
+        assert_eq!(
+            parse_define(b"caf\xe9=\xe9t\xe9"),
+            Ok((b"caf\xe9".to_vec(), b"\xe9t\xe9".to_vec()))
+        );
+        assert_eq!(
+            parse_define(b"1\xe9=x").unwrap_err().to_bytes(),
+            b"option: invalid variable name: \"1\xe9\"".to_vec()
         );
     }
 
@@ -377,6 +410,8 @@ mod tests {
     fn names() {
         assert!(valid_variable_name("_a1"));
         assert!(valid_variable_name("é"));
+        assert!(valid_variable_name(b"\xe9t\xe9"));
+        assert!(!valid_variable_name(b"1\xe9"));
         assert!(!valid_variable_name("?column?"));
         assert!(!valid_variable_name(""));
     }

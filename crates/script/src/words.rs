@@ -4,8 +4,8 @@
 /// A word and its buffer offset.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Word {
-    /// The text.
-    pub text: String,
+    /// The text (the script's bytes).
+    pub text: Vec<u8>,
     /// Offset of its first byte in the script buffer.
     pub offset: usize,
 }
@@ -56,7 +56,7 @@ pub fn next_word(buf: &[u8], pos: &mut usize) -> Option<Word> {
         }
         *pos = next;
         return Some(Word {
-            text: String::from_utf8_lossy(&buf[p..end]).into_owned(),
+            text: buf[p..end].to_vec(),
             offset: p,
         });
     }

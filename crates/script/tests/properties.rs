@@ -3,7 +3,7 @@
 
 use pgrush_script::strconv::format_g15;
 use pgrush_script::{
-    CommandKind, EvalContext, Prng, Value, Variables, load_script, parse_define,
+    CommandKind, EvalContext, Prng, RawMessage, Value, Variables, load_script, parse_define,
     parse_script_weight, permute,
 };
 use proptest::prelude::*;
@@ -132,12 +132,13 @@ proptest! {
                 let v = Variables::new();
                 for c in &s.commands {
                     if let CommandKind::Sql(q) = &c.kind {
-                        let mut out = String::new();
+                        let mut out = Vec::new();
                         q.write_simple(&v, &mut out);
                         // nothing defined: the text is unchanged
                         prop_assert_eq!(&out, &q.text);
-                        prop_assert_eq!(q.params().len(), q.extended_text.matches('$').count()
-                            - q.text.matches('$').count());
+                        let dollars = |t: &[u8]| t.iter().filter(|&&c| c == b'$').count();
+                        prop_assert_eq!(q.params().len(), dollars(&q.extended_text)
+                            - dollars(&q.text));
                     }
                     if let Some(j) = c.cond {
                         prop_assert!(j.next < s.commands.len() && j.endif < s.commands.len());
@@ -218,6 +219,24 @@ proptest! {
     #[test]
     fn weight_specs_never_panic(s in "[a-z@0-9 +-]{0,12}") {
         let _ = parse_script_weight(&s);
-        let _ = parse_define(&s);
+        let _ = parse_define(s.as_bytes());
+    }
+
+    #[test]
+    fn loading_bytes_never_panics(text in proptest::collection::vec(any::<u8>(), 0..160)) {
+        // Any bytes (not only UTF-8): SQL text is kept byte for byte, so every SQL
+        // command's text is a slice of the input (unless `\:`/`\;` escapes were dropped).
+        match load_script("p.sql", &text, 1) {
+            Ok(s) => {
+                for c in &s.commands {
+                    if let CommandKind::Sql(q) = &c.kind {
+                        let escapes = text.windows(2).any(|w| w == b"\\:" || w == b"\\;");
+                        prop_assert!(escapes
+                            || text.windows(q.text.len()).any(|w| w == &q.text[..]));
+                    }
+                }
+            }
+            Err(e) => prop_assert!(!e.to_bytes().is_empty()),
+        }
     }
 }

@@ -65,12 +65,13 @@ fn my_events(text: &str, extended: bool, gset_values: &[(&str, &str)]) -> Vec<St
         let c = &script.commands[i];
         match &c.kind {
             CommandKind::Sql(s) => {
-                let mut t = String::new();
+                let mut t = Vec::new();
                 if extended {
-                    t.push_str(&s.extended_text);
+                    t.extend_from_slice(&s.extended_text);
                 } else {
                     s.write_simple(&vars, &mut t);
                 }
+                let t = String::from_utf8_lossy(&t);
                 ev.push(format!("sending {}", t.trim_end_matches('\n')));
                 if s.gset.is_some() {
                     for (k, v) in gset_values {
@@ -80,13 +81,19 @@ fn my_events(text: &str, extended: bool, gset_values: &[(&str, &str)]) -> Vec<St
                 i += 1;
             }
             CommandKind::SetShell { var, .. } => {
-                ev.push(format!("executing \\{}", c.argv.join(" ")));
+                ev.push(format!(
+                    "executing \\{}",
+                    String::from_utf8_lossy(&c.argv_line())
+                ));
                 vars.put_value("setshell", &var.name, pgrush_script::Value::Int(4))
                     .expect("put");
                 i += 1;
             }
             CommandKind::Set { var, expr } => {
-                ev.push(format!("executing \\{}", c.argv.join(" ")));
+                ev.push(format!(
+                    "executing \\{}",
+                    String::from_utf8_lossy(&c.argv_line())
+                ));
                 let mut dbg = Vec::new();
                 let v = expr
                     .eval(&mut EvalContext {
@@ -101,7 +108,10 @@ fn my_events(text: &str, extended: bool, gset_values: &[(&str, &str)]) -> Vec<St
                 i += 1;
             }
             CommandKind::If(e) => {
-                ev.push(format!("executing \\{}", c.argv.join(" ")));
+                ev.push(format!(
+                    "executing \\{}",
+                    String::from_utf8_lossy(&c.argv_line())
+                ));
                 let mut truth = eval_truth(e, &vars, &mut rng, i);
                 let mut j = i;
                 // on false, follow the jumps; \elif targets are evaluated (and logged)
@@ -109,7 +119,10 @@ fn my_events(text: &str, extended: bool, gset_values: &[(&str, &str)]) -> Vec<St
                     j = script.commands[j].cond.expect("jumps").next;
                     match &script.commands[j].kind {
                         CommandKind::Elif(e2) => {
-                            ev.push(format!("executing \\{}", script.commands[j].argv.join(" ")));
+                            ev.push(format!(
+                                "executing \\{}",
+                                String::from_utf8_lossy(&script.commands[j].argv_line())
+                            ));
                             truth = eval_truth(e2, &vars, &mut rng, j);
                         }
                         _ => break,
@@ -118,11 +131,17 @@ fn my_events(text: &str, extended: bool, gset_values: &[(&str, &str)]) -> Vec<St
                 i = j + 1;
             }
             CommandKind::Elif(_) | CommandKind::Else => {
-                ev.push(format!("executing \\{}", c.argv.join(" ")));
+                ev.push(format!(
+                    "executing \\{}",
+                    String::from_utf8_lossy(&c.argv_line())
+                ));
                 i = c.cond.expect("jumps").endif + 1;
             }
             _ => {
-                ev.push(format!("executing \\{}", c.argv.join(" ")));
+                ev.push(format!(
+                    "executing \\{}",
+                    String::from_utf8_lossy(&c.argv_line())
+                ));
                 i += 1;
             }
         }
@@ -203,7 +222,7 @@ fn splitting_and_sent_text_match_pgbench18() {
             let firsts: Vec<String> = script
                 .commands
                 .iter()
-                .map(|c| c.first_line.clone())
+                .map(|c| String::from_utf8_lossy(&c.first_line).into_owned())
                 .collect();
             if out.code == 0 {
                 assert_eq!(

@@ -101,8 +101,8 @@ pub struct RowDescription<'a> {
 /// One column of a RowDescription.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FieldDescription<'a> {
-    /// Column name.
-    pub name: &'a str,
+    /// Column name: the server's bytes (in the client encoding, not always UTF-8).
+    pub name: &'a [u8],
     /// Table OID (0 if not a table column).
     pub table_oid: u32,
     /// Column attribute number.
@@ -138,7 +138,7 @@ impl<'a> RowDescription<'a> {
             }
             left -= 1;
             let mut r = Reader(rest);
-            let name = r.cstr_utf8().ok()?;
+            let name = r.cstr().ok()?;
             let f = FieldDescription {
                 name,
                 table_oid: r.u32().ok()?,

@@ -33,9 +33,19 @@ pub enum ReadOutcome {
 /// Receives notices (NoticeResponse messages).
 pub type NoticeHandler = Box<dyn FnMut(&DbError) + Send>;
 
-/// libpq's default notice processor: the message on stderr.
+/// libpq's default notice processor: the message on stderr, as the server's bytes.
 fn default_notice_handler() -> NoticeHandler {
-    Box::new(|n: &DbError| eprintln!("{}", n.libpq_message(None)))
+    Box::new(|n: &DbError| {
+        use std::io::Write;
+        let mut line = n.libpq_message_bytes(None);
+        line.push(b'\n');
+        let _ = std::io::stderr().lock().write_all(&line);
+    })
+}
+
+/// Whether an encoding name the server reports means UTF-8.
+fn is_utf8_name(name: &str) -> bool {
+    name.eq_ignore_ascii_case("UTF8") || name.eq_ignore_ascii_case("UNICODE")
 }
 
 /// Identity of the connected server as libpq's PQhost/PQport/PQdb/PQuser report it.
@@ -56,6 +66,8 @@ pub struct Connection {
     in_start: usize,
     in_end: usize,
     params: Vec<(String, String)>,
+    /// Whether the server's `client_encoding` is UTF8 (how to read its texts).
+    client_utf8: bool,
     pub(crate) backend_pid: i32,
     pub(crate) secret_key: Vec<u8>,
     notice_handler: NoticeHandler,
@@ -92,6 +104,7 @@ impl Connection {
             in_start: 0,
             in_end: 0,
             params: Vec::new(),
+            client_utf8: true,
             backend_pid: 0,
             secret_key: Vec::new(),
             notice_handler: default_notice_handler(),
@@ -188,22 +201,35 @@ impl Connection {
         Ok(())
     }
 
+    /// Whether the session's `client_encoding` (as the server last reported it) is
+    /// UTF8; otherwise server texts are read byte by byte ([`DbError::parse_in`]).
+    pub fn client_encoding_utf8(&self) -> bool {
+        self.client_utf8
+    }
+
     /// Whether `flush` is non-blocking.
     pub fn is_nonblocking(&self) -> bool {
         self.nonblocking
     }
 
-    /// Queues a simple-protocol Query.
-    pub fn queue_query(&mut self, sql: &str) -> Result<(), Error> {
-        frontend::query(sql, &mut self.out).map_err(usage)
+    /// Queues a simple-protocol Query. The text is bytes, sent as given (no encoding
+    /// is assumed: the server reads it in the client encoding); it must not contain NUL.
+    pub fn queue_query(&mut self, sql: impl AsRef<[u8]>) -> Result<(), Error> {
+        crate::frontend::query(sql.as_ref(), &mut self.out)
     }
 
-    /// Queues Parse of `sql` as statement `name` ("" = unnamed). Like libpq's
-    /// `PQsendPrepare`/`PQsendQueryParams` without `paramTypes` (what pgbench uses), no
-    /// parameter types are sent whatever `n_params` is: the server infers all of them.
-    pub fn queue_parse(&mut self, name: &str, sql: &str, n_params: usize) -> Result<(), Error> {
+    /// Queues Parse of `sql` (bytes, sent as given) as statement `name` ("" = unnamed).
+    /// Like libpq's `PQsendPrepare`/`PQsendQueryParams` without `paramTypes` (what
+    /// pgbench uses), no parameter types are sent whatever `n_params` is: the server
+    /// infers all of them.
+    pub fn queue_parse(
+        &mut self,
+        name: &str,
+        sql: impl AsRef<[u8]>,
+        n_params: usize,
+    ) -> Result<(), Error> {
         let _ = n_params;
-        frontend::parse(name, sql, std::iter::empty::<u32>(), &mut self.out).map_err(usage)
+        crate::frontend::parse(name.as_bytes(), sql.as_ref(), &mut self.out)
     }
 
     /// Queues Bind of `stmt` to `portal` with text parameters (`None` = NULL) and text results.
@@ -365,7 +391,7 @@ impl Connection {
             let end = self.in_start + total;
             match tag {
                 b'N' => {
-                    let notice = DbError::parse(&self.inp[body..end]);
+                    let notice = DbError::parse_in(&self.inp[body..end], self.client_utf8);
                     self.in_start = end;
                     (self.notice_handler)(&notice);
                 }
@@ -373,6 +399,9 @@ impl Connection {
                     if let Ok(BackendMessage::ParameterStatus { name, value }) =
                         backend::decode(tag, &self.inp[body..end])
                     {
+                        if name == "client_encoding" {
+                            self.client_utf8 = is_utf8_name(value);
+                        }
                         match self.params.iter_mut().find(|(n, _)| n == name) {
                             Some((_, v)) => {
                                 if v != value {

@@ -45,15 +45,43 @@ pub struct DbError {
     pub line: Option<String>,
     /// Source routine (`R`).
     pub routine: Option<String>,
+    /// How the text was decoded: `false` as UTF-8 (invalid sequences replaced),
+    /// `true` one character per byte (U+0000..U+00FF, lossless), for a client
+    /// encoding other than UTF8. [`DbError::libpq_message_bytes`] undoes it.
+    pub bytewise: bool,
+}
+
+/// Each byte as the character of the same number (ISO-8859-1): lossless, and one
+/// character per byte, as libpq counts characters in single-byte encodings.
+fn bytewise_decode(b: &[u8]) -> String {
+    b.iter().map(|&c| char::from(c)).collect()
+}
+
+/// The bytes of text built from [`bytewise_decode`]d parts and ASCII.
+fn bytewise_encode(s: &str) -> Vec<u8> {
+    s.chars().map(|c| u8::try_from(c).unwrap_or(b'?')).collect()
 }
 
 impl DbError {
     /// Parses the body of an ErrorResponse/NoticeResponse (a list of
-    /// `code byte, C string` pairs terminated by a zero byte).
+    /// `code byte, C string` pairs terminated by a zero byte) as UTF-8.
     pub fn parse(body: &[u8]) -> DbError {
-        let mut e = DbError::default();
+        DbError::parse_in(body, true)
+    }
+
+    /// Parses a body sent in the client encoding: UTF-8 when `client_utf8`, else
+    /// byte by byte (see [`DbError::bytewise`]).
+    pub fn parse_in(body: &[u8], client_utf8: bool) -> DbError {
+        let mut e = DbError {
+            bytewise: !client_utf8,
+            ..DbError::default()
+        };
         for (code, value) in ErrorFields::new(body).iter() {
-            let v = String::from_utf8_lossy(value).into_owned();
+            let v = if client_utf8 {
+                String::from_utf8_lossy(value).into_owned()
+            } else {
+                bytewise_decode(value)
+            };
             match code {
                 b'S' => e.severity = v,
                 b'V' => e.severity_nonlocalized = Some(v),
@@ -98,6 +126,19 @@ impl DbError {
             out.pop();
         }
         out
+    }
+
+    /// [`DbError::libpq_message`] as the bytes libpq prints: the server's own bytes
+    /// when the error was parsed byte by byte (a LATIN1 or SQL_ASCII client
+    /// encoding), the query's bytes on the `LINE n:` line.
+    pub fn libpq_message_bytes(&self, query: Option<&[u8]>) -> Vec<u8> {
+        if self.bytewise {
+            let q = query.map(bytewise_decode);
+            bytewise_encode(&self.libpq_message(q.as_deref()))
+        } else {
+            let q = query.map(String::from_utf8_lossy);
+            self.libpq_message(q.as_deref()).into_bytes()
+        }
     }
 
     /// Appends libpq's default-verbosity rendering, with the final newline.
@@ -201,6 +242,11 @@ impl<'a> ErrorFields<'a> {
     /// Parses every field into an owned `DbError`.
     pub fn to_db_error(&self) -> DbError {
         DbError::parse(self.body)
+    }
+
+    /// Parses every field in the client encoding (see [`DbError::parse_in`]).
+    pub fn to_db_error_in(&self, client_utf8: bool) -> DbError {
+        DbError::parse_in(self.body, client_utf8)
     }
 }
 
@@ -374,6 +420,35 @@ mod tests {
             e.libpq_message(None),
             "ERROR:  division by zero\nDETAIL:  some detail\nHINT:  a hint\nCONTEXT:  PL/pgSQL function f()"
         );
+    }
+
+    #[test]
+    fn single_byte_client_encoding_keeps_bytes_and_counts_one_char_per_byte() {
+        let mut b = Vec::new();
+        for (c, v) in [
+            (b'S', &b"ERROR"[..]),
+            (b'M', b"column \"caf\xe9\" does not exist"),
+            (b'P', b"13"),
+        ] {
+            b.push(c);
+            b.extend_from_slice(v);
+            b.push(0);
+        }
+        b.push(0);
+        let query: &[u8] = b"select '\xe9', caf\xe9";
+        let e = ErrorFields::new(&b).to_db_error_in(false);
+        assert!(e.bytewise);
+        assert_eq!(
+            e.libpq_message_bytes(Some(query)),
+            b"ERROR:  column \"caf\xe9\" does not exist\nLINE 1: select '\xe9', caf\xe9\n                    ^"
+                .to_vec()
+        );
+        // Read as UTF-8 the bytes are replaced (the caret stays in place).
+        let lossy = ErrorFields::new(&b).to_db_error_in(true);
+        assert!(!lossy.bytewise);
+        let text = String::from_utf8(lossy.libpq_message_bytes(Some(query))).unwrap();
+        assert!(text.contains("caf\u{fffd}"), "{text}");
+        assert!(text.ends_with("\n                    ^"), "{text}");
     }
 
     #[test]

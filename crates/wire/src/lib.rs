@@ -40,6 +40,7 @@ mod conn;
 mod connect;
 pub mod conninfo;
 mod error;
+mod frontend;
 mod params;
 mod position;
 mod query;

@@ -79,7 +79,10 @@ impl Connection {
         loop {
             match self.recv().map_err(|e| e.after(&error))? {
                 BackendMessage::RowDescription(desc) => {
-                    current.columns = desc.fields().map(|f| f.name.to_string()).collect();
+                    current.columns = desc
+                        .fields()
+                        .map(|f| String::from_utf8_lossy(f.name).into_owned())
+                        .collect();
                 }
                 BackendMessage::DataRow(row) => {
                     current

@@ -8,7 +8,7 @@ use super::table::Opt;
 use super::{parse_seed, seeded, text};
 use crate::options::{Action, Options, PartitionMethod, QueryMode, ScriptSource, ScriptSpec};
 use pgrush_report::PercentileList;
-use pgrush_script::{BuiltinError, MAX_SCRIPTS, WeightError};
+use pgrush_script::{BuiltinError, MAX_SCRIPTS, RawMessage, WeightError};
 
 /// Allowed `-I` step characters.
 pub const ALL_INIT_STEPS: &[u8] = b"dtgGvpf";
@@ -226,14 +226,14 @@ impl State {
         } else {
             script_file::check(path, weight, diag)?
         };
-        self.add_script(ScriptSource::File(text(path)), weight, file_text, diag)
+        self.add_script(ScriptSource::File(path.to_vec()), weight, file_text, diag)
     }
 
     fn add_script(
         &mut self,
         source: ScriptSource,
         weight: u32,
-        text: Option<String>,
+        text: Option<Vec<u8>>,
         diag: &mut Diag<'_>,
     ) -> Result<(), i32> {
         if self.opts.scripts.len() >= MAX_SCRIPTS {
@@ -366,25 +366,13 @@ fn int_range(arg: &[u8], label: &str, min: i32, max: i32, diag: &mut Diag<'_>) -
 
 /// `-D NAME=VALUE`.
 fn define(o: &mut Options, arg: &[u8], diag: &mut Diag<'_>) -> Result<(), i32> {
-    let eq = arg.iter().position(|&b| b == b'=');
-    let (name, value) = match eq {
-        Some(i) if i > 0 && i + 1 < arg.len() => (&arg[..i], &arg[i + 1..]),
-        _ => {
-            return fatal(
-                diag,
-                &cat(&[b"invalid variable definition: \"", arg, b"\""]),
-            );
+    match pgrush_script::parse_define(arg) {
+        Ok(nv) => {
+            o.defines.push(nv);
+            Ok(())
         }
-    };
-    // Invalid UTF-8 becomes U+FFFD, high-bit bytes either way: same verdict.
-    if !pgrush_script::valid_variable_name(&String::from_utf8_lossy(name)) {
-        return fatal(
-            diag,
-            &cat(&[b"option: invalid variable name: \"", name, b"\""]),
-        );
+        Err(e) => fatal(diag, &e.to_bytes()),
     }
-    o.defines.push((text(name), text(value)));
-    Ok(())
 }
 
 /// `-I` validation (made while parsing, in bench mode too).

@@ -3,6 +3,7 @@
 //! run here, and the text read is kept for the run (the file is read once).
 
 use super::diag::{Diag, cat};
+use pgrush_script::RawMessage;
 use std::ffi::OsStr;
 use std::io::Read;
 use std::os::unix::ffi::OsStrExt;
@@ -11,7 +12,7 @@ use std::os::unix::ffi::OsStrExt;
 /// failure, and returns the text read. Pipes and devices are only opened (`None`:
 /// reading them here would take data away from the later load); standard input
 /// (`-`) is not looked at.
-pub fn check(path: &[u8], weight: u32, diag: &mut Diag<'_>) -> Result<Option<String>, i32> {
+pub fn check(path: &[u8], weight: u32, diag: &mut Diag<'_>) -> Result<Option<Vec<u8>>, i32> {
     let mut file = match std::fs::File::open(OsStr::from_bytes(path)) {
         Ok(f) => f,
         Err(e) => return Err(io_error(diag, b"could not open file", path, &e)),
@@ -25,12 +26,10 @@ pub fn check(path: &[u8], weight: u32, diag: &mut Diag<'_>) -> Result<Option<Str
     if let Err(e) = file.read_to_end(&mut bytes) {
         return Err(io_error(diag, b"could not read file", path, &e));
     }
-    let name = String::from_utf8_lossy(path);
-    let text = String::from_utf8_lossy(&bytes).into_owned();
-    match pgrush_script::load_script(&name, &text, weight) {
-        Ok(_) => Ok(Some(text)),
+    match pgrush_script::load_script(path, &bytes, weight) {
+        Ok(_) => Ok(Some(bytes)),
         Err(e) => {
-            diag.error(e.to_string().as_bytes());
+            diag.error(&e.to_bytes());
             Err(1)
         }
     }

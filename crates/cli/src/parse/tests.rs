@@ -227,9 +227,9 @@ fn script_files() {
     assert_eq!(o.scripts[0].weight, 7);
     assert_eq!(
         o.scripts[0].source,
-        ScriptSource::File(file.display().to_string())
+        ScriptSource::File(file.display().to_string().into_bytes())
     );
-    assert_eq!(o.scripts[1].source, ScriptSource::File("-".into()));
+    assert_eq!(o.scripts[1].source, ScriptSource::File(b"-".to_vec()));
     let dir_arg = dir.display().to_string();
     assert_eq!(
         fails(&["-f", &dir_arg]),

@@ -10,10 +10,10 @@ pub enum Tok {
     MaxIntPlusOne,
     /// Double constant.
     Double(f64),
-    /// `:name`.
-    Var(String),
-    /// Identifier that is not a keyword.
-    Ident(String),
+    /// `:name` (the script's bytes: names may hold bytes >= 0x80).
+    Var(Vec<u8>),
+    /// Identifier that is not a keyword (the script's bytes).
+    Ident(Vec<u8>),
     /// `AND`.
     And,
     /// `OR`.
@@ -53,8 +53,8 @@ pub enum Tok {
 pub struct LexError {
     /// Message.
     pub message: &'static str,
-    /// The offending text.
-    pub more: String,
+    /// The offending text (script bytes).
+    pub more: Vec<u8>,
 }
 
 /// In-place lexer over the script bytes.
@@ -151,9 +151,7 @@ impl<'a> ExprLexer<'a> {
                 e += 1;
             }
             self.pos = e;
-            return Ok(Tok::Var(
-                String::from_utf8_lossy(&self.buf[start + 1..e]).into_owned(),
-            ));
+            return Ok(Tok::Var(self.buf[start + 1..e].to_vec()));
         }
         if is_alpha(c) {
             let mut e = start;
@@ -161,22 +159,22 @@ impl<'a> ExprLexer<'a> {
                 e += 1;
             }
             self.pos = e;
-            let word = String::from_utf8_lossy(&self.buf[start..e]).into_owned();
-            let kw = match word.to_ascii_lowercase().as_str() {
-                "and" => Tok::And,
-                "or" => Tok::Or,
-                "not" => Tok::Not,
-                "is" => Tok::Is,
-                "isnull" => Tok::IsNull,
-                "notnull" => Tok::NotNull,
-                "null" => Tok::Null,
-                "true" => Tok::True,
-                "false" => Tok::False,
-                "case" => Tok::Case,
-                "when" => Tok::When,
-                "then" => Tok::Then,
-                "else" => Tok::Else,
-                "end" => Tok::End,
+            let word = self.buf[start..e].to_vec();
+            let kw = match word.to_ascii_lowercase().as_slice() {
+                b"and" => Tok::And,
+                b"or" => Tok::Or,
+                b"not" => Tok::Not,
+                b"is" => Tok::Is,
+                b"isnull" => Tok::IsNull,
+                b"notnull" => Tok::NotNull,
+                b"null" => Tok::Null,
+                b"true" => Tok::True,
+                b"false" => Tok::False,
+                b"case" => Tok::Case,
+                b"when" => Tok::When,
+                b"then" => Tok::Then,
+                b"else" => Tok::Else,
+                b"end" => Tok::End,
                 _ => Tok::Ident(word),
             };
             return Ok(kw);
@@ -188,7 +186,7 @@ impl<'a> ExprLexer<'a> {
         self.pos += 1;
         Err(LexError {
             message: "unexpected character",
-            more: String::from_utf8_lossy(&self.buf[start..start + 1]).into_owned(),
+            more: self.buf[start..start + 1].to_vec(),
         })
     }
 
@@ -220,11 +218,11 @@ impl<'a> ExprLexer<'a> {
                 is_double = true;
             }
         }
-        let text = String::from_utf8_lossy(&b[start..e]).into_owned();
+        let text = b[start..e].to_vec();
         self.pos = e;
         if !is_double {
             debug_assert_eq!(int_end, e);
-            if text == "9223372036854775808" {
+            if text == b"9223372036854775808" {
                 return Ok(Tok::MaxIntPlusOne);
             }
             return match crate::strconv::strtoint64(&text) {

@@ -12,8 +12,8 @@ use crate::vars::VarRef;
 pub struct ExprParseError {
     /// Message (`syntax error`, `unexpected function name`, ...).
     pub message: String,
-    /// Parenthesized detail.
-    pub detail: Option<String>,
+    /// Parenthesized detail (script bytes).
+    pub detail: Option<Vec<u8>>,
     /// Offset (in the buffer) of the last character of the last lexed token.
     pub offset: usize,
     /// Offset where lexing stopped (after the rest of the line was consumed).
@@ -46,7 +46,7 @@ const PREC_UNARY: u8 = 9;
 enum Fail {
     Lex(LexError),
     Syntax,
-    Semantic(&'static str, Option<String>),
+    Semantic(&'static str, Option<Vec<u8>>),
 }
 
 struct Parser<'a> {
@@ -263,9 +263,12 @@ impl Parser<'_> {
         })
     }
 
-    fn parse_call(&mut self, name: String) -> Result<Expr, Fail> {
+    fn parse_call(&mut self, name: Vec<u8>) -> Result<Expr, Fail> {
         let lower = name.to_ascii_lowercase();
-        let Some(&(fname, func, arity)) = FUNCTIONS.iter().find(|(n, _, _)| *n == lower) else {
+        let Some(&(fname, func, arity)) = FUNCTIONS
+            .iter()
+            .find(|(n, _, _)| n.as_bytes() == lower.as_slice())
+        else {
             return Err(Fail::Semantic("unexpected function name", Some(name)));
         };
         if self.next()? != Tok::Op("(") {
@@ -292,13 +295,13 @@ impl Parser<'_> {
             Arity::Exact(k) if k != n => {
                 return Err(Fail::Semantic(
                     "unexpected number of arguments",
-                    Some(fname.to_string()),
+                    Some(fname.as_bytes().to_vec()),
                 ));
             }
             Arity::AtLeastOne if n == 0 => {
                 return Err(Fail::Semantic(
                     "at least one argument expected",
-                    Some(fname.to_string()),
+                    Some(fname.as_bytes().to_vec()),
                 ));
             }
             Arity::Hash | Arity::Permute => {
@@ -306,7 +309,7 @@ impl Parser<'_> {
                 if n < lo || n > hi {
                     return Err(Fail::Semantic(
                         "unexpected number of arguments",
-                        Some(fname.to_string()),
+                        Some(fname.as_bytes().to_vec()),
                     ));
                 }
                 if n == lo {

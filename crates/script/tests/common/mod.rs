@@ -160,7 +160,7 @@ fn run_tx(
         lines.extend(dbg);
         r.map_err(|e| {
             if let Some(m) = e.message() {
-                lines.push(format!("pgbench: error: {m}"));
+                lines.push(format!("pgbench: error: {}", String::from_utf8_lossy(&m)));
             }
             lines.push(format!(
                 "pgbench: error: client {client} aborted in command {i} ({name}) of script 0; evaluation of meta-command failed"

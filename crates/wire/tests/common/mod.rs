@@ -137,7 +137,10 @@ pub fn describe(m: &BackendMessage<'_>) -> String {
         BackendMessage::RowDescription(d) => {
             format!(
                 "T:{}",
-                d.fields().map(|f| f.name).collect::<Vec<_>>().join(",")
+                d.fields()
+                    .map(|f| String::from_utf8_lossy(f.name).into_owned())
+                    .collect::<Vec<_>>()
+                    .join(",")
             )
         }
         BackendMessage::DataRow(r) => format!(

@@ -1,0 +1,485 @@
+//! Scripts and values are bytes, as in pgbench (C strings): differential tests
+//! against pgbench 18 with ISO-8859-1 scripts, `-D` values that are not UTF-8,
+//! `\gset` of server bytes, `\shell`/`\setshell` bytes, and load/run-time error
+//! messages that echo such bytes. What the server received is compared exactly
+//! (stored values and `current_query()` read back as hex, and the statements and
+//! parameters in the server log); stderr is compared byte for byte.
+
+use std::io::Write;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use pgrush_sandbox::Cluster;
+use pgrush_sandbox::oracle::{self, Which};
+
+/// What a run printed, as bytes.
+#[derive(Debug, PartialEq, Eq)]
+struct Raw {
+    stdout: Vec<u8>,
+    stderr: Vec<u8>,
+    code: i32,
+}
+
+/// A scratch directory; removed on drop.
+struct Dir(PathBuf);
+
+impl Dir {
+    fn new(files: &[(&str, &[u8])]) -> Dir {
+        static N: AtomicUsize = AtomicUsize::new(0);
+        let p = std::env::temp_dir().join(format!(
+            "pgrush-bytes-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::SeqCst)
+        ));
+        let _ = std::fs::remove_dir_all(&p);
+        std::fs::create_dir_all(&p).expect("scratch");
+        for (name, text) in files {
+            std::fs::write(p.join(name), text).expect("write");
+        }
+        Dir(p)
+    }
+}
+
+impl Drop for Dir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Prog {
+    Pgbench,
+    Pgrush,
+}
+
+/// Runs `prog` in `dir` against database `db` with byte arguments.
+fn run(prog: Prog, dir: &Path, db: &str, args: &[&[u8]]) -> Raw {
+    run_input(prog, dir, db, args, b"")
+}
+
+/// [`run`] with `input` on standard input.
+fn run_input(prog: Prog, dir: &Path, db: &str, args: &[&[u8]], input: &[u8]) -> Raw {
+    let mut cmd = match prog {
+        Prog::Pgrush => Command::new(env!("CARGO_BIN_EXE_pgrush")),
+        Prog::Pgbench => oracle::require(Which::Pgbench18).command(),
+    };
+    cmd.current_dir(dir)
+        .envs(pgrush_sandbox::shared().env())
+        .env("PGDATABASE", db)
+        .env_remove("PGBENCH_RANDOM_SEED")
+        .env_remove("PGCLIENTENCODING")
+        .args(args.iter().map(|a| std::ffi::OsStr::from_bytes(a)))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().expect("run");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let input = input.to_vec();
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(&input);
+    });
+    let out = child.wait_with_output().expect("wait");
+    let _ = writer.join();
+    Raw {
+        stdout: out.stdout,
+        stderr: out.stderr,
+        code: out
+            .status
+            .code()
+            .unwrap_or_else(|| 128 + out.status.signal().unwrap_or(0)),
+    }
+}
+
+/// pgbench's bytes with its program name replaced by pgrush's (at line starts).
+fn renamed(b: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(b.len());
+    for line in b.split_inclusive(|&c| c == b'\n') {
+        match line.strip_prefix(b"pgbench: ") {
+            Some(rest) => {
+                out.extend_from_slice(b"pgrush: ");
+                out.extend_from_slice(rest);
+            }
+            None => out.extend_from_slice(line),
+        }
+    }
+    out
+}
+
+fn show(b: &[u8]) -> String {
+    b.escape_ascii().to_string()
+}
+
+/// Runs both programs; asserts equal exit codes and byte-identical stderr.
+fn same_stderr(dir: &Path, db: &str, args: &[&[u8]]) -> (Raw, Raw) {
+    same_stderr_input(dir, db, args, b"")
+}
+
+/// [`same_stderr`] with `input` on standard input.
+fn same_stderr_input(dir: &Path, db: &str, args: &[&[u8]], input: &[u8]) -> (Raw, Raw) {
+    let theirs = run_input(Prog::Pgbench, dir, db, args, input);
+    let ours = run_input(Prog::Pgrush, dir, db, args, input);
+    assert_eq!(
+        show(&renamed(&theirs.stderr)),
+        show(&ours.stderr),
+        "stderr of {:?}",
+        args.iter().map(|a| show(a)).collect::<Vec<_>>()
+    );
+    assert_eq!(theirs.code, ours.code, "exit code");
+    (theirs, ours)
+}
+
+/// psql in `db` with SQL given as bytes, client encoding = the database's.
+fn psql(db: &str, encoding: &str, sql: &[u8]) -> String {
+    let c = pgrush_sandbox::shared();
+    let mut cmd = c.install().command("psql");
+    cmd.envs(c.env())
+        .env("PGCLIENTENCODING", encoding)
+        .args([
+            "-X",
+            "-A",
+            "-t",
+            "-q",
+            "-v",
+            "ON_ERROR_STOP=1",
+            "-d",
+            db,
+            "-c",
+        ])
+        .arg(std::ffi::OsStr::from_bytes(sql));
+    let out = cmd.output().expect("psql");
+    assert!(
+        out.status.success(),
+        "psql {}: {}",
+        show(sql),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim_end().to_string()
+}
+
+/// A database with `encoding`, C collation, logging its statements or not.
+fn database(name: &str, encoding: &str, log: bool) -> &'static Cluster {
+    let c = pgrush_sandbox::shared();
+    let setting = if log { "all" } else { "none" };
+    c.psql(&format!(
+        "DROP DATABASE IF EXISTS {name}; CREATE DATABASE {name} ENCODING '{encoding}' \
+         LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0; \
+         ALTER DATABASE {name} SET log_statement = '{setting}'"
+    ))
+    .expect("create database");
+    c
+}
+
+/// The statement, execute and parameter lines the server logged in the byte
+/// range `span` of its log (the text after the level tag), as bytes.
+fn logged_statements(c: &Cluster, span: std::ops::Range<usize>) -> Vec<Vec<u8>> {
+    let log = std::fs::read(c.log_path()).unwrap_or_default();
+    let tags: [&[u8]; 3] = [
+        b"LOG:  statement: ",
+        b"LOG:  execute ",
+        b"DETAIL:  parameters: ",
+    ];
+    log.get(span)
+        .unwrap_or_default()
+        .split(|&b| b == b'\n')
+        .filter_map(|l| {
+            tags.iter().find_map(|t| {
+                l.windows(t.len())
+                    .position(|w| w == *t)
+                    .map(|i| l[i..].to_vec())
+            })
+        })
+        .collect()
+}
+
+fn log_len(c: &Cluster) -> usize {
+    std::fs::metadata(c.log_path()).map_or(0, |m| m.len() as usize)
+}
+
+/// Only one test at a time runs statements in a logged database.
+static LOG: Mutex<()> = Mutex::new(());
+
+const TABLE_SQL: &[u8] = b"CREATE TABLE \"t\xe9\" (n int, v text, q text, \"c\xe9\" text)";
+
+/// Hex of every row of the Latin-1-named table (value, query text, column).
+fn table_hex(db: &str, encoding: &str) -> String {
+    psql(
+        db,
+        encoding,
+        b"SELECT n, encode(v::bytea, 'hex'), encode(q::bytea, 'hex'), \
+          encode(\"c\xe9\"::bytea, 'hex') FROM \"t\xe9\" ORDER BY n, v, q",
+    )
+}
+
+/// ISO-8859-1 script: non-ASCII bytes in a string literal, comments, a quoted
+/// identifier, and a `-D` value substituted into SQL.
+const LATIN1_SCRIPT: &[u8] = b"-- d\xe9but du script\n\
+INSERT INTO \"t\xe9\" (n, v, q) VALUES (1, 'caf\xe9' /* comm\xe9ntaire */, current_query());\n\
+INSERT INTO \"t\xe9\" (n, v, q, \"c\xe9\") VALUES (2, :val, current_query(), :val); -- fin \xe9\n";
+
+/// Runs the Latin-1 script with both programs in each query mode and compares
+/// what the server stored and logged.
+fn latin1_script_in(db: &str, encoding: &str) {
+    let _guard = LOG.lock().unwrap_or_else(|p| p.into_inner());
+    let c = database(db, encoding, true);
+    psql(db, encoding, TABLE_SQL);
+    let dir = Dir::new(&[("latin1.sql", LATIN1_SCRIPT)]);
+    for mode in ["simple", "extended", "prepared"] {
+        let mut seen = Vec::new();
+        for prog in [Prog::Pgbench, Prog::Pgrush] {
+            psql(db, encoding, b"TRUNCATE \"t\xe9\"");
+            let from = log_len(c);
+            let out = run(
+                prog,
+                &dir.0,
+                db,
+                &[
+                    b"-n",
+                    b"-t",
+                    b"1",
+                    b"-M",
+                    mode.as_bytes(),
+                    b"-D",
+                    b"val='\xe9t\xe9 \xa4'",
+                    b"-f",
+                    b"latin1.sql",
+                ],
+            );
+            assert_eq!(out.code, 0, "{prog:?} {mode}: {}", show(&out.stderr));
+            let logged = logged_statements(c, from..log_len(c));
+            let rows = table_hex(db, encoding);
+            // The Latin-1 bytes reached the server unchanged.
+            assert!(rows.contains("636166e9"), "{prog:?} {mode}: {rows}");
+            assert!(rows.contains("636f6d6de96e7461697265"), "{rows}");
+            seen.push((rows, logged));
+        }
+        let (ours, theirs) = (seen.pop().expect("pgrush"), seen.pop().expect("pgbench"));
+        assert_eq!(theirs.0, ours.0, "stored rows, -M {mode} in {encoding}");
+        let shown = |v: &[Vec<u8>]| v.iter().map(|l| show(l)).collect::<Vec<_>>();
+        assert!(!theirs.1.is_empty(), "log_statement lines expected");
+        assert_eq!(shown(&theirs.1), shown(&ours.1), "logged, -M {mode}");
+    }
+}
+
+#[test]
+fn latin1_script_in_sql_ascii_database() {
+    latin1_script_in("bytes_ascii", "SQL_ASCII");
+}
+
+#[test]
+fn latin1_script_in_latin1_database() {
+    latin1_script_in("bytes_latin1", "LATIN1");
+}
+
+/// `\gset` of server bytes (a Latin-1 value and column name) substituted into a
+/// later command; `\shell` with Latin-1 words; `--debug` output.
+#[test]
+fn gset_and_shell_bytes() {
+    let _guard = LOG.lock().unwrap_or_else(|p| p.into_inner());
+    let (db, enc) = ("bytes_gset", "SQL_ASCII");
+    database(db, enc, true);
+    psql(db, enc, TABLE_SQL);
+    let script: &[u8] = b"SELECT quote_literal('caf' || chr(233)) AS g, quote_literal(chr(164)) AS \"n\xe9\" \\gset p_\n\
+INSERT INTO \"t\xe9\" (n, v, q, \"c\xe9\") VALUES (3, :p_g, current_query(), :p_n\xe9);\n\
+\\shell printf '%s|\\351|%s' :p_n\xe9 \xe9t\xe9 > shell.out\n";
+    for mode in ["simple", "extended", "prepared"] {
+        let mut stored = Vec::new();
+        for prog in [Prog::Pgbench, Prog::Pgrush] {
+            psql(db, enc, b"TRUNCATE \"t\xe9\"");
+            let dir = Dir::new(&[("g.sql", script)]);
+            let out = run(
+                prog,
+                &dir.0,
+                db,
+                &[b"-n", b"-t", b"1", b"-M", mode.as_bytes(), b"-f", b"g.sql"],
+            );
+            assert_eq!(out.code, 0, "{prog:?} {mode}: {}", show(&out.stderr));
+            let shell = std::fs::read(dir.0.join("shell.out")).expect("shell output");
+            assert_eq!(show(&shell), show(b"\xa4|\xe9|\xe9t\xe9"));
+            stored.push(table_hex(db, enc));
+        }
+        assert_eq!(stored[0], stored[1], "-M {mode}");
+        assert!(stored[1].contains("27636166e927"), "{}", stored[1]);
+    }
+    // --debug echoes the bytes sent and the meta-command words.
+    let dir = Dir::new(&[("g.sql", script)]);
+    let args: &[&[u8]] = &[b"-n", b"-t", b"1", b"--debug", b"-f", b"g.sql"];
+    let theirs = run(Prog::Pgbench, &dir.0, db, args);
+    let ours = run(Prog::Pgrush, &dir.0, db, args);
+    let keep = |b: &[u8]| {
+        b.split(|&c| c == b'\n')
+            .filter(|l| {
+                l.windows(8).any(|w| w == b"sending " || w == b"executi")
+                    && !l.windows(5).any(|w| w == b"BEGIN")
+            })
+            .map(|l| show(&renamed(l)))
+            .collect::<Vec<_>>()
+    };
+    assert!(!keep(&theirs.stderr).is_empty());
+    assert_eq!(keep(&theirs.stderr), keep(&ours.stderr));
+}
+
+/// `\setshell` reading a Latin-1 byte: the error echoes it raw (and `--debug`
+/// shows the first argument raw when the output is an integer).
+#[test]
+fn setshell_bytes() {
+    let db = "postgres";
+    let dir = Dir::new(&[
+        ("bad.sql", b"\\setshell x printf '\\351'\n"),
+        ("ok.sql", b"\\setshell x printf '42' \xe9\n"),
+    ]);
+    let (_, ours) = same_stderr(&dir.0, db, &[b"-n", b"-t", b"1", b"-f", b"bad.sql"]);
+    assert_eq!(ours.code, 2);
+    let want: &[u8] = b"printf: shell command must return an integer (not \"\xe9\")";
+    assert!(
+        ours.stderr.windows(want.len()).any(|w| w == want),
+        "{}",
+        show(&ours.stderr)
+    );
+    let (theirs, _) = same_stderr(
+        &dir.0,
+        db,
+        &[b"-n", b"-t", b"1", b"--debug", b"-f", b"ok.sql"],
+    );
+    assert_eq!(theirs.code, 0);
+}
+
+/// Load errors on lines holding Latin-1 bytes: message, echoed line and caret,
+/// byte for byte, exit 1.
+#[test]
+fn load_errors_echo_bytes() {
+    let cases: &[&[u8]] = &[
+        b"\\set x 1 + caf\xe9(2)\n",
+        b"\\s\xe9t x 1\n",
+        b"\\sleep 1 \xe9s\n",
+        b"\\sleep \xe9\n",
+        b"SELECT '\xe9';\n\\set x 1 + * 2 -- \xe9\n",
+        b"\\set x (1 + \\\n  \xe9\n",
+        b"\\setshell x\n-- \xe9\n",
+        b"\\shell echo \xe9\n\\gset\n",
+        b"\\startpipeline \xe9\n",
+        b"\\set x 1 \xe9 \xe8\n",
+    ];
+    for (i, text) in cases.iter().enumerate() {
+        let name = format!("e{i}.sql");
+        let dir = Dir::new(&[(&name, text)]);
+        let (theirs, _) = same_stderr(&dir.0, "postgres", &[b"-n", b"-f", name.as_bytes()]);
+        assert_eq!(theirs.code, 1, "{}", show(text));
+        // The same script on standard input (`-f -`).
+        let (theirs, _) = same_stderr_input(&dir.0, "postgres", &[b"-n", b"-f", b"-"], text);
+        assert_eq!(theirs.code, 1, "stdin: {}", show(text));
+    }
+    // File names are bytes too: in load errors and open errors.
+    let dir = Dir::new(&[]);
+    let name: &[u8] = b"caf\xe9.sql";
+    std::fs::write(dir.0.join(std::ffi::OsStr::from_bytes(name)), b"\\if 1\n").expect("write");
+    let absent: &[u8] = b"absent\xe9.sql";
+    for file in [name, absent] {
+        let args: &[&[u8]] = &[b"-n", b"-f", file];
+        let (theirs, ours) = same_stderr(&dir.0, "postgres", args);
+        assert_eq!(theirs.code, 1);
+        assert!(ours.stderr.contains(&0xe9), "{}", show(&ours.stderr));
+    }
+    // An SQL command with more than 255 variables, echoed in the error.
+    let mut many = b"SELECT '\xe9'".to_vec();
+    for _ in 0..256 {
+        many.extend_from_slice(b", :v\xe9");
+    }
+    many.push(b'\n');
+    let dir = Dir::new(&[("many.sql", &many)]);
+    let (theirs, _) = same_stderr(
+        &dir.0,
+        "postgres",
+        &[b"-M", b"extended", b"-f", b"many.sql"],
+    );
+    assert_eq!(theirs.code, 1);
+}
+
+/// `-D` names and values that are not UTF-8: name validation, typing errors
+/// (`malformed variable`), `debug()` of such variables and run-time echoes.
+#[test]
+fn define_bytes() {
+    let dir = Dir::new(&[
+        ("malformed.sql", b"\\set x :v + 1\n"),
+        ("name.sql", b"\\set x debug(:caf\xe9 + 1)\n"),
+        ("utf8.sql", "\\set x debug(:é * 2)\n".as_bytes()),
+        ("sleep.sql", b"\\sleep :v ms\n"),
+        ("undefined.sql", b"\\set x debug(:ind\xe9fini)\n"),
+        ("shell.sql", b"\\shell echo :ind\xe9fini\n"),
+    ]);
+    let t1: &[&[u8]] = &[b"-n", b"-t", b"1"];
+    let runs: &[&[&[u8]]] = &[
+        &[b"-D", b"v=\xe9t\xe9", b"-f", b"malformed.sql"],
+        &[b"-D", b"v=1\xe9", b"-f", b"malformed.sql"],
+        &[b"-D", b"caf\xe9=41", b"-f", b"name.sql"],
+        &[b"-D", b"caf\xe9=\xff", b"-f", b"name.sql"],
+        &["-D".as_bytes(), "é=21".as_bytes(), b"-f", b"utf8.sql"],
+        &[b"-D", b"v=\xe9", b"-f", b"sleep.sql"],
+        &[b"-f", b"undefined.sql"],
+        &[b"-f", b"shell.sql"],
+        &[b"-D", b"1\xe9=1", b"-f", b"name.sql"],
+        &[b"-D", b"\xe9", b"-f", b"name.sql"],
+        &[b"-D", b"\xe9=", b"-f", b"name.sql"],
+        &[b"-D", b"\xe9=1", b"-f", b"name.sql"],
+    ];
+    for r in runs {
+        // debug() output and error messages are on stderr.
+        let _ = same_stderr(&dir.0, "postgres", &[t1, r].concat());
+    }
+}
+
+/// Server errors and notices in a single-byte client encoding: the message, the
+/// `LINE n:` echo of the query and the caret, byte for byte, in each query mode.
+#[test]
+fn server_messages_bytes() {
+    let dir = Dir::new(&[
+        (
+            "err.sql",
+            b"SELECT 'caf\xe9', caf\xe9 FROM (SELECT 1) AS s(x);\n",
+        ),
+        (
+            "notice.sql",
+            b"DO $$BEGIN RAISE NOTICE 'caf\xe9 %', 1; END$$;\nSELECT 1;\n",
+        ),
+        ("param.sql", b"SELECT 'x', :val::int;\n"),
+        (
+            "pipeline.sql",
+            b"\\startpipeline\nSELECT 1;\nSELECT caf\xe9;\nSELECT 2;\n\\endpipeline\n",
+        ),
+    ]);
+    for (db, enc) in [
+        ("bytes_msg_latin1", "LATIN1"),
+        ("bytes_msg_ascii", "SQL_ASCII"),
+    ] {
+        database(db, enc, false);
+        for mode in ["simple", "extended", "prepared"] {
+            let m = mode.as_bytes();
+            let mut files = vec![(&b"err.sql"[..], 2), (b"notice.sql", 0)];
+            if mode != "simple" {
+                files.push((b"pipeline.sql", 2));
+            }
+            for (file, code) in files {
+                let (theirs, ours) =
+                    same_stderr(&dir.0, db, &[b"-n", b"-t", b"1", b"-M", m, b"-f", file]);
+                assert_eq!(theirs.code, code, "{}", show(&theirs.stderr));
+                assert!(ours.stderr.contains(&0xe9), "{}", show(&ours.stderr));
+            }
+            let args: &[&[u8]] = &[
+                b"-n",
+                b"-t",
+                b"1",
+                b"-M",
+                m,
+                b"-D",
+                b"val=\xe9",
+                b"-f",
+                b"param.sql",
+            ];
+            let (theirs, _) = same_stderr(&dir.0, db, args);
+            assert_eq!(theirs.code, 2);
+        }
+    }
+}
