@@ -13,11 +13,11 @@
 //! The stack of an LALR parse holds the start state plus one entry per grammar symbol
 //! that has been shifted (or produced by a reduction) and is not yet part of a larger
 //! reduction. This parser builds the same derivation in the same order, so it keeps
-//! the same count in [`Parser::sp`]:
-//! * every token the grammar shifts pushes one entry ([`Parser::push`], called once
+//! the same count in `Parser::sp`:
+//! * every token the grammar shifts pushes one entry (`Parser::push`, called once
 //!   the token is known to be valid there: an invalid token is a `syntax error`);
 //! * finishing a construct that began at stack size `base` leaves one `expr` symbol
-//!   there ([`Parser::reduce`]: `sp = base + 1`);
+//!   there (`Parser::reduce`: `sp = base + 1`);
 //! * the empty argument list `elist: /* empty */` pushes one entry (a goto with no
 //!   symbol popped). bison reduces it by default in the state after `name(` on any
 //!   token that cannot start an expression, so it is pushed before such a token is
