@@ -553,7 +553,7 @@ fn deepest_expressions_evaluate_as_pgbench18() {
 /// from about 100000 operators) evaluate on pgrush's worker threads.
 #[test]
 fn long_operator_chains_evaluate() {
-    let text = format!("\\set x 1{}\n\\set y debug(:x)\n", "+1".repeat(300_000));
+    let text = format!("\\set x 1{}\n\\set y debug(:x)\n", "+1".repeat(150_000));
     let run = Run::new(&[("chain.sql", &text)]);
     let out = testkit::run(run.cmd(true, true).args([
         "-n",
@@ -568,5 +568,5 @@ fn long_operator_chains_evaluate() {
     ]));
     assert_eq!(out.code, 0, "{}", out.stderr);
     let lines = interesting(&out.stderr);
-    assert_eq!(lines, vec!["debug(script=0,command=2): int 300001"; 4]);
+    assert_eq!(lines, vec!["debug(script=0,command=2): int 150001"; 4]);
 }

@@ -223,4 +223,15 @@ mod tests {
         assert_eq!(clients_per_thread(1, 1), vec![1]);
         assert_eq!(clients_per_thread(5, 4), vec![2, 1, 1, 1]);
     }
+
+    #[test]
+    fn worker_stacks_grow_with_the_deepest_expression() {
+        let load = |text: &str| pgrush_script::load_script("s.sql", text, 1).expect("loads");
+        let shallow = load("\\set x 1 + 2\nSELECT 1;\n");
+        let base = worker_stack_size(std::slice::from_ref(&shallow));
+        assert_eq!(base, 2 * 1024 * 1024 + pgrush_script::eval_stack_bytes(2));
+        let chain = load(&format!("\\set x 1{}\n", "+1".repeat(5000)));
+        let deep = worker_stack_size(&[shallow, chain]);
+        assert_eq!(deep - base, pgrush_script::eval_stack_bytes(5001 - 2));
+    }
 }
