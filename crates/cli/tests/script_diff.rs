@@ -169,16 +169,23 @@ fn script_options_match_pgbench18() {
 /// One expression per client (`\if :client_id = k`), so runtime errors abort only
 /// that client; compare every client's debug and error lines.
 fn expression_batch(exprs: &[&str]) {
+    command_batch(exprs, 1, |e| format!("\\set x debug({e})\n"));
+}
+
+/// Like [`expression_batch`], with the commands `commands(e)` for each expression
+/// and `transactions` per client.
+fn command_batch(exprs: &[&str], transactions: u32, commands: impl Fn(&str) -> String) {
     let mut text = String::from("\\set m debug(:client_id)\n");
     for (k, e) in exprs.iter().enumerate() {
         let kw = if k == 0 { "\\if" } else { "\\elif" };
-        text.push_str(&format!("{kw} :client_id = {k}\n\\set x debug({e})\n"));
+        text.push_str(&format!("{kw} :client_id = {k}\n{}", commands(e)));
     }
     text.push_str("\\endif\n");
     let run = Run::new(&[("e.sql", &text)]);
     let n = exprs.len().to_string();
+    let t = transactions.to_string();
     let (theirs, ours) = run.both(
-        &["-n", "-t", "1", "-c", &n, "--random-seed=1", "-f", "e.sql"],
+        &["-n", "-t", &t, "-c", &n, "--random-seed=1", "-f", "e.sql"],
         true,
     );
     assert_eq!(ours.code, theirs.code, "{}", ours.stderr);
@@ -196,7 +203,8 @@ fn expression_batch(exprs: &[&str]) {
     };
     let want = group(interesting(&theirs.stderr));
     let got = group(interesting(&ours.stderr));
-    assert_eq!(want.len(), exprs.len(), "{}", theirs.stderr);
+    let clients: std::collections::BTreeSet<&String> = want.iter().map(|(m, _)| m).collect();
+    assert_eq!(clients.len(), exprs.len(), "{}", theirs.stderr);
     for (w, g) in want.iter().zip(got.iter()) {
         assert_eq!(w, g);
     }
@@ -403,4 +411,162 @@ fn meta_command_runtime_errors_match_pgbench18() {
             "script {text:?}"
         );
     }
+}
+
+/// A nesting shape: `open` n times, `inner`, `close` n times, with the largest n
+/// pgbench 18 accepts (found by bisection against it; pgrush's parser models
+/// bison's stack, see `expr::parser`).
+struct Shape {
+    open: &'static str,
+    inner: &'static str,
+    close: &'static str,
+    max: usize,
+}
+
+impl Shape {
+    fn expr(&self, n: usize) -> String {
+        format!(
+            "{}{}{}",
+            self.open.repeat(n),
+            self.inner,
+            self.close.repeat(n)
+        )
+    }
+}
+
+const fn shape(open: &'static str, inner: &'static str, close: &'static str, max: usize) -> Shape {
+    Shape {
+        open,
+        inner,
+        close,
+        max,
+    }
+}
+
+const SHAPES: &[Shape] = &[
+    shape("(", "1", ")", 9996),
+    shape("-(", "1", ")", 4998),
+    shape("- ", "1", "", 9997),
+    shape("-", "1", "", 9997),
+    shape("+", "1", "", 9997),
+    shape("~", "1", "", 9997),
+    shape("NOT ", "true", "", 9997),
+    shape("abs(", "1", ")", 4998),
+    shape("abs(", "pi()", ")", 4997),
+    shape("1+(", "1", ")", 3332),
+    shape("1+2*(", "1", ")", 1999),
+    shape("greatest(1, 2, (", "1", "))", 1999),
+    shape("least(,", "1", ")", 2499),
+    shape("mod(1, ", "1", ")", 2499),
+    shape("hash((", "1", "))", 3332),
+    shape("pow(2,(", "1", "))", 1999),
+    shape("CASE WHEN true THEN ", "1", " END", 2499),
+    shape("CASE WHEN ", "true", " THEN 1 END", 4997),
+    shape("CASE WHEN false THEN 0 ELSE ", "1", " END", 3332),
+    shape("CASE WHEN false THEN 0 WHEN ", "true", " THEN 1 END", 3331),
+    shape("CASE WHEN false THEN 0 WHEN true THEN ", "1", " END", 1999),
+    shape("(", "1 IS NOT NULL", ")", 9994),
+    shape("(", "1 ISNULL", ")", 9996),
+    shape("NOT ", "true IS TRUE", "", 9995),
+    shape("1=(", "1", ")", 3332),
+    shape("false OR (", "true", ")", 3332),
+    shape("(", "-9223372036854775808", ")", 9996),
+    shape("(-abs(NOT ", "true", "))", 1999),
+];
+
+/// Shapes that are syntax errors whatever their depth: bison pushes the empty
+/// argument list (a default reduction) or the token before it detects the error,
+/// so from this depth on the error is `memory exhausted` instead.
+const BAD_SHAPES: &[Shape] = &[
+    shape("abs(", "*", ")", 4998),
+    shape("abs(", "", ")", 4998),
+    shape("(", "*", ")", 9998),
+];
+
+/// What pgbench does with a script of [`nesting_limits_match_pgbench18`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Outcome {
+    Loads,
+    Exhausted,
+    OtherError,
+}
+
+#[test]
+fn nesting_limits_match_pgbench18() {
+    use Outcome::*;
+    let mut cases: Vec<(String, Outcome)> = Vec::new();
+    let pair = |s: &Shape, template: &dyn Fn(String) -> String, at_max: Outcome| {
+        [
+            (template(s.expr(s.max)), at_max),
+            (template(s.expr(s.max + 1)), Exhausted),
+        ]
+    };
+    let set = |e: String| format!("\\set x {e}\n");
+    let cond = |e: String| format!("\\if {e}\n\\endif\n");
+    for s in SHAPES {
+        cases.extend(pair(s, &set, Loads));
+    }
+    for s in &SHAPES[..3] {
+        cases.extend(pair(s, &cond, Loads));
+    }
+    for s in BAD_SHAPES {
+        cases.extend(pair(s, &set, OtherError));
+    }
+    // Left-associative chains never deepen bison's stack.
+    cases.push((set(format!("1{}", "+1".repeat(100_000))), Loads));
+    cases.push((
+        set(format!("true{}", " AND NOT true".repeat(30_000))),
+        Loads,
+    ));
+    let run = Run::new(&[]);
+    for (i, (text, outcome)) in cases.iter().enumerate() {
+        let name = format!("nest{i}.sql");
+        std::fs::write(run.dir.join(&name), text).expect("write");
+        let (theirs, ours) = run.both(&["-n", "-t", "1", "-f", &name], false);
+        let head = &text[..text.len().min(60)];
+        let got = if theirs.stderr.contains("could not create connection") {
+            Loads
+        } else if theirs.stderr.contains(": memory exhausted in command") {
+            Exhausted
+        } else {
+            OtherError
+        };
+        assert_eq!(got, *outcome, "{head}: {:.200}", theirs.stderr);
+        assert_eq!(ours.code, theirs.code, "{head}");
+        assert!(ours.stderr == as_pgrush(&theirs.stderr), "{head}");
+    }
+}
+
+/// The deepest expression of each shape evaluates as in pgbench (its value through
+/// `debug()`, or its evaluation error), in `\set` and in `\if`.
+#[test]
+fn deepest_expressions_evaluate_as_pgbench18() {
+    let exprs: Vec<String> = SHAPES.iter().map(|s| s.expr(s.max)).collect();
+    let refs: Vec<&str> = exprs.iter().map(String::as_str).collect();
+    command_batch(&refs, 2, |e| format!("\\set x {e}\n\\set y debug(:x)\n"));
+    command_batch(&refs[..4], 2, |e| {
+        format!("\\if {e}\n\\set y debug(1)\n\\else\n\\set y debug(0)\n\\endif\n")
+    });
+}
+
+/// Operator chains far longer than pgbench can evaluate (it overflows its stack
+/// from about 100000 operators) evaluate on pgrush's worker threads.
+#[test]
+fn long_operator_chains_evaluate() {
+    let text = format!("\\set x 1{}\n\\set y debug(:x)\n", "+1".repeat(150_000));
+    let run = Run::new(&[("chain.sql", &text)]);
+    let out = testkit::run(run.cmd(true, true).args([
+        "-n",
+        "-t",
+        "2",
+        "-c",
+        "2",
+        "-j",
+        "2",
+        "-f",
+        "chain.sql",
+    ]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let lines = interesting(&out.stderr);
+    assert_eq!(lines, vec!["debug(script=0,command=2): int 150001"; 4]);
 }

@@ -88,6 +88,19 @@ pub fn clients_per_thread(clients: u32, threads: u32) -> Vec<u32> {
     out
 }
 
+/// Stack of a worker thread: Rust's default for spawned threads plus what evaluating
+/// the deepest expression of the scripts needs (pgbench accepts expressions
+/// thousands of levels deep, and operator chains of any length).
+fn worker_stack_size(scripts: &[pgrush_script::Script]) -> usize {
+    const BASE: usize = 2 * 1024 * 1024;
+    let eval = scripts
+        .iter()
+        .map(pgrush_script::Script::eval_stack_bytes)
+        .max()
+        .unwrap_or(0);
+    BASE.saturating_add(eval)
+}
+
 /// Runs the benchmark described by `cfg`, collecting statistics shaped by `layout`.
 pub fn run(cfg: &EngineConfig, layout: &StatsLayout) -> Result<RunOutcome, EngineError> {
     let threads = cfg.threads.max(1).min(cfg.clients.max(1));
@@ -151,6 +164,7 @@ pub fn run(cfg: &EngineConfig, layout: &StatsLayout) -> Result<RunOutcome, Engin
         blocks.push((clients, cfg.thread_rngs[tid], stats));
     }
 
+    let stack_size = worker_stack_size(&cfg.scripts);
     let results = std::thread::scope(|scope| {
         let mut handles = Vec::with_capacity(blocks.len());
         for (tid, (clients, rngs, stats)) in blocks.into_iter().enumerate() {
@@ -158,6 +172,7 @@ pub fn run(cfg: &EngineConfig, layout: &StatsLayout) -> Result<RunOutcome, Engin
             let shared = &shared;
             let h = std::thread::Builder::new()
                 .name(format!("pgrush-worker-{tid}"))
+                .stack_size(stack_size)
                 .spawn_scoped(scope, move || {
                     worker::run_thread(tid, cfg, plan, clients, shared, rngs, stats)
                 })
@@ -207,5 +222,16 @@ mod tests {
         assert_eq!(clients_per_thread(4, 2), vec![2, 2]);
         assert_eq!(clients_per_thread(1, 1), vec![1]);
         assert_eq!(clients_per_thread(5, 4), vec![2, 1, 1, 1]);
+    }
+
+    #[test]
+    fn worker_stacks_grow_with_the_deepest_expression() {
+        let load = |text: &str| pgrush_script::load_script("s.sql", text, 1).expect("loads");
+        let shallow = load("\\set x 1 + 2\nSELECT 1;\n");
+        let base = worker_stack_size(std::slice::from_ref(&shallow));
+        assert_eq!(base, 2 * 1024 * 1024 + pgrush_script::eval_stack_bytes(2));
+        let chain = load(&format!("\\set x 1{}\n", "+1".repeat(5000)));
+        let deep = worker_stack_size(&[shallow, chain]);
+        assert_eq!(deep - base, pgrush_script::eval_stack_bytes(5001 - 2));
     }
 }

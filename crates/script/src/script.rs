@@ -157,6 +157,28 @@ impl Script {
         Ok(())
     }
 
+    /// Tree depth ([`Expr::depth`]) of the deepest `\set`, `\if` or `\elif`
+    /// expression, 0 without any.
+    pub fn max_expr_depth(&self) -> usize {
+        self.commands
+            .iter()
+            .filter_map(|c| match &c.kind {
+                CommandKind::Set { expr, .. } | CommandKind::If(expr) | CommandKind::Elif(expr) => {
+                    Some(expr.depth())
+                }
+                _ => None,
+            })
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// Stack bytes that evaluating this script's expressions may use, beyond the
+    /// evaluating thread's own needs ([`crate::eval_stack_bytes`] of
+    /// [`Script::max_expr_depth`]).
+    pub fn eval_stack_bytes(&self) -> usize {
+        crate::eval_stack_bytes(self.max_expr_depth())
+    }
+
     /// Number of SQL commands (each gets a prepared statement name `P_k`).
     pub fn sql_count(&self) -> usize {
         self.commands.iter().filter(|c| c.sql().is_some()).count()

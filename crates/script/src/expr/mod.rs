@@ -1,9 +1,11 @@
 //! pgbench's expression language: AST, parser and evaluator.
 
+mod deep;
 pub mod eval;
 pub mod lexer;
 pub mod parser;
 
+pub use deep::eval_stack_bytes;
 pub use eval::EvalContext;
 pub use parser::{ExprParseError, parse_expression};
 
@@ -130,7 +132,12 @@ const FUNCTIONS: &[(&str, Func, Arity)] = &[
 ];
 
 /// An expression tree.
-#[derive(Debug, Clone, PartialEq)]
+///
+/// Trees can be deeper than any thread stack allows to recurse naively (pgbench
+/// accepts `1+1+...+1` of any length and nesting up to its parser's stack limit):
+/// `Drop`, `Clone`, `Debug` and `PartialEq` are written to cope with any depth, and
+/// [`Expr::eval`] recurses once per level, so its thread needs a stack of
+/// [`eval_stack_bytes`]`(`[`Expr::depth`]`)` (the engine sizes its worker threads so).
 pub enum Expr {
     /// A constant.
     Const(Value),
