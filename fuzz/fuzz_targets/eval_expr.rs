@@ -10,13 +10,13 @@ fuzz_target!(|data: &[u8]| {
         return;
     }
     let seed = u64::from_le_bytes(data[..8].try_into().unwrap_or([0; 8]));
-    let Ok(body) = std::str::from_utf8(&data[8..]) else {
-        return;
-    };
-    if body.contains('\n') {
+    let body = &data[8..];
+    if body.contains(&b'\n') {
         return;
     }
-    let text = format!("\\set x {body}\n");
+    let mut text = b"\\set x ".to_vec();
+    text.extend_from_slice(body);
+    text.push(b'\n');
     let Ok(script) = load_script("fuzz.sql", &text, 1) else {
         return;
     };
