@@ -195,7 +195,9 @@ fn blocking_errors_keep_single_byte_encoding_bytes() {
         };
         let want = [&b"ERROR:  "[..], text, context.as_bytes()].concat();
         assert_eq!(
-            e.libpq_message_bytes(Some(sql.as_bytes())).escape_ascii().to_string(),
+            e.libpq_message_bytes(Some(sql.as_bytes()))
+                .escape_ascii()
+                .to_string(),
             want.escape_ascii().to_string(),
             "{encoding}"
         );
