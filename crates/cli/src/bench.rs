@@ -227,7 +227,7 @@ fn run_inner(opts: &Options) -> Result<i32, i32> {
         .map(|s| ScriptInfo {
             desc: s.desc.clone(),
             weight: s.weight,
-            commands: s.commands.iter().map(|c| c.first_line_lossy()).collect(),
+            commands: s.commands.iter().map(|c| c.first_line.clone()).collect(),
         })
         .collect();
     let mut summary = RunSummary::empty(run_config, infos);

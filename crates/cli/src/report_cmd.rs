@@ -300,7 +300,7 @@ impl RunExtras {
         if let Some(list) = &opts.percentiles {
             let text = pgrush_report::percentiles::render_text(summary, list);
             let mut out = text_out(opts);
-            let _ = out.write_all(text.as_bytes());
+            let _ = out.write_all(&text);
             let _ = out.flush();
         }
         let client = ClientInfo::detect();

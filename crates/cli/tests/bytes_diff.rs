@@ -94,10 +94,16 @@ fn run_input(prog: Prog, dir: &Path, db: &str, args: &[&[u8]], input: &[u8]) -> 
     }
 }
 
-/// pgbench's bytes with its program name replaced by pgrush's (at line starts).
+/// pgbench's bytes with its program name replaced by pgrush's (at line starts, and
+/// after `starting vacuum...`, which ends without a newline).
 fn renamed(b: &[u8]) -> Vec<u8> {
+    const VACUUM: &[u8] = b"starting vacuum...";
     let mut out = Vec::with_capacity(b.len());
-    for line in b.split_inclusive(|&c| c == b'\n') {
+    for mut line in b.split_inclusive(|&c| c == b'\n') {
+        if let Some(rest) = line.strip_prefix(VACUUM) {
+            out.extend_from_slice(VACUUM);
+            line = rest;
+        }
         match line.strip_prefix(b"pgbench: ") {
             Some(rest) => {
                 out.extend_from_slice(b"pgrush: ");
@@ -480,6 +486,190 @@ fn server_messages_bytes() {
             ];
             let (theirs, _) = same_stderr(&dir.0, db, args);
             assert_eq!(theirs.code, 2);
+        }
+    }
+}
+
+/// A Latin-1 script with a Latin-1 file name, for the report tests: bytes in SQL
+/// first lines (one continued on the next line), a comment and a meta command
+/// (a Latin-1 variable name).
+const REPORT_SCRIPT: &[u8] = b"-- d\xe9but\n\
+SELECT 'caf\xe9' AS x;\n\
+\\set v\xe9 1\n\
+SELECT :v\xe9, 'cr\xe8me' -- comm\xe9nt\n  , 2;\n";
+
+/// A scratch directory holding the report scripts under their Latin-1 names.
+fn report_scripts() -> (Dir, &'static [u8], &'static [u8]) {
+    let dir = Dir::new(&[]);
+    let one: &[u8] = b"caf\xe9.sql";
+    let two: &[u8] = b"\xe9t\xe9.sql";
+    for (name, text) in [(one, REPORT_SCRIPT), (two, b"SELECT '\xe9t\xe9';\n")] {
+        std::fs::write(dir.0.join(std::ffi::OsStr::from_bytes(name)), text).expect("write");
+    }
+    (dir, one, two)
+}
+
+/// Report bytes with numbers masked and the padding before them collapsed (widths
+/// follow the numbers), the banner's program name replaced.
+fn masked_report(stdout: &[u8]) -> String {
+    let b = stdout
+        .strip_prefix(b"pgbench (")
+        .map_or(stdout.to_vec(), |rest| [&b"pgrush ("[..], rest].concat());
+    let mut out: Vec<u8> = Vec::with_capacity(b.len());
+    for &c in &pgrush_sandbox::testkit::mask_numbers_bytes(&b) {
+        if c == b'N' {
+            while out.ends_with(b"  ") {
+                out.pop();
+            }
+        }
+        out.push(c);
+    }
+    show(&out)
+}
+
+/// The final report prints script names (`transaction type:`, `SQL script N:`) and
+/// `-r` command lines as their bytes, as pgbench does: stdout compared byte for byte
+/// (numbers masked) with pgbench 18's, for one and two scripts and in each query
+/// mode; stderr and exit codes equal. `--debug` names the script raw too.
+#[test]
+fn report_prints_script_bytes() {
+    let db = "bytes_report";
+    database(db, "SQL_ASCII", false);
+    let (dir, one, two) = report_scripts();
+    let two_weighted = [two, b"@2"].concat();
+    let runs: &[&[&[u8]]] = &[
+        &[b"-f", one],
+        &[b"-f", one, b"-f", &two_weighted],
+        &[b"-M", b"prepared", b"-f", two, b"-f", one],
+        &[b"-M", b"extended", b"--max-tries=2", b"-f", one],
+    ];
+    for r in runs {
+        let args = [&[&b"-n"[..], b"-r", b"-t", b"2", b"--random-seed=7"][..], r].concat();
+        let (theirs, ours) = same_stderr(&dir.0, db, &args);
+        assert_eq!(theirs.code, 0, "{}", show(&theirs.stderr));
+        assert_eq!(masked_report(&theirs.stdout), masked_report(&ours.stdout));
+        let want: &[&[u8]] = &[b" SELECT 'caf\xe9' AS x;\n", b" \\set v\xe9 1\n"];
+        for w in want {
+            assert!(
+                ours.stdout.windows(w.len()).any(|x| x == *w),
+                "{}",
+                show(&ours.stdout)
+            );
+        }
+    }
+    let executing = |b: &[u8]| {
+        b.split(|&c| c == b'\n')
+            .filter(|l| l.windows(17).any(|w| w == b"executing script "))
+            .map(|l| show(&renamed(l)))
+            .collect::<Vec<_>>()
+    };
+    let args: &[&[u8]] = &[b"-n", b"-t", b"1", b"--debug", b"-f", one];
+    let theirs = run(Prog::Pgbench, &dir.0, db, args);
+    let ours = run(Prog::Pgrush, &dir.0, db, args);
+    assert_eq!(
+        executing(&theirs.stderr),
+        [show(b"pgrush: client 0 executing script \"caf\xe9.sql\"")]
+    );
+    assert_eq!(executing(&theirs.stderr), executing(&ours.stderr));
+}
+
+/// `--json` and `--html` of a run with Latin-1 script names and SQL are UTF-8 (those
+/// bytes replaced by U+FFFD), and `pgrush report` reads the JSON back.
+#[test]
+fn json_of_latin1_scripts_is_utf8() {
+    let db = "bytes_report_json";
+    database(db, "SQL_ASCII", false);
+    let (dir, one, two) = report_scripts();
+    let args: &[&[u8]] = &[
+        b"-n",
+        b"-r",
+        b"-t",
+        b"2",
+        b"-f",
+        one,
+        b"-f",
+        two,
+        b"--json=run.json",
+        b"--html=run.html",
+        b"--no-warnings",
+    ];
+    let out = run(Prog::Pgrush, &dir.0, db, args);
+    assert_eq!(out.code, 0, "{}", show(&out.stderr));
+    let json = std::fs::read(dir.0.join("run.json")).expect("run.json");
+    let text = String::from_utf8(json).expect("the JSON document is UTF-8");
+    let doc: serde_json::Value = serde_json::from_str(&text).expect("valid JSON");
+    assert_eq!(doc["scripts"][0]["description"], "caf\u{fffd}.sql");
+    assert_eq!(doc["scripts"][1]["description"], "\u{fffd}t\u{fffd}.sql");
+    assert_eq!(
+        doc["scripts"][0]["commands"][0]["text"],
+        "SELECT 'caf\u{fffd}' AS x;"
+    );
+    let report = doc["report_text"].as_str().unwrap_or_default();
+    assert!(
+        report.contains("\nSQL script 2: \u{fffd}t\u{fffd}.sql\n"),
+        "{report}"
+    );
+    assert!(report.contains(" SELECT :v\u{fffd}, 'cr\u{fffd}me' -- comm\u{fffd}nt\n"));
+    let html = std::fs::read(dir.0.join("run.html")).expect("run.html");
+    let html = String::from_utf8(html).expect("the HTML document is UTF-8");
+    assert!(html.contains("caf\u{fffd}.sql"));
+    let back = run(Prog::Pgrush, &dir.0, db, &[b"report", b"run.json"]);
+    assert_eq!(back.code, 0, "{}", show(&back.stderr));
+    assert!(!back.stdout.is_empty());
+}
+
+/// A view named pgbench_branches whose rows raise an error with Latin-1 bytes.
+const FAILING_BRANCHES: &[u8] = b"CREATE FUNCTION f() RETURNS SETOF int LANGUAGE plpgsql AS \
+$$BEGIN RAISE EXCEPTION 'caf\xe9 %', 1 USING DETAIL = 'd\xe9tail', HINT = 'h\xe9'; END$$; \
+CREATE VIEW pgbench_branches AS SELECT * FROM f()";
+
+/// The pgbench tables (one branch, no data otherwise), and a trigger refusing to
+/// truncate pgbench_history with a Latin-1 message.
+const REFUSING_TRUNCATE: &[u8] = b"DROP VIEW pgbench_branches; \
+CREATE TABLE pgbench_branches (bid int, bbalance int, filler char(88)); \
+INSERT INTO pgbench_branches VALUES (1, 0); \
+CREATE TABLE pgbench_tellers (tid int, bid int, tbalance int, filler char(84)); \
+CREATE TABLE pgbench_accounts (aid int, bid int, abalance int, filler char(84)); \
+CREATE TABLE pgbench_history (tid int, bid int, aid int, delta int, mtime timestamp, \
+filler char(22)); \
+CREATE FUNCTION tr() RETURNS trigger LANGUAGE plpgsql AS \
+$$BEGIN RAISE EXCEPTION 'tronqu\xe9'; END$$; \
+CREATE TRIGGER t BEFORE TRUNCATE ON pgbench_history FOR EACH STATEMENT EXECUTE FUNCTION tr()";
+
+/// Server errors during setup in a single-byte client encoding, byte for byte: the
+/// branch count query (exit 1), the pre-run vacuum's truncate (reported, ignored) and
+/// `-i`'s failed statement with client- and server-side generation (exit 1).
+#[test]
+fn setup_messages_bytes() {
+    let dir = Dir::new(&[("one.sql", b"SELECT 1;\n")]);
+    let run_args: &[&[u8]] = &[b"-t", b"1", b"-f", b"one.sql"];
+    for (db, enc) in [
+        ("bytes_setup_ascii", "SQL_ASCII"),
+        ("bytes_setup_latin1", "LATIN1"),
+    ] {
+        database(db, enc, false);
+        psql(db, enc, FAILING_BRANCHES);
+        // Builtin scripts need the scale: the branch count is queried.
+        let (theirs, ours) = same_stderr(&dir.0, db, &[b"-n", b"-S", b"-t", b"1"]);
+        assert_eq!(theirs.code, 1, "{}", show(&theirs.stderr));
+        let want: &[u8] =
+            b"could not count number of branches: ERROR:  caf\xe9 1\nDETAIL:  d\xe9tail\n";
+        assert!(
+            ours.stderr.windows(want.len()).any(|w| w == want),
+            "{}",
+            show(&ours.stderr)
+        );
+        psql(db, enc, REFUSING_TRUNCATE);
+        let (theirs, ours) = same_stderr(&dir.0, db, run_args);
+        assert_eq!(theirs.code, 0, "{}", show(&theirs.stderr));
+        assert!(
+            ours.stderr
+                .starts_with(b"starting vacuum...pgrush: error: ERROR:  tronqu\xe9\n")
+        );
+        for steps in [&b"g"[..], b"G"] {
+            let (theirs, ours) = same_stderr(&dir.0, db, &[b"-i", b"-I", steps]);
+            assert_eq!(theirs.code, 1, "{}", show(&theirs.stderr));
+            assert!(ours.stderr.contains(&0xe9), "{}", show(&ours.stderr));
         }
     }
 }

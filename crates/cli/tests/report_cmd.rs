@@ -26,11 +26,11 @@ fn run_doc(latency_scale: f64, clients: u32) -> RunDocument {
         continue_on_error: false,
     };
     let scripts = vec![ScriptInfo {
-        desc: "<builtin: select only>".into(),
+        desc: b"<builtin: select only>".to_vec(),
         weight: 1,
         commands: vec![
-            "\\set aid random(1, 100000 * :scale)".into(),
-            "SELECT 1;".into(),
+            b"\\set aid random(1, 100000 * :scale)".to_vec(),
+            b"SELECT 1;".to_vec(),
         ],
     }];
     let mut sum = RunSummary::empty(config, scripts);

@@ -217,13 +217,12 @@ impl Client {
                     self.estatus = ErrStatus::None;
                     self.tries = 1;
                     if ctx.cfg.debug {
-                        messages::debug(
-                            ctx.progname(),
-                            &format!(
-                                "client {} executing script \"{}\"",
-                                self.id, ctx.cfg.scripts[self.script].desc
-                            ),
+                        let mut msg = messages::concat(
+                            &format!("client {} executing script \"", self.id),
+                            &ctx.cfg.scripts[self.script].desc,
                         );
+                        msg.push(b'"');
+                        messages::debug(ctx.progname(), &msg);
                     }
                     self.state = if ctx.timer_exceeded {
                         State::Finished

@@ -76,7 +76,7 @@ fn run(cfg: &EngineConfig) -> RunOutcome {
             .map(|s| ScriptInfo {
                 desc: s.desc.clone(),
                 weight: s.weight,
-                commands: s.commands.iter().map(|c| c.first_line_lossy()).collect(),
+                commands: s.commands.iter().map(|c| c.first_line.clone()).collect(),
             })
             .collect(),
     );

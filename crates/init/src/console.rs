@@ -31,12 +31,12 @@ impl Console {
     }
 
     /// Writes `text` as is and flushes. Write errors are ignored, as pgbench ignores them.
-    pub fn write(&self, text: &str) {
+    pub fn write(&self, text: &(impl AsRef<[u8]> + ?Sized)) {
         let mut out = match self.out.lock() {
             Ok(g) => g,
             Err(poisoned) => poisoned.into_inner(),
         };
-        let _ = out.write_all(text.as_bytes());
+        let _ = out.write_all(text.as_ref());
         let _ = out.flush();
     }
 

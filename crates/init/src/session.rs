@@ -6,19 +6,20 @@
 /// A failure reported by a session: libpq's error message.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DbFailure {
-    /// libpq's default-verbosity error text.
-    pub message: String,
+    /// libpq's default-verbosity error text, as the bytes libpq prints (the server's
+    /// bytes in a client encoding other than UTF8).
+    pub message: Vec<u8>,
 }
 
-/// Where a COPY went wrong.
+/// Where a COPY went wrong; each holds libpq's message bytes (see [`DbFailure`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CopyFailure {
     /// The COPY statement did not start COPY IN (`unexpected copy in result`).
-    Start(String),
+    Start(Vec<u8>),
     /// Sending data failed (`PQputline failed`).
-    Send(String),
+    Send(Vec<u8>),
     /// The server rejected the data when the COPY ended (`PQendcopy failed`).
-    End(String),
+    End(Vec<u8>),
 }
 
 /// Receives the data of a running COPY.

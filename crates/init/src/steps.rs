@@ -99,7 +99,7 @@ pub fn send_rows(
         if buf.len() >= BATCH_BYTES {
             if sink.interrupted() {
                 return Err(DbFailure {
-                    message: INTERRUPTED.to_string(),
+                    message: INTERRUPTED.as_bytes().to_vec(),
                 });
             }
             sink.send(&buf)?;

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 
 fn failure(e: &pgrush_wire::Error, sql: &str) -> DbFailure {
     DbFailure {
-        message: e.libpq_message(Some(sql)),
+        message: e.libpq_message_bytes(Some(sql.as_bytes())),
     }
 }
 
@@ -89,7 +89,7 @@ struct InterruptibleCopy<'c, 'i> {
 impl CopySink for InterruptibleCopy<'_, '_> {
     fn send(&mut self, data: &[u8]) -> Result<(), DbFailure> {
         self.copy.send(data).map_err(|e| DbFailure {
-            message: e.libpq_message(None),
+            message: e.libpq_message_bytes(None),
         })
     }
 
@@ -131,7 +131,7 @@ impl Session for WireSession {
         let copy = self
             .conn
             .copy_in(sql)
-            .map_err(|e| CopyFailure::Start(e.libpq_message(Some(sql))))?;
+            .map_err(|e| CopyFailure::Start(e.libpq_message_bytes(Some(sql.as_bytes()))))?;
         let mut sink = InterruptibleCopy {
             copy,
             interrupt: &self.interrupt,
@@ -144,14 +144,14 @@ impl Session for WireSession {
             // end. The server's error (normally the cancel's) is reported as pgbench
             // reports a failed COPY.
             Err(_) if self.interrupt.requested() => match copy.fail(INTERRUPTED) {
-                Ok(db) => Err(CopyFailure::End(db.libpq_message(None))),
-                Err(e) => Err(CopyFailure::End(e.libpq_message(None))),
+                Ok(db) => Err(CopyFailure::End(db.libpq_message_bytes(None))),
+                Err(e) => Err(CopyFailure::End(e.libpq_message_bytes(None))),
             },
             Err(e) => Err(CopyFailure::Send(e.message)),
             Ok(()) => copy
                 .finish()
                 .map(|_| ())
-                .map_err(|e| CopyFailure::End(e.libpq_message(Some(sql)))),
+                .map_err(|e| CopyFailure::End(e.libpq_message_bytes(Some(sql.as_bytes())))),
         }
     }
 }

@@ -231,7 +231,7 @@ impl Counts {
 /// The run's configuration (the report's header lines).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ConfigDoc {
-    /// `transaction type:`.
+    /// `transaction type:` (invalid UTF-8 replaced by U+FFFD).
     pub transaction_type: String,
     /// `scaling factor:`.
     pub scale: i64,
@@ -301,7 +301,8 @@ pub struct ResultsDoc {
 /// Per-command statistics (`-r`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CommandDoc {
-    /// Command text as in the `-r` report.
+    /// Command text as in the `-r` report (the script's bytes as UTF-8, invalid bytes
+    /// replaced by U+FFFD: the document is UTF-8 JSON).
     pub text: String,
     /// Completed executions.
     pub executions: u64,
@@ -318,7 +319,7 @@ pub struct CommandDoc {
 /// Per-script statistics.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ScriptDoc {
-    /// Description (`<builtin: …>` or file name).
+    /// Description (`<builtin: …>` or file name; invalid UTF-8 replaced by U+FFFD).
     pub description: String,
     /// Weight.
     pub weight: u32,
@@ -403,7 +404,8 @@ pub struct RunDocument {
     pub time_series: Option<TimeSeriesDoc>,
     /// Warnings about the meaningfulness of the numbers.
     pub warnings: Vec<String>,
-    /// pgbench's text report, exactly as printed (from `transaction type:` on).
+    /// pgbench's text report as printed (from `transaction type:` on); script names and
+    /// command texts that are not UTF-8 have their invalid bytes replaced by U+FFFD.
     pub report_text: String,
 }
 
@@ -472,16 +474,15 @@ impl RunDocument {
                     }
                 };
                 let commands = info
-                    .commands
-                    .iter()
+                    .commands_lossy()
                     .enumerate()
                     .map(|(j, text)| {
                         let cs = st.and_then(|s| s.commands.get(j));
-                        command_doc(text, cs, cfg.per_command, list)
+                        command_doc(&text, cs, cfg.per_command, list)
                     })
                     .collect();
                 ScriptDoc {
-                    description: info.desc.clone(),
+                    description: info.desc_lossy().into_owned(),
                     weight: info.weight,
                     transactions: Counts::of(&tx.counters),
                     tps: per_s(tx.counters.successful),
@@ -512,7 +513,7 @@ impl RunDocument {
             scripts,
             time_series: time_series_doc(sum, list),
             warnings: ctx.warnings.clone(),
-            report_text: crate::text::render_report(sum),
+            report_text: crate::text::render_report_lossy(sum),
         }
     }
 
@@ -581,7 +582,7 @@ fn config_doc(sum: &RunSummary) -> ConfigDoc {
     let cfg = &sum.config;
     ConfigDoc {
         transaction_type: match sum.scripts.as_slice() {
-            [only] => only.desc.clone(),
+            [only] => only.desc_lossy().into_owned(),
             _ => "multiple scripts".to_string(),
         },
         scale: cfg.scale,

@@ -13,6 +13,7 @@ pub mod percentiles;
 pub mod progress;
 pub mod svg;
 pub mod text;
+mod textbuf;
 pub mod warnings;
 
 pub use document::{ClientInfo, RunContext, RunDocument, ServerInfo};

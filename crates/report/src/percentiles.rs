@@ -6,7 +6,7 @@
 //! at least 1), reported at the histogram's resolution (3 significant digits; the highest
 //! value equivalent to the bucket, so values below 2048 µs are exact).
 
-use pgrush_stats::cfmt::{push_fixed, push_fixed_width};
+use crate::textbuf::TextBuf;
 use pgrush_stats::{LatencyHistogram, RunSummary};
 use std::fmt::Write as _;
 
@@ -141,34 +141,35 @@ pub fn percentiles_ms(
 }
 
 /// `p50 = 0.223 ms, p90 = 0.301 ms, …`
-fn push_inline(s: &mut String, list: &PercentileList, values_ms: &[f64]) {
+fn push_inline(s: &mut TextBuf, list: &PercentileList, values_ms: &[f64]) {
     for (i, (&p, &v)) in list.values().iter().zip(values_ms).enumerate() {
         if i > 0 {
-            s.push_str(", ");
+            s.str(", ");
         }
         let _ = write!(s, "{} = ", label(p));
-        push_fixed(s, v, 3);
-        s.push_str(" ms");
+        s.fixed(v, 3);
+        s.str(" ms");
     }
 }
 
 /// The lines printed after pgbench's report with `--percentiles`: overall latency (and
 /// schedule lag with `-R`), per script when there are several, and per command with `-r`.
-/// Nothing is printed for a distribution without values.
-pub fn render_text(sum: &RunSummary, list: &PercentileList) -> String {
-    let mut s = String::new();
+/// Nothing is printed for a distribution without values. Command texts are the script's
+/// bytes, as in the text report.
+pub fn render_text(sum: &RunSummary, list: &PercentileList) -> Vec<u8> {
+    let mut s = TextBuf::default();
     let total = &sum.stats.total;
     if let Some(v) = percentiles_ms(&total.latency_hist, list, Some(total.latency.max)) {
-        s.push_str("latency percentiles: ");
+        s.str("latency percentiles: ");
         push_inline(&mut s, list, &v);
-        s.push('\n');
+        s.str("\n");
     }
     if let Some(lag) = &total.lag_hist
         && let Some(v) = percentiles_ms(lag, list, Some(total.lag.max))
     {
-        s.push_str("schedule lag percentiles: ");
+        s.str("schedule lag percentiles: ");
         push_inline(&mut s, list, &v);
-        s.push('\n');
+        s.str("\n");
     }
     let several = sum.scripts.len() > 1;
     for (i, info) in sum.scripts.iter().enumerate() {
@@ -185,7 +186,7 @@ pub fn render_text(sum: &RunSummary, list: &PercentileList) -> String {
         {
             let _ = write!(s, "{prefix}latency percentiles: ");
             push_inline(&mut s, list, &v);
-            s.push('\n');
+            s.str("\n");
         }
         if !sum.config.per_command {
             continue;
@@ -200,20 +201,20 @@ pub fn render_text(sum: &RunSummary, list: &PercentileList) -> String {
                 .commands
                 .get(j)
                 .and_then(|c| percentiles_ms(&c.latency_hist, list, Some(c.latency.max)));
-            s.push(' ');
+            s.str(" ");
             for k in 0..list.values().len() {
-                s.push_str("  ");
+                s.str("  ");
                 match values.as_ref().and_then(|v| v.get(k)) {
-                    Some(&v) => push_fixed_width(&mut s, v, 11, 3),
-                    None => s.push_str("          -"),
+                    Some(&v) => s.fixed_width(v, 11, 3),
+                    None => s.str("          -"),
                 }
             }
-            s.push(' ');
-            s.push_str(text);
-            s.push('\n');
+            s.str(" ");
+            s.bytes(text);
+            s.str("\n");
         }
     }
-    s
+    s.out
 }
 
 #[cfg(test)]

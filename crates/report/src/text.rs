@@ -1,6 +1,6 @@
 //! The final text report, line for line as pgbench 18 prints it (stdout), and the banner.
 
-use pgrush_stats::cfmt::{push_fixed, push_fixed_width, push_int_width};
+use crate::textbuf::TextBuf;
 use pgrush_stats::{RunLimit, RunSummary, SimpleStats, TxStats};
 use std::fmt::Write as _;
 use std::io::{self, Write};
@@ -39,16 +39,23 @@ fn format_version_number(num: u32) -> String {
     }
 }
 
-/// Writes the whole report (from `transaction type:` on).
+/// Writes the whole report (from `transaction type:` on), as bytes: script names and
+/// command texts are printed raw, as pgbench prints them.
 pub fn write_report(summary: &RunSummary, out: &mut dyn Write) -> io::Result<()> {
-    out.write_all(render_report(summary).as_bytes())
+    out.write_all(&render_report(summary))
 }
 
-/// Returns the report as a string (see [`write_report`]).
-pub fn render_report(summary: &RunSummary) -> String {
-    let mut s = String::with_capacity(2048);
-    push_report(&mut s, summary);
-    s
+/// Returns the report's bytes (see [`write_report`]).
+pub fn render_report(summary: &RunSummary) -> Vec<u8> {
+    let mut r = TextBuf::default();
+    push_report(&mut r, summary);
+    r.out
+}
+
+/// The report as text, bytes that are not UTF-8 (in script names or command texts)
+/// replaced by U+FFFD: for documents that must be UTF-8 (JSON, HTML).
+pub fn render_report_lossy(summary: &RunSummary) -> String {
+    crate::textbuf::into_lossy(render_report(summary))
 }
 
 /// `100 * part / whole` as C computes it with doubles (NaN when both are 0).
@@ -56,25 +63,25 @@ fn pct(part: u64, whole: u64) -> f64 {
     100.0 * part as f64 / whole as f64
 }
 
-fn push_count_pct(s: &mut String, label: &str, count: u64, whole: u64) {
+fn push_count_pct(s: &mut TextBuf, label: &str, count: u64, whole: u64) {
     let _ = write!(s, "{label}: {count} (");
-    push_fixed(s, pct(count, whole), 3);
-    s.push_str("%)\n");
+    s.fixed(pct(count, whole), 3);
+    s.str("%)\n");
 }
 
 /// pgbench's `printSimpleStats`: average and stddev in ms, only when something was recorded.
-fn push_simple_stats(s: &mut String, prefix: &str, st: &SimpleStats) {
+fn push_simple_stats(s: &mut TextBuf, prefix: &str, st: &SimpleStats) {
     if st.count == 0 {
         return;
     }
     let _ = write!(s, "{prefix} average = ");
-    push_fixed(s, 0.001 * st.mean(), 3);
+    s.fixed(0.001 * st.mean(), 3);
     let _ = write!(s, " ms\n{prefix} stddev = ");
-    push_fixed(s, 0.001 * st.stddev(), 3);
-    s.push_str(" ms\n");
+    s.fixed(0.001 * st.stddev(), 3);
+    s.str(" ms\n");
 }
 
-fn push_report(s: &mut String, sum: &RunSummary) {
+fn push_report(s: &mut TextBuf, sum: &RunSummary) {
     let cfg = &sum.config;
     let total = &sum.stats.total;
     let c = &total.counters;
@@ -83,11 +90,12 @@ fn push_report(s: &mut String, sum: &RunSummary) {
     let bench_duration = sum.bench_duration_s();
     let tps = c.successful as f64 / bench_duration;
 
-    let desc = match sum.scripts.as_slice() {
-        [only] => only.desc.as_str(),
-        _ => "multiple scripts",
-    };
-    let _ = writeln!(s, "transaction type: {desc}");
+    s.str("transaction type: ");
+    match sum.scripts.as_slice() {
+        [only] => s.bytes(&only.desc),
+        _ => s.str("multiple scripts"),
+    }
+    s.str("\n");
     let _ = writeln!(s, "scaling factor: {}", cfg.scale);
     if let Some(p) = &cfg.partitioning {
         let _ = writeln!(
@@ -138,54 +146,54 @@ fn push_report(s: &mut String, sum: &RunSummary) {
         push_count_pct(s, "number of transactions skipped", c.skipped, total_cnt);
     }
     if let Some(limit_us) = cfg.latency_limit_us {
-        s.push_str("number of transactions above the ");
-        push_fixed(s, limit_us / 1000.0, 1);
+        s.str("number of transactions above the ");
+        s.fixed(limit_us / 1000.0, 1);
         let _ = write!(s, " ms latency limit: {}/{} (", total.late, c.successful);
         let p = if c.successful > 0 {
             pct(total.late, c.successful)
         } else {
             0.0
         };
-        push_fixed(s, p, 3);
-        s.push_str("%)\n");
+        s.fixed(p, 3);
+        s.str("%)\n");
     }
     if cfg.latency_measured() {
         push_simple_stats(s, "latency", &total.latency);
     } else {
-        s.push_str("latency average = ");
+        s.str("latency average = ");
         let avg = 0.001 * sum.bench_duration_us as f64 * f64::from(cfg.clients) / total_cnt as f64;
-        push_fixed(s, avg, 3);
-        s.push_str(" ms");
+        s.fixed(avg, 3);
+        s.str(" ms");
         if failures > 0 {
-            s.push_str(" (including failures)");
+            s.str(" (including failures)");
         }
-        s.push('\n');
+        s.str("\n");
     }
     if cfg.rate.is_some() {
-        s.push_str("rate limit schedule lag: avg ");
-        push_fixed(s, 0.001 * total.lag.sum / c.successful as f64, 3);
-        s.push_str(" (max ");
-        push_fixed(s, 0.001 * total.lag.max, 3);
-        s.push_str(") ms\n");
+        s.str("rate limit schedule lag: avg ");
+        s.fixed(0.001 * total.lag.sum / c.successful as f64, 3);
+        s.str(" (max ");
+        s.fixed(0.001 * total.lag.max, 3);
+        s.str(") ms\n");
     }
     if cfg.connect_per_tx {
-        s.push_str("average connection time = ");
+        s.str("average connection time = ");
         let denom = (c.successful + failures) as f64;
-        push_fixed(s, 0.001 * sum.stats.conn_time_us as f64 / denom, 3);
-        s.push_str(" ms\ntps = ");
-        push_fixed(s, tps, 6);
-        s.push_str(" (including reconnection times)\n");
+        s.fixed(0.001 * sum.stats.conn_time_us as f64 / denom, 3);
+        s.str(" ms\ntps = ");
+        s.fixed(tps, 6);
+        s.str(" (including reconnection times)\n");
     } else {
-        s.push_str("initial connection time = ");
-        push_fixed(s, 0.001 * sum.initial_connection_us as f64, 3);
-        s.push_str(" ms\ntps = ");
-        push_fixed(s, tps, 6);
-        s.push_str(" (without initial connection time)\n");
+        s.str("initial connection time = ");
+        s.fixed(0.001 * sum.initial_connection_us as f64, 3);
+        s.str(" ms\ntps = ");
+        s.fixed(tps, 6);
+        s.str(" (without initial connection time)\n");
     }
     push_script_blocks(s, sum, total_cnt, bench_duration);
 }
 
-fn push_failure_kinds(s: &mut String, prefix: &str, st: &TxStats, whole: u64, other: bool) {
+fn push_failure_kinds(s: &mut TextBuf, prefix: &str, st: &TxStats, whole: u64, other: bool) {
     let c = &st.counters;
     let mut label = String::with_capacity(48);
     for (name, count, shown) in [
@@ -202,7 +210,7 @@ fn push_failure_kinds(s: &mut String, prefix: &str, st: &TxStats, whole: u64, ot
     }
 }
 
-fn push_script_blocks(s: &mut String, sum: &RunSummary, total_cnt: u64, bench_duration: f64) {
+fn push_script_blocks(s: &mut TextBuf, sum: &RunSummary, total_cnt: u64, bench_duration: f64) {
     let cfg = &sum.config;
     let per_script = sum.scripts.len() > 1;
     if !per_script && !cfg.per_command {
@@ -222,20 +230,22 @@ fn push_script_blocks(s: &mut String, sum: &RunSummary, total_cnt: u64, bench_du
             };
             let c = &tx.counters;
             let script_total = c.total();
-            let _ = writeln!(s, "SQL script {}: {}", i + 1, info.desc);
+            let _ = write!(s, "SQL script {}: ", i + 1);
+            s.bytes(&info.desc);
+            s.str("\n");
             let _ = write!(s, " - weight: {} (targets ", info.weight);
-            push_fixed(s, pct(u64::from(info.weight), total_weight), 1);
+            s.fixed(pct(u64::from(info.weight), total_weight), 1);
             let _ = write!(s, "% of total)\n - {script_total} transactions (");
-            push_fixed(s, pct(script_total, total_cnt), 1);
-            s.push_str("% of total)\n");
+            s.fixed(pct(script_total, total_cnt), 1);
+            s.str("% of total)\n");
             if script_total > 0 {
                 let _ = write!(
                     s,
                     " - number of transactions actually processed: {} (tps = ",
                     c.successful
                 );
-                push_fixed(s, c.successful as f64 / bench_duration, 6);
-                s.push_str(")\n");
+                s.fixed(c.successful as f64 / bench_duration, 6);
+                s.str(")\n");
                 push_count_pct(
                     s,
                     " - number of failed transactions",
@@ -271,7 +281,7 @@ fn push_script_blocks(s: &mut String, sum: &RunSummary, total_cnt: u64, bench_du
     }
 }
 
-fn push_command_block(s: &mut String, sum: &RunSummary, script: usize, per_script: bool) {
+fn push_command_block(s: &mut TextBuf, sum: &RunSummary, script: usize, per_script: bool) {
     let max_tries = sum.config.max_tries;
     let _ = writeln!(
         s,
@@ -293,16 +303,16 @@ fn push_command_block(s: &mut String, sum: &RunSummary, script: usize, per_scrip
             Some(c) => (c.average_ms(), c.failures, c.retries),
             None => (0.0, 0, 0),
         };
-        s.push_str("   ");
-        push_fixed_width(s, avg, 11, 3);
-        s.push_str("  ");
-        push_int_width(s, i64::try_from(failures).unwrap_or(i64::MAX), 10);
+        s.str("   ");
+        s.fixed_width(avg, 11, 3);
+        s.str("  ");
+        s.int_width(i64::try_from(failures).unwrap_or(i64::MAX), 10);
         if max_tries != 1 {
-            s.push(' ');
-            push_int_width(s, i64::try_from(retries).unwrap_or(i64::MAX), 10);
+            s.str(" ");
+            s.int_width(i64::try_from(retries).unwrap_or(i64::MAX), 10);
         }
-        s.push(' ');
-        s.push_str(text);
-        s.push('\n');
+        s.str(" ");
+        s.bytes(text);
+        s.str("\n");
     }
 }

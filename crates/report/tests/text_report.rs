@@ -1,6 +1,6 @@
 //! The final report, compared with texts written from pgbench 18's samples and format rules.
 
-use pgrush_report::text::{banner, render_report, write_report};
+use pgrush_report::text::{banner, render_report, render_report_lossy, write_report};
 use pgrush_stats::{
     PartitionMethod, Partitioning, QueryMode, RunConfig, RunLimit, RunSummary, ScriptInfo,
     SimpleStats, TxOutcome, TxRecord,
@@ -27,10 +27,15 @@ fn config() -> RunConfig {
 
 fn script(desc: &str, weight: u32, commands: &[&str]) -> ScriptInfo {
     ScriptInfo {
-        desc: desc.to_string(),
+        desc: desc.as_bytes().to_vec(),
         weight,
-        commands: commands.iter().map(|c| c.to_string()).collect(),
+        commands: commands.iter().map(|c| c.as_bytes().to_vec()).collect(),
     }
+}
+
+/// The report as text; these reports hold only UTF-8.
+fn render(s: &RunSummary) -> String {
+    String::from_utf8(render_report(s)).unwrap_or_else(|e| panic!("not UTF-8: {e}"))
 }
 
 fn tpcb() -> ScriptInfo {
@@ -110,7 +115,7 @@ fn every_optional_line_sample() {
     s.bench_duration_us = 2_988_000;
     s.initial_connection_us = 1802;
     assert_eq!(
-        render_report(&s),
+        render(&s),
         "transaction type: <builtin: select only>
 scaling factor: 1
 query mode: simple
@@ -163,7 +168,7 @@ fn per_script_blocks_with_commands() {
     s.stats.record_command(1, 0, 1234.5678);
     s.bench_duration_us = 42_250;
     s.initial_connection_us = 2000;
-    let text = render_report(&s);
+    let text = render(&s);
     let expected_tail = "initial connection time = 2.000 ms
 tps = 710.059172 (without initial connection time)
 SQL script 1: <builtin: simple update>
@@ -242,7 +247,7 @@ fn failures_retries_and_retry_columns() {
     s.bench_duration_us = 59_746;
     s.initial_connection_us = 5490;
     assert_eq!(
-        render_report(&s),
+        render(&s),
         "transaction type: ser.sql
 scaling factor: 1
 query mode: simple
@@ -287,7 +292,7 @@ fn skipped_and_late_sample() {
     };
     s.bench_duration_us = 50_000;
     s.initial_connection_us = 1000;
-    let text = render_report(&s);
+    let text = render(&s);
     assert!(
         text.contains(
             "number of transactions actually processed: 133/200
@@ -316,7 +321,7 @@ fn connect_per_transaction_sample() {
     s.stats.add_conn_time_us(6135);
     s.bench_duration_us = 7204;
     s.initial_connection_us = 999_999; // not printed with -C
-    assert!(render_report(&s).ends_with(
+    assert!(render(&s).ends_with(
         "number of failed transactions: 0 (0.000%)
 latency average = 2.401 ms
 average connection time = 2.045 ms
@@ -334,7 +339,7 @@ fn nothing_ran_stops_after_processed_line() {
     let mut s = RunSummary::empty(cfg, vec![script("ab.sql", 1, &["SELECT 1/0;"])]);
     s.aborted = true;
     s.bench_duration_us = 1000;
-    let text = render_report(&s);
+    let text = render(&s);
     assert!(
         text.ends_with("number of transactions actually processed: 0/1\n"),
         "{text}"
@@ -355,7 +360,7 @@ fn only_failures_prints_everything() {
     }
     s.bench_duration_us = 1200;
     s.initial_connection_us = 1704;
-    let text = render_report(&s);
+    let text = render(&s);
     assert!(
         text.ends_with(&format!(
             "number of transactions actually processed: 0/3
@@ -382,7 +387,7 @@ fn only_failures_measured_and_throttled() {
     record(&mut s, 0, TxOutcome::SerializationFailure, 3, 2);
     s.bench_duration_us = 3000;
     s.initial_connection_us = 1500;
-    assert!(render_report(&s).ends_with(
+    assert!(render(&s).ends_with(
         "number of transactions actually processed: 0/3
 number of failed transactions: 3 (100.000%)
 number of transactions retried: 3 (100.000%)
@@ -412,7 +417,7 @@ fn partitions_unlimited_tries_and_modes() {
     record(&mut s, 0, TxOutcome::Success, 10, 1);
     record(&mut s, 0, TxOutcome::DeadlockFailure, 2, 5);
     s.bench_duration_us = 1_000_000;
-    let text = render_report(&s);
+    let text = render(&s);
     assert!(
         text.starts_with(
             "transaction type: <builtin: TPC-B (sort of)>
@@ -451,7 +456,7 @@ fn per_script_failure_details_and_other_failures() {
     record(&mut s, 0, TxOutcome::OtherFailure, 1, 1);
     record(&mut s, 0, TxOutcome::Skipped, 1, 1);
     s.bench_duration_us = 2_000_000;
-    let text = render_report(&s);
+    let text = render(&s);
     assert!(
         text.contains(
             "number of serialization failures: 0 (0.000%)
@@ -622,5 +627,60 @@ SQL script 4: w0.sql
  - statement latencies in milliseconds, failures and retries:
          0.000           0          0 SELECT 1;
 ";
-    assert_eq!(render_report(&s), expected);
+    assert_eq!(render(&s), expected);
+}
+
+/// Script names and command texts are printed as their bytes (a Latin-1 file name and
+/// SQL line stay Latin-1); the lossy text replaces just those bytes.
+#[test]
+fn script_bytes_are_printed_raw() {
+    let mut cfg = config();
+    cfg.limit = RunLimit::Transactions(1);
+    cfg.per_command = true;
+    let latin1 = |desc: &[u8], command: &[u8]| ScriptInfo {
+        desc: desc.to_vec(),
+        weight: 1,
+        commands: vec![command.to_vec()],
+    };
+    let mut one = RunSummary::empty(cfg.clone(), vec![latin1(b"caf\xe9.sql", b"SELECT '\xe9';")]);
+    record(&mut one, 0, TxOutcome::Success, 1, 1);
+    one.bench_duration_us = 1000;
+    let bytes = render_report(&one);
+    assert!(bytes.starts_with(b"transaction type: caf\xe9.sql\n"));
+    assert!(
+        bytes.ends_with(b" SELECT '\xe9';\n"),
+        "{}",
+        bytes.escape_ascii()
+    );
+    let mut written = Vec::new();
+    write_report(&one, &mut written).unwrap_or_default();
+    assert_eq!(written, bytes);
+    let lossy = render_report_lossy(&one);
+    assert!(lossy.starts_with("transaction type: caf\u{fffd}.sql\n"));
+    assert!(lossy.ends_with(" SELECT '\u{fffd}';\n"));
+    assert_eq!(lossy.len(), bytes.len() + 4, "two bytes became U+FFFD");
+    // Two scripts: the per-script headers carry the names' bytes.
+    let mut two = RunSummary::empty(
+        cfg,
+        vec![
+            latin1(b"\xe9t\xe9.sql", b"SELECT 1;"),
+            latin1(b"b.sql", b"\\set x '\xff'"),
+        ],
+    );
+    record(&mut two, 0, TxOutcome::Success, 1, 1);
+    two.bench_duration_us = 1000;
+    let bytes = render_report(&two);
+    let has = |needle: &[u8]| bytes.windows(needle.len()).any(|w| w == needle);
+    assert!(has(b"transaction type: multiple scripts\n"));
+    assert!(
+        has(b"\nSQL script 1: \xe9t\xe9.sql\n"),
+        "{}",
+        bytes.escape_ascii()
+    );
+    assert!(has(b"\nSQL script 2: b.sql\n"));
+    assert!(
+        bytes.ends_with(b" \\set x '\xff'\n"),
+        "{}",
+        bytes.escape_ascii()
+    );
 }

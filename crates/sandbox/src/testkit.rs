@@ -81,6 +81,26 @@ pub fn mask_numbers(text: &str) -> String {
     out
 }
 
+/// [`mask_numbers`] on bytes that need not be UTF-8 (a Latin-1 script's name or SQL
+/// echoed in a report): each byte is read as one character (ISO-8859-1), so every byte
+/// other than the masked digits comes back unchanged.
+///
+/// ```
+/// use pgrush_sandbox::testkit::mask_numbers_bytes;
+/// assert_eq!(
+///     mask_numbers_bytes(b"  0.043  SELECT 'caf\xe9', 12;"),
+///     b"  N  SELECT 'caf\xe9', N;"
+/// );
+/// ```
+pub fn mask_numbers_bytes(bytes: &[u8]) -> Vec<u8> {
+    let text: String = bytes.iter().map(|&b| char::from(b)).collect();
+    mask_numbers(&text)
+        .chars()
+        // Every character is one byte's (masking adds only `N`).
+        .map(|c| u8::try_from(u32::from(c)).unwrap_or(b'?'))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -104,6 +124,18 @@ mod tests {
         );
         assert_eq!(mask_numbers("10ms 2nd"), "10ms 2nd");
         assert_eq!(mask_numbers("v1.2"), "v1.N");
+    }
+
+    #[test]
+    fn masks_bytes_keeping_the_others() {
+        assert_eq!(
+            mask_numbers_bytes(
+                b"SQL script 2: \xe9t\xe9.sql\n - 10 transactions (5.0% of total)\n"
+            ),
+            b"SQL script N: \xe9t\xe9.sql\n - N transactions (N% of total)\n"
+        );
+        // A byte >= 0x80 is a letter in ISO-8859-1 (é), so it joins the word.
+        assert_eq!(mask_numbers_bytes(b"\xe91 \xff 2"), b"\xe91 \xff N");
     }
 
     #[test]

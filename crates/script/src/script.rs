@@ -15,8 +15,9 @@ const MAX_ARGS: usize = 256;
 /// A loaded script.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Script {
-    /// Description: the file name, `-`, or `<builtin: ...>`.
-    pub desc: String,
+    /// Description: the file name as given (bytes, as pgbench prints it), `-`, or
+    /// `<builtin: ...>`.
+    pub desc: Vec<u8>,
     /// Weight for script choice.
     pub weight: u32,
     /// Commands in order.
@@ -107,11 +108,6 @@ impl Command {
     /// after `executing \\` (empty for SQL).
     pub fn argv_line(&self) -> Vec<u8> {
         self.argv.join(&b' ')
-    }
-
-    /// [`Command::first_line`] as text for reports (bytes that are not UTF-8 replaced).
-    pub fn first_line_lossy(&self) -> String {
-        String::from_utf8_lossy(&self.first_line).into_owned()
     }
 
     /// The SQL command, if this is one.
@@ -476,9 +472,9 @@ impl Loader<'_> {
 
 /// Load a script from its text, taken as bytes as pgbench takes it (no encoding:
 /// a Latin-1 script keeps its bytes in SQL text, meta-command words and echoed
-/// lines). `source_name` is what pgbench shows in messages (the file name as given,
-/// bytes too, `-` for standard input, or the builtin's description); the script's
-/// `desc` is its text form.
+/// lines). `source_name` is what pgbench shows in messages and reports (the file
+/// name as given, bytes too, `-` for standard input, or the builtin's description);
+/// it becomes the script's `desc`.
 pub fn load_script(
     source_name: impl AsRef<[u8]>,
     text: impl AsRef<[u8]>,
@@ -552,7 +548,7 @@ pub fn load_script(
     }
     check_conditionals(source_name, &mut commands)?;
     Ok(Script {
-        desc: String::from_utf8_lossy(source_name).into_owned(),
+        desc: source_name.to_vec(),
         weight,
         commands,
     })

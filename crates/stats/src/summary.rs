@@ -2,7 +2,8 @@
 
 use crate::thread::{StatsLayout, ThreadStats};
 use crate::txlog::LogFormat;
-use serde::Serialize;
+use serde::{Serialize, Serializer};
+use std::borrow::Cow;
 
 /// `-M`: the query protocol.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
@@ -120,14 +121,42 @@ impl RunConfig {
 }
 
 /// A script as listed in the report.
+///
+/// The description and command texts are the script's bytes, as pgbench prints them
+/// (a Latin-1 file name or SQL line stays Latin-1 in the text report). Serialized
+/// (JSON) as strings with invalid UTF-8 replaced by U+FFFD, since a JSON document must
+/// be UTF-8; [`ScriptInfo::desc_lossy`] and [`ScriptInfo::commands_lossy`] give the same
+/// text.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ScriptInfo {
     /// Description: `<builtin: ...>` or the file name as given.
-    pub desc: String,
+    #[serde(serialize_with = "serialize_lossy")]
+    pub desc: Vec<u8>,
     /// Weight (`@W`).
     pub weight: u32,
     /// Per-command report texts (first line of SQL, raw meta command), in script order.
-    pub commands: Vec<String>,
+    #[serde(serialize_with = "serialize_lossy_list")]
+    pub commands: Vec<Vec<u8>>,
+}
+
+impl ScriptInfo {
+    /// [`ScriptInfo::desc`] as text, invalid UTF-8 replaced by U+FFFD.
+    pub fn desc_lossy(&self) -> Cow<'_, str> {
+        String::from_utf8_lossy(&self.desc)
+    }
+
+    /// [`ScriptInfo::commands`] as text, invalid UTF-8 replaced by U+FFFD.
+    pub fn commands_lossy(&self) -> impl Iterator<Item = Cow<'_, str>> {
+        self.commands.iter().map(|c| String::from_utf8_lossy(c))
+    }
+}
+
+fn serialize_lossy<S: Serializer>(bytes: &[u8], ser: S) -> Result<S::Ok, S::Error> {
+    ser.serialize_str(&String::from_utf8_lossy(bytes))
+}
+
+fn serialize_lossy_list<S: Serializer>(list: &[Vec<u8>], ser: S) -> Result<S::Ok, S::Error> {
+    ser.collect_seq(list.iter().map(|b| String::from_utf8_lossy(b)))
 }
 
 /// Everything known about a finished run.
@@ -228,9 +257,9 @@ mod tests {
     #[test]
     fn layout_merge_and_json() {
         let scripts = vec![ScriptInfo {
-            desc: "x.sql".into(),
+            desc: b"x\xe9.sql".to_vec(),
             weight: 1,
-            commands: vec!["SELECT 1;".into(), "\\sleep 1".into()],
+            commands: vec![b"SELECT '\xe9';".to_vec(), b"\\sleep 1".to_vec()],
         }];
         let mut s = RunSummary::empty(cfg(), scripts);
         let layout = s.layout();
@@ -264,6 +293,12 @@ mod tests {
         assert_eq!(json["stats"]["total"]["counters"]["successful"], 2);
         assert_eq!(json["stats"]["total"]["latency_hist"]["count"], 2);
         assert_eq!(json["scripts"][0]["commands"][1], "\\sleep 1");
+        // Bytes that are not UTF-8 are replaced in JSON, as in the lossy accessors.
+        assert_eq!(json["scripts"][0]["desc"], "x\u{fffd}.sql");
+        assert_eq!(json["scripts"][0]["commands"][0], "SELECT '\u{fffd}';");
+        assert_eq!(s.scripts[0].desc_lossy(), "x\u{fffd}.sql");
+        let cmds: Vec<_> = s.scripts[0].commands_lossy().collect();
+        assert_eq!(cmds, ["SELECT '\u{fffd}';", "\\sleep 1"]);
         assert_eq!(json["bench_duration_us"], 2_000_000);
     }
 }

@@ -471,10 +471,11 @@ impl Connection {
     pub fn drain_until_ready(&mut self) -> Result<(), Error> {
         let mut first: Option<DbError> = None;
         loop {
+            let utf8 = self.client_utf8;
             match self.recv().map_err(|e| e.after(&first))? {
                 BackendMessage::ReadyForQuery(_) => break,
                 BackendMessage::ErrorResponse(f) if first.is_none() => {
-                    first = Some(f.to_db_error());
+                    first = Some(f.to_db_error_in(utf8));
                 }
                 _ => {}
             }

@@ -295,6 +295,22 @@ impl Error {
         }
     }
 
+    /// [`Error::libpq_message`] as the bytes libpq prints: a server error read in a
+    /// client encoding other than UTF8 keeps the server's bytes (see
+    /// [`DbError::libpq_message_bytes`]), the query's bytes echoed on `LINE n:`.
+    pub fn libpq_message_bytes(&self, query: Option<&[u8]>) -> Vec<u8> {
+        match self {
+            Error::Db(db) => db.libpq_message_bytes(query),
+            Error::Lost(db) => {
+                let mut m = db.libpq_message_bytes(query);
+                m.push(b'\n');
+                m.extend_from_slice(Error::Closed.to_string().as_bytes());
+                m
+            }
+            other => other.to_string().into_bytes(),
+        }
+    }
+
     /// The server error, if this is one.
     pub fn as_db(&self) -> Option<&DbError> {
         match self {

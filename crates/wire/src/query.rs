@@ -46,7 +46,9 @@ fn text(v: &[u8]) -> String {
 impl Connection {
     /// Runs `sql` (may contain several statements) with the simple query protocol and
     /// returns one result per statement. The first server error is returned after the
-    /// server is ready again.
+    /// server is ready again; like every error of the blocking helpers it is read in the
+    /// client encoding (see [`crate::DbError::parse_in`]): print it with
+    /// [`Error::libpq_message_bytes`].
     pub fn simple_query(&mut self, sql: &str) -> Result<Vec<QueryResult>, Error> {
         self.queue_query(sql)?;
         self.send_blocking()?;
@@ -77,6 +79,8 @@ impl Connection {
         let mut error: Option<DbError> = None;
         let mut copy_refused = false;
         loop {
+            // Server texts are in the client encoding as of the messages read so far.
+            let utf8 = self.client_encoding_utf8();
             match self.recv().map_err(|e| e.after(&error))? {
                 BackendMessage::RowDescription(desc) => {
                     current.columns = desc
@@ -98,7 +102,7 @@ impl Connection {
                 }
                 BackendMessage::ErrorResponse(fields) => {
                     if error.is_none() {
-                        error = Some(fields.to_db_error());
+                        error = Some(fields.to_db_error_in(utf8));
                     }
                     current = QueryResult::default();
                 }
@@ -127,10 +131,11 @@ impl Connection {
         self.queue_query(sql)?;
         self.send_blocking()?;
         loop {
+            let utf8 = self.client_encoding_utf8();
             match self.recv()? {
                 BackendMessage::CopyInResponse => break,
                 BackendMessage::ErrorResponse(fields) => {
-                    let e = fields.to_db_error();
+                    let e = fields.to_db_error_in(utf8);
                     self.drain_until_ready()?;
                     return Err(e.into());
                 }
@@ -175,6 +180,7 @@ impl CopyIn<'_> {
         let mut rows = 0;
         let mut error: Option<DbError> = None;
         loop {
+            let utf8 = self.conn.client_encoding_utf8();
             match self.conn.recv().map_err(|e| e.after(&error))? {
                 BackendMessage::CommandComplete(tag) => {
                     rows = tag
@@ -184,7 +190,7 @@ impl CopyIn<'_> {
                         .unwrap_or(0);
                 }
                 BackendMessage::ErrorResponse(f) if error.is_none() => {
-                    error = Some(f.to_db_error());
+                    error = Some(f.to_db_error_in(utf8));
                 }
                 BackendMessage::ReadyForQuery(_) => break,
                 _ => {}

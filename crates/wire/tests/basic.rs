@@ -176,6 +176,39 @@ fn notices_go_to_the_handler() {
     );
 }
 
+/// Errors of the blocking helpers are read in the client encoding: in LATIN1 the
+/// server's bytes come back unchanged (as libpq prints them), in UTF8 as UTF-8.
+#[test]
+fn blocking_errors_keep_single_byte_encoding_bytes() {
+    let mut conn = superuser_conn();
+    let sql = "DO $$BEGIN RAISE EXCEPTION 'caf%', chr(233) USING DETAIL = chr(232); END$$";
+    let context = "\nCONTEXT:  PL/pgSQL function inline_code_block line 1 at RAISE";
+    for (encoding, utf8, text) in [
+        ("LATIN1", false, &b"caf\xe9\nDETAIL:  \xe8"[..]),
+        ("UTF8", true, "caf\u{e9}\nDETAIL:  \u{e8}".as_bytes()),
+    ] {
+        conn.simple_query(&format!("SET client_encoding = '{encoding}'"))
+            .expect("set client_encoding");
+        assert_eq!(conn.client_encoding_utf8(), utf8);
+        let Err(e) = conn.simple_query(sql) else {
+            panic!("the DO block raises");
+        };
+        let want = [&b"ERROR:  "[..], text, context.as_bytes()].concat();
+        assert_eq!(
+            e.libpq_message_bytes(Some(sql.as_bytes()))
+                .escape_ascii()
+                .to_string(),
+            want.escape_ascii().to_string(),
+            "{encoding}"
+        );
+        // The same from the extended-protocol helper.
+        let Err(e) = conn.exec_params(sql, &[]) else {
+            panic!("the DO block raises");
+        };
+        assert_eq!(e.libpq_message_bytes(None), want, "{encoding}");
+    }
+}
+
 #[test]
 fn copy_in_text_binary_and_fail() {
     let c = cluster();

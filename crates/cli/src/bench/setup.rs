@@ -49,9 +49,9 @@ pub fn table_info(con: &mut Connection, prog: &str, scale_given: bool) -> Result
         Err(e) => {
             messages::error(
                 prog,
-                &format!(
-                    "could not count number of branches: {}",
-                    e.libpq_message(Some(sql))
+                &messages::concat(
+                    "could not count number of branches: ",
+                    &e.libpq_message_bytes(Some(sql.as_bytes())),
                 ),
             );
             if e.code() == Some("42P01") {
@@ -124,7 +124,7 @@ fn atoi(s: &str) -> i64 {
 
 fn try_execute(con: &mut Connection, prog: &str, sql: &str) {
     if let Err(e) = con.simple_query(sql) {
-        messages::error(prog, &e.libpq_message(Some(sql)));
+        messages::error(prog, &e.libpq_message_bytes(Some(sql.as_bytes())));
         messages::detail(prog, "(ignoring this error and continuing anyway)");
     }
 }

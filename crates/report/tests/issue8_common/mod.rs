@@ -63,14 +63,15 @@ pub fn summary(shape: &Shape) -> RunSummary {
     let scripts: Vec<ScriptInfo> = (0..shape.scripts)
         .map(|i| ScriptInfo {
             desc: if i == 0 {
-                "<builtin: TPC-B (sort of)>".to_string()
+                b"<builtin: TPC-B (sort of)>".to_vec()
             } else {
-                format!("custom{i}.sql")
+                format!("custom{i}.sql").into_bytes()
             },
             weight: 1,
             commands: vec![
-                "\\set aid random(1, 100000 * :scale)".to_string(),
-                format!("SELECT abalance FROM pgbench_accounts WHERE aid = :aid; -- {i}"),
+                b"\\set aid random(1, 100000 * :scale)".to_vec(),
+                format!("SELECT abalance FROM pgbench_accounts WHERE aid = :aid; -- {i}")
+                    .into_bytes(),
             ],
         })
         .collect();
