@@ -26,8 +26,9 @@ pub enum CopyFailure {
 pub trait CopySink {
     /// Sends one CopyData message.
     fn send(&mut self, data: &[u8]) -> Result<(), DbFailure>;
-    /// True once the user asked to stop (Ctrl-C): the generator stops sending rows.
-    fn interrupted(&self) -> bool {
+    /// True once the user asked to stop (Ctrl-C) and the COPY should end: the generator
+    /// stops sending rows.
+    fn interrupted(&mut self) -> bool {
         false
     }
 }

@@ -6,7 +6,12 @@ use crate::steps::INTERRUPTED;
 use pgrush_wire::conninfo::ConnParams;
 use pgrush_wire::{CancelToken, Connection, CopyIn};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+/// How long a COPY keeps sending rows after Ctrl-C while waiting for the server to act
+/// on the cancel request (see [`InterruptibleCopy`]).
+const CANCEL_GRACE: Duration = Duration::from_secs(2);
 
 fn failure(e: &pgrush_wire::Error, sql: &str) -> DbFailure {
     DbFailure {
@@ -23,6 +28,7 @@ fn failure(e: &pgrush_wire::Error, sql: &str) -> DbFailure {
 #[derive(Debug, Default)]
 pub struct Interrupt {
     requested: AtomicBool,
+    requested_at: OnceLock<Instant>,
     tokens: Mutex<Vec<CancelToken>>,
     /// Held while a request is being handled (cancels sent, message printed), so that
     /// the failure it causes is reported after the `Cancel request sent` line.
@@ -40,6 +46,7 @@ impl Interrupt {
     /// (libpq wording), or `None`. Until `report` returns, [`Interrupt::settle`] waits.
     pub fn request(&self, report: impl FnOnce(Option<&pgrush_wire::Error>)) {
         let _handling = self.handling.lock().unwrap_or_else(|p| p.into_inner());
+        let _ = self.requested_at.set(Instant::now());
         self.requested.store(true, Ordering::SeqCst);
         let tokens = self.lock_tokens().clone();
         let mut first_error = None;
@@ -62,6 +69,13 @@ impl Interrupt {
         self.requested.load(Ordering::SeqCst)
     }
 
+    /// True once [`CANCEL_GRACE`] has passed since the request.
+    fn grace_over(&self) -> bool {
+        self.requested_at
+            .get()
+            .is_some_and(|at| at.elapsed() >= CANCEL_GRACE)
+    }
+
     fn lock_tokens(&self) -> std::sync::MutexGuard<'_, Vec<CancelToken>> {
         self.tokens.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -81,6 +95,12 @@ impl WireSession {
 }
 
 /// A COPY in progress that stops taking rows once the user interrupted.
+///
+/// A backend reading COPY data only acts on a cancel request while it processes rows,
+/// not while it waits for more, so after Ctrl-C the rows keep flowing until the server
+/// reports the cancel's error (normally at once), for at most [`CANCEL_GRACE`]. The
+/// COPY is then failed; the error reported is the server's first, which is the
+/// cancel's, as with pgbench.
 struct InterruptibleCopy<'c, 'i> {
     copy: CopyIn<'c>,
     interrupt: &'i Interrupt,
@@ -93,8 +113,9 @@ impl CopySink for InterruptibleCopy<'_, '_> {
         })
     }
 
-    fn interrupted(&self) -> bool {
+    fn interrupted(&mut self) -> bool {
         self.interrupt.requested()
+            && (self.interrupt.grace_over() || self.copy.server_failed().unwrap_or(true))
     }
 }
 

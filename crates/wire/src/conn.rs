@@ -419,6 +419,16 @@ impl Connection {
         }
     }
 
+    /// Reads what has arrived without blocking and tells whether the next complete
+    /// message (notices and parameter reports aside) is an ErrorResponse; the message
+    /// stays in the input buffer.
+    pub fn error_arrived(&mut self) -> Result<bool, Error> {
+        if self.read_some().map_err(Error::Recv)? == ReadOutcome::Closed {
+            return Err(Error::Closed);
+        }
+        Ok(matches!(self.frame()?, Some((b'E', _, _))))
+    }
+
     /// Decodes the next complete message from the input buffer without copying, or
     /// `None` when more data must be read. Notices, parameter reports and
     /// notifications are handled internally and never returned.

@@ -172,6 +172,12 @@ impl CopyIn<'_> {
         Ok(())
     }
 
+    /// True once the server has given up on this COPY with an error (after a cancel
+    /// request, say); never blocks. [`CopyIn::fail`] then returns that error.
+    pub fn server_failed(&mut self) -> Result<bool, Error> {
+        self.conn.error_arrived()
+    }
+
     /// Sends CopyDone and returns the number of rows copied.
     pub fn finish(mut self) -> Result<u64, Error> {
         self.done = true;
