@@ -260,24 +260,10 @@ fn exit_on_abort_flushes_every_thread_log() {
     let db = "exitabort";
     c.create_database(db).expect("create db");
     let conn_psql = |sql: &str| {
-        let out = pgrush_sandbox::testkit::run(
-            std::process::Command::new(c.bin_dir().join("psql"))
-                .envs(c.env())
-                .args([
-                    "-X",
-                    "-A",
-                    "-t",
-                    "-q",
-                    "-v",
-                    "ON_ERROR_STOP=1",
-                    "-d",
-                    db,
-                    "-c",
-                    sql,
-                ]),
-        );
-        assert_eq!(out.code, 0, "psql {sql}: {}", out.stderr);
-        out.stdout.trim().to_string()
+        c.psql_db(db, sql)
+            .unwrap_or_else(|e| panic!("psql {sql}: {e}"))
+            .trim()
+            .to_string()
     };
     conn_psql("create table hits(cid int)");
     let script = (

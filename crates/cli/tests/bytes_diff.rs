@@ -140,30 +140,11 @@ fn same_stderr_input(dir: &Path, db: &str, args: &[&[u8]], input: &[u8]) -> (Raw
 
 /// psql in `db` with SQL given as bytes, client encoding = the database's.
 fn psql(db: &str, encoding: &str, sql: &[u8]) -> String {
-    let c = pgrush_sandbox::shared();
-    let mut cmd = c.install().command("psql");
-    cmd.envs(c.env())
-        .env("PGCLIENTENCODING", encoding)
-        .args([
-            "-X",
-            "-A",
-            "-t",
-            "-q",
-            "-v",
-            "ON_ERROR_STOP=1",
-            "-d",
-            db,
-            "-c",
-        ])
-        .arg(std::ffi::OsStr::from_bytes(sql));
-    let out = cmd.output().expect("psql");
-    assert!(
-        out.status.success(),
-        "psql {}: {}",
-        show(sql),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim_end().to_string()
+    pgrush_sandbox::shared()
+        .psql_in(db, sql, &[("PGCLIENTENCODING", encoding)])
+        .unwrap_or_else(|e| panic!("psql {}: {e}", show(sql)))
+        .trim_end()
+        .to_string()
 }
 
 /// A database with `encoding`, C collation, logging its statements or not.

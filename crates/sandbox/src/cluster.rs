@@ -369,8 +369,21 @@ impl Cluster {
 
     /// Like [`Cluster::psql`], in database `db`.
     pub fn psql_db(&self, db: &str, sql: &str) -> Result<String, SandboxError> {
+        self.psql_in(db, sql, &[])
+    }
+
+    /// Like [`Cluster::psql_db`], with SQL given as bytes (any encoding) and extra
+    /// environment variables for psql (e.g. `PGCLIENTENCODING`). The output is decoded
+    /// lossily.
+    pub fn psql_in(
+        &self,
+        db: &str,
+        sql: impl AsRef<[u8]>,
+        env: &[(&str, &str)],
+    ) -> Result<String, SandboxError> {
         let mut cmd = self.install.command("psql");
         clear_pg_env(&mut cmd);
+        cmd.envs(env.iter().copied());
         cmd.args(["-X", "-A", "-t", "-q", "-v", "ON_ERROR_STOP=1", "-h"])
             .arg(&self.socket_dir)
             .args([
@@ -388,9 +401,9 @@ impl Cluster {
             .stderr(Stdio::piped());
         let mut child = cmd.spawn().map_err(|e| SandboxError::io("run psql", e))?;
         let writer = child.stdin.take().map(|mut stdin| {
-            let sql = sql.to_string();
+            let sql = sql.as_ref().to_vec();
             std::thread::spawn(move || {
-                let _ = stdin.write_all(sql.as_bytes());
+                let _ = stdin.write_all(&sql);
             })
         });
         let out = child
