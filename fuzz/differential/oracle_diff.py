@@ -18,11 +18,17 @@ timings must be identical; mismatches are printed and make the exit status 1.
 * `scripts`: 1 to 6 lines drawn from meta commands (valid and malformed), SQL with
   quotes, comments, dollar quotes, `\\;`, variable references, `\\gset`/`\\aset`,
   conditionals and pipelines.
+* `options`: 1 to 4 command-line options drawn from pgbench's whole option set with
+  valid and invalid values (needs the pgbench tables: `with_cluster.py --scale 1`); all
+  numbers are masked, repeated `client N receiving` debug lines are folded (pgbench
+  prints a timing-dependent number of them), and `--help` is not drawn (pgrush's adds a
+  section). Runs with `-T` can still differ in how many transactions they print.
 """
 
 import argparse
 import os
 import random
+import re
 import subprocess
 import sys
 import tempfile
@@ -63,6 +69,24 @@ SCRIPT_LINES = [
     "-- only comment", "\\set x (1", "\\set x 1)", "\\set x foo(1)", "\\set x abs()",
     "\\set x 1 ^ 2", "\\set x 'a'", "\\set x :", "\\if 1 +",
     "\\set x CASE WHEN true THEN 1", "\\set x 9223372036854775808", "\\set x 1e400",
+]
+
+OPTIONS = [
+    ["-c", "2"], ["-c", "0"], ["-c", "x"], ["-j", "2"], ["-j", "3"], ["-j", "0"], ["-t", "2"],
+    ["-t", "0"], ["-T", "1"], ["-S"], ["-N"], ["-b", "simple"], ["-b", "select@3"],
+    ["-b", "nope"], ["-b", "tpcb-like@0"], ["-f", "{dir}/s1.sql"], ["-f", "{dir}/s2.sql@2"],
+    ["-f", "{dir}/missing.sql"], ["-M", "prepared"], ["-M", "extended"], ["-M", "bogus"],
+    ["-r"], ["-n"], ["-s", "2"], ["-D", "x=1"], ["-D", "=1"], ["-D", "noeq"], ["-R", "100"],
+    ["-R", "0"], ["-R", "-1"], ["-L", "5"], ["-L", "0"], ["-P", "1"], ["-P", "0"],
+    ["--progress-timestamp"], ["-l"], ["--sampling-rate", "0.5"], ["--sampling-rate", "2"],
+    ["--aggregate-interval", "1"], ["--log-prefix", "x"], ["--max-tries", "2"],
+    ["--max-tries", "0"], ["--latency-limit", "1"], ["--random-seed", "7"],
+    ["--random-seed", "rand"], ["--random-seed", "bad"], ["--verbose-errors"],
+    ["--failures-detailed"], ["--exit-on-abort"], ["-C"], ["--show-script", "select-only"],
+    ["--show-script", "zz"], ["-q"], ["-F", "50"], ["-i"], ["--foreign-keys"],
+    ["--partitions", "2"], ["--partition-method", "hash"], ["-v"], ["--no-vacuum"], ["-d"],
+    ["--debug"], ["-V"], ["--unknown"], ["-Z"], ["--time", "1"], ["--transactions=1"],
+    ["--client=1"], ["--jobs=1"], ["--builtin=s"], ["--define=y=2"], ["-h"],
 ]
 
 
@@ -113,6 +137,16 @@ class Generator:
             k = self.r.randint(0, 4)
         return f"{name}({', '.join(sub() for _ in range(k))})"
 
+    def options(self, scratch):
+        args = []
+        for option in self.r.sample(OPTIONS, self.r.randint(1, 4)):
+            args += [a.replace("{dir}", scratch) for a in option]
+        if not {"-T", "--time", "-t"} & set(args):
+            args += ["-t", "1"]
+        if not any(a.startswith("--random-seed") for a in args):
+            args += ["--random-seed", "3"]
+        return args
+
     def case(self, mode):
         if mode == "exprs":
             return "\\set x debug(%s)\n" % self.expr(self.r.randint(1, 4))
@@ -137,18 +171,41 @@ def run(program, script):
     return p.returncode, mask(p.stderr), report
 
 
+def run_options(program, args, scratch):
+    p = subprocess.run([program] + args, capture_output=True, text=True, errors="replace",
+                       timeout=60, cwd=scratch)
+
+    def mask(t):
+        t = t.replace(program, "PROG").replace("pgbench", "PROG").replace("pgrush", "PROG")
+        t = re.sub(r"-?\d+(\.\d+)?", "N", t)
+        return re.sub(r"(PROG: client N receiving\n)+", "PROG: client N receiving\n", t)
+
+    report = [l for l in p.stdout.splitlines() if not l.startswith(("pgbench (", "pgrush ("))]
+    return p.returncode, mask(p.stderr), mask("\n".join(report))
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("mode", choices=["exprs", "scripts"])
+    ap.add_argument("mode", choices=["exprs", "scripts", "options"])
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--count", type=int, default=300)
     args = ap.parse_args()
     os.environ.setdefault("LD_LIBRARY_PATH", os.path.join(os.path.dirname(PGBENCH18), "../lib"))
     gen = Generator(args.seed)
     bad = completed = 0
+    scratch = tempfile.mkdtemp(prefix="oracle-diff-")
+    with open(os.path.join(scratch, "s1.sql"), "w") as f:
+        f.write("\\set a random(1, 10)\nselect :a;\n")
+    with open(os.path.join(scratch, "s2.sql"), "w") as f:
+        f.write("select 1;\n")
     for _ in range(args.count):
-        script = gen.case(args.mode)
-        want, got = run(PGBENCH18, script), run(PGRUSH, script)
+        if args.mode == "options":
+            script = gen.options(scratch)
+            want = run_options(PGBENCH18, script, scratch)
+            got = run_options(PGRUSH, script, scratch)
+        else:
+            script = gen.case(args.mode)
+            want, got = run(PGBENCH18, script), run(PGRUSH, script)
         completed += want[0] in (0, 2)
         if want != got:
             bad += 1
