@@ -13,6 +13,9 @@ use std::time::{Duration, Instant};
 /// on the cancel request (see [`InterruptibleCopy`]).
 const CANCEL_GRACE: Duration = Duration::from_secs(2);
 
+/// The longest [`Interrupt::settle`] waits for the cancel requests to be sent.
+const SETTLE_LIMIT: Duration = Duration::from_secs(5);
+
 fn failure(e: &pgrush_wire::Error, sql: &str) -> DbFailure {
     DbFailure {
         message: e.libpq_message_bytes(Some(sql.as_bytes())),
@@ -59,9 +62,19 @@ impl Interrupt {
     }
 
     /// Waits until a request being handled has been reported (call before reporting a
-    /// failure, which may be the cancel's effect).
+    /// failure, which may be the cancel's effect), but not longer than [`SETTLE_LIMIT`]:
+    /// a cancel request to an unreachable server must not keep the program from ending.
     pub fn settle(&self) {
-        drop(self.handling.lock().unwrap_or_else(|p| p.into_inner()));
+        let deadline = Instant::now() + SETTLE_LIMIT;
+        loop {
+            match self.handling.try_lock() {
+                Ok(_) | Err(std::sync::TryLockError::Poisoned(_)) => return,
+                Err(std::sync::TryLockError::WouldBlock) if Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                Err(std::sync::TryLockError::WouldBlock) => return,
+            }
+        }
     }
 
     /// True once [`Interrupt::request`] was called.
@@ -221,5 +234,45 @@ impl Connector for WireConnector {
             None => Connection::connect(&self.params).map_err(|e| e.to_string())?,
         };
         Ok(WireSession::new(conn, Arc::clone(&self.interrupt)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn settle_waits_for_the_report_but_not_forever() {
+        let interrupt = Arc::new(Interrupt::default());
+        let reported = Arc::new(AtomicBool::new(false));
+        let (i2, r2) = (Arc::clone(&interrupt), Arc::clone(&reported));
+        let handler = std::thread::spawn(move || {
+            i2.request(|failure| {
+                assert!(
+                    failure.is_none(),
+                    "no connection registered, nothing to fail"
+                );
+                std::thread::sleep(Duration::from_millis(200));
+                r2.store(true, Ordering::SeqCst);
+            })
+        });
+        while !interrupt.requested() {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        interrupt.settle();
+        assert!(reported.load(Ordering::SeqCst), "settled before the report");
+        handler.join().unwrap();
+
+        // A handler that never finishes (an unreachable server) is not waited for.
+        let stuck = Arc::new(Interrupt::default());
+        let s2 = Arc::clone(&stuck);
+        std::thread::spawn(move || s2.request(|_| std::thread::sleep(Duration::from_secs(60))));
+        while !stuck.requested() {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let start = Instant::now();
+        stuck.settle();
+        let waited = start.elapsed();
+        assert!(waited >= SETTLE_LIMIT && waited < SETTLE_LIMIT + Duration::from_secs(2));
     }
 }
