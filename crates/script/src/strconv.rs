@@ -66,17 +66,23 @@ pub struct StrtolResult {
     pub overflow: bool,
 }
 
-/// C `strtol(s, &end, 10)` with a 64-bit `long`.
-pub fn strtol(s: &[u8]) -> StrtolResult {
+/// What C's `strtol`/`strtoul` skip before the digits: leading white space and one
+/// sign. Returns the index of the first digit and whether the sign was `-`.
+fn skip_space_and_sign(s: &[u8]) -> (usize, bool) {
     let mut i = 0;
     while i < s.len() && c_isspace(s[i]) {
         i += 1;
     }
-    let mut neg = false;
-    if i < s.len() && (s[i] == b'+' || s[i] == b'-') {
-        neg = s[i] == b'-';
-        i += 1;
+    match s.get(i) {
+        Some(b'-') => (i + 1, true),
+        Some(b'+') => (i + 1, false),
+        _ => (i, false),
     }
+}
+
+/// C `strtol(s, &end, 10)` with a 64-bit `long`.
+pub fn strtol(s: &[u8]) -> StrtolResult {
+    let (mut i, neg) = skip_space_and_sign(s);
     let start = i;
     let mut acc: u128 = 0;
     let mut overflow = false;
@@ -113,15 +119,7 @@ pub fn strtol(s: &[u8]) -> StrtolResult {
 
 /// C `strtoul(s, &end, 10)` with a 64-bit `unsigned long` (negation wraps).
 pub fn strtoul(s: &[u8]) -> (u64, usize) {
-    let mut i = 0;
-    while i < s.len() && c_isspace(s[i]) {
-        i += 1;
-    }
-    let mut neg = false;
-    if i < s.len() && (s[i] == b'+' || s[i] == b'-') {
-        neg = s[i] == b'-';
-        i += 1;
-    }
+    let (mut i, neg) = skip_space_and_sign(s);
     let start = i;
     let mut acc: u64 = 0;
     let mut overflow = false;
