@@ -56,20 +56,7 @@ fn dead_port() -> u16 {
 
 /// Runs `program -n -t 1 -f one.sql CONNINFO` with a controlled environment.
 fn run(mut cmd: Command, dir: &Path, conninfo: &str, env: &[(&str, String)]) -> Output {
-    for var in [
-        "PGHOST",
-        "PGPORT",
-        "PGUSER",
-        "PGDATABASE",
-        "PGPASSWORD",
-        "PGSERVICE",
-        "PGSERVICEFILE",
-        "PGSSLMODE",
-        "PGSSLROOTCERT",
-        "PGAPPNAME",
-    ] {
-        cmd.env_remove(var);
-    }
+    pgrush_sandbox::testkit::clear_pg_env(&mut cmd);
     cmd.env("PGPASSFILE", "/nonexistent/pgpass")
         .env("PGSYSCONFDIR", "/nonexistent")
         .env("HOME", dir);

@@ -13,6 +13,7 @@ fn differential(mode: &str, seed: &str, count: &str, min_completed: usize) {
     let script =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/differential/oracle_diff.py");
     let mut cmd = Command::new("python3");
+    testkit::clear_pg_env(&mut cmd);
     cmd.arg(&script)
         .args([mode, "--seed", seed, "--count", count])
         .env("PGBENCH18", pgbench.path())
@@ -23,9 +24,6 @@ fn differential(mode: &str, seed: &str, count: &str, min_completed: usize) {
             Some(v) => cmd.env(name, v),
             None => cmd.env_remove(name),
         };
-    }
-    for var in ["PGSERVICE", "PGOPTIONS", "PGPASSWORD", "PGSSLMODE"] {
-        cmd.env_remove(var);
     }
     cmd.envs(pgrush_sandbox::shared().env());
     let out = testkit::run(&mut cmd);

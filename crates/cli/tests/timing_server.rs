@@ -9,16 +9,7 @@ fn run_with_cluster(args: &[&str]) -> Output {
     let c = pgrush_sandbox::shared();
     let mut cmd = Command::new(PGRUSH);
     cmd.arg("timing").args(args);
-    for var in [
-        "PGHOST",
-        "PGPORT",
-        "PGUSER",
-        "PGDATABASE",
-        "PGSERVICE",
-        "PGOPTIONS",
-    ] {
-        cmd.env_remove(var);
-    }
+    pgrush_sandbox::testkit::clear_pg_env(&mut cmd);
     // Connection options on the command line (not the environment).
     cmd.args([
         "-h",
@@ -128,18 +119,18 @@ fn explain_analyze_text_line() {
 #[test]
 fn explain_analyze_uses_the_environment() {
     let c = pgrush_sandbox::shared();
-    let out = testkit::run(
-        Command::new(PGRUSH)
-            .args([
-                "timing",
-                "-d",
-                "1",
-                "--json",
-                "--explain-analyze",
-                "--clock=monotonic_coarse",
-            ])
-            .envs(c.env()),
-    );
+    let mut cmd = Command::new(PGRUSH);
+    testkit::clear_pg_env(&mut cmd);
+    cmd.args([
+        "timing",
+        "-d",
+        "1",
+        "--json",
+        "--explain-analyze",
+        "--clock=monotonic_coarse",
+    ])
+    .envs(c.env());
+    let out = testkit::run(&mut cmd);
     assert_eq!(out.code, 0, "{}", out.stderr);
     let doc: serde_json::Value = serde_json::from_str(&out.stdout).expect("JSON");
     assert_eq!(doc["clocks"][0]["clock"], "monotonic_coarse");

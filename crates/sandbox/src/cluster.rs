@@ -12,6 +12,8 @@ use std::time::{Duration, Instant};
 
 use tempfile::TempDir;
 
+use crate::testkit::clear_pg_env;
+
 use crate::account::{Account, server_account};
 use crate::error::SandboxError;
 use crate::install::PgInstall;
@@ -692,15 +694,6 @@ fn overwrite(path: &Path, text: &str) -> Result<(), SandboxError> {
         .map_err(|e| SandboxError::io(format!("open {}", path.display()), e))?;
     file.write_all(text.as_bytes())
         .map_err(|e| SandboxError::io(format!("write {}", path.display()), e))
-}
-
-/// Removes libpq/server environment variables (`PG*`) that would steer a child program.
-pub(crate) fn clear_pg_env(cmd: &mut Command) {
-    for (name, _) in std::env::vars_os() {
-        if name.as_encoded_bytes().starts_with(b"PG") {
-            cmd.env_remove(name);
-        }
-    }
 }
 
 /// Runs a helper program to completion, failing with its output when it fails.

@@ -8,9 +8,10 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::account::Account;
-use crate::cluster::{clear_pg_env, run_checked};
+use crate::cluster::run_checked;
 use crate::error::SandboxError;
 use crate::install::{FileLock, PgInstall, build_key, fnv};
+use crate::testkit::clear_pg_env;
 
 /// `initdb`'s options (part of the template's cache key). 1 MB WAL segments keep the
 /// template, and so each copy of it, small.

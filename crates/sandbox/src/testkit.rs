@@ -13,6 +13,17 @@ pub struct Output {
     pub code: i32,
 }
 
+/// Removes every `PG*` variable of this process's environment (libpq's connection
+/// settings, `PGRUSH_*` switches) from `cmd`, so that a child program is steered only
+/// by what the caller sets afterwards.
+pub fn clear_pg_env(cmd: &mut Command) {
+    for (name, _) in std::env::vars_os() {
+        if name.as_encoded_bytes().starts_with(b"PG") {
+            cmd.env_remove(name);
+        }
+    }
+}
+
 /// Runs a command to completion with no input, capturing its output.
 ///
 /// Panics (with the program's name) when it cannot be started: this is for tests.

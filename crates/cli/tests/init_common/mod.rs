@@ -49,20 +49,7 @@ pub fn new_db(tag: &str) -> String {
 }
 
 fn with_env(mut cmd: Command) -> Command {
-    for var in [
-        "PGHOST",
-        "PGPORT",
-        "PGUSER",
-        "PGDATABASE",
-        "PGPASSWORD",
-        "PGSERVICE",
-        "PGOPTIONS",
-        "PGAPPNAME",
-        "PGCONNECT_TIMEOUT",
-        "PGSSLMODE",
-    ] {
-        cmd.env_remove(var);
-    }
+    testkit::clear_pg_env(&mut cmd);
     cmd.envs(cluster().env());
     cmd
 }
@@ -74,9 +61,8 @@ pub fn pgbench_command() -> Command {
 
 /// pgrush set up to reach this binary's cluster.
 pub fn pgrush_command() -> Command {
-    let mut cmd = with_env(Command::new(env!("CARGO_BIN_EXE_pgrush")));
-    cmd.env_remove("PGRUSH_INIT_PARALLEL_COPY");
-    cmd
+    // `with_env` also clears the `PGRUSH_INIT_*` switches of the caller's environment.
+    with_env(Command::new(env!("CARGO_BIN_EXE_pgrush")))
 }
 
 /// A client program of the cluster's PostgreSQL build (`psql`, `pg_dump`) with the
@@ -84,6 +70,7 @@ pub fn pgrush_command() -> Command {
 pub fn client_command(program: &str, db: &str) -> Command {
     let c = cluster();
     let mut cmd = c.install().command(program);
+    testkit::clear_pg_env(&mut cmd);
     cmd.arg("-h")
         .arg(c.socket_dir())
         .args(["-p", &c.port().to_string(), "-U", c.superuser(), db]);
