@@ -5,7 +5,6 @@ use crate::session::{Connector, CopyFailure, CopySink, DbFailure, Session};
 use crate::steps::INTERRUPTED;
 use pgrush_wire::conninfo::ConnParams;
 use pgrush_wire::{CancelToken, Connection, CopyIn};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -30,7 +29,7 @@ fn failure(e: &pgrush_wire::Error, sql: &str) -> DbFailure {
 /// generating COPY rows at once, and starts no further statement.
 #[derive(Debug, Default)]
 pub struct Interrupt {
-    requested: AtomicBool,
+    /// When [`Interrupt::request`] was first called.
     requested_at: OnceLock<Instant>,
     tokens: Mutex<Vec<CancelToken>>,
     /// Held while a request is being handled (cancels sent, message printed), so that
@@ -50,7 +49,6 @@ impl Interrupt {
     pub fn request(&self, report: impl FnOnce(Option<&pgrush_wire::Error>)) {
         let _handling = self.handling.lock().unwrap_or_else(|p| p.into_inner());
         let _ = self.requested_at.set(Instant::now());
-        self.requested.store(true, Ordering::SeqCst);
         let tokens = self.lock_tokens().clone();
         let mut first_error = None;
         for token in &tokens {
@@ -79,7 +77,7 @@ impl Interrupt {
 
     /// True once [`Interrupt::request`] was called.
     pub fn requested(&self) -> bool {
-        self.requested.load(Ordering::SeqCst)
+        self.requested_at.get().is_some()
     }
 
     /// True once [`CANCEL_GRACE`] has passed since the request.
@@ -240,6 +238,7 @@ impl Connector for WireConnector {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::atomic::{AtomicBool, Ordering};
 
     #[test]
     fn settle_waits_for_the_report_but_not_forever() {
