@@ -1,4 +1,4 @@
-//! Issue 8 on the command line: the `pgrush report` subcommand (render a saved run as
+//! Reports beyond pgbench on the command line: the `pgrush report` subcommand (render a saved run as
 //! HTML, compare saved runs as text, Markdown or CSV), and the opt-in extras of a benchmark
 //! run (`--percentiles`, `--json`, `--html`, warnings), called by `bench.rs`.
 
@@ -184,7 +184,7 @@ pub fn run(prog: &str, args: &[OsString]) -> i32 {
 // ---------------------------------------------------------------------------------------
 // Extras of a benchmark run.
 
-/// Whether any issue 8 output was asked for (warnings are printed only then: by default
+/// Whether any output beyond pgbench's was asked for (warnings are printed only then: by default
 /// pgrush's output is exactly pgbench's).
 pub fn extras_enabled(opts: &Options) -> bool {
     opts.percentiles.is_some() || opts.json.is_some() || opts.html.is_some()

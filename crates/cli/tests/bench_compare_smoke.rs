@@ -1,4 +1,4 @@
-//! Smoke tests of `bench/compare` (issue 7's benchmark harness): one short pair of
+//! Smoke tests of `bench/compare` (the side-by-side benchmark harness): one short pair of
 //! select-only prepared runs, pgbench 18 against this build of pgrush, once on the
 //! script's own throwaway cluster (table output) and once on a sandbox cluster named by
 //! connection options (`--json`, with the strace and callgrind passes).

@@ -1,4 +1,4 @@
-//! Issue 8 end to end: a real benchmark run with `--percentiles`, `--json`, `--html` and
+//! Reports beyond pgbench end to end: a real benchmark run with `--percentiles`, `--json`, `--html` and
 //! the warnings, against a sandbox cluster.
 
 use std::path::Path;
@@ -11,7 +11,7 @@ use pgrush_sandbox::oracle::{self, Which};
 use pgrush_sandbox::testkit::{self, Output};
 use serde_json::Value;
 
-const DB: &str = "issue8";
+const DB: &str = "report_extras";
 const SCHEMA: &str = include_str!(concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/../../schema/pgrush-run.v1.schema.json"

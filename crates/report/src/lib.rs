@@ -1,6 +1,6 @@
 //! pgrush's output formats: pgbench 18's final text report ([`text`]) and progress lines
 //! ([`progress`]), built from [`pgrush_stats::RunSummary`] and progress snapshots; and
-//! issue 8's opt-in extras: latency [`percentiles`], the JSON run [`document`]
+//! pgrush's opt-in extras: latency [`percentiles`], the JSON run [`document`]
 //! (`--json`), the self-contained [`html`] report with [`svg`] charts, run
 //! [`compare`]isons (`pgrush report`) and meaningfulness [`warnings`].
 #![deny(missing_docs)]

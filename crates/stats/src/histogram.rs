@@ -10,7 +10,7 @@ pub const HISTOGRAM_MAX_US: u64 = 3_600_000_000;
 /// Significant decimal digits kept by every histogram.
 pub const HISTOGRAM_SIGFIG: u8 = 3;
 
-/// Quantiles listed when a histogram is serialized (issue 8's JSON output).
+/// Quantiles listed when a histogram is serialized (the JSON run document).
 pub const SERIALIZED_QUANTILES: [f64; 7] = [0.5, 0.75, 0.9, 0.95, 0.99, 0.999, 0.9999];
 
 /// An HDR histogram of µs values, range 0..=[`HISTOGRAM_MAX_US`], 3 significant digits,

@@ -179,7 +179,7 @@ pub struct ThreadStats {
     pub conn_time_us: u64,
     /// `-L` in µs (copied from the layout).
     pub latency_limit_us: Option<f64>,
-    /// Per-interval statistics (issue 8), when enabled with [`ThreadStats::with_series`].
+    /// Per-interval statistics (JSON, HTML, percentiles), when enabled with [`ThreadStats::with_series`].
     #[serde(skip_serializing_if = "Option::is_none")]
     pub series: Option<TimeSeries>,
     #[serde(skip)]

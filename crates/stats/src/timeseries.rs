@@ -1,4 +1,4 @@
-//! Per-interval statistics (issue 8's time series): counters, latency and lag sums and a
+//! Per-interval statistics (the run document's time series): counters, latency and lag sums and a
 //! latency histogram for every interval of the run (each second, or each `-P` interval).
 //!
 //! Each worker thread owns a [`TimeSeries`] (inside its [`crate::ThreadStats`], see

@@ -1,4 +1,4 @@
-//! Synthetic runs shared by the issue 8 report tests (no server needed).
+//! Synthetic runs shared by the report tests (no server needed).
 #![allow(dead_code)]
 
 use pgrush_report::document::{ClientInfo, RunContext, RunDocument, ServerInfo};

@@ -1,8 +1,8 @@
 //! `--percentiles` text lines: exact values from synthetic runs with known latencies.
 
-mod issue8_common;
+mod common;
 
-use issue8_common::{Shape, summary};
+use common::{Shape, summary};
 use pgrush_report::percentiles::{PercentileList, render_text as render_bytes};
 use pgrush_stats::RunSummary;
 

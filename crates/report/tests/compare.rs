@@ -1,8 +1,8 @@
 //! Side-by-side comparison of saved runs (`pgrush report A.json B.json`).
 
-mod issue8_common;
+mod common;
 
-use issue8_common::{Shape, context, summary};
+use common::{Shape, context, summary};
 use pgrush_report::compare::{Comparison, Format};
 use pgrush_report::document::RunDocument;
 use pgrush_report::percentiles::PercentileList;

@@ -1,10 +1,10 @@
 //! The HTML report is self-contained and renders in headless Chromium: the screenshot is
 //! not blank and the console shows no message. Chromium is required (CI installs it).
 
-mod issue8_common;
+mod common;
 
 use flate2::read::ZlibDecoder;
-use issue8_common::Shape;
+use common::Shape;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -186,7 +186,7 @@ fn decode_png(data: &[u8]) -> Image {
 }
 
 fn html_for_test() -> String {
-    let doc = issue8_common::document(&Shape {
+    let doc = common::document(&Shape {
         scripts: 2,
         rate: Some(100.0),
         failures: true,

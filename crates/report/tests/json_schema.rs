@@ -1,9 +1,9 @@
 //! Every JSON document pgrush writes validates against `schema/pgrush-run.v1.schema.json`,
 //! and reads back to the same document.
 
-mod issue8_common;
+mod common;
 
-use issue8_common::{Shape, context, summary};
+use common::{Shape, context, summary};
 use pgrush_report::document::RunDocument;
 use pgrush_report::percentiles::PercentileList;
 use serde_json::Value;
@@ -72,7 +72,7 @@ fn documents_validate_and_round_trip() {
 
 #[test]
 fn document_content() {
-    let doc = issue8_common::document(&Shape {
+    let doc = common::document(&Shape {
         failures: true,
         ..Shape::default()
     });
@@ -129,7 +129,7 @@ fn document_content() {
 
 #[test]
 fn schema_rejects_bad_documents() {
-    let doc = issue8_common::document(&Shape::default());
+    let doc = common::document(&Shape::default());
     let good: Value = serde_json::from_str(&doc.to_json()).unwrap_or(Value::Null);
     assert!(errors(&good).is_empty());
     let mut bad = good.clone();
