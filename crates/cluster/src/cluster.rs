@@ -167,7 +167,10 @@ impl Cluster {
         let major = read_major(&data_dir)?;
 
         let (tls_settings, ca_path) = match config.server_tls() {
-            Some(tls) => tls.install(&tls_dir, account)?,
+            Some(tls) => {
+                let installed = tls.install(&tls_dir, account)?;
+                (installed.settings, installed.ca_path)
+            }
             None => (Vec::new(), None),
         };
         let conf = config.config_text(&socket_dir, major, &tls_settings);
@@ -555,10 +558,11 @@ impl Cluster {
             return Err(ClusterError::Discarded);
         }
         let mut guard = lock(&self.postmaster);
-        if let Some(child) = guard.as_mut() {
-            if matches!(child.try_wait(), Ok(None)) {
-                return Err(ClusterError::AlreadyRunning);
-            }
+        if guard
+            .as_mut()
+            .is_some_and(|child| matches!(child.try_wait(), Ok(None)))
+        {
+            return Err(ClusterError::AlreadyRunning);
         }
         *guard = None;
         let child = self.spawn_postmaster().map_err(|(e, _)| e)?;

@@ -69,13 +69,12 @@ impl ServerTls {
         self
     }
 
-    /// Writes the files into `dir`; returns the `postgresql.conf` settings that use them
-    /// and the CA copy's path.
+    /// Writes the files into `dir`.
     pub(crate) fn install(
         &self,
         dir: &Path,
         account: Option<Account>,
-    ) -> Result<(Vec<(String, String)>, Option<PathBuf>), ClusterError> {
+    ) -> Result<InstalledTls, ClusterError> {
         let crt = dir.join("server.crt");
         let key = dir.join("server.key");
         write_file(&crt, &self.cert.bytes()?, 0o644)?;
@@ -98,8 +97,16 @@ impl ServerTls {
             }
             None => None,
         };
-        Ok((settings, ca_path))
+        Ok(InstalledTls { settings, ca_path })
     }
+}
+
+/// The TLS files as written into a cluster's directory.
+pub(crate) struct InstalledTls {
+    /// The `postgresql.conf` settings that use them (`ssl`, `ssl_cert_file`, ...).
+    pub settings: Vec<(String, String)>,
+    /// The CA copy's path, when a CA was given.
+    pub ca_path: Option<PathBuf>,
 }
 
 /// Writes `contents` to `path` (created or truncated) with `mode`.
