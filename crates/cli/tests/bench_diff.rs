@@ -521,10 +521,10 @@ fn setup_errors_and_messages() {
 
 #[test]
 fn partitioned_accounts_are_reported() {
-    use pgrush_sandbox::oracle::{self, Which};
+    use pgrush_testkit::oracle::{self, Which};
     let c = bench_common::cluster();
     c.create_database("parts").expect("create db");
-    let init = pgrush_sandbox::testkit::run(
+    let init = pgrush_testkit::run(
         oracle::require(Which::Pgbench18)
             .command()
             .args([

@@ -7,7 +7,7 @@ mod bench_common;
 use std::collections::BTreeMap;
 
 use bench_common::{DB, Prog, Scratch, run};
-use pgrush_sandbox::testkit::mask_numbers;
+use pgrush_testkit::mask_numbers;
 
 const A: (&str, &str) = ("a.sql", "select 1;\n");
 const B: (&str, &str) = ("b.sql", "select 2;\n");

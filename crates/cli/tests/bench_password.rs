@@ -9,9 +9,9 @@ use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
 
 use bench_common::{Scratch, rename};
-use pgrush_sandbox::oracle::{self, Which};
-use pgrush_sandbox::testkit::mask_numbers;
-use pgrush_sandbox::{Auth, Cluster};
+use pgrush_cluster::{Auth, Cluster};
+use pgrush_testkit::mask_numbers;
+use pgrush_testkit::oracle::{self, Which};
 
 fn run_with_stdin(mut cmd: Command, input: &str) -> (String, String, i32) {
     // Detach from any controlling terminal so the prompt falls back to stdin/stderr.

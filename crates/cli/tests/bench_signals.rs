@@ -11,9 +11,9 @@ use std::time::{Duration, Instant};
 use child_process::{Streams, wait_with_timeout};
 
 use bench_common::Scratch;
-use pgrush_sandbox::Cluster;
-use pgrush_sandbox::oracle::{self, Which};
-use pgrush_sandbox::testkit;
+use pgrush_cluster::Cluster;
+use pgrush_testkit as testkit;
+use pgrush_testkit::oracle::{self, Which};
 
 fn spawn_pgrush(dir: &Scratch, env: Vec<(String, String)>, args: &[&str]) -> Child {
     Command::new(env!("CARGO_BIN_EXE_pgrush"))

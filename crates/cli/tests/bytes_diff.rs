@@ -13,8 +13,8 @@ use std::process::{Command, Stdio};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use pgrush_sandbox::Cluster;
-use pgrush_sandbox::oracle::{self, Which};
+use pgrush_cluster::Cluster;
+use pgrush_testkit::oracle::{self, Which};
 
 /// What a run printed, as bytes.
 #[derive(Debug, PartialEq, Eq)]
@@ -68,7 +68,7 @@ fn run_input(prog: Prog, dir: &Path, db: &str, args: &[&[u8]], input: &[u8]) -> 
         Prog::Pgbench => oracle::require(Which::Pgbench18).command(),
     };
     cmd.current_dir(dir)
-        .envs(pgrush_sandbox::shared().env())
+        .envs(pgrush_testkit::shared().env())
         .env("PGDATABASE", db)
         .env_remove("PGBENCH_RANDOM_SEED")
         .env_remove("PGCLIENTENCODING")
@@ -140,7 +140,7 @@ fn same_stderr_input(dir: &Path, db: &str, args: &[&[u8]], input: &[u8]) -> (Raw
 
 /// psql in `db` with SQL given as bytes, client encoding = the database's.
 fn psql(db: &str, encoding: &str, sql: &[u8]) -> String {
-    pgrush_sandbox::shared()
+    pgrush_testkit::shared()
         .psql_in(db, sql, &[("PGCLIENTENCODING", encoding)])
         .unwrap_or_else(|e| panic!("psql {}: {e}", show(sql)))
         .trim_end()
@@ -149,7 +149,7 @@ fn psql(db: &str, encoding: &str, sql: &[u8]) -> String {
 
 /// A database with `encoding`, C collation, logging its statements or not.
 fn database(name: &str, encoding: &str, log: bool) -> &'static Cluster {
-    let c = pgrush_sandbox::shared();
+    let c = pgrush_testkit::shared();
     let setting = if log { "all" } else { "none" };
     c.psql(&format!(
         "DROP DATABASE IF EXISTS {name}; CREATE DATABASE {name} ENCODING '{encoding}' \
@@ -497,7 +497,7 @@ fn masked_report(stdout: &[u8]) -> String {
         .strip_prefix(b"pgbench (")
         .map_or(stdout.to_vec(), |rest| [&b"pgrush ("[..], rest].concat());
     let mut out: Vec<u8> = Vec::with_capacity(b.len());
-    for &c in &pgrush_sandbox::testkit::mask_numbers_bytes(&b) {
+    for &c in &pgrush_testkit::mask_numbers_bytes(&b) {
         if c == b'N' {
             while out.ends_with(b"  ") {
                 out.pop();

@@ -7,22 +7,19 @@ use std::path::Path;
 use std::process::Command;
 use std::sync::OnceLock;
 
-use pgrush_sandbox::oracle::{self, Which};
-use pgrush_sandbox::testkit::{self, Output};
-use pgrush_sandbox::{Auth, Cluster};
+use pgrush_cluster::{Auth, Cluster};
+use pgrush_testkit::oracle::{self, Which};
+use pgrush_testkit::tls::{CertNames, TlsCluster};
+use pgrush_testkit::{self as testkit, Output};
 
 const PASSWORD: &str = "s3cret";
 
 /// SCRAM authentication, TLS on, a SAN certificate for localhost/127.0.0.1/::1.
-fn scram_tls() -> &'static Cluster {
-    static C: OnceLock<Cluster> = OnceLock::new();
+fn scram_tls() -> &'static TlsCluster {
+    static C: OnceLock<TlsCluster> = OnceLock::new();
     C.get_or_init(|| {
-        Cluster::builder()
-            .auth(Auth::Scram)
-            .tls(true)
-            .user("alice", PASSWORD)
-            .start()
-            .expect("start SCRAM/TLS cluster")
+        let builder = Cluster::builder().auth(Auth::Scram).user("alice", PASSWORD);
+        TlsCluster::start(builder, CertNames::Alternative).expect("start SCRAM/TLS cluster")
     })
 }
 
@@ -39,12 +36,10 @@ fn md5_plain() -> &'static Cluster {
 }
 
 /// Trust authentication, TLS with a certificate naming `localhost` in its CN only.
-fn cn_only() -> &'static Cluster {
-    static C: OnceLock<Cluster> = OnceLock::new();
+fn cn_only() -> &'static TlsCluster {
+    static C: OnceLock<TlsCluster> = OnceLock::new();
     C.get_or_init(|| {
-        Cluster::builder()
-            .tls_cn_only(true)
-            .start()
+        TlsCluster::start(Cluster::builder(), CertNames::CommonNameOnly)
             .expect("start CN-only TLS cluster")
     })
 }
@@ -56,7 +51,7 @@ fn dead_port() -> u16 {
 
 /// Runs `program -n -t 1 -f one.sql CONNINFO` with a controlled environment.
 fn run(mut cmd: Command, dir: &Path, conninfo: &str, env: &[(&str, String)]) -> Output {
-    pgrush_sandbox::testkit::clear_pg_env(&mut cmd);
+    pgrush_testkit::clear_pg_env(&mut cmd);
     cmd.env("PGPASSFILE", "/nonexistent/pgpass")
         .env("PGSYSCONFDIR", "/nonexistent")
         .env("HOME", dir);

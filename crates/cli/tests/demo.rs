@@ -2,7 +2,7 @@
 
 use std::process::Command;
 
-use pgrush_sandbox::testkit::{Output, run};
+use pgrush_testkit::{Output, run};
 
 fn pgrush_demo(args: &[&str]) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_pgrush"));
@@ -88,7 +88,7 @@ fn unreachable_server_falls_back_to_a_throwaway_cluster() {
 
 #[test]
 fn configured_server_is_used() {
-    let cluster = pgrush_sandbox::shared();
+    let cluster = pgrush_testkit::shared();
     cluster
         .create_database("demo_target")
         .expect("create database");

@@ -16,8 +16,8 @@
 //! random seed to N` (printed when the run starts, not while parsing, so it is
 //! missing when a later option is rejected).
 
-use pgrush_sandbox::oracle::{self, Which};
-use pgrush_sandbox::testkit::{self, Output};
+use pgrush_testkit::oracle::{self, Which};
+use pgrush_testkit::{self as testkit, Output};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;

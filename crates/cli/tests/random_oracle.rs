@@ -3,8 +3,8 @@
 //! pgbench 18 and pgrush; exit status, stderr and the stable report lines must agree.
 //! Longer runs with other seeds are described in fuzz/README.md.
 
-use pgrush_sandbox::oracle::{self, Which};
-use pgrush_sandbox::testkit;
+use pgrush_testkit as testkit;
+use pgrush_testkit::oracle::{self, Which};
 use std::path::Path;
 use std::process::Command;
 
@@ -25,7 +25,7 @@ fn differential(mode: &str, seed: &str, count: &str, min_completed: usize) {
             None => cmd.env_remove(name),
         };
     }
-    cmd.envs(pgrush_sandbox::shared().env());
+    cmd.envs(pgrush_testkit::shared().env());
     let out = testkit::run(&mut cmd);
     assert_eq!(
         out.code, 0,

@@ -5,10 +5,10 @@ use std::path::Path;
 use std::process::Command;
 use std::sync::OnceLock;
 
+use pgrush_cluster::Cluster;
 use pgrush_report::document::{RunDocument, SERVER_SETTINGS};
-use pgrush_sandbox::Cluster;
-use pgrush_sandbox::oracle::{self, Which};
-use pgrush_sandbox::testkit::{self, Output};
+use pgrush_testkit::oracle::{self, Which};
+use pgrush_testkit::{self as testkit, Output};
 use serde_json::Value;
 
 const DB: &str = "report_extras";
@@ -19,7 +19,7 @@ const SCHEMA: &str = include_str!(concat!(
 
 fn cluster() -> &'static Cluster {
     static READY: OnceLock<()> = OnceLock::new();
-    let c = pgrush_sandbox::shared();
+    let c = pgrush_testkit::shared();
     READY.get_or_init(|| {
         c.create_database(DB)
             .unwrap_or_else(|e| panic!("create database: {e}"));

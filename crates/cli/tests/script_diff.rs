@@ -7,8 +7,8 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use pgrush_sandbox::oracle::{self, Which};
-use pgrush_sandbox::testkit::{self, Output};
+use pgrush_testkit::oracle::{self, Which};
+use pgrush_testkit::{self as testkit, Output};
 
 fn scratch() -> PathBuf {
     static N: AtomicUsize = AtomicUsize::new(0);
@@ -50,7 +50,7 @@ impl Run {
         c.current_dir(&self.dir);
         c.env_remove("PGBENCH_RANDOM_SEED");
         if server {
-            c.envs(pgrush_sandbox::shared().env());
+            c.envs(pgrush_testkit::shared().env());
         } else {
             c.env("PGHOST", "/nonexistent-pgrush-socket-dir");
         }

@@ -1,8 +1,8 @@
 //! `pgrush timing` and the `pg_test_timing` personality against pg_test_timing 18:
 //! the option/error matrix byte for byte, and the shape of real one-second runs.
 
-use pgrush_sandbox::oracle::{self, Which};
-use pgrush_sandbox::testkit::{self, Output};
+use pgrush_testkit::oracle::{self, Which};
+use pgrush_testkit::{self as testkit, Output};
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::Command;

@@ -1,15 +1,15 @@
 //! `pgrush timing --explain-analyze` (text and `--json`) against a sandbox cluster.
 
-use pgrush_sandbox::testkit::{self, Output};
+use pgrush_testkit::{self as testkit, Output};
 use std::process::Command;
 
 const PGRUSH: &str = env!("CARGO_BIN_EXE_pgrush");
 
 fn run_with_cluster(args: &[&str]) -> Output {
-    let c = pgrush_sandbox::shared();
+    let c = pgrush_testkit::shared();
     let mut cmd = Command::new(PGRUSH);
     cmd.arg("timing").args(args);
-    pgrush_sandbox::testkit::clear_pg_env(&mut cmd);
+    pgrush_testkit::clear_pg_env(&mut cmd);
     // Connection options on the command line (not the environment).
     cmd.args([
         "-h",
@@ -118,7 +118,7 @@ fn explain_analyze_text_line() {
 
 #[test]
 fn explain_analyze_uses_the_environment() {
-    let c = pgrush_sandbox::shared();
+    let c = pgrush_testkit::shared();
     let mut cmd = Command::new(PGRUSH);
     testkit::clear_pg_env(&mut cmd);
     cmd.args([

@@ -36,7 +36,7 @@ unsafe impl GlobalAlloc for Counting {
 static GLOBAL: Counting = Counting;
 
 fn config(mode: QueryMode, tx: u32, log_prefix: Option<String>) -> EngineConfig {
-    let cluster = pgrush_sandbox::shared();
+    let cluster = pgrush_testkit::shared();
     let params = resolve(&ConnectRequest {
         dbname: Some("postgres".to_string()),
         host: Some(cluster.socket_dir().to_string_lossy().into_owned()),
@@ -107,7 +107,7 @@ fn allocations(mode: QueryMode, tx: u32, log_prefix: Option<String>) -> u64 {
 #[test]
 fn transactions_do_not_allocate_once_warm() {
     // Start the shared cluster before measuring.
-    let _ = pgrush_sandbox::shared();
+    let _ = pgrush_testkit::shared();
     let dir = std::env::temp_dir().join(format!("pgrush-alloc-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("log dir");
     let prefix = dir.join("log").to_string_lossy().into_owned();

@@ -7,7 +7,7 @@ use pgrush_stats::{RunConfig, RunLimit, RunSummary, ScriptInfo};
 use pgrush_wire::conninfo::{ConnectRequest, resolve};
 
 fn config(scripts: &[(&str, &str)], clients: u32, threads: u32, tx: u32) -> EngineConfig {
-    let cluster = pgrush_sandbox::shared();
+    let cluster = pgrush_testkit::shared();
     let params = resolve(&ConnectRequest {
         dbname: Some("postgres".to_string()),
         host: Some(cluster.socket_dir().to_string_lossy().into_owned()),

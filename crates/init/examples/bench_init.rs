@@ -5,8 +5,8 @@
 //! [--extra "ARGS"]`; pgbench defaults to the pgbench 18 oracle, the cluster uses that
 //! PostgreSQL 18 build (`PGRUSH_PG_BIN` overrides).
 
-use pgrush_sandbox::Cluster;
-use pgrush_sandbox::oracle;
+use pgrush_cluster::Cluster;
+use pgrush_testkit::oracle;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::Instant;
@@ -92,7 +92,7 @@ fn run() -> Result<(), String> {
     let args = parse()?;
     let pgbench18 = oracle::pgbench18().ok_or("pgbench 18 not found")?;
     let mut builder = Cluster::builder();
-    if std::env::var_os(pgrush_sandbox::PG_BIN_ENV).is_none()
+    if std::env::var_os(pgrush_cluster::PG_BIN_ENV).is_none()
         && let Some(bin) = pgbench18.path().parent()
     {
         builder = builder.bin_dir(bin);

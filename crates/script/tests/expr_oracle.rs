@@ -5,8 +5,8 @@
 mod common;
 
 use common::*;
-use pgrush_sandbox::oracle::Which;
 use pgrush_script::load_script;
+use pgrush_testkit::oracle::Which;
 
 /// Hand-written expressions (Appendix B of the behaviour notes and more).
 const EXPRS: &[&str] = &[

@@ -5,9 +5,9 @@
 mod common;
 
 use common::*;
-use pgrush_sandbox::oracle::{self, Which};
-use pgrush_sandbox::testkit;
 use pgrush_script::load_script;
+use pgrush_testkit as testkit;
+use pgrush_testkit::oracle::{self, Which};
 
 /// Malformed scripts (the `s*`/`g*` matrix of the behaviour notes and more).
 const BAD: &[&str] = &[

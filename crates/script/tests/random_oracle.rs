@@ -5,8 +5,8 @@
 mod common;
 
 use common::*;
-use pgrush_sandbox::oracle::Which;
 use pgrush_script::{Seeds, choose_script, load_script, sample};
+use pgrush_testkit::oracle::Which;
 
 const RND: &str = "\\set m debug(:client_id)
 \\set a random(1, 1000000)
@@ -139,7 +139,7 @@ fn script_choice_matches_per_thread() {
         (99, 1, 1, 20),
     ] {
         let prefix = format!("choice_{seed}");
-        let pgb = pgrush_sandbox::oracle::require(pgrush_sandbox::oracle::Which::Pgbench18);
+        let pgb = pgrush_testkit::oracle::require(pgrush_testkit::oracle::Which::Pgbench18);
         let mut cmd = pgb.command();
         cmd.current_dir(&dir);
         for (k, v) in cluster().env() {
@@ -166,7 +166,7 @@ fn script_choice_matches_per_thread() {
             "--log-prefix",
             &prefix,
         ]);
-        let out = pgrush_sandbox::testkit::run(&mut cmd);
+        let out = pgrush_testkit::run(&mut cmd);
         assert_eq!(out.code, 0, "{}", out.stderr);
         let logs = log_scripts(&dir, &prefix, threads);
         let seeds = Seeds::plan(seed, clients, threads, false);
@@ -188,7 +188,7 @@ fn log_sampling_matches() {
     std::fs::write(dir.join("one.sql"), "\\set x 1\n").expect("write");
     for (seed, rate) in [(4242u64, "0.5"), (1, "0.1"), (77, "0.9")] {
         let prefix = format!("sample_{seed}");
-        let pgb = pgrush_sandbox::oracle::require(pgrush_sandbox::oracle::Which::Pgbench18);
+        let pgb = pgrush_testkit::oracle::require(pgrush_testkit::oracle::Which::Pgbench18);
         let mut cmd = pgb.command();
         cmd.current_dir(&dir);
         for (k, v) in cluster().env() {
@@ -206,7 +206,7 @@ fn log_sampling_matches() {
         ]);
         cmd.arg(format!("--random-seed={seed}"))
             .arg(format!("--sampling-rate={rate}"));
-        let out = pgrush_sandbox::testkit::run(&mut cmd);
+        let out = pgrush_testkit::run(&mut cmd);
         assert_eq!(out.code, 0, "{}", out.stderr);
         let logs = log_scripts(&dir, &prefix, 1);
         let want: Vec<u64> = logs[0].iter().map(|(n, _)| *n).collect();

@@ -90,7 +90,7 @@ fn round_trip(conn: &mut Connection, prepared: bool, value: &[u8]) -> i64 {
 
 #[test]
 fn warm_round_trips_do_not_allocate() {
-    let c = pgrush_sandbox::shared();
+    let c = pgrush_testkit::shared();
     for ci in [
         socket_conninfo(c, c.superuser(), "postgres"),
         tcp_conninfo(c, c.superuser(), "postgres") + " sslmode=disable",

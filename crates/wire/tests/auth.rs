@@ -9,7 +9,7 @@ use common::{
     assert_same_error_as_libpq, assert_same_error_as_libpq18, connect, must_connect,
     socket_conninfo, tcp_conninfo,
 };
-use pgrush_sandbox::{Auth, Cluster};
+use pgrush_cluster::{Auth, Cluster};
 
 fn cluster(auth: Auth) -> &'static Cluster {
     static PASSWORD: OnceLock<Cluster> = OnceLock::new();
@@ -128,7 +128,7 @@ fn require_auth_matches_libpq18() {
         + " password=s3cret sslmode=disable";
     let md5 =
         tcp_conninfo(cluster(Auth::Md5), "alice", "postgres") + " password=s3cret sslmode=disable";
-    let t = pgrush_sandbox::shared();
+    let t = pgrush_testkit::shared();
     let trust = tcp_conninfo(t, t.superuser(), "postgres") + " sslmode=disable";
     for ok in [
         format!("{scram} require_auth=scram-sha-256"),
@@ -203,7 +203,7 @@ fn pgpass_permission_warning() {
         file.display()
     );
     let exe = std::env::current_exe().expect("test binary");
-    let out = pgrush_sandbox::testkit::run(
+    let out = pgrush_testkit::run(
         std::process::Command::new(exe)
             .args([
                 "--exact",
@@ -229,9 +229,9 @@ fn pgpass_permission_warning() {
     let script = dir2.path().join("one.sql");
     std::fs::write(&script, "SELECT 1;\n").expect("script");
     let mut cmd =
-        pgrush_sandbox::oracle::require(pgrush_sandbox::oracle::Which::Pgbench15).command();
+        pgrush_testkit::oracle::require(pgrush_testkit::oracle::Which::Pgbench15).command();
     cmd.args(["-n", "-t", "1", "-f"]).arg(&script).arg(&ci);
-    let libpq = pgrush_sandbox::testkit::run(&mut cmd);
+    let libpq = pgrush_testkit::run(&mut cmd);
     assert_eq!(libpq.code, 1, "{libpq:?}");
     assert!(libpq.stderr.lines().any(|l| l == warning), "{libpq:?}");
     assert!(

@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 use common::{assert_same_error_as_libpq, connect, must_connect, socket_conninfo, tcp_conninfo};
 use pgrush_wire::{Connection, TransactionStatus};
 
-fn cluster() -> &'static pgrush_sandbox::Cluster {
-    pgrush_sandbox::shared()
+fn cluster() -> &'static pgrush_cluster::Cluster {
+    pgrush_testkit::shared()
 }
 
 fn superuser_conn() -> Connection {
@@ -104,7 +104,7 @@ fn exec_params_text_and_null() {
 /// psql (libpq) renders the error of `sql`; returns its stderr without the final newline.
 fn psql_error(sql: &str) -> String {
     let c = cluster();
-    let out = pgrush_sandbox::testkit::run(
+    let out = pgrush_testkit::run(
         c.install()
             .command("psql")
             .arg("-X")
@@ -393,7 +393,7 @@ fn connect_timeout_on_a_silent_server() {
 
 #[test]
 fn ipv6_loopback() {
-    let c = pgrush_sandbox::Cluster::builder()
+    let c = pgrush_cluster::Cluster::builder()
         .listen_ipv6(true)
         .start()
         .expect("start IPv6 cluster");

@@ -8,8 +8,8 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use pgrush_sandbox::oracle::{Which, require};
-use pgrush_sandbox::{Auth, Cluster};
+use pgrush_cluster::{Auth, Cluster};
+use pgrush_testkit::oracle::{Which, require};
 use pgrush_wire::Connection;
 use pgrush_wire::conninfo::{ConnectRequest, Environment, resolve_with};
 
@@ -78,7 +78,7 @@ impl Scenario {
         if let Some(d) = dbname {
             cmd.arg(d);
         }
-        let out = pgrush_sandbox::testkit::run(&mut cmd);
+        let out = pgrush_testkit::run(&mut cmd);
         if out.code == 0 {
             Ok(())
         } else {

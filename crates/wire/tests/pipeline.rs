@@ -23,7 +23,7 @@ fn nonblocking(conninfo: &str) -> Connection {
 }
 
 fn conninfos() -> Vec<String> {
-    let c = pgrush_sandbox::shared();
+    let c = pgrush_testkit::shared();
     vec![
         socket_conninfo(c, c.superuser(), "postgres"),
         tcp_conninfo(c, c.superuser(), "postgres") + " sslmode=disable",

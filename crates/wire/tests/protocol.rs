@@ -7,8 +7,8 @@ mod common;
 use std::sync::OnceLock;
 
 use common::{assert_same_error_as_libpq18, must_connect, socket_conninfo, tcp_conninfo};
-use pgrush_sandbox::Cluster;
-use pgrush_sandbox::oracle::{Which, require};
+use pgrush_cluster::Cluster;
+use pgrush_testkit::oracle::{Which, require};
 
 fn pg18() -> &'static Cluster {
     static C: OnceLock<Cluster> = OnceLock::new();

@@ -8,15 +8,15 @@ mod common;
 use std::sync::OnceLock;
 
 use common::{assert_same_error_as_libpq, connect, must_connect};
-use pgrush_sandbox::{Auth, Cluster};
+use pgrush_cluster::{Auth, Cluster};
+use pgrush_testkit::tls::{CertNames, TlsCluster};
 use pgrush_wire::Connection;
 
-fn tls_cluster() -> &'static Cluster {
-    static C: OnceLock<Cluster> = OnceLock::new();
+fn tls_cluster() -> &'static TlsCluster {
+    static C: OnceLock<TlsCluster> = OnceLock::new();
     C.get_or_init(|| {
-        Cluster::builder()
+        let builder = Cluster::builder()
             .auth(Auth::Scram)
-            .tls(true)
             .listen_ipv6(true)
             .user("alice", "s3cret")
             .user("certuser", "unused")
@@ -27,18 +27,15 @@ fn tls_cluster() -> &'static Cluster {
                 "host all certuser 127.0.0.1/32 reject",
                 "hostnossl all tlsonly 127.0.0.1/32 reject",
                 "hostssl all plainonly 127.0.0.1/32 reject",
-            ])
-            .start()
-            .expect("start TLS cluster")
+            ]);
+        TlsCluster::start(builder, CertNames::Alternative).expect("start TLS cluster")
     })
 }
 
-fn cn_only_cluster() -> &'static Cluster {
-    static C: OnceLock<Cluster> = OnceLock::new();
+fn cn_only_cluster() -> &'static TlsCluster {
+    static C: OnceLock<TlsCluster> = OnceLock::new();
     C.get_or_init(|| {
-        Cluster::builder()
-            .tls_cn_only(true)
-            .start()
+        TlsCluster::start(Cluster::builder(), CertNames::CommonNameOnly)
             .expect("start CN-only TLS cluster")
     })
 }
@@ -169,7 +166,7 @@ fn missing_root_certificate_file() {
 
 #[test]
 fn server_without_tls() {
-    let c = pgrush_sandbox::shared();
+    let c = pgrush_testkit::shared();
     let b = format!(
         "host=127.0.0.1 port={} user={} dbname=postgres",
         c.port(),
@@ -220,7 +217,7 @@ fn scram_channel_binding() {
     // Channel binding cannot be used without TLS.
     assert_same_error_as_libpq(&format!("{b} sslmode=disable channel_binding=require"));
     // Nor with a method other than SCRAM.
-    let t = pgrush_sandbox::shared();
+    let t = pgrush_testkit::shared();
     assert_same_error_as_libpq(&format!(
         "host=127.0.0.1 port={} user={} dbname=postgres sslmode=disable channel_binding=require",
         t.port(),

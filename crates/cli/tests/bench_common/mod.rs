@@ -9,9 +9,9 @@ use std::process::Command;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use pgrush_sandbox::Cluster;
-use pgrush_sandbox::oracle::{self, Which};
-use pgrush_sandbox::testkit::{self, Output, mask_numbers};
+use pgrush_cluster::Cluster;
+use pgrush_testkit::oracle::{self, Which};
+use pgrush_testkit::{self as testkit, Output, mask_numbers};
 
 /// The database initialised with `pgbench -i -s 1`.
 pub const DB: &str = "bench";
@@ -21,7 +21,7 @@ pub const EMPTY_DB: &str = "empty";
 /// The cluster shared by this test binary, with [`DB`] and [`EMPTY_DB`] ready.
 pub fn cluster() -> &'static Cluster {
     static READY: OnceLock<()> = OnceLock::new();
-    let c = pgrush_sandbox::shared();
+    let c = pgrush_testkit::shared();
     READY.get_or_init(|| {
         c.create_database(DB).expect("create bench db");
         c.create_database(EMPTY_DB).expect("create empty db");

@@ -3,9 +3,9 @@
 
 #![allow(dead_code)]
 
-use pgrush_sandbox::oracle::{self, Which};
-use pgrush_sandbox::testkit::{self, Output, mask_numbers};
-use pgrush_sandbox::{Cluster, SandboxError};
+use pgrush_cluster::{Cluster, ClusterError};
+use pgrush_testkit::oracle::{self, Which};
+use pgrush_testkit::{self as testkit, Output, mask_numbers};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
@@ -138,7 +138,7 @@ pub fn contents(db: &str) -> Vec<String> {
             );
             match cluster().psql_db(db, &sql) {
                 Ok(v) => format!("{t}: {v}"),
-                Err(SandboxError::Command { .. }) => format!("{t}: missing"),
+                Err(ClusterError::Command { .. }) => format!("{t}: missing"),
                 Err(e) => panic!("checksum of {t}: {e}"),
             }
         })

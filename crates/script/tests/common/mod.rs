@@ -6,14 +6,14 @@
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
-use pgrush_sandbox::Cluster;
-use pgrush_sandbox::oracle::{self, Which};
-use pgrush_sandbox::testkit::{self, Output};
+use pgrush_cluster::Cluster;
 use pgrush_script::{CommandKind, EvalContext, Script, Seeds, Variables, set_automatic_variables};
+use pgrush_testkit::oracle::{self, Which};
+use pgrush_testkit::{self as testkit, Output};
 
 /// The cluster shared by all tests of this binary.
 pub fn cluster() -> &'static Cluster {
-    pgrush_sandbox::shared()
+    pgrush_testkit::shared()
 }
 
 /// A temporary directory that lives as long as the test binary.

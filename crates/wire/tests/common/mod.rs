@@ -29,7 +29,7 @@ pub fn must_connect(conninfo: &str) -> Connection {
 }
 
 /// Conninfo for the Unix socket of a cluster.
-pub fn socket_conninfo(c: &pgrush_sandbox::Cluster, user: &str, db: &str) -> String {
+pub fn socket_conninfo(c: &pgrush_cluster::Cluster, user: &str, db: &str) -> String {
     format!(
         "host={} port={} user={user} dbname={db}",
         c.socket_dir().display(),
@@ -38,7 +38,7 @@ pub fn socket_conninfo(c: &pgrush_sandbox::Cluster, user: &str, db: &str) -> Str
 }
 
 /// Conninfo for TCP on 127.0.0.1.
-pub fn tcp_conninfo(c: &pgrush_sandbox::Cluster, user: &str, db: &str) -> String {
+pub fn tcp_conninfo(c: &pgrush_cluster::Cluster, user: &str, db: &str) -> String {
     format!(
         "host={} port={} user={user} dbname={db}",
         c.tcp_host(),
@@ -49,16 +49,16 @@ pub fn tcp_conninfo(c: &pgrush_sandbox::Cluster, user: &str, db: &str) -> String
 /// The connection error libpq 15 reports for `conninfo` (via pgbench 15, which prints
 /// `pgbench: error: <PQerrorMessage>` then `could not create connection for setup`).
 pub fn libpq15_error(conninfo: &str) -> String {
-    libpq_error(pgrush_sandbox::oracle::Which::Pgbench15, conninfo)
+    libpq_error(pgrush_testkit::oracle::Which::Pgbench15, conninfo)
 }
 
 /// The connection error libpq 18 (built without TLS) reports, via pgbench 18.
 pub fn libpq18_error(conninfo: &str) -> String {
-    libpq_error(pgrush_sandbox::oracle::Which::Pgbench18, conninfo)
+    libpq_error(pgrush_testkit::oracle::Which::Pgbench18, conninfo)
 }
 
-fn libpq_error(which: pgrush_sandbox::oracle::Which, conninfo: &str) -> String {
-    use pgrush_sandbox::oracle::require;
+fn libpq_error(which: pgrush_testkit::oracle::Which, conninfo: &str) -> String {
+    use pgrush_testkit::oracle::require;
     let dir = tempfile::tempdir().expect("tempdir");
     let script = dir.path().join("one.sql");
     std::fs::write(&script, "SELECT 1;\n").expect("write script");
@@ -74,7 +74,7 @@ fn libpq_error(which: pgrush_sandbox::oracle::Which, conninfo: &str) -> String {
         .env_remove("PGSSLMODE")
         .env_remove("PGHOST")
         .env_remove("PGPORT");
-    let out = pgrush_sandbox::testkit::run(&mut cmd);
+    let out = pgrush_testkit::run(&mut cmd);
     assert_eq!(out.code, 1, "{} should fail: {out:?}", which.name());
     // pgbench prompts once for a password when the server asks for one (not libpq).
     let stderr = out

@@ -1,12 +1,12 @@
-//! The sandbox's error type.
+//! The cluster library's error type.
 
 use std::io;
 use std::path::PathBuf;
 
-/// Everything that can go wrong while finding PostgreSQL or running a throwaway cluster.
+/// Everything that can go wrong while finding PostgreSQL or running a local cluster.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
-pub enum SandboxError {
+pub enum ClusterError {
     /// No usable PostgreSQL installation (a bin dir with `initdb` and `postgres`) was found.
     #[error(
         "no PostgreSQL binaries found (tried {tried}): run scripts/install-deps or set PGRUSH_PG_BIN"
@@ -14,6 +14,15 @@ pub enum SandboxError {
     NoBinaries {
         /// The places that were looked at, comma separated.
         tried: String,
+    },
+    /// No installation of the requested major version was found.
+    #[error("no PostgreSQL {major} binaries found (found: {found}): set PGRUSH_PG_BIN")]
+    NoMatchingMajor {
+        /// The major version asked for.
+        major: u32,
+        /// The installations that were found, as `version at bin dir`, comma separated
+        /// (`none` when there were none).
+        found: String,
     },
     /// A bin dir given explicitly lacks a program.
     #[error("{dir}: no {program} in this PostgreSQL bin dir")]
@@ -52,24 +61,38 @@ pub enum SandboxError {
         /// The last lines of the server log.
         tail: String,
     },
+    /// The server did not stop within the time allowed.
+    #[error("server did not stop within {seconds}s ({mode} shutdown)")]
+    Stop {
+        /// The shutdown mode that was asked for.
+        mode: &'static str,
+        /// How long was waited.
+        seconds: u64,
+    },
+    /// The operation needs a running server and the server is stopped.
+    #[error("the server is not running")]
+    NotRunning,
+    /// The operation needs a stopped server and the server is running.
+    #[error("the server is already running")]
+    AlreadyRunning,
+    /// The cluster's files were removed ([`Cluster::discard`](crate::Cluster::discard)).
+    #[error("the cluster was discarded")]
+    Discarded,
     /// The unprivileged account the server must run under (as root) is unusable.
     #[error("cannot run the server as user postgres: {0}")]
     Account(String),
-    /// Generating TLS material failed.
-    #[error("TLS certificate generation failed: {0}")]
-    Tls(String),
-    /// A TLS operation was asked of a cluster started without `.tls(true)`.
+    /// A TLS operation was asked of a cluster started without TLS.
     #[error("this cluster was started without TLS")]
     NoTls,
-    /// A builder argument is not acceptable.
-    #[error("invalid sandbox setting: {0}")]
+    /// An argument is not acceptable (a setting name, a pg_hba line, a directory).
+    #[error("invalid cluster setting: {0}")]
     Invalid(String),
 }
 
-impl SandboxError {
+impl ClusterError {
     /// Wraps an I/O error with what was being done.
     pub(crate) fn io(context: impl Into<String>, source: io::Error) -> Self {
-        SandboxError::Io {
+        ClusterError::Io {
             context: context.into(),
             source,
         }

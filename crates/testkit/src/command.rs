@@ -13,17 +13,6 @@ pub struct Output {
     pub code: i32,
 }
 
-/// Removes every `PG*` variable of this process's environment (libpq's connection
-/// settings, `PGRUSH_*` switches) from `cmd`, so that a child program is steered only
-/// by what the caller sets afterwards.
-pub fn clear_pg_env(cmd: &mut Command) {
-    for (name, _) in std::env::vars_os() {
-        if name.as_encoded_bytes().starts_with(b"PG") {
-            cmd.env_remove(name);
-        }
-    }
-}
-
 /// Runs a command to completion with no input, capturing its output.
 ///
 /// Panics (with the program's name) when it cannot be started: this is for tests.
@@ -49,7 +38,7 @@ pub fn run(cmd: &mut Command) -> Output {
 /// (`pgbench_accounts`, `s1`, `x86_64`) alone: for lines whose numbers depend on timing.
 ///
 /// ```
-/// use pgrush_sandbox::testkit::mask_numbers;
+/// use pgrush_testkit::mask_numbers;
 /// assert_eq!(
 ///     mask_numbers("latency average = 1.234 ms, 0.0% of t1"),
 ///     "latency average = N ms, N% of t1"
@@ -97,7 +86,7 @@ pub fn mask_numbers(text: &str) -> String {
 /// other than the masked digits comes back unchanged.
 ///
 /// ```
-/// use pgrush_sandbox::testkit::mask_numbers_bytes;
+/// use pgrush_testkit::mask_numbers_bytes;
 /// assert_eq!(
 ///     mask_numbers_bytes(b"  0.043  SELECT 'caf\xe9', 12;"),
 ///     b"  N  SELECT 'caf\xe9', N;"

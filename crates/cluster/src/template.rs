@@ -8,10 +8,10 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::account::Account;
-use crate::cluster::run_checked;
-use crate::error::SandboxError;
+use crate::error::ClusterError;
 use crate::install::{FileLock, PgInstall, build_key, fnv};
-use crate::testkit::clear_pg_env;
+use crate::process::clear_pg_env;
+use crate::process::run_checked;
 
 /// `initdb`'s options (part of the template's cache key). 1 MB WAL segments keep the
 /// template, and so each copy of it, small.
@@ -32,14 +32,14 @@ pub(crate) fn instantiate(
     server: &PgInstall,
     account: Option<Account>,
     dest: &Path,
-) -> Result<(), SandboxError> {
+) -> Result<(), ClusterError> {
     let template = template_dir(server, account)?;
     run_checked(Command::new("cp").arg("-a").arg(&template).arg(dest), "cp")?;
     Ok(())
 }
 
 /// The template for `server`, made now if missing.
-fn template_dir(server: &PgInstall, account: Option<Account>) -> Result<PathBuf, SandboxError> {
+fn template_dir(server: &PgInstall, account: Option<Account>) -> Result<PathBuf, ClusterError> {
     let uid = account.map_or(u32::MAX, |a| a.uid);
     let key = fnv(&[
         &build_key(&server.program("postgres"))?.to_le_bytes(),
@@ -58,7 +58,7 @@ fn template_dir(server: &PgInstall, account: Option<Account>) -> Result<PathBuf,
     let staging = tempfile::Builder::new()
         .prefix("pgrush-initdb-staging-")
         .tempdir_in(&tmp)
-        .map_err(|e| SandboxError::io("create a temp dir", e))?;
+        .map_err(|e| ClusterError::io("create a temp dir", e))?;
     if let Some(acct) = account {
         acct.chown(staging.path())?;
     }
@@ -74,7 +74,7 @@ fn template_dir(server: &PgInstall, account: Option<Account>) -> Result<PathBuf,
     }
     run_checked(&mut cmd, "initdb")?;
     if std::fs::rename(&data, &dest).is_err() && !dest.join("PG_VERSION").exists() {
-        return Err(SandboxError::Invalid(format!(
+        return Err(ClusterError::Invalid(format!(
             "cannot publish the initdb template {}",
             dest.display()
         )));

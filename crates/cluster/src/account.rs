@@ -11,7 +11,7 @@ use std::path::Path;
 use std::process::Command;
 use std::sync::OnceLock;
 
-use crate::error::SandboxError;
+use crate::error::ClusterError;
 
 /// The name of the account servers run under when the harness is root.
 pub(crate) const SERVER_USER: &str = "postgres";
@@ -33,9 +33,9 @@ impl Account {
     }
 
     /// Gives `path` to this account.
-    pub fn chown(&self, path: &Path) -> Result<(), SandboxError> {
+    pub fn chown(&self, path: &Path) -> Result<(), ClusterError> {
         std::os::unix::fs::chown(path, Some(self.uid), Some(self.gid))
-            .map_err(|e| SandboxError::io(format!("chown {}", path.display()), e))
+            .map_err(|e| ClusterError::io(format!("chown {}", path.display()), e))
     }
 
     /// Whether this account can search (traverse) every directory from `/` down to `dir`.
@@ -69,7 +69,7 @@ pub(crate) fn is_root() -> bool {
 }
 
 /// The account servers must run under: `None` when not root (run as ourselves).
-pub(crate) fn server_account() -> Result<Option<Account>, SandboxError> {
+pub(crate) fn server_account() -> Result<Option<Account>, ClusterError> {
     if !is_root() {
         return Ok(None);
     }
@@ -83,7 +83,7 @@ pub(crate) fn server_account() -> Result<Option<Account>, SandboxError> {
     });
     match found {
         Ok(acct) => Ok(Some(*acct)),
-        Err(msg) => Err(SandboxError::Account(msg.clone())),
+        Err(msg) => Err(ClusterError::Account(msg.clone())),
     }
 }
 

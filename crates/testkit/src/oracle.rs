@@ -1,7 +1,7 @@
 //! The reference programs pgrush is compared with: pgbench 18 and 15, pg_test_timing 18.
 //!
 //! ```no_run
-//! use pgrush_sandbox::oracle::{self, Which};
+//! use pgrush_testkit::oracle::{self, Which};
 //! let pgbench = oracle::require(Which::Pgbench18);
 //! let out = pgbench.command().arg("--version").output().unwrap();
 //! assert!(out.status.success());
@@ -10,7 +10,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::install::{prepend_path, wheel_dir};
+use pgrush_cluster::PgInstall;
 
 /// Overrides the pgbench 18 path.
 pub const PGBENCH18_ENV: &str = "PGRUSH_PGBENCH18";
@@ -87,12 +87,22 @@ pub fn find(which: Which) -> Option<Oracle> {
     if let Some(value) = env.and_then(std::env::var_os).filter(|v| !v.is_empty()) {
         return Oracle::at(PathBuf::from(value));
     }
-    let wheel_bin = || wheel_dir().map(|d| d.join("pginstall").join("bin"));
+    let wheel_bin = || PgInstall::embedded_wheel().map(|i| i.bin_dir().to_path_buf());
     match which {
         Which::Pgbench18 => Oracle::at(wheel_bin()?.join("pgbench")),
         Which::PgTestTiming18 => Oracle::at(wheel_bin()?.join("pg_test_timing")),
         Which::Pgbench15 => Oracle::at("/usr/lib/postgresql/15/bin/pgbench"),
     }
+}
+
+/// `dir` prepended to the current `LD_LIBRARY_PATH`.
+fn prepend_path(dir: &Path) -> std::ffi::OsString {
+    let mut value = std::ffi::OsString::from(dir);
+    if let Some(old) = std::env::var_os("LD_LIBRARY_PATH").filter(|v| !v.is_empty()) {
+        value.push(":");
+        value.push(old);
+    }
+    value
 }
 
 /// pgbench 18, if installed.

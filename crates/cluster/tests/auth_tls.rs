@@ -3,7 +3,8 @@
 use std::path::Path;
 use std::process::Output;
 
-use pgrush_sandbox::{Auth, Cluster};
+use pgrush_cluster::{Auth, Cluster, ServerTls};
+use pgrush_testkit::tls::{CertNames, TestCa, TlsCluster};
 
 /// Runs `SELECT <expr>` through psql with a conninfo string and an optional password.
 fn psql_conn(cluster: &Cluster, conninfo: &str, password: Option<&str>, expr: &str) -> Output {
@@ -126,10 +127,7 @@ fn tls_conninfo(cluster: &Cluster, host: &str, ca: &Path) -> String {
 
 #[test]
 fn tls_verify_full() {
-    let cluster = Cluster::builder()
-        .tls(true)
-        .listen_ipv6(true)
-        .start()
+    let cluster = TlsCluster::start(Cluster::builder().listen_ipv6(true), CertNames::Alternative)
         .expect("start");
     let ca = cluster.ca_cert().expect("CA");
     let ssl = "(SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid())";
@@ -153,7 +151,7 @@ fn tls_verify_full() {
         );
     }
     // A different CA must not verify.
-    let other = Cluster::builder().tls(true).start().expect("start other");
+    let other = TlsCluster::start(Cluster::builder(), CertNames::Alternative).expect("start other");
     let bad = psql_conn(
         &cluster,
         &tls_conninfo(&cluster, "localhost", other.ca_cert().unwrap()),
@@ -171,7 +169,7 @@ fn tls_verify_full() {
 
 #[test]
 fn tls_cn_only_certificate() {
-    let cluster = Cluster::builder().tls_cn_only(true).start().expect("start");
+    let cluster = TlsCluster::start(Cluster::builder(), CertNames::CommonNameOnly).expect("start");
     let ca = cluster.ca_cert().expect("CA");
     assert_eq!(
         ok_text(&psql_conn(
@@ -196,16 +194,14 @@ fn tls_cn_only_certificate() {
 
 #[test]
 fn client_certificates_and_custom_hba() {
-    let cluster = Cluster::builder()
-        .tls(true)
+    let builder = Cluster::builder()
         .auth(Auth::Scram)
         .user("certuser", "unused")
         .hba([
             "hostssl all certuser 127.0.0.1/32 cert",
             "hostnossl all certuser 127.0.0.1/32 reject",
-        ])
-        .start()
-        .expect("start");
+        ]);
+    let cluster = TlsCluster::start(builder, CertNames::Alternative).expect("start");
     let ca = cluster.ca_cert().expect("CA");
     let (crt, key) = cluster.client_cert("certuser").expect("client cert");
     let base = format!(
@@ -232,7 +228,45 @@ fn client_certificates_and_custom_hba() {
     let out = psql_conn(&cluster, &plain, Some("unused"), "1");
     assert!(!out.status.success(), "hostnossl reject ignored");
     assert!(String::from_utf8_lossy(&out.stderr).contains("rejects connection"));
+    assert!(cluster.client_cert("a/b").is_err());
     let plain_cluster = Cluster::start().expect("start");
-    assert!(plain_cluster.client_cert("x").is_err());
+    assert!(!plain_cluster.tls());
     assert!(plain_cluster.ca_cert().is_none());
+}
+
+/// TLS files given as paths: the cluster copies them (the key with mode 0600 for the
+/// server's account), and without a CA there is no `ssl_ca_file`.
+#[test]
+fn tls_from_files_without_ca() {
+    let ca = TestCa::new().expect("CA");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (cert_pem, key_pem) = ca.server_pem(CertNames::Alternative).expect("server cert");
+    let crt = dir.path().join("server.crt");
+    let key = dir.path().join("server.key");
+    std::fs::write(&crt, cert_pem).expect("write crt");
+    std::fs::write(&key, key_pem).expect("write key");
+    let cluster = Cluster::builder()
+        .tls(ServerTls::from_files(&crt, &key))
+        .start()
+        .expect("start with files");
+    assert!(cluster.tls());
+    assert!(cluster.ca_cert().is_none());
+    assert_eq!(cluster.show("ssl_ca_file").unwrap(), "");
+    assert_eq!(
+        ok_text(&psql_conn(
+            &cluster,
+            &tls_conninfo(&cluster, "localhost", &ca.cert_path()),
+            None,
+            "(SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid())"
+        )),
+        "t"
+    );
+    let missing = Cluster::builder()
+        .tls(ServerTls::from_files("/nonexistent/server.crt", &key))
+        .start()
+        .unwrap_err();
+    assert!(
+        missing.to_string().contains("/nonexistent/server.crt"),
+        "{missing}"
+    );
 }

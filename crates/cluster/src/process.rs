@@ -1,0 +1,140 @@
+//! Child processes: helper programs, the postmaster's signals, the watchdog.
+
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::error::ClusterError;
+
+/// Removes every `PG*` variable of this process's environment (libpq's connection
+/// settings, `PGRUSH_*` switches) from `cmd`, so that a child program is steered only
+/// by what the caller sets afterwards.
+///
+/// The cluster runs its own helper programs (`initdb`, `postgres`, `psql`) this way, so
+/// a `PGHOST` or `PGDATABASE` meant for another server never leaks into them.
+pub fn clear_pg_env(cmd: &mut Command) {
+    for (name, _) in std::env::vars_os() {
+        if name.as_encoded_bytes().starts_with(b"PG") {
+            cmd.env_remove(name);
+        }
+    }
+}
+
+/// Runs a helper program to completion, failing with its output when it fails.
+pub(crate) fn run_checked(cmd: &mut Command, program: &str) -> Result<(), ClusterError> {
+    let out = cmd
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| ClusterError::io(format!("run {program}"), e))?;
+    if out.status.success() {
+        return Ok(());
+    }
+    let mut output = String::from_utf8_lossy(&out.stderr).trim().to_string();
+    if output.is_empty() {
+        output = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    }
+    Err(ClusterError::Command {
+        program: program.to_string(),
+        status: out.status.to_string(),
+        output,
+    })
+}
+
+/// Sends `signal` to a process we started; false when it is already gone.
+pub(crate) fn signal(pid: u32, signal: i32) -> bool {
+    let Ok(pid) = i32::try_from(pid) else {
+        return false;
+    };
+    // SAFETY: kill has no memory-safety preconditions; the pid is our own unreaped child
+    // (or its process group, given as a negative number by the caller's choice of pid).
+    unsafe { libc::kill(pid, signal) == 0 }
+}
+
+/// Waits up to `limit` for a child to exit; true when it did (and was reaped).
+pub(crate) fn wait_exit(child: &mut Child, limit: Duration) -> bool {
+    let deadline = Instant::now() + limit;
+    loop {
+        if matches!(child.try_wait(), Ok(Some(_)) | Err(_)) {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Sends `sig`, waits up to `grace`, then kills and reaps the child.
+pub(crate) fn stop_child(child: &mut Child, sig: i32, grace: Duration) {
+    signal(child.id(), sig);
+    if !wait_exit(child, grace) {
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+}
+
+/// Whether a process other than a zombie is left in process group `pgid` (the
+/// postmaster's children keep its group after it is gone).
+pub(crate) fn group_alive(pgid: u32) -> bool {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return false;
+    };
+    entries.filter_map(Result::ok).any(|entry| {
+        let is_pid = entry
+            .file_name()
+            .to_str()
+            .is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit()));
+        if !is_pid {
+            return false;
+        }
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            return false;
+        };
+        // "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses.
+        let Some((_, rest)) = stat.rsplit_once(')') else {
+            return false;
+        };
+        let mut fields = rest.split_whitespace();
+        let state = fields.next().unwrap_or("Z");
+        let pgrp = fields.nth(1).and_then(|f| f.parse::<u32>().ok());
+        pgrp == Some(pgid) && state != "Z" && state != "X"
+    })
+}
+
+/// What the watchdog does once this process is gone.
+pub(crate) struct WatchdogPlan<'a> {
+    /// The postmaster to stop, if one runs.
+    pub postmaster: Option<u32>,
+    /// The signal name (`QUIT`: immediate, `INT`: fast shutdown) it gets first.
+    pub signal: &'static str,
+    /// The directory to delete afterwards (throwaway clusters).
+    pub remove: Option<&'a Path>,
+}
+
+/// A helper process that stops the postmaster and deletes the files if this process
+/// dies without cleaning up (abort, SIGKILL, a `Cluster` that is never dropped).
+pub(crate) fn spawn_watchdog(plan: &WatchdogPlan<'_>) -> Result<Child, ClusterError> {
+    const SCRIPT: &str = r#"while kill -0 "$1" 2>/dev/null; do sleep 0.5; done
+if [ -n "$2" ]; then
+  kill -"$3" "$2" 2>/dev/null
+  i=0; while kill -0 "$2" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done
+  kill -KILL "$2" 2>/dev/null
+fi
+if [ -n "$4" ]; then rm -rf "$4"; fi"#;
+    let mut cmd = Command::new("/bin/sh");
+    cmd.args(["-c", SCRIPT, "pgrush-cluster-watchdog"])
+        .arg(std::process::id().to_string())
+        .arg(plan.postmaster.map(|p| p.to_string()).unwrap_or_default())
+        .arg(plan.signal);
+    match plan.remove {
+        Some(dir) => cmd.arg(dir),
+        None => cmd.arg(""),
+    };
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .spawn()
+        .map_err(|e| ClusterError::io("start the watchdog", e))
+}

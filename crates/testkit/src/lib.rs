@@ -1,0 +1,61 @@
+//! Helpers for pgrush's tests, never linked into the `pgrush` binary: always a
+//! `[dev-dependencies]` entry.
+//!
+//! # Brief overview
+//!
+//! - [`shared`] is one throwaway [`pgrush_cluster::Cluster`] per test process, stopped at
+//!   process exit: share it between the tests of one test binary (one database per test).
+//! - [`oracle`] finds the reference programs pgrush is compared with (pgbench 18/15,
+//!   pg_test_timing 18); [`oracle::require`] panics when one is missing (tests must not
+//!   skip).
+//! - [`tls`] generates certificates with `rcgen`: a [`tls::TestCa`] per cluster, server
+//!   certificates handed to the cluster as [`pgrush_cluster::ServerTls`], client
+//!   certificates, and [`tls::TlsCluster`] bundling a cluster with its CA.
+//! - [`run`] runs a command and captures its [`Output`]; [`mask_numbers`] and
+//!   [`mask_numbers_bytes`] hide timing-dependent numbers; [`clear_pg_env`] (from
+//!   `pgrush-cluster`) removes the caller's `PG*` variables from a command.
+//!
+//! Clusters themselves (starting, stopping, settings) are `pgrush-cluster`'s job; this
+//! crate adds only what tests need, and its helpers panic with the reason instead of
+//! returning errors.
+//!
+//! ```no_run
+//! let cluster = pgrush_testkit::shared();
+//! assert_eq!(cluster.psql("SELECT 1 + 1").unwrap(), "2");
+//! ```
+
+#![deny(missing_docs)]
+
+mod command;
+pub mod oracle;
+pub mod tls;
+
+use std::sync::OnceLock;
+
+use pgrush_cluster::Cluster;
+
+pub use command::{Output, mask_numbers, mask_numbers_bytes, run};
+pub use pgrush_cluster::clear_pg_env;
+
+static SHARED: OnceLock<Cluster> = OnceLock::new();
+
+/// One trust-auth throwaway cluster shared by the whole process, started on first use
+/// and removed by an `atexit` hook. Panics (with the reason) if it cannot be started.
+#[track_caller]
+pub fn shared() -> &'static Cluster {
+    SHARED.get_or_init(|| {
+        let cluster = Cluster::start()
+            .unwrap_or_else(|e| panic!("cannot start the shared sandbox cluster: {e}"));
+        // SAFETY: registering a plain extern "C" function with no captured state.
+        unsafe {
+            libc::atexit(discard_shared);
+        }
+        cluster
+    })
+}
+
+extern "C" fn discard_shared() {
+    if let Some(cluster) = SHARED.get() {
+        cluster.discard();
+    }
+}
