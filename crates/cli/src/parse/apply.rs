@@ -2,11 +2,12 @@
 //! are read (so their errors come in command-line order, as in pgbench).
 
 use super::diag::{Diag, cat};
-use super::numbers::{self, IntOptionError};
+use super::numbers::{IntOptionError, option_parse_int};
 use super::script_file;
 use super::table::{EarlyAction, Mode, OptionDef, Update};
 use super::{parse_seed, seeded, text};
 use crate::options::{Action, Options, PartitionMethod, ScriptSource, ScriptSpec};
+use pgrush_cconv::{atof, atoi};
 use pgrush_report::PercentileList;
 use pgrush_script::{BuiltinError, MAX_SCRIPTS, RawMessage, WeightError};
 use pgrush_stats::QueryMode;
@@ -71,7 +72,7 @@ impl State {
     }
 
     /// `-b NAME[@W]` (or `-b list`).
-    fn builtin(&mut self, arg: &[u8], diag: &mut Diag<'_>) -> Result<(), i32> {
+    fn add_builtin_arg(&mut self, arg: &[u8], diag: &mut Diag<'_>) -> Result<(), i32> {
         if arg == b"list" {
             self.opts.action = Action::ListBuiltins;
             return Ok(());
@@ -92,7 +93,7 @@ impl State {
     }
 
     /// `-f FILE[@W]`: the file must be readable now (pgbench reads it here).
-    fn file(&mut self, arg: &[u8], diag: &mut Diag<'_>) -> Result<(), i32> {
+    fn add_file_arg(&mut self, arg: &[u8], diag: &mut Diag<'_>) -> Result<(), i32> {
         let (path, weight) = script_weight(arg, diag)?;
         let file_text = if path == b"-" {
             None
@@ -152,7 +153,7 @@ impl State {
 
 /// `-b NAME[@W]` (or `-b list`).
 pub fn builtin(st: &mut State, value: Option<&[u8]>, diag: &mut Diag<'_>) -> Result<(), i32> {
-    st.builtin(value.unwrap_or_default(), diag)
+    st.add_builtin_arg(value.unwrap_or_default(), diag)
 }
 
 /// `-c NUM`, checked against the open-files limit.
@@ -174,7 +175,7 @@ pub fn define(st: &mut State, value: Option<&[u8]>, diag: &mut Diag<'_>) -> Resu
 
 /// `-f FILE[@W]`.
 pub fn file(st: &mut State, value: Option<&[u8]>, diag: &mut Diag<'_>) -> Result<(), i32> {
-    st.file(value.unwrap_or_default(), diag)
+    st.add_file_arg(value.unwrap_or_default(), diag)
 }
 
 /// `-F NUM` (10 to 100).
@@ -206,7 +207,7 @@ pub fn jobs(st: &mut State, value: Option<&[u8]>, diag: &mut Diag<'_>) -> Result
 /// `-L NUM` milliseconds.
 pub fn latency_limit(st: &mut State, value: Option<&[u8]>, diag: &mut Diag<'_>) -> Result<(), i32> {
     let arg = value.unwrap_or_default();
-    let limit_ms = numbers::atof(arg);
+    let limit_ms = atof(arg);
     if limit_ms.is_nan() || limit_ms > 0.0 {
         // C's double-to-int64 conversion; NaN and huge values are not meaningful.
         st.opts.latency_limit_us = (limit_ms * 1000.0) as u64;
@@ -236,7 +237,7 @@ pub fn protocol(st: &mut State, value: Option<&[u8]>, diag: &mut Diag<'_>) -> Re
 /// `-R NUM` transactions per second.
 pub fn rate(st: &mut State, value: Option<&[u8]>, diag: &mut Diag<'_>) -> Result<(), i32> {
     let arg = value.unwrap_or_default();
-    let rate = numbers::atof(arg);
+    let rate = atof(arg);
     if rate <= 0.0 {
         return fatal(diag, &cat(&[b"invalid rate limit: \"", arg, b"\""]));
     }
@@ -281,7 +282,7 @@ pub fn transactions(st: &mut State, value: Option<&[u8]>, diag: &mut Diag<'_>) -
 /// `--sampling-rate NUM` (above 0, at most 1).
 pub fn sampling_rate(st: &mut State, value: Option<&[u8]>, diag: &mut Diag<'_>) -> Result<(), i32> {
     let arg = value.unwrap_or_default();
-    let rate = numbers::atof(arg);
+    let rate = atof(arg);
     if rate <= 0.0 || rate > 1.0 {
         return fatal(diag, &cat(&[b"invalid sampling rate: \"", arg, b"\""]));
     }
@@ -354,7 +355,7 @@ pub fn partition_method(
 /// `--max-tries NUM` (`atoi`, negative refused, 0 = unlimited).
 pub fn max_tries(st: &mut State, value: Option<&[u8]>, diag: &mut Diag<'_>) -> Result<(), i32> {
     let arg = value.unwrap_or_default();
-    let tries = numbers::atoi(arg);
+    let tries = atoi(arg);
     if tries < 0 {
         return fatal(
             diag,
@@ -391,7 +392,7 @@ fn int_option(arg: &[u8], label: &str, min: i32, diag: &mut Diag<'_>) -> Result<
 
 /// `option_parse_int(arg, label, min, max)`.
 fn int_range(arg: &[u8], label: &str, min: i32, max: i32, diag: &mut Diag<'_>) -> Result<u32, i32> {
-    match numbers::option_parse_int(arg, min, max) {
+    match option_parse_int(arg, min, max) {
         Ok(v) => Ok(v.unsigned_abs()),
         Err(IntOptionError::Invalid) => fatal(
             diag,

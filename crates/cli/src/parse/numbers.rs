@@ -1,7 +1,5 @@
-//! Option values as pgbench reads them: PostgreSQL's `option_parse_int`, and
-//! C's `atoi` and `atof` (from `pgrush_cconv`).
-
-pub use pgrush_cconv::{atof, atoi};
+//! PostgreSQL's `option_parse_int`, which pgbench uses for its integer options
+//! (the others go through C's `atoi`/`atof`, from `pgrush_cconv`).
 
 /// Why [`option_parse_int`] rejected a value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
