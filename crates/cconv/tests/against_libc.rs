@@ -2,7 +2,9 @@
 //! (glibc's `strtol`, `strtoul`, `strtod`, `atoi`, `atof`) on value, end
 //! pointer and `errno`, for strings shaped like numbers and for arbitrary bytes.
 
-use pgrush_cconv::{atof, atoi, strtod, strtol, strtoul};
+use pgrush_cconv::{
+    WholeNumber, atof, atoi, strtod, strtodouble, strtoint, strtoint64, strtol, strtoul,
+};
 use proptest::prelude::*;
 use std::ffi::CString;
 
@@ -74,5 +76,42 @@ proptest! {
         let (i, f) = unsafe { (libc::atoi(c.as_ptr()), libc::atof(c.as_ptr())) };
         prop_assert_eq!(atoi(&s), i);
         prop_assert_eq!(atof(&s).to_bits(), f.to_bits());
+    }
+
+    #[test]
+    fn strtoint_is_strtol_narrowed_to_int(s in either()) {
+        // PostgreSQL's strtoint: strtol, and ERANGE when the value is not an int.
+        // SAFETY: valid pointers from call_c.
+        let (value, consumed, range) = call_c(&s, |p, e| unsafe { libc::strtol(p, e, 10) });
+        let ours = strtoint(&s);
+        let narrowed = value as i32;
+        let expected_range = range || i64::from(narrowed) != value;
+        prop_assert_eq!((ours.value, ours.consumed, ours.out_of_range), (narrowed, consumed, expected_range));
+    }
+
+    #[test]
+    fn whole_string_conversions_follow_libc(s in either()) {
+        // pgbench's strtoint64 and strtodouble: ERANGE first, then end != s && *end == '\0'.
+        // SAFETY: valid pointers from call_c.
+        let (int, int_end, int_range) = call_c(&s, |p, e| unsafe { libc::strtol(p, e, 10) });
+        let expected = match (int_range, int_end > 0 && int_end == s.len()) {
+            (true, _) => WholeNumber::Range,
+            (false, true) => WholeNumber::Ok(int),
+            (false, false) => WholeNumber::Syntax,
+        };
+        prop_assert_eq!(strtoint64(&s), expected);
+        // SAFETY: valid pointers from call_c.
+        let (dbl, dbl_end, dbl_range) = call_c(&s, |p, e| unsafe { libc::strtod(p, e) });
+        let expected = match (dbl_range, dbl_end > 0 && dbl_end == s.len()) {
+            (true, _) => WholeNumber::Range,
+            (false, true) => WholeNumber::Ok(dbl.to_bits()),
+            (false, false) => WholeNumber::Syntax,
+        };
+        let ours = match strtodouble(&s) {
+            WholeNumber::Ok(v) => WholeNumber::Ok(v.to_bits()),
+            WholeNumber::Range => WholeNumber::Range,
+            WholeNumber::Syntax => WholeNumber::Syntax,
+        };
+        prop_assert_eq!(ours, expected);
     }
 }
