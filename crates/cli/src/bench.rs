@@ -14,7 +14,8 @@ use pgrush_engine::{EngineConfig, LogConfig, RunLength, ThreadRngs, messages};
 use pgrush_script::{RawMessage, Script, Seeds, Value, Variables};
 use pgrush_stats::{RunConfig, RunLimit, RunSummary, ScriptInfo};
 
-use crate::options::{Options, QueryMode, ScriptSource, SeedChoice};
+use crate::options::{Options, ScriptSource, SeedChoice};
+use pgrush_stats::QueryMode;
 
 /// Runs the benchmark described by `opts`; returns the exit status.
 pub fn run(opts: &Options) -> i32 {
@@ -198,11 +199,7 @@ fn run_inner(opts: &Options) -> Result<i32, i32> {
         Some(d) => RunLength::Duration(d),
         None => RunLength::Transactions(opts.transactions.unwrap_or(10)),
     };
-    let query_mode = match opts.query_mode {
-        QueryMode::Simple => pgrush_stats::QueryMode::Simple,
-        QueryMode::Extended => pgrush_stats::QueryMode::Extended,
-        QueryMode::Prepared => pgrush_stats::QueryMode::Prepared,
-    };
+    let query_mode = opts.query_mode;
     let run_config = RunConfig {
         scale,
         partitioning,

@@ -4,119 +4,91 @@
 //! (basename of argv[0]) where pgbench prints its own name (the first two
 //! lines; the other mentions of "pgbench" name tables and log files and stay).
 //!
-//! Options pgbench 18 does not have are listed in a separate section that
-//! starts with [`EXTENSIONS_HEADER`] and ends with an empty line, just before
-//! the bug-report lines; without it the text is pgbench's.
+//! The option lines are generated from the option table
+//! (`parse::table::OPTIONS`): each option's synopsis, then its description
+//! from column 27 (beside the synopsis when the synopsis is at most 24
+//! characters, as in pgbench's `usage()`). Options pgbench 18 does not have are
+//! listed in a separate section (`Section::Extensions`) that ends with an
+//! empty line, just before the bug-report lines; without it the text is
+//! pgbench's.
 //!
 //! Version line: `<progname> (PostgreSQL) 18.6 (pgrush X.Y.Z)`. Tools that
 //! parse `pgbench -V` already cope with a trailing parenthesised vendor string
 //! (Debian's pgbench prints `pgbench (PostgreSQL) 15.18 (Debian 15.18-0+deb12u1)`),
 //! and the third word is still the PostgreSQL version pgrush emulates.
 
+use crate::parse::table::{HelpEntry, OptionDoc, Section, option_docs};
 use std::io::Write;
 
 /// The PostgreSQL release whose pgbench pgrush reproduces.
 pub const PG_VERSION: &str = "18.6";
 
-/// Header of the section listing options pgbench 18 does not have.
-pub const EXTENSIONS_HEADER: &str = "Options beyond pgbench 18 (pgrush):\n";
+/// The column where help descriptions start.
+const DESCRIPTION_COLUMN: usize = 27;
 
-/// pgrush's own options (and PostgreSQL 19's `--continue-on-error`), shown in
-/// their own section just before the bug-report lines.
-const EXTENSIONS: &str =
-    "  --continue-on-error      continue running after a failed SQL command (PostgreSQL 19)
-  --html=FILE              write a self-contained HTML report of the run to FILE
-  --json=FILE              write the run's results as JSON to FILE (\"-\": standard output)
-  --no-warnings            do not print warnings about the run's meaningfulness
-  --percentiles[=LIST]     print latency percentiles after the report
-                           (default: 50,90,99,99.9,99.99)
-
-";
-
-/// pgbench 18's `--help` text for `progname`, plus the extensions section.
+/// pgbench 18's `--help` text for `progname`, plus the extensions section,
+/// generated from the option table.
 pub fn help_text(progname: &str) -> String {
-    format!(
-        r#"{progname} is a benchmarking tool for PostgreSQL.
+    let mut text = format!(
+        "{progname} is a benchmarking tool for PostgreSQL.\n\n\
+         Usage:\n  {progname} [OPTION]... [DBNAME]\n\n"
+    );
+    let docs: Vec<OptionDoc> = option_docs().collect();
+    for section in Section::ALL {
+        text.push_str(section.heading());
+        text.push('\n');
+        for (doc, entry) in section_entries(&docs, section) {
+            push_help_entry(&mut text, doc, entry);
+        }
+        text.push('\n');
+    }
+    text.push_str(
+        "Report bugs to <pgsql-bugs@lists.postgresql.org>.\n\
+         PostgreSQL home page: <https://www.postgresql.org/>\n",
+    );
+    text
+}
 
-Usage:
-  {progname} [OPTION]... [DBNAME]
+/// The options described in `section`, in their help order.
+fn section_entries(docs: &[OptionDoc], section: Section) -> Vec<(&OptionDoc, &'static HelpEntry)> {
+    let mut entries: Vec<(&OptionDoc, &'static HelpEntry)> = docs
+        .iter()
+        .flat_map(|doc| doc.help.iter().map(move |entry| (doc, entry)))
+        .filter(|(_, entry)| entry.section == section)
+        .collect();
+    entries.sort_by_key(|(_, entry)| entry.rank);
+    entries
+}
 
-Initialization options:
-  -i, --initialize         invokes initialization mode
-  -I, --init-steps=[dtgGvpf]+ (default "dtgvp")
-                           run selected initialization steps, in the specified order
-                           d: drop any existing pgbench tables
-                           t: create the tables used by the standard pgbench scenario
-                           g: generate data, client-side
-                           G: generate data, server-side
-                           v: invoke VACUUM on the standard tables
-                           p: create primary key indexes on the standard tables
-                           f: create foreign keys between the standard tables
-  -F, --fillfactor=NUM     set fill factor
-  -n, --no-vacuum          do not run VACUUM during initialization
-  -q, --quiet              quiet logging (one message each 5 seconds)
-  -s, --scale=NUM          scaling factor
-  --foreign-keys           create foreign key constraints between tables
-  --index-tablespace=TABLESPACE
-                           create indexes in the specified tablespace
-  --partition-method=(range|hash)
-                           partition pgbench_accounts with this method (default: range)
-  --partitions=NUM         partition pgbench_accounts into NUM parts (default: 0)
-  --tablespace=TABLESPACE  create tables in the specified tablespace
-  --unlogged-tables        create tables as unlogged tables
-
-Options to select what to run:
-  -b, --builtin=NAME[@W]   add builtin script NAME weighted at W (default: 1)
-                           (use "-b list" to list available scripts)
-  -f, --file=FILENAME[@W]  add script FILENAME weighted at W (default: 1)
-  -N, --skip-some-updates  skip updates of pgbench_tellers and pgbench_branches
-                           (same as "-b simple-update")
-  -S, --select-only        perform SELECT-only transactions
-                           (same as "-b select-only")
-
-Benchmarking options:
-  -c, --client=NUM         number of concurrent database clients (default: 1)
-  -C, --connect            establish new connection for each transaction
-  -D, --define=VARNAME=VALUE
-                           define variable for use by custom script
-  -j, --jobs=NUM           number of threads (default: 1)
-  -l, --log                write transaction times to log file
-  -L, --latency-limit=NUM  count transactions lasting more than NUM ms as late
-  -M, --protocol=simple|extended|prepared
-                           protocol for submitting queries (default: simple)
-  -n, --no-vacuum          do not run VACUUM before tests
-  -P, --progress=NUM       show thread progress report every NUM seconds
-  -r, --report-per-command report latencies, failures, and retries per command
-  -R, --rate=NUM           target rate in transactions per second
-  -s, --scale=NUM          report this scale factor in output
-  -t, --transactions=NUM   number of transactions each client runs (default: 10)
-  -T, --time=NUM           duration of benchmark test in seconds
-  -v, --vacuum-all         vacuum all four standard tables before tests
-  --aggregate-interval=NUM aggregate data over NUM seconds
-  --exit-on-abort          exit when any client is aborted
-  --failures-detailed      report the failures grouped by basic types
-  --log-prefix=PREFIX      prefix for transaction time log file
-                           (default: "pgbench_log")
-  --max-tries=NUM          max number of tries to run transaction (default: 1)
-  --progress-timestamp     use Unix epoch timestamps for progress
-  --random-seed=SEED       set random seed ("time", "rand", integer)
-  --sampling-rate=NUM      fraction of transactions to log (e.g., 0.01 for 1%)
-  --show-script=NAME       show builtin script code, then exit
-  --verbose-errors         print messages of all errors
-
-Common options:
-  --debug                  print debugging output
-  -d, --dbname=DBNAME      database name to connect to
-  -h, --host=HOSTNAME      database server host or socket directory
-  -p, --port=PORT          database server port number
-  -U, --username=USERNAME  connect as specified database user
-  -V, --version            output version information, then exit
-  -?, --help               show this help, then exit
-
-{EXTENSIONS_HEADER}{EXTENSIONS}Report bugs to <pgsql-bugs@lists.postgresql.org>.
-PostgreSQL home page: <https://www.postgresql.org/>
-"#
-    )
+/// One option's lines: the synopsis, then the description at
+/// [`DESCRIPTION_COLUMN`] (beside the synopsis when it fits, as pgbench's
+/// `usage()` lays it out).
+fn push_help_entry(text: &mut String, doc: &OptionDoc, entry: &HelpEntry) {
+    let indent = " ".repeat(DESCRIPTION_COLUMN);
+    let synopsis = doc.synopsis();
+    text.push_str("  ");
+    text.push_str(&synopsis);
+    let mut lines = entry.lines.iter();
+    let pad = (DESCRIPTION_COLUMN - 2).checked_sub(synopsis.len());
+    match (entry.beside_synopsis, pad) {
+        (Some(note), _) => {
+            text.push(' ');
+            text.push_str(note);
+        }
+        (None, Some(pad)) if pad > 0 => {
+            if let Some(first) = lines.next() {
+                text.push_str(&" ".repeat(pad));
+                text.push_str(first);
+            }
+        }
+        (None, _) => {}
+    }
+    text.push('\n');
+    for line in lines {
+        text.push_str(&indent);
+        text.push_str(line);
+        text.push('\n');
+    }
 }
 
 /// Prints pgbench 18's `--help` text adapted to `progname`; returns 0.
@@ -166,19 +138,36 @@ fn write_stdout(bytes: &[u8]) -> i32 {
 mod tests {
     use super::*;
 
+    /// The text as pgrush printed it before the option table existed: pgbench
+    /// 18.6's `--help` plus the extensions section.
+    const GOLDEN_HELP: &str = include_str!("help_golden.txt");
+
+    #[test]
+    fn help_is_byte_identical_to_the_golden_text() {
+        assert_eq!(help_text("pgrush"), GOLDEN_HELP);
+    }
+
     #[test]
     fn help_uses_progname_and_keeps_other_names() {
-        let text = help_text("pgrush");
+        let text = help_text("pgbench");
         assert!(text.starts_with(
-            "pgrush is a benchmarking tool for PostgreSQL.\n\nUsage:\n  pgrush [OPTION]... [DBNAME]\n"
+            "pgbench is a benchmarking tool for PostgreSQL.\n\nUsage:\n  pgbench [OPTION]... [DBNAME]\n"
         ));
+        assert_eq!(
+            text.replace("pgbench [OPTION]", "pgrush [OPTION]")
+                .replacen("pgbench is", "pgrush is", 1),
+            GOLDEN_HELP
+        );
         assert!(text.contains("(default: \"pgbench_log\")"));
-        assert!(text.contains("d: drop any existing pgbench tables\n"));
         assert!(text.contains("  -I, --init-steps=[dtgGvpf]+ (default \"dtgvp\")\n"));
         assert!(text.ends_with("PostgreSQL home page: <https://www.postgresql.org/>\n"));
-        let section = text.find(EXTENSIONS_HEADER).expect("extensions section");
-        assert!(text[section + EXTENSIONS_HEADER.len()..].starts_with(EXTENSIONS));
+        let heading = format!("{}\n", Section::Extensions.heading());
+        let section = text.find(&heading).expect("extensions section");
         assert!(text[..section].ends_with("show this help, then exit\n\n"));
+        assert!(text[section..].ends_with(
+            "\n\nReport bugs to <pgsql-bugs@lists.postgresql.org>.\n\
+            PostgreSQL home page: <https://www.postgresql.org/>\n"
+        ));
     }
 
     #[test]

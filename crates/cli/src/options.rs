@@ -4,18 +4,6 @@
 //! pgbench's validation. The parser lives in `parse.rs` (owned by the CLI);
 //! the benchmark (`bench.rs`) and initialization (`init_cmd.rs`) wiring read it.
 
-/// Query protocol selected with `-M`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum QueryMode {
-    /// Simple query protocol (default).
-    #[default]
-    Simple,
-    /// Extended protocol with the unnamed statement.
-    Extended,
-    /// Extended protocol with named prepared statements.
-    Prepared,
-}
-
 /// How a script was named on the command line.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ScriptSource {
@@ -106,7 +94,7 @@ pub struct Options {
     /// `-L` in microseconds (0 = none).
     pub latency_limit_us: u64,
     /// `-M`.
-    pub query_mode: QueryMode,
+    pub query_mode: pgrush_stats::QueryMode,
     /// `-n` (skip vacuum; in init mode: no vacuum step).
     pub no_vacuum: bool,
     /// `-P` seconds (0 = off).
@@ -199,7 +187,7 @@ impl Default for Options {
             defines: Vec::new(),
             log: false,
             latency_limit_us: 0,
-            query_mode: QueryMode::Simple,
+            query_mode: pgrush_stats::QueryMode::Simple,
             no_vacuum: false,
             progress: 0,
             report_per_command: false,

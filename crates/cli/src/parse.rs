@@ -13,7 +13,7 @@ mod finish;
 pub(crate) mod getopt;
 mod numbers;
 mod script_file;
-mod table;
+pub(crate) mod table;
 
 use crate::options::{Action, Options, SeedChoice};
 use diag::{Diag, cat};
@@ -22,6 +22,7 @@ use pgrush_script::SeedSpec;
 use std::ffi::OsString;
 use std::io::{self, Write};
 use std::os::unix::ffi::OsStrExt;
+use table::EarlyAction;
 
 /// The parts of the process environment the parser looks at.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -77,16 +78,12 @@ pub fn parse_with(args: &[OsString], env: &Env, err: &mut dyn Write) -> Result<O
         progname: String::from_utf8_lossy(progname).into_owned(),
         ..Options::default()
     };
-    match raw.get(1).map(Vec::as_slice) {
-        Some(b"--help" | b"-?") => {
-            opts.action = Action::Help;
-            return Ok(opts);
-        }
-        Some(b"--version" | b"-V") => {
-            opts.action = Action::Version;
-            return Ok(opts);
-        }
-        _ => {}
+    if let Some(action) = raw.get(1).and_then(|first| table::early_action(first)) {
+        opts.action = match action {
+            EarlyAction::Help => Action::Help,
+            EarlyAction::Version => Action::Version,
+        };
+        return Ok(opts);
     }
     let mut diag = Diag::new(progname, err);
     if let Some(seed) = &env.random_seed {
@@ -101,7 +98,8 @@ pub fn parse_with(args: &[OsString], env: &Env, err: &mut dyn Write) -> Result<O
         }
     }
     let rest = raw.get(1..).unwrap_or(&[]);
-    let mut scan = Getopt::new(rest, table::SHORTS, table::LONGS, env.posixly_correct);
+    let (shorts, longs) = (table::short_options(), table::long_options());
+    let mut scan = Getopt::new(rest, &shorts, &longs, env.posixly_correct);
     let mut state = apply::State::new(opts, env.nofile_limit);
     while let Some(item) = scan.next_opt() {
         let found = match item {

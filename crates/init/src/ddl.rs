@@ -2,10 +2,6 @@
 
 use crate::config::{InitConfig, NACCOUNTS, NTELLERS, Partitioning};
 
-/// The four pgbench tables in the order of pgbench's `drop`/`truncate` statements.
-pub const TABLES_SORTED: &str =
-    "pgbench_accounts, pgbench_branches, pgbench_history, pgbench_tellers";
-
 /// `d`: the drop statement.
 pub const DROP_TABLES: &str =
     "drop table if exists pgbench_accounts, pgbench_branches, pgbench_history, pgbench_tellers";

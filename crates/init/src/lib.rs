@@ -6,17 +6,17 @@
 
 #![deny(missing_docs)]
 
-pub mod config;
-pub mod console;
-pub mod ddl;
-pub mod error;
-pub mod parallel;
-pub mod progress;
-pub mod rows;
-pub mod runner;
-pub mod session;
-pub mod split;
-pub mod steps;
+mod config;
+mod console;
+mod ddl;
+mod error;
+mod parallel;
+mod progress;
+mod rows;
+mod runner;
+mod session;
+mod split;
+mod steps;
 pub mod wire_session;
 
 #[cfg(test)]

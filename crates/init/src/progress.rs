@@ -66,11 +66,6 @@ impl<'a> Progress<'a> {
         }
     }
 
-    /// Rows reported so far.
-    pub fn done(&self) -> i64 {
-        self.done
-    }
-
     /// Records `rows` more rows and prints what pgbench would have printed meanwhile.
     pub fn advance(&mut self, rows: i64) {
         let old = self.done;

@@ -38,13 +38,6 @@ pub struct Chunk {
     pub target: Target,
 }
 
-impl Chunk {
-    /// Number of rows.
-    pub fn rows(&self) -> i64 {
-        self.hi - self.lo + 1
-    }
-}
-
 /// Splits `lo..=hi` into at most `parts` nearly equal non-empty ranges.
 pub fn split_range(lo: i64, hi: i64, parts: u32) -> Vec<(i64, i64)> {
     if hi < lo {

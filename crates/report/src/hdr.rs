@@ -2,7 +2,7 @@
 //! by HdrHistogram's log writers and read by its plotters) in base64 (`HISTFAAA…`).
 
 use pgrush_stats::LatencyHistogram;
-use pgrush_stats::histogram::{HISTOGRAM_MAX_US, HISTOGRAM_SIGFIG};
+use pgrush_stats::histogram::HISTOGRAM_MAX_US;
 
 use hdrhistogram::Histogram;
 use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
@@ -101,9 +101,6 @@ pub fn decode(text: &str) -> Result<LatencyHistogram, HdrError> {
     }
     Ok(out)
 }
-
-/// The significant digits of every histogram pgrush writes.
-pub const SIGNIFICANT_DIGITS: u8 = HISTOGRAM_SIGFIG;
 
 #[cfg(test)]
 mod tests {

@@ -1,17 +1,17 @@
 //! pgrush's output formats: pgbench 18's final text report ([`text`]) and progress lines
 //! ([`progress`]), built from [`pgrush_stats::RunSummary`] and progress snapshots; and
 //! pgrush's opt-in extras: latency [`percentiles`], the JSON run [`document`]
-//! (`--json`), the self-contained [`html`] report with [`svg`] charts, run
+//! (`--json`), the self-contained [`html`] report with SVG charts (`svg.rs`), run
 //! [`compare`]isons (`pgrush report`) and meaningfulness [`warnings`].
 #![deny(missing_docs)]
 
 pub mod compare;
 pub mod document;
-pub mod hdr;
+mod hdr;
 pub mod html;
 pub mod percentiles;
 pub mod progress;
-pub mod svg;
+mod svg;
 pub mod text;
 mod textbuf;
 pub mod warnings;

@@ -98,8 +98,8 @@ pub fn parse_script_weight(spec: &str) -> Result<(String, u32), WeightError> {
     };
     let name = spec[..at].to_string();
     let w = &spec[at + 1..];
-    let r = crate::strconv::strtol(w.as_bytes());
-    if r.overflow || r.consumed == 0 || r.consumed != w.len() {
+    let r = pgrush_cconv::strtol(w.as_bytes());
+    if r.out_of_range || !r.is_whole(w.as_bytes()) {
         return Err(WeightError::Invalid(spec[at..].to_string()));
     }
     if r.value < 0 || r.value > i64::from(i32::MAX) {

@@ -26,7 +26,7 @@
 //! sampling and `-D` typing. `fuzz/` holds cargo-fuzz targets.
 //!
 //! Expression nesting is limited exactly as in pgbench, by a model of its bison
-//! parser's stack (see [`expr::parser`]): what pgbench rejects with `memory exhausted`
+//! parser's stack (see `expr/parser.rs`): what pgbench rejects with `memory exhausted`
 //! is rejected at the same token. Trees of any depth are handled without exhausting
 //! a thread's stack (see [`Expr`]); evaluation needs [`Script::eval_stack_bytes`].
 //!
@@ -36,18 +36,18 @@
 //! (pgbench overflows its stack and crashes).
 #![deny(missing_docs)]
 
-pub mod builtin;
-pub mod error;
-pub mod expr;
-pub mod meta;
-pub mod prng;
-pub mod script;
-pub mod sql;
-pub mod sqlscan;
-pub mod strconv;
-pub mod value;
-pub mod vars;
-pub mod words;
+mod builtin;
+mod error;
+mod expr;
+mod meta;
+mod prng;
+mod script;
+mod sql;
+mod sqlscan;
+mod strconv;
+mod value;
+mod vars;
+mod words;
 
 pub use builtin::{
     BUILTINS, Builtin, MAX_SCRIPTS, builtin_by_prefix, builtin_list_text, parse_script_weight,
@@ -66,6 +66,7 @@ pub use prng::{
 };
 pub use script::{Command, CommandKind, CondJumps, Script, load_script};
 pub use sql::{GsetKind, MAX_PARAMS, SqlCommand};
+pub use strconv::format_g15;
 pub use value::Value;
 pub use vars::{VarId, VarRef, VarValue, Variables, parse_define, valid_variable_name};
 

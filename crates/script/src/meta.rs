@@ -2,8 +2,8 @@
 //! `sh -c` and sleeps).
 
 use crate::error::MetaError;
-use crate::strconv::{atoi, c_isspace, strtol};
 use crate::vars::{VarRef, Variables};
+use pgrush_cconv::{atoi, strtol};
 
 /// `\sleep` time unit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -136,11 +136,7 @@ pub fn parse_setshell_output(prog: &[u8], output: &[u8]) -> Result<i64, MetaErro
     // fgets stops at a NUL byte as far as C string functions are concerned.
     let line = &line[..line.iter().position(|&c| c == 0).unwrap_or(line.len())];
     let r = strtol(line);
-    let mut e = r.consumed;
-    while e < line.len() && c_isspace(line[e]) {
-        e += 1;
-    }
-    if line.is_empty() || e != line.len() {
+    if line.is_empty() || !r.rest_is_space(line) {
         return Err(MetaError::NotAnInteger {
             cmd: prog.to_vec(),
             output: line.to_vec(),

@@ -212,20 +212,20 @@ pub fn parse_seed_spec(s: &str) -> Result<SeedSpec, String> {
         _ => {}
     }
     let b = s.as_bytes();
-    let (v, used) = crate::strconv::strtoul(b);
+    let r = pgrush_cconv::strtoul(b);
     // sscanf's %lu must match digits, and nothing may follow.
     let mut i = 0;
-    while i < b.len() && crate::strconv::c_isspace(b[i]) {
+    while i < b.len() && pgrush_cconv::is_space(b[i]) {
         i += 1;
     }
     if i < b.len() && (b[i] == b'+' || b[i] == b'-') {
         i += 1;
     }
     let has_digit = i < b.len() && b[i].is_ascii_digit();
-    if used == 0 || !has_digit || used != b.len() {
+    if !has_digit || !r.is_whole(b) {
         return Err(s.to_string());
     }
-    Ok(SeedSpec::Value(v))
+    Ok(SeedSpec::Value(r.value))
 }
 
 /// The two error lines pgbench prints for an unparsable seed (error, then detail):

@@ -4,8 +4,8 @@ use std::collections::HashMap;
 use std::sync::{Arc, OnceLock, RwLock};
 
 use crate::error::{EvalError, VarError};
-use crate::strconv::{Int64Parse, StrtodResult, c_isspace, strtod_whole, strtoint64};
 use crate::value::Value;
+use pgrush_cconv::{WholeNumber, is_space, strtodouble, strtoint64};
 
 /// Process-wide identifier of a variable name (interned once, O(1) lookups after).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -138,13 +138,13 @@ pub fn text_to_value(name: &[u8], s: &[u8]) -> Result<Value, EvalError> {
     }
     if is_an_int(s) {
         return match strtoint64(s) {
-            Int64Parse::Ok(i) => Ok(Value::Int(i)),
-            Int64Parse::Range => Err(EvalError::BigintRange(lossy(s))),
-            Int64Parse::Syntax => Err(EvalError::BigintSyntax(lossy(s))),
+            WholeNumber::Ok(i) => Ok(Value::Int(i)),
+            WholeNumber::Range => Err(EvalError::BigintRange(lossy(s))),
+            WholeNumber::Syntax => Err(EvalError::BigintSyntax(lossy(s))),
         };
     }
-    match strtod_whole(s) {
-        StrtodResult::Ok(d) => Ok(Value::Double(d)),
+    match strtodouble(s) {
+        WholeNumber::Ok(d) => Ok(Value::Double(d)),
         _ => Err(EvalError::MalformedVariable {
             name: name.to_vec(),
             value: s.to_vec(),
@@ -159,7 +159,7 @@ fn lossy(s: &[u8]) -> String {
 
 fn is_an_int(b: &[u8]) -> bool {
     let mut i = 0;
-    while i < b.len() && c_isspace(b[i]) {
+    while i < b.len() && is_space(b[i]) {
         i += 1;
     }
     if i < b.len() && (b[i] == b'+' || b[i] == b'-') {

@@ -1,7 +1,7 @@
 //! Property tests (stable-toolchain fuzzing): loading and evaluating arbitrary input
 //! never panics, errors render, and a few round trips hold.
 
-use pgrush_script::strconv::format_g15;
+use pgrush_script::format_g15;
 use pgrush_script::{
     CommandKind, EvalContext, Prng, RawMessage, Value, Variables, load_script, parse_define,
     parse_script_weight, permute,

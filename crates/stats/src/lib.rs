@@ -14,16 +14,16 @@
 //! 4. after the run, merge the threads into `summary.stats` and fill durations.
 #![deny(missing_docs)]
 
-pub mod aggregate;
+mod aggregate;
 pub mod cfmt;
-pub mod counters;
+mod counters;
 pub mod histogram;
-pub mod progress;
-pub mod simple;
-pub mod summary;
-pub mod thread;
-pub mod timeseries;
-pub mod txlog;
+mod progress;
+mod simple;
+mod summary;
+mod thread;
+mod timeseries;
+mod txlog;
 
 pub use aggregate::AggregateInterval;
 pub use counters::{TxCounters, TxOutcome, TxRecord};

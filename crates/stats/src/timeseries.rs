@@ -14,11 +14,11 @@ use crate::simple::SimpleStats;
 use serde::Serialize;
 
 /// Significant decimal digits kept by per-interval histograms.
-pub const INTERVAL_SIGFIG: u8 = 2;
+const INTERVAL_SIGFIG: u8 = 2;
 
 /// Values below this are kept exactly at [`INTERVAL_SIGFIG`] digits (HdrHistogram's
 /// sub-bucket count for 2 digits: the power of two ≥ 2·10²).
-const EXACT_BELOW: u64 = 256;
+const EXACT_BELOW: u64 = (2 * 10u64.pow(INTERVAL_SIGFIG as u32)).next_power_of_two();
 
 /// The highest value equivalent to `v` in an HDR histogram of [`INTERVAL_SIGFIG`]
 /// significant digits (unit 1 µs): exact below 256, then buckets of 2^(⌊log2 v⌋ − 7).
@@ -31,7 +31,7 @@ pub fn coarse_value(v: u64) -> u64 {
 }
 
 /// A histogram in sparse form: `(value, count)` pairs in increasing value order, where
-/// `value` (µs) is the highest value equivalent to its bucket at [`INTERVAL_SIGFIG`]
+/// `value` (µs) is the highest value equivalent to its bucket at two (`INTERVAL_SIGFIG`)
 /// significant digits.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct SparseHistogram {
@@ -40,7 +40,7 @@ pub struct SparseHistogram {
 }
 
 impl SparseHistogram {
-    /// The recorded values of `hist`, coarsened to [`INTERVAL_SIGFIG`] digits.
+    /// The recorded values of `hist`, coarsened to two (`INTERVAL_SIGFIG`) significant digits.
     pub fn from_histogram(hist: &LatencyHistogram) -> Self {
         let mut buckets: Vec<(u32, u32)> = Vec::new();
         for v in hist.inner().iter_recorded() {

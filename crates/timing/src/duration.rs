@@ -15,43 +15,14 @@ pub enum DurationError {
     OutOfRange,
 }
 
-/// `strtoul(s, &end, 10)` with `*end == '\0'` required: `None` when no
-/// digits were read, characters follow the number, or it overflowed.
+/// pg_test_timing's reading of `--duration`: `strtoul(s, &end, 10)`, then it
+/// insists on `end != s && *end == '\0' && errno == 0`. Unlike PostgreSQL's
+/// `option_parse_int` it allows no trailing white space, and unlike `atoi` it
+/// rejects trailing characters and overflow, so this is a wrapper of its own
+/// over the shared `strtoul`. `None` when the value is rejected.
 pub fn strtoul_exact(s: &[u8]) -> Option<u64> {
-    let mut i = 0;
-    while i < s.len() && matches!(s[i], b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r') {
-        i += 1;
-    }
-    let negative = match s.get(i) {
-        Some(b'-') => {
-            i += 1;
-            true
-        }
-        Some(b'+') => {
-            i += 1;
-            false
-        }
-        _ => false,
-    };
-    let digits_start = i;
-    let mut value: u64 = 0;
-    let mut overflow = false;
-    while i < s.len() && s[i].is_ascii_digit() {
-        let d = u64::from(s[i] - b'0');
-        match value.checked_mul(10).and_then(|v| v.checked_add(d)) {
-            Some(v) => value = v,
-            None => overflow = true,
-        }
-        i += 1;
-    }
-    if i == digits_start || i != s.len() || overflow {
-        return None;
-    }
-    Some(if negative {
-        value.wrapping_neg()
-    } else {
-        value
-    })
+    let r = pgrush_cconv::strtoul(s);
+    (r.is_whole(s) && !r.out_of_range).then_some(r.value)
 }
 
 /// Parses a `--duration` value in seconds.

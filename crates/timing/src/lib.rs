@@ -1,7 +1,7 @@
 //! Clock-overhead measurement for `pgrush timing` and the `pg_test_timing`
 //! personality.
 //!
-//! - [`clock`]: the [`ClockSource`] trait, the system clocks (`clock_gettime`
+//! - `clock`: the [`ClockSource`] trait, the system clocks (`clock_gettime`
 //!   with each clock id) and [`tsc`] (the CPU's invariant TSC, calibrated).
 //! - [`measure`]: the back-to-back reading loop with pg_test_timing 18's
 //!   microsecond histogram, a nanosecond histogram, percentiles and
@@ -13,7 +13,7 @@
 
 #![deny(missing_docs)]
 
-pub mod clock;
+mod clock;
 pub mod duration;
 pub mod explain;
 pub mod measure;

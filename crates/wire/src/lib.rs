@@ -33,9 +33,9 @@
 #![deny(missing_docs)]
 
 mod auth;
-pub mod backend;
+mod backend;
 mod cancel;
-pub mod config;
+mod config;
 mod conn;
 mod connect;
 pub mod conninfo;

@@ -3,6 +3,7 @@
 
 use std::io::Write;
 
+use pgrush_cconv::atoi;
 use pgrush_engine::messages;
 use pgrush_stats::{PartitionMethod, Partitioning};
 use pgrush_wire::Connection;
@@ -36,7 +37,7 @@ pub fn table_info(con: &mut Connection, prog: &str, scale_given: bool) -> Result
                 .and_then(|r| r.get(0, 0))
                 .unwrap_or("")
                 .to_string();
-            let n = atoi(&v);
+            let n = i64::from(atoi(v.as_bytes()));
             if n < 0 {
                 messages::error(
                     prog,
@@ -80,7 +81,7 @@ pub fn table_info(con: &mut Connection, prog: &str, scale_given: bool) -> Result
                 init_hint(prog, con.db());
                 return Err(1);
             }
-            let count = atoi(r.get(0, 2).unwrap_or("0")) as i32;
+            let count = atoi(r.get(0, 2).unwrap_or("0").as_bytes());
             match r.get(0, 1) {
                 None => None,
                 Some("r") => Some(Partitioning {
@@ -104,24 +105,6 @@ pub fn table_info(con: &mut Connection, prog: &str, scale_given: bool) -> Result
     })
 }
 
-/// C `atoi`: leading white space, optional sign, digits; anything else stops it.
-fn atoi(s: &str) -> i64 {
-    let t = s.trim_start();
-    let (neg, digits) = match t.as_bytes().first() {
-        Some(b'-') => (true, &t[1..]),
-        Some(b'+') => (false, &t[1..]),
-        _ => (false, t),
-    };
-    let mut v: i64 = 0;
-    for b in digits.bytes() {
-        if !b.is_ascii_digit() {
-            break;
-        }
-        v = v.wrapping_mul(10).wrapping_add(i64::from(b - b'0'));
-    }
-    if neg { -v } else { v }
-}
-
 fn try_execute(con: &mut Connection, prog: &str, sql: &str) {
     if let Err(e) = con.simple_query(sql) {
         messages::error(prog, &e.libpq_message_bytes(Some(sql.as_bytes())));
@@ -143,18 +126,5 @@ pub fn vacuum(con: &mut Connection, prog: &str, vacuum_all: bool) {
         let _ = err.flush();
         try_execute(con, prog, "vacuum analyze pgbench_accounts");
         let _ = err.write_all(b"end.\n");
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::atoi;
-
-    #[test]
-    fn atoi_like_c() {
-        assert_eq!(atoi(" 42x"), 42);
-        assert_eq!(atoi("-7"), -7);
-        assert_eq!(atoi("abc"), 0);
-        assert_eq!(atoi(""), 0);
     }
 }

@@ -2,13 +2,15 @@
 //! are read (so their errors come in command-line order, as in pgbench).
 
 use super::diag::{Diag, cat};
-use super::numbers::{self, IntOptionError};
+use super::numbers::{IntOptionError, option_parse_int};
 use super::script_file;
-use super::table::Opt;
+use super::table::{EarlyAction, Mode, OptionDef, Update};
 use super::{parse_seed, seeded, text};
-use crate::options::{Action, Options, PartitionMethod, QueryMode, ScriptSource, ScriptSpec};
+use crate::options::{Action, Options, PartitionMethod, ScriptSource, ScriptSpec};
+use pgrush_cconv::{atof, atoi};
 use pgrush_report::PercentileList;
 use pgrush_script::{BuiltinError, MAX_SCRIPTS, RawMessage, WeightError};
+use pgrush_stats::QueryMode;
 
 /// Allowed `-I` step characters.
 pub const ALL_INIT_STEPS: &[u8] = b"dtgGvpf";
@@ -45,160 +47,32 @@ impl State {
         }
     }
 
-    /// Applies one option; `Err(status)` after printing the complaint.
-    /// `value` is `None` for options without one (and for `--percentiles` alone).
+    /// Applies one option as its table entry says; `Err(status)` after
+    /// printing the complaint. `value` is `None` for options without one (and
+    /// for `--percentiles` alone).
     pub fn apply(
         &mut self,
-        opt: Opt,
+        def: &OptionDef,
         value: Option<&[u8]>,
         diag: &mut Diag<'_>,
     ) -> Result<(), i32> {
-        let arg = value.unwrap_or_default();
-        if is_benchmarking_option(opt) {
-            self.benchmarking_option_set = true;
+        match def.mode {
+            Mode::Benchmarking => self.benchmarking_option_set = true,
+            Mode::Initialization => self.initialization_option_set = true,
+            Mode::Any => {}
         }
-        if is_initialization_option(opt) {
-            self.initialization_option_set = true;
-        }
-        let o = &mut self.opts;
-        match opt {
-            Opt::Builtin => return self.builtin(arg, diag),
-            Opt::File => return self.file(arg, diag),
-            Opt::SelectOnly => return self.add_builtin("select-only", 1, diag),
-            Opt::SkipSomeUpdates => return self.add_builtin("simple-update", 1, diag),
-            Opt::Client => {
-                o.clients = int_option(arg, "-c/--client", 1, diag)?;
-                self.check_open_files(diag)?;
-            }
-            Opt::Connect => o.connect_per_transaction = true,
-            Opt::Dbname => o.dbname = Some(text(arg)),
-            Opt::Define => define(o, arg, diag)?,
-            Opt::Fillfactor => o.fillfactor = int_range(arg, "-F/--fillfactor", 10, 100, diag)?,
-            Opt::Host => o.host = Some(text(arg)),
-            Opt::Initialize => self.init_mode = true,
-            Opt::InitSteps => {
-                check_init_steps(arg, diag)?;
-                self.init_steps = Some(arg.to_vec());
-            }
-            Opt::Jobs => o.jobs = int_option(arg, "-j/--jobs", 1, diag)?,
-            Opt::Log => o.log = true,
-            Opt::LatencyLimit => {
-                let limit_ms = numbers::atof(arg);
-                if limit_ms.is_nan() || limit_ms > 0.0 {
-                    // C's double-to-int64 conversion; NaN and huge values are not meaningful.
-                    o.latency_limit_us = (limit_ms * 1000.0) as u64;
-                } else {
-                    return fatal(diag, &cat(&[b"invalid latency limit: \"", arg, b"\""]));
-                }
-            }
-            Opt::Protocol => {
-                o.query_mode = match arg {
-                    b"simple" => QueryMode::Simple,
-                    b"extended" => QueryMode::Extended,
-                    b"prepared" => QueryMode::Prepared,
-                    _ => {
-                        return fatal(diag, &cat(&[b"invalid query mode (-M): \"", arg, b"\""]));
-                    }
-                }
-            }
-            Opt::NoVacuum => o.no_vacuum = true,
-            Opt::Port => o.port = Some(text(arg)),
-            Opt::Progress => o.progress = int_option(arg, "-P/--progress", 1, diag)?,
-            Opt::Quiet => o.quiet = true,
-            Opt::ReportPerCommand => o.report_per_command = true,
-            Opt::Rate => {
-                let rate = numbers::atof(arg);
-                if rate <= 0.0 {
-                    return fatal(diag, &cat(&[b"invalid rate limit: \"", arg, b"\""]));
-                }
-                o.rate = rate;
-            }
-            Opt::Scale => o.scale = Some(int_option(arg, "-s/--scale", 1, diag)?),
-            Opt::Transactions => {
-                o.transactions = Some(int_option(arg, "-t/--transactions", 1, diag)?);
-            }
-            Opt::Time => o.duration = Some(int_option(arg, "-T/--time", 1, diag)?),
-            Opt::Username => o.user = Some(text(arg)),
-            Opt::VacuumAll => o.vacuum_all = true,
-            Opt::UnloggedTables => o.unlogged_tables = true,
-            Opt::Tablespace => o.tablespace = Some(text(arg)),
-            Opt::IndexTablespace => o.index_tablespace = Some(text(arg)),
-            Opt::SamplingRate => {
-                let rate = numbers::atof(arg);
-                if rate <= 0.0 || rate > 1.0 {
-                    return fatal(diag, &cat(&[b"invalid sampling rate: \"", arg, b"\""]));
-                }
-                o.sampling_rate = rate;
-            }
-            Opt::AggregateInterval => {
-                o.aggregate_interval = int_option(arg, "--aggregate-interval", 1, diag)?;
-            }
-            Opt::ProgressTimestamp => o.progress_timestamp = true,
-            Opt::LogPrefix => o.log_prefix = Some(text(arg)),
-            Opt::ForeignKeys => o.foreign_keys = true,
-            Opt::RandomSeed => match parse_seed(arg, diag) {
-                Some(choice) => seeded(o, choice, diag),
-                None => {
-                    return fatal(
-                        diag,
-                        b"error while setting random seed from --random-seed option",
-                    );
-                }
-            },
-            Opt::ShowScript => {
-                let b = find_builtin(arg, diag)?;
-                o.action = Action::ShowScript(b.name.to_string());
-            }
-            Opt::Partitions => o.partitions = int_option(arg, "--partitions", 0, diag)?,
-            Opt::PartitionMethod => {
-                o.partition_method = if arg.eq_ignore_ascii_case(b"range") {
-                    Some(PartitionMethod::Range)
-                } else if arg.eq_ignore_ascii_case(b"hash") {
-                    Some(PartitionMethod::Hash)
-                } else {
-                    return fatal(
-                        diag,
-                        &cat(&[
-                            b"invalid partition method, expecting \"range\" or \"hash\", got: \"",
-                            arg,
-                            b"\"",
-                        ]),
-                    );
-                };
-            }
-            Opt::FailuresDetailed => o.failures_detailed = true,
-            Opt::MaxTries => {
-                let tries = numbers::atoi(arg);
-                if tries < 0 {
-                    return fatal(
-                        diag,
-                        &cat(&[b"invalid number of maximum tries: \"", arg, b"\""]),
-                    );
-                }
-                o.max_tries = tries.unsigned_abs();
-            }
-            Opt::VerboseErrors => o.verbose_errors = true,
-            Opt::ExitOnAbort => o.exit_on_abort = true,
-            Opt::Debug => o.debug = true,
-            Opt::ContinueOnError => o.continue_on_error = true,
-            Opt::Percentiles => {
-                o.percentiles = Some(match value {
-                    None => PercentileList::default(),
-                    Some(list) => match PercentileList::parse(&String::from_utf8_lossy(list)) {
-                        Ok(list) => list,
-                        Err(e) => return fatal(diag, e.to_string().as_bytes()),
-                    },
-                });
-            }
-            Opt::Json => o.json = Some(text(arg)),
-            Opt::Html => o.html = Some(text(arg)),
-            Opt::NoWarnings => o.no_warnings = true,
+        match def.update {
+            Update::Early(EarlyAction::Help) => self.opts.action = Action::Help,
+            Update::Early(EarlyAction::Version) => self.opts.action = Action::Version,
+            Update::Flag(field) => *field(&mut self.opts) = true,
+            Update::Text(field) => *field(&mut self.opts) = Some(text(value.unwrap_or_default())),
+            Update::Custom(apply) => return apply(self, value, diag),
         }
         Ok(())
     }
 
     /// `-b NAME[@W]` (or `-b list`).
-    fn builtin(&mut self, arg: &[u8], diag: &mut Diag<'_>) -> Result<(), i32> {
+    fn add_builtin_arg(&mut self, arg: &[u8], diag: &mut Diag<'_>) -> Result<(), i32> {
         if arg == b"list" {
             self.opts.action = Action::ListBuiltins;
             return Ok(());
@@ -219,7 +93,7 @@ impl State {
     }
 
     /// `-f FILE[@W]`: the file must be readable now (pgbench reads it here).
-    fn file(&mut self, arg: &[u8], diag: &mut Diag<'_>) -> Result<(), i32> {
+    fn add_file_arg(&mut self, arg: &[u8], diag: &mut Diag<'_>) -> Result<(), i32> {
         let (path, weight) = script_weight(arg, diag)?;
         let file_text = if path == b"-" {
             None
@@ -275,62 +149,234 @@ impl State {
     }
 }
 
-/// Options that make pgbench refuse `-i`.
-///
-/// `-j` is not among them: pgrush loads data with `-j` parallel connections
-/// (pgbench rejects `-i -j N`).
-fn is_benchmarking_option(opt: Opt) -> bool {
-    use Opt::*;
-    matches!(
-        opt,
-        Builtin
-            | Client
-            | Connect
-            | Define
-            | File
-            | Log
-            | LatencyLimit
-            | Protocol
-            | SkipSomeUpdates
-            | Progress
-            | ReportPerCommand
-            | Rate
-            | SelectOnly
-            | Transactions
-            | Time
-            | VacuumAll
-            | SamplingRate
-            | AggregateInterval
-            | ProgressTimestamp
-            | LogPrefix
-            | RandomSeed
-            | FailuresDetailed
-            | MaxTries
-            | VerboseErrors
-            | ExitOnAbort
-            | ContinueOnError
-            | Percentiles
-            | Json
-            | Html
-            | NoWarnings
-    )
+// The custom updates of the option table ([`Update::Custom`]), in table order.
+
+/// `-b NAME[@W]` (or `-b list`).
+pub fn builtin(st: &mut State, value: Option<&[u8]>, diag: &mut Diag<'_>) -> Result<(), i32> {
+    st.add_builtin_arg(value.unwrap_or_default(), diag)
 }
 
-/// Options that make pgbench refuse benchmarking mode.
-fn is_initialization_option(opt: Opt) -> bool {
-    use Opt::*;
-    matches!(
-        opt,
-        Fillfactor
-            | InitSteps
-            | Quiet
-            | UnloggedTables
-            | Tablespace
-            | IndexTablespace
-            | ForeignKeys
-            | Partitions
-            | PartitionMethod
-    )
+/// `-c NUM`, checked against the open-files limit.
+pub fn client(st: &mut State, value: Option<&[u8]>, diag: &mut Diag<'_>) -> Result<(), i32> {
+    st.opts.clients = int_option(value.unwrap_or_default(), "-c/--client", 1, diag)?;
+    st.check_open_files(diag)
+}
+
+/// `-D NAME=VALUE`.
+pub fn define(st: &mut State, value: Option<&[u8]>, diag: &mut Diag<'_>) -> Result<(), i32> {
+    match pgrush_script::parse_define(value.unwrap_or_default()) {
+        Ok(nv) => {
+            st.opts.defines.push(nv);
+            Ok(())
+        }
+        Err(e) => fatal(diag, &e.to_bytes()),
+    }
+}
+
+/// `-f FILE[@W]`.
+pub fn file(st: &mut State, value: Option<&[u8]>, diag: &mut Diag<'_>) -> Result<(), i32> {
+    st.add_file_arg(value.unwrap_or_default(), diag)
+}
+
+/// `-F NUM` (10 to 100).
+pub fn fillfactor(st: &mut State, value: Option<&[u8]>, diag: &mut Diag<'_>) -> Result<(), i32> {
+    st.opts.fillfactor = int_range(value.unwrap_or_default(), "-F/--fillfactor", 10, 100, diag)?;
+    Ok(())
+}
+
+/// `-i`.
+pub fn initialize(st: &mut State, _: Option<&[u8]>, _: &mut Diag<'_>) -> Result<(), i32> {
+    st.init_mode = true;
+    Ok(())
+}
+
+/// `-I STEPS` (checked now, in benchmarking mode too; the last one wins).
+pub fn init_steps(st: &mut State, value: Option<&[u8]>, diag: &mut Diag<'_>) -> Result<(), i32> {
+    let steps = value.unwrap_or_default();
+    check_init_steps(steps, diag)?;
+    st.init_steps = Some(steps.to_vec());
+    Ok(())
+}
+
+/// `-j NUM`.
+pub fn jobs(st: &mut State, value: Option<&[u8]>, diag: &mut Diag<'_>) -> Result<(), i32> {
+    st.opts.jobs = int_option(value.unwrap_or_default(), "-j/--jobs", 1, diag)?;
+    Ok(())
+}
+
+/// `-L NUM` milliseconds.
+pub fn latency_limit(st: &mut State, value: Option<&[u8]>, diag: &mut Diag<'_>) -> Result<(), i32> {
+    let arg = value.unwrap_or_default();
+    let limit_ms = atof(arg);
+    if limit_ms.is_nan() || limit_ms > 0.0 {
+        // C's double-to-int64 conversion; NaN and huge values are not meaningful.
+        st.opts.latency_limit_us = (limit_ms * 1000.0) as u64;
+        Ok(())
+    } else {
+        fatal(diag, &cat(&[b"invalid latency limit: \"", arg, b"\""]))
+    }
+}
+
+/// `-P NUM` seconds.
+pub fn progress(st: &mut State, value: Option<&[u8]>, diag: &mut Diag<'_>) -> Result<(), i32> {
+    st.opts.progress = int_option(value.unwrap_or_default(), "-P/--progress", 1, diag)?;
+    Ok(())
+}
+
+/// `-M simple|extended|prepared`.
+pub fn protocol(st: &mut State, value: Option<&[u8]>, diag: &mut Diag<'_>) -> Result<(), i32> {
+    st.opts.query_mode = match value.unwrap_or_default() {
+        b"simple" => QueryMode::Simple,
+        b"extended" => QueryMode::Extended,
+        b"prepared" => QueryMode::Prepared,
+        arg => return fatal(diag, &cat(&[b"invalid query mode (-M): \"", arg, b"\""])),
+    };
+    Ok(())
+}
+
+/// `-R NUM` transactions per second.
+pub fn rate(st: &mut State, value: Option<&[u8]>, diag: &mut Diag<'_>) -> Result<(), i32> {
+    let arg = value.unwrap_or_default();
+    let rate = atof(arg);
+    if rate <= 0.0 {
+        return fatal(diag, &cat(&[b"invalid rate limit: \"", arg, b"\""]));
+    }
+    st.opts.rate = rate;
+    Ok(())
+}
+
+/// `-s NUM`.
+pub fn scale(st: &mut State, value: Option<&[u8]>, diag: &mut Diag<'_>) -> Result<(), i32> {
+    st.opts.scale = Some(int_option(
+        value.unwrap_or_default(),
+        "-s/--scale",
+        1,
+        diag,
+    )?);
+    Ok(())
+}
+
+/// `-S`: the select-only builtin.
+pub fn select_only(st: &mut State, _: Option<&[u8]>, diag: &mut Diag<'_>) -> Result<(), i32> {
+    st.add_builtin("select-only", 1, diag)
+}
+
+/// `-N`: the simple-update builtin.
+pub fn skip_some_updates(st: &mut State, _: Option<&[u8]>, diag: &mut Diag<'_>) -> Result<(), i32> {
+    st.add_builtin("simple-update", 1, diag)
+}
+
+/// `-T NUM` seconds.
+pub fn time(st: &mut State, value: Option<&[u8]>, diag: &mut Diag<'_>) -> Result<(), i32> {
+    st.opts.duration = Some(int_option(value.unwrap_or_default(), "-T/--time", 1, diag)?);
+    Ok(())
+}
+
+/// `-t NUM`.
+pub fn transactions(st: &mut State, value: Option<&[u8]>, diag: &mut Diag<'_>) -> Result<(), i32> {
+    let count = int_option(value.unwrap_or_default(), "-t/--transactions", 1, diag)?;
+    st.opts.transactions = Some(count);
+    Ok(())
+}
+
+/// `--sampling-rate NUM` (above 0, at most 1).
+pub fn sampling_rate(st: &mut State, value: Option<&[u8]>, diag: &mut Diag<'_>) -> Result<(), i32> {
+    let arg = value.unwrap_or_default();
+    let rate = atof(arg);
+    if rate <= 0.0 || rate > 1.0 {
+        return fatal(diag, &cat(&[b"invalid sampling rate: \"", arg, b"\""]));
+    }
+    st.opts.sampling_rate = rate;
+    Ok(())
+}
+
+/// `--aggregate-interval NUM` seconds.
+pub fn aggregate_interval(
+    st: &mut State,
+    value: Option<&[u8]>,
+    diag: &mut Diag<'_>,
+) -> Result<(), i32> {
+    let seconds = int_option(value.unwrap_or_default(), "--aggregate-interval", 1, diag)?;
+    st.opts.aggregate_interval = seconds;
+    Ok(())
+}
+
+/// `--random-seed SEED` (prints `setting random seed to N` at once).
+pub fn random_seed(st: &mut State, value: Option<&[u8]>, diag: &mut Diag<'_>) -> Result<(), i32> {
+    match parse_seed(value.unwrap_or_default(), diag) {
+        Some(choice) => {
+            seeded(&mut st.opts, choice, diag);
+            Ok(())
+        }
+        None => fatal(
+            diag,
+            b"error while setting random seed from --random-seed option",
+        ),
+    }
+}
+
+/// `--show-script NAME`.
+pub fn show_script(st: &mut State, value: Option<&[u8]>, diag: &mut Diag<'_>) -> Result<(), i32> {
+    let b = find_builtin(value.unwrap_or_default(), diag)?;
+    st.opts.action = Action::ShowScript(b.name.to_string());
+    Ok(())
+}
+
+/// `--partitions NUM`.
+pub fn partitions(st: &mut State, value: Option<&[u8]>, diag: &mut Diag<'_>) -> Result<(), i32> {
+    st.opts.partitions = int_option(value.unwrap_or_default(), "--partitions", 0, diag)?;
+    Ok(())
+}
+
+/// `--partition-method range|hash` (any case).
+pub fn partition_method(
+    st: &mut State,
+    value: Option<&[u8]>,
+    diag: &mut Diag<'_>,
+) -> Result<(), i32> {
+    let arg = value.unwrap_or_default();
+    st.opts.partition_method = if arg.eq_ignore_ascii_case(b"range") {
+        Some(PartitionMethod::Range)
+    } else if arg.eq_ignore_ascii_case(b"hash") {
+        Some(PartitionMethod::Hash)
+    } else {
+        return fatal(
+            diag,
+            &cat(&[
+                b"invalid partition method, expecting \"range\" or \"hash\", got: \"",
+                arg,
+                b"\"",
+            ]),
+        );
+    };
+    Ok(())
+}
+
+/// `--max-tries NUM` (`atoi`, negative refused, 0 = unlimited).
+pub fn max_tries(st: &mut State, value: Option<&[u8]>, diag: &mut Diag<'_>) -> Result<(), i32> {
+    let arg = value.unwrap_or_default();
+    let tries = atoi(arg);
+    if tries < 0 {
+        return fatal(
+            diag,
+            &cat(&[b"invalid number of maximum tries: \"", arg, b"\""]),
+        );
+    }
+    st.opts.max_tries = tries.unsigned_abs();
+    Ok(())
+}
+
+/// `--percentiles[=LIST]` (the default list without a value).
+pub fn percentiles(st: &mut State, value: Option<&[u8]>, diag: &mut Diag<'_>) -> Result<(), i32> {
+    let list = match value {
+        None => PercentileList::default(),
+        Some(list) => match PercentileList::parse(&String::from_utf8_lossy(list)) {
+            Ok(list) => list,
+            Err(e) => return fatal(diag, e.to_string().as_bytes()),
+        },
+    };
+    st.opts.percentiles = Some(list);
+    Ok(())
 }
 
 /// Prints `error: msg` and yields exit status 1.
@@ -346,7 +392,7 @@ fn int_option(arg: &[u8], label: &str, min: i32, diag: &mut Diag<'_>) -> Result<
 
 /// `option_parse_int(arg, label, min, max)`.
 fn int_range(arg: &[u8], label: &str, min: i32, max: i32, diag: &mut Diag<'_>) -> Result<u32, i32> {
-    match numbers::option_parse_int(arg, min, max) {
+    match option_parse_int(arg, min, max) {
         Ok(v) => Ok(v.unsigned_abs()),
         Err(IntOptionError::Invalid) => fatal(
             diag,
@@ -361,17 +407,6 @@ fn int_range(arg: &[u8], label: &str, min: i32, max: i32, diag: &mut Diag<'_>) -
             diag,
             format!("{label} must be in range {min}..{max}").as_bytes(),
         ),
-    }
-}
-
-/// `-D NAME=VALUE`.
-fn define(o: &mut Options, arg: &[u8], diag: &mut Diag<'_>) -> Result<(), i32> {
-    match pgrush_script::parse_define(arg) {
-        Ok(nv) => {
-            o.defines.push(nv);
-            Ok(())
-        }
-        Err(e) => fatal(diag, &e.to_bytes()),
     }
 }
 

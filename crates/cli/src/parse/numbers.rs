@@ -1,26 +1,5 @@
-//! Number parsing with the C library semantics pgbench relies on: PostgreSQL's
-//! `option_parse_int`, `atoi` and `atof`.
-
-use pgrush_script::strconv::{c_isspace, strtol};
-use std::ffi::CString;
-
-/// C's `atoi` as glibc implements it: `(int) strtol(s, NULL, 10)`.
-pub fn atoi(s: &[u8]) -> i32 {
-    strtol(s).value as i32
-}
-
-/// C's `atof` (`strtod` of the longest valid prefix, 0.0 when there is none):
-/// decimal and hexadecimal numbers, `inf`, `nan`, in the C locale.
-pub fn atof(s: &[u8]) -> f64 {
-    // Command-line arguments cannot contain NUL bytes; stop at one if present.
-    let end = s.iter().position(|&b| b == 0).unwrap_or(s.len());
-    let Ok(c) = CString::new(&s[..end]) else {
-        return 0.0;
-    };
-    // SAFETY: `c` is a valid NUL-terminated string; strtod only reads it and
-    // accepts a null end pointer.
-    unsafe { libc::strtod(c.as_ptr(), std::ptr::null_mut()) }
-}
+//! PostgreSQL's `option_parse_int`, which pgbench uses for its integer options
+//! (the others go through C's `atoi`/`atof`, from `pgrush_cconv`).
 
 /// Why [`option_parse_int`] rejected a value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,30 +10,24 @@ pub enum IntOptionError {
     OutOfRange,
 }
 
-/// PostgreSQL's `option_parse_int`: `strtoint`, trailing whitespace allowed,
-/// then a range check.
+/// PostgreSQL's `option_parse_int` (fe_utils/option_utils.c): `strtoint`, only
+/// white space may follow, then a range check. An empty value is no syntax
+/// error here (it reads as 0 and fails the range check), which is where it
+/// differs from libpq's integer connection options.
 pub fn option_parse_int(s: &[u8], min: i32, max: i32) -> Result<i32, IntOptionError> {
-    let r = strtol(s);
-    if s[r.consumed..].iter().any(|&b| !c_isspace(b)) {
+    let r = pgrush_cconv::strtoint(s);
+    if !r.rest_is_space(s) {
         return Err(IntOptionError::Invalid);
     }
-    match i32::try_from(r.value) {
-        Ok(v) if !r.overflow && v >= min && v <= max => Ok(v),
-        _ => Err(IntOptionError::OutOfRange),
+    if r.out_of_range || r.value < min || r.value > max {
+        return Err(IntOptionError::OutOfRange);
     }
+    Ok(r.value)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn atoi_truncates_like_glibc() {
-        assert_eq!(atoi(b"abc"), 0);
-        assert_eq!(atoi(b"4294967296"), 0);
-        assert_eq!(atoi(b"99999999999999999999"), -1);
-        assert_eq!(atoi(b" 7 tries"), 7);
-    }
 
     #[test]
     fn option_int_rules() {
@@ -85,21 +58,5 @@ mod tests {
             Err(IntOptionError::OutOfRange)
         );
         assert_eq!(option_parse_int(b"0", 0, i32::MAX), Ok(0));
-    }
-
-    #[test]
-    fn atof_prefixes() {
-        assert_eq!(atof(b"10abc"), 10.0);
-        assert_eq!(atof(b" -1.5e2x"), -150.0);
-        assert_eq!(atof(b"1e"), 1.0);
-        assert_eq!(atof(b".5"), 0.5);
-        assert_eq!(atof(b"."), 0.0);
-        assert_eq!(atof(b"abc"), 0.0);
-        assert_eq!(atof(b"0x10"), 16.0);
-        assert_eq!(atof(b"0x1p4"), 16.0);
-        assert_eq!(atof(b"0.0001"), 0.0001);
-        assert!(atof(b"Infinity").is_infinite());
-        assert!(atof(b"nan").is_nan());
-        assert!(atof(b"1e400").is_infinite());
     }
 }

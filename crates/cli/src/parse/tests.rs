@@ -1,7 +1,8 @@
 //! Unit tests of the whole parser (messages, order of checks, stored values).
 
 use super::*;
-use crate::options::{PartitionMethod, QueryMode, ScriptSource, ScriptSpec};
+use crate::options::{PartitionMethod, ScriptSource, ScriptSpec};
+use pgrush_stats::QueryMode;
 
 fn run_env(args: &[&str], env: &Env) -> (Result<Options, i32>, String) {
     let mut argv: Vec<OsString> = vec![OsString::from("/usr/bin/pgrush")];

@@ -225,16 +225,16 @@ impl<'a> ExprLexer<'a> {
             if text == b"9223372036854775808" {
                 return Ok(Tok::MaxIntPlusOne);
             }
-            return match crate::strconv::strtoint64(&text) {
-                crate::strconv::Int64Parse::Ok(v) => Ok(Tok::Int(v)),
+            return match pgrush_cconv::strtoint64(&text) {
+                pgrush_cconv::WholeNumber::Ok(v) => Ok(Tok::Int(v)),
                 _ => Err(LexError {
                     message: "bigint constant overflow",
                     more: text,
                 }),
             };
         }
-        match crate::strconv::strtod_whole(&text) {
-            crate::strconv::StrtodResult::Ok(d) => Ok(Tok::Double(d)),
+        match pgrush_cconv::strtodouble(&text) {
+            pgrush_cconv::WholeNumber::Ok(d) => Ok(Tok::Double(d)),
             _ => Err(LexError {
                 message: "double constant overflow",
                 more: text,

@@ -1,13 +1,13 @@
 //! pgbench's expression language: AST, parser and evaluator.
 
 mod deep;
-pub mod eval;
-pub mod lexer;
-pub mod parser;
+mod eval;
+mod lexer;
+mod parser;
 
 pub use deep::eval_stack_bytes;
 pub use eval::EvalContext;
-pub use parser::{ExprParseError, parse_expression};
+pub use parser::parse_expression;
 
 use crate::value::Value;
 use crate::vars::VarRef;

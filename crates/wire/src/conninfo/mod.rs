@@ -51,7 +51,7 @@ pub use keywords::{ENVIRONMENT_SETTINGS, KEYWORDS, Keyword};
 pub use params::{ConnParams, DEFAULT_PORT, HostKind, HostTarget, SslRootCert};
 pub use parse::{is_connection_string, parse_conninfo};
 pub use pgpass::{PasswordLookup, lookup_password, lookup_password_with};
-pub use require_auth::{RequireAuth, SaslMechanism, auth_request};
+pub use require_auth::{RequireAuth, SaslMechanism};
 pub use resolve::{ConnectRequest, DEFAULT_SOCKET_DIR, FALLBACK_SOCKET_DIR, resolve, resolve_with};
 pub use service::SYSCONFDIR;
 pub use settings::{

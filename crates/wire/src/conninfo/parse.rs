@@ -3,6 +3,7 @@
 use super::error::ConninfoError;
 use super::keywords::{OptionSet, index_of};
 use super::uri;
+use pgrush_cconv::is_space;
 
 /// The two URI prefixes libpq recognises.
 const URI_PREFIXES: [&str; 2] = ["postgresql://", "postgres://"];
@@ -19,11 +20,6 @@ pub(crate) fn uri_prefix_length(s: &str) -> usize {
 /// database name with `expand_dbname`: a URI prefix or any `=`.
 pub fn is_connection_string(s: &str) -> bool {
     uri_prefix_length(s) != 0 || s.contains('=')
-}
-
-/// C's `isspace` in the C locale.
-pub(crate) fn is_c_space(b: u8) -> bool {
-    matches!(b, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r')
 }
 
 /// Converts bytes taken from the input (possibly percent-decoded) to a
@@ -101,24 +97,24 @@ fn parse_keyword_value(b: &[u8], set: &mut OptionSet) -> Result<(), ConninfoErro
     let n = b.len();
     let mut i = 0;
     while i < n {
-        if is_c_space(b[i]) {
+        if is_space(b[i]) {
             i += 1;
             continue;
         }
         // The keyword runs to '=' or whitespace.
         let name_start = i;
-        while i < n && b[i] != b'=' && !is_c_space(b[i]) {
+        while i < n && b[i] != b'=' && !is_space(b[i]) {
             i += 1;
         }
         let name = bytes_to_string(&b[name_start..i]);
-        while i < n && is_c_space(b[i]) {
+        while i < n && is_space(b[i]) {
             i += 1;
         }
         if i >= n || b[i] != b'=' {
             return Err(ConninfoError::MissingEquals(name));
         }
         i += 1;
-        while i < n && is_c_space(b[i]) {
+        while i < n && is_space(b[i]) {
             i += 1;
         }
         let mut value = Vec::new();
@@ -147,7 +143,7 @@ fn parse_keyword_value(b: &[u8], set: &mut OptionSet) -> Result<(), ConninfoErro
         } else {
             while i < n {
                 let c = b[i];
-                if is_c_space(c) {
+                if is_space(c) {
                     i += 1;
                     break;
                 }

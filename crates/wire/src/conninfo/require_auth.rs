@@ -3,9 +3,7 @@
 use super::error::ConninfoError;
 
 /// Authentication request codes (the `AuthenticationXXX` message subtypes).
-pub mod auth_request {
-    /// AuthenticationOk.
-    pub const OK: u32 = 0;
+mod auth_request {
     /// AuthenticationCleartextPassword.
     pub const PASSWORD: u32 = 3;
     /// AuthenticationMD5Password.

@@ -5,7 +5,8 @@ use std::path::Path;
 use super::env::Environment;
 use super::error::ConninfoError;
 use super::keywords::{OptionSet, index_of};
-use super::parse::{bytes_to_string, is_c_space};
+use super::parse::bytes_to_string;
+use pgrush_cconv::is_space;
 
 /// The system configuration directory searched for `pg_service.conf` when
 /// `PGSYSCONFDIR` is unset: Debian's libpq (and the PostgreSQL packages
@@ -89,13 +90,13 @@ fn parse_service_file(
         }
         let mut line = chunk;
         while let Some((&last, head)) = line.split_last() {
-            if !is_c_space(last) {
+            if !is_space(last) {
                 break;
             }
             line = head;
         }
         while let Some((&first, tail)) = line.split_first() {
-            if !is_c_space(first) {
+            if !is_space(first) {
                 break;
             }
             line = tail;

@@ -223,46 +223,22 @@ pub(crate) fn tls_range_valid(min: &str, max: &str) -> bool {
     min.to_ascii_lowercase() <= max.to_ascii_lowercase()
 }
 
-/// libpq's `pqParseIntParam`: `strtol` base 10 (leading whitespace, a sign),
-/// the result must fit an `int`, only whitespace may follow.
+/// libpq's `pqParseIntParam`: PostgreSQL's `strtoint` (base 10: white space, a
+/// sign, digits; the value must fit a C `int`), then only white space may
+/// follow, and a value without digits is an error. These rules differ from
+/// `atoi` (which ignores what follows) and from `option_parse_int` (which takes
+/// an empty value as 0), so libpq's check is this thin wrapper over the shared
+/// `strtoint`.
 pub fn parse_int_param(value: &str, option: &'static str) -> Result<i32, ConninfoError> {
-    let err = || ConninfoError::InvalidInteger {
-        option,
-        value: value.to_string(),
-    };
-    let b = value.as_bytes();
-    let mut i = 0;
-    while i < b.len() && super::parse::is_c_space(b[i]) {
-        i += 1;
+    let bytes = value.as_bytes();
+    let r = pgrush_cconv::strtoint(bytes);
+    if r.consumed == 0 || r.out_of_range || !r.rest_is_space(bytes) {
+        return Err(ConninfoError::InvalidInteger {
+            option,
+            value: value.to_string(),
+        });
     }
-    let negative = match b.get(i) {
-        Some(b'-') => {
-            i += 1;
-            true
-        }
-        Some(b'+') => {
-            i += 1;
-            false
-        }
-        _ => false,
-    };
-    let digits_start = i;
-    let mut n: i64 = 0;
-    while i < b.len() && b[i].is_ascii_digit() {
-        n = n.saturating_mul(10).saturating_add(i64::from(b[i] - b'0'));
-        i += 1;
-    }
-    if i == digits_start {
-        return Err(err());
-    }
-    while i < b.len() && super::parse::is_c_space(b[i]) {
-        i += 1;
-    }
-    if i != b.len() {
-        return Err(err());
-    }
-    let n = if negative { -n } else { n };
-    i32::try_from(n).map_err(|_| err())
+    Ok(r.value)
 }
 
 #[cfg(test)]
