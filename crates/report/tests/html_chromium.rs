@@ -3,8 +3,8 @@
 
 mod common;
 
-use flate2::read::ZlibDecoder;
 use common::Shape;
+use flate2::read::ZlibDecoder;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
