@@ -120,9 +120,12 @@ fn run_inner(opts: &Options) -> Result<i32, i32> {
     // and none was given (the clients then reuse it).
     let (params, mut con) = match crate::connect::connect_prompting(opts) {
         Ok(opened) => opened,
-        Err(message) => {
-            messages::error(prog, &message);
+        Err(failure) => {
+            messages::error(prog, &failure.message);
             messages::error(prog, "could not create connection for setup");
+            if let Some(hint) = failure.terminal_hint(prog) {
+                eprint!("{hint}");
+            }
             return Err(1);
         }
     };

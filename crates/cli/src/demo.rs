@@ -24,11 +24,16 @@ const PROBE_TIMEOUT: Duration = Duration::from_secs(3);
 const DEFAULT_SOCKET_DIRS: &[&str] = &["/var/run/postgresql", "/tmp"];
 
 const USAGE: &str = "\
+pgrush demo runs a first benchmark with no setup.
+
 Usage:
   pgrush demo [-h HOST] [-p PORT] [-d DBNAME] [-U USER] [-s SCALE] [-T SECONDS]
+              [--html FILE]
 
-Initializes pgbench tables (-i -s SCALE) and runs a short benchmark
-(-c 4 -j 2 -T SECONDS -P 1). Uses the server named by -h/-p/-d or by
+Initializes pgbench tables (-i -s SCALE), runs a short benchmark
+(-c 4 -j 2 -T SECONDS -P 1 --percentiles) and writes an HTML report of it
+to FILE (default: pgrush-demo-DATE-TIME.html in the current directory).
+Uses the server named by -h/-p/-d or by
 PGHOST/PGPORT/PGDATABASE when it answers; otherwise starts a throwaway
 PostgreSQL cluster from the local binaries and removes it afterwards.
 Warning: initialization replaces the pgbench_* tables of the database used.
@@ -40,7 +45,9 @@ Options:
   -U USER      user name
   -s SCALE     scale factor for initialization (default 10)
   -T SECONDS   benchmark duration (default 10)
+  --html FILE  where to write the HTML report
   --help       show this help, then exit
+
 ";
 
 /// The demo's command line.
@@ -52,6 +59,9 @@ struct DemoArgs {
     user: Option<String>,
     scale: u32,
     duration: u32,
+    /// `--html FILE`: where the HTML report goes (default: a dated file in the
+    /// current directory).
+    html: Option<String>,
 }
 
 impl Default for DemoArgs {
@@ -63,6 +73,7 @@ impl Default for DemoArgs {
             user: None,
             scale: 10,
             duration: 10,
+            html: None,
         }
     }
 }
@@ -74,7 +85,8 @@ enum Parsed {
     Help,
 }
 
-/// Parses `-h HOST -p PORT -d DB -U USER -s N -T N` (also `-hHOST` and `--help`).
+/// Parses `-h HOST -p PORT -d DB -U USER -s N -T N --html FILE` (also `-hHOST`,
+/// `--html=FILE` and `--help`).
 fn parse(args: &[OsString]) -> Result<Parsed, String> {
     let mut out = DemoArgs::default();
     let mut iter = args.iter();
@@ -84,6 +96,15 @@ fn parse(args: &[OsString]) -> Result<Parsed, String> {
             .ok_or_else(|| format!("invalid argument {arg:?}"))?;
         if arg == "--help" || arg == "-?" {
             return Ok(Parsed::Help);
+        }
+        if let Some(file) = arg.strip_prefix("--html=") {
+            out.html = Some(file.to_string());
+            continue;
+        }
+        if arg == "--html" {
+            let file = iter.next().and_then(|v| v.to_str());
+            out.html = Some(file.ok_or("option --html needs a value")?.to_string());
+            continue;
         }
         let Some(flag) = arg.strip_prefix('-').and_then(|r| r.chars().next()) else {
             return Err(format!("unexpected argument \"{arg}\""));
@@ -208,16 +229,41 @@ fn init_options(base: &Options, scale: u32) -> Options {
     }
 }
 
-/// The options of `pgrush -c 4 -j 2 -T SECONDS -P 1` against `base`'s server.
-fn bench_options(base: &Options, duration: u32) -> Options {
+/// The options of `pgrush -c 4 -j 2 -T SECONDS -P 1 --percentiles --html=FILE`
+/// against `base`'s server.
+fn bench_options(base: &Options, duration: u32, html: &str) -> Options {
     Options {
         action: Action::Bench,
         clients: 4,
         jobs: 2,
         duration: Some(duration),
         progress: 1,
+        percentiles: Some(pgrush_report::PercentileList::default()),
+        html: Some(html.to_string()),
         ..base.clone()
     }
+}
+
+/// `pgrush-demo-YYYYMMDD-HHMMSS.html` (UTC) for the time `unix_us`.
+fn default_html_name(unix_us: i64) -> String {
+    let stamp: String = pgrush_report::document::rfc3339_utc(unix_us)
+        .chars()
+        .take(19)
+        .filter(char::is_ascii_digit)
+        .collect();
+    format!("pgrush-demo-{}-{}.html", &stamp[..8], &stamp[8..])
+}
+
+/// The report's path as a person would open it: absolute when the file exists.
+fn shown_path(file: &str) -> String {
+    std::fs::canonicalize(file).map_or_else(|_| file.to_string(), |p| p.display().to_string())
+}
+
+/// Microseconds since the Unix epoch, now.
+fn unix_now_us() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_micros()).unwrap_or(i64::MAX))
 }
 
 /// Runs the demo; returns the exit status.
@@ -225,7 +271,7 @@ pub fn run(args: &[OsString]) -> i32 {
     let demo = match parse(args) {
         Ok(Parsed::Run(demo)) => demo,
         Ok(Parsed::Help) => {
-            print!("{USAGE}");
+            print!("{USAGE}{}", crate::help::bug_report_lines());
             return 0;
         }
         Err(msg) => {
@@ -301,8 +347,18 @@ pub fn run(args: &[OsString]) -> i32 {
     println!("pgrush demo: pgrush -i -s {}", demo.scale);
     let mut status = crate::init_cmd::run(&init_options(&base, demo.scale));
     if status == 0 {
-        println!("pgrush demo: pgrush -c 4 -j 2 -T {} -P 1", demo.duration);
-        status = crate::bench::run(&bench_options(&base, demo.duration));
+        let html = demo
+            .html
+            .clone()
+            .unwrap_or_else(|| default_html_name(unix_now_us()));
+        println!(
+            "pgrush demo: pgrush -c 4 -j 2 -T {} -P 1 --percentiles --html={html}",
+            demo.duration
+        );
+        status = crate::bench::run(&bench_options(&base, demo.duration, &html));
+        if status == 0 {
+            println!("pgrush demo: HTML report written to {}", shown_path(&html));
+        }
     } else {
         eprintln!("pgrush: error: demo: initialization failed (exit status {status})");
     }
@@ -340,6 +396,12 @@ mod tests {
         assert_eq!((a.scale, a.duration), (2, 1));
         assert_eq!(run_args(&[]), DemoArgs::default());
         assert_eq!(parse(&args(&["--help"])), Ok(Parsed::Help));
+        assert_eq!(
+            run_args(&["--html", "a.html"]).html.as_deref(),
+            Some("a.html")
+        );
+        assert_eq!(run_args(&["--html=b.html"]).html.as_deref(), Some("b.html"));
+        assert!(parse(&args(&["--html"])).is_err());
     }
 
     #[test]
@@ -420,11 +482,21 @@ mod tests {
         assert_eq!(init.action, Action::Init);
         assert_eq!(init.scale, Some(10));
         assert_eq!(init.host.as_deref(), Some("/s"));
-        let bench = bench_options(&base, 10);
+        let bench = bench_options(&base, 10, "r.html");
         assert_eq!(bench.action, Action::Bench);
         assert_eq!(
             (bench.clients, bench.jobs, bench.duration, bench.progress),
             (4, 2, Some(10), 1)
+        );
+        assert_eq!(bench.html.as_deref(), Some("r.html"));
+        assert_eq!(
+            bench.percentiles,
+            Some(pgrush_report::PercentileList::default())
+        );
+        // 2026-11-23T17:55:01.5Z
+        assert_eq!(
+            default_html_name(1_795_456_501_500_000),
+            "pgrush-demo-20261123-175501.html"
         );
         assert_eq!(bench.port.as_deref(), Some("1"));
         assert_eq!(version_text(180001), "18.1");

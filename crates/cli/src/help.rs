@@ -42,11 +42,66 @@ pub fn help_text(progname: &str) -> String {
         }
         text.push('\n');
     }
-    text.push_str(
-        "Report bugs to <pgsql-bugs@lists.postgresql.org>.\n\
-         PostgreSQL home page: <https://www.postgresql.org/>\n",
-    );
+    if subcommands_available(progname) {
+        text.push_str(&subcommands_section());
+    }
+    text.push_str(&bug_report_lines());
     text
+}
+
+/// pgrush's subcommands: the word after `pgrush`, its arguments, and one line on what
+/// it does. `main.rs` dispatches each of them; `--help` lists them.
+pub const SUBCOMMANDS: &[(&str, &str, &str)] = &[
+    (
+        "demo",
+        "",
+        "benchmark a throwaway local cluster, no setup needed",
+    ),
+    (
+        "report",
+        " RUN.json",
+        "render or compare runs saved with --json",
+    ),
+    (
+        "timing",
+        "",
+        "measure the clock's overhead (as pg_test_timing)",
+    ),
+];
+
+/// Heading of the subcommand section of `--help`.
+pub const SUBCOMMANDS_HEADER: &str = "Subcommands (pgrush only):\n";
+
+/// Whether the first word can be a subcommand: not when pgrush runs under the name
+/// `pgbench` (a drop-in link), where a first word is a database name.
+pub fn subcommands_available(progname: &str) -> bool {
+    progname != "pgbench"
+}
+
+/// The `--help` section listing [`SUBCOMMANDS`], ending with an empty line.
+fn subcommands_section() -> String {
+    let mut text = String::from(SUBCOMMANDS_HEADER);
+    for (name, args, summary) in SUBCOMMANDS {
+        let synopsis = format!("pgrush {name}{args}");
+        let pad = (DESCRIPTION_COLUMN - 2)
+            .saturating_sub(synopsis.len())
+            .max(1);
+        text.push_str(&format!("  {synopsis}{}{summary}\n", " ".repeat(pad)));
+    }
+    text.push_str("Run \"pgrush SUBCOMMAND --help\" for a subcommand's options.\n\n");
+    text
+}
+
+/// The project's repository, from the workspace's `Cargo.toml`.
+pub const REPOSITORY: &str = env!("CARGO_PKG_REPOSITORY");
+
+/// The project's home page, from the workspace's `Cargo.toml`.
+pub const HOMEPAGE: &str = env!("CARGO_PKG_HOMEPAGE");
+
+/// The last lines of every help text: where pgrush's bugs go (pgbench's help sends
+/// them to PostgreSQL's list, which is not where a pgrush bug belongs).
+pub fn bug_report_lines() -> String {
+    format!("Report bugs to <{REPOSITORY}/issues>.\npgrush home page: <{HOMEPAGE}>\n")
 }
 
 /// The options described in `section`, in their help order.
@@ -138,8 +193,8 @@ fn write_stdout(bytes: &[u8]) -> i32 {
 mod tests {
     use super::*;
 
-    /// The text as pgrush printed it before the option table existed: pgbench
-    /// 18.6's `--help` plus the extensions section.
+    /// pgrush's `--help`: pgbench 18.6's text plus the extensions and subcommand
+    /// sections, with pgrush's bug-report lines (kept to catch unintended changes).
     const GOLDEN_HELP: &str = include_str!("help_golden.txt");
 
     #[test]
@@ -153,23 +208,40 @@ mod tests {
         assert!(text.starts_with(
             "pgbench is a benchmarking tool for PostgreSQL.\n\nUsage:\n  pgbench [OPTION]... [DBNAME]\n"
         ));
+        // Under the name pgbench there are no subcommands: a first word names a database.
+        assert!(!text.contains(SUBCOMMANDS_HEADER));
         assert_eq!(
             text.replace("pgbench [OPTION]", "pgrush [OPTION]")
                 .replacen("pgbench is", "pgrush is", 1),
-            GOLDEN_HELP
+            GOLDEN_HELP.replace(&subcommands_section(), "")
         );
         assert!(text.contains("(default: \"pgbench_log\")"));
         assert!(text.contains("  -I, --init-steps=[dtgGvpf]+ (default \"dtgvp\")\n"));
-        assert!(text.ends_with("PostgreSQL home page: <https://www.postgresql.org/>\n"));
         let heading = format!("{}\n", Section::Extensions.heading());
         let section = text.find(&heading).expect("extensions section");
         assert!(text[..section].ends_with("show this help, then exit\n\n"));
-        assert!(text[section..].ends_with(
-            "\n\nReport bugs to <pgsql-bugs@lists.postgresql.org>.\n\
-            PostgreSQL home page: <https://www.postgresql.org/>\n"
-        ));
+        assert!(text[section..].ends_with(&format!("\n\n{}", bug_report_lines())));
     }
 
+    #[test]
+    fn help_lists_every_subcommand_and_sends_bugs_to_the_project() {
+        let text = help_text("pgrush");
+        let start = text.find(SUBCOMMANDS_HEADER).expect("subcommand section");
+        let section = &text[start..];
+        for (name, _, summary) in SUBCOMMANDS {
+            let line = section
+                .lines()
+                .find(|l| l.starts_with(&format!("  pgrush {name}")))
+                .unwrap_or_else(|| panic!("{name} not listed"));
+            assert!(line.ends_with(summary), "{line}");
+        }
+        assert!(text.ends_with(&bug_report_lines()));
+        assert!(!text.contains("pgsql-bugs@lists.postgresql.org"));
+        assert!(bug_report_lines().starts_with("Report bugs to <https://"));
+        for line in section.lines() {
+            assert!(line.len() < 80, "help line too long: {line:?}");
+        }
+    }
     #[test]
     fn version_line_keeps_pgbench_shape() {
         let line = version_text("pgrush");

@@ -37,18 +37,49 @@ pub fn run(opts: &Options) -> i32 {
         Ok(()) => 0,
         Err(e) => {
             console.write(&e.render(&opts.progname));
+            if let Some(hint) = &e.no_server_hint {
+                console.write(hint.as_bytes());
+            }
             1
         }
     }
 }
 
-fn run_with(opts: &Options, console: &Console) -> Result<(), InitError> {
+/// An initialization failure, with the terminal-only `pgrush demo` hint when the
+/// first connection found no server.
+struct InitFailure {
+    error: InitError,
+    no_server_hint: Option<String>,
+}
+
+impl From<InitError> for InitFailure {
+    fn from(error: InitError) -> Self {
+        InitFailure {
+            error,
+            no_server_hint: None,
+        }
+    }
+}
+
+impl InitFailure {
+    fn render(&self, progname: &str) -> Vec<u8> {
+        self.error.render(progname)
+    }
+}
+
+fn run_with(opts: &Options, console: &Console) -> Result<(), InitFailure> {
     let cfg = config(opts)?;
-    let (params, first) = crate::connect::connect_prompting(opts).map_err(InitError::Connect)?;
+    let (params, first) =
+        crate::connect::connect_prompting(opts).map_err(|failure| InitFailure {
+            no_server_hint: failure.terminal_hint(&opts.progname),
+            error: InitError::Connect(failure.message),
+        })?;
     let connector = WireConnector::with_connection(params, first);
     let interrupt = connector.interrupt();
     let watching = watch_ctrl_c(Arc::clone(&interrupt));
-    let result = run_init(&cfg, &connector, console).map(|_| ());
+    let result = run_init(&cfg, &connector, console)
+        .map(|_| ())
+        .map_err(InitFailure::from);
     if watching {
         pgrush_engine::signal::uninstall();
     }

@@ -29,6 +29,7 @@ Options:
   --markdown      print the table as Markdown
   --csv           print the table as CSV
   -?, --help      show this help, then exit
+
 ";
 
 /// What `pgrush report` was asked to do.
@@ -152,7 +153,11 @@ pub fn run(prog: &str, args: &[OsString]) -> i32 {
     let parsed = match parse_report_args(prog, args) {
         Ok(Some(p)) => p,
         Ok(None) => {
-            print!("{}", USAGE.replace("{prog}", prog));
+            print!(
+                "{}{}",
+                USAGE.replace("{prog}", prog),
+                crate::help::bug_report_lines()
+            );
             return 0;
         }
         Err(code) => return code,

@@ -163,11 +163,12 @@ fn usage(names: &Names, compat_name: bool) -> String {
         return format!("Usage: {} [-d DURATION]\n", names.progname);
     }
     format!(
-        r#"Usage: {cmd} [-d DURATION] [OPTION]...
-
-Measures the cost and behaviour of the system clock, as pg_test_timing does,
-then shows a nanosecond histogram with percentiles and backwards steps.
+        r#"{cmd} measures the cost and behaviour of the system clock, as pg_test_timing
+does, then shows a nanosecond histogram with percentiles and backwards steps.
 Started under the name pg_test_timing, it behaves as pg_test_timing 18.
+
+Usage:
+  {cmd} [-d DURATION] [OPTION]...
 
 Options:
   -d, --duration=SECONDS   measure for SECONDS seconds per clock (default: 3)
@@ -187,8 +188,10 @@ Options:
   -?, --help               show this help, then exit
 
 Exit status: 0, or 1 on errors and when the clock went backwards.
-"#,
-        cmd = names.command
+
+{bugs}"#,
+        cmd = names.command,
+        bugs = crate::help::bug_report_lines()
     )
 }
 
@@ -602,6 +605,6 @@ mod tests {
             usage(&names(true), true),
             "Usage: pg_test_timing [-d DURATION]\n"
         );
-        assert!(usage(&names(false), false).starts_with("Usage: pgrush timing [-d DURATION]"));
+        assert!(usage(&names(false), false).contains("Usage:\n  pgrush timing [-d DURATION]"));
     }
 }

@@ -107,14 +107,32 @@ const OPTION_COMPLAINTS: &[&str] = &[
     "could not open file",
 ];
 
-/// pgrush's `--help` has one extra section (options pgbench 18 does not have):
-/// from its header to the next empty line. Everything else must be pgbench's.
+/// pgrush's `--help` has two extra sections (options pgbench 18 does not have, and
+/// the subcommands), each from its header to the next empty line, and sends bug
+/// reports to the project instead of PostgreSQL's list. Everything else must be
+/// pgbench's.
 fn without_extensions_help(out: &Output) -> Output {
     let mut out = out.clone();
-    let header = "Options beyond pgbench 18 (pgrush):\n";
-    let start = out.stdout.find(header);
-    if let Some((start, len)) = start.and_then(|s| Some((s, out.stdout[s..].find("\n\n")?))) {
-        out.stdout.replace_range(start..start + len + 2, "");
+    for header in [
+        "Options beyond pgbench 18 (pgrush):\n",
+        "Subcommands (pgrush only):\n",
+    ] {
+        let start = out.stdout.find(header);
+        if let Some((start, len)) = start.and_then(|s| Some((s, out.stdout[s..].find("\n\n")?))) {
+            out.stdout.replace_range(start..start + len + 2, "");
+        }
+    }
+    let ours = format!(
+        "Report bugs to <{}/issues>.\npgrush home page: <{}>\n",
+        env!("CARGO_PKG_REPOSITORY"),
+        env!("CARGO_PKG_HOMEPAGE")
+    );
+    if out.stdout.ends_with(&ours) {
+        let cut = out.stdout.len() - ours.len();
+        out.stdout.truncate(cut);
+        out.stdout.push_str(
+            "Report bugs to <pgsql-bugs@lists.postgresql.org>.\nPostgreSQL home page: <https://www.postgresql.org/>\n",
+        );
     }
     out
 }

@@ -350,6 +350,7 @@ pub struct ConnectError {
     message: String,
     sqlstate: Option<String>,
     needs_password: bool,
+    server_reached: bool,
 }
 
 impl ConnectError {
@@ -361,12 +362,25 @@ impl ConnectError {
             message,
             sqlstate,
             needs_password: false,
+            server_reached: true,
         }
     }
 
     pub(crate) fn with_needs_password(mut self, needed: bool) -> Self {
         self.needs_password = needed;
         self
+    }
+
+    pub(crate) fn with_server_reached(mut self, reached: bool) -> Self {
+        self.server_reached = reached;
+        self
+    }
+
+    /// Whether some attempt reached a server (the socket connected). False when every
+    /// address refused, had no socket, was unreachable or timed out, or no host name
+    /// resolved: no PostgreSQL server answered at all.
+    pub fn server_reached(&self) -> bool {
+        self.server_reached
     }
 
     /// libpq's `PQconnectionNeedsPassword`: the server asked for a password and none

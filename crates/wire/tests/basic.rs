@@ -586,3 +586,51 @@ fn invalid_parameters_match_libpq() {
         "host=nosuchhost.invalid port={port} user=x dbname=x connect_timeout=abc"
     ));
 }
+
+/// Connects and returns whether the failure reached a server.
+fn failure_reached_server(conninfo: &str) -> bool {
+    let req = pgrush_wire::conninfo::ConnectRequest {
+        dbname: Some(format!("{conninfo} passfile=/nonexistent/pgpass")),
+        ..Default::default()
+    };
+    let params = pgrush_wire::conninfo::resolve(&req).expect("resolve");
+    match Connection::connect(&params) {
+        Ok(_) => panic!("connected with {conninfo}"),
+        Err(e) => e.server_reached(),
+    }
+}
+
+#[test]
+fn failures_tell_whether_any_server_answered() {
+    let c = cluster();
+    let port = dead_port();
+    let dir = tempfile::tempdir().expect("tempdir");
+    // Nothing listens: refused TCP, a missing socket, an unknown host, all of a list.
+    assert!(!failure_reached_server(&format!(
+        "host=127.0.0.1 port={port} user=x dbname=x"
+    )));
+    assert!(!failure_reached_server(&format!(
+        "host={} port={port} user=x dbname=x",
+        dir.path().display()
+    )));
+    assert!(!failure_reached_server(&format!(
+        "host=nosuchhost.invalid port={port} user=x dbname=x"
+    )));
+    assert!(!failure_reached_server(&format!(
+        "host=127.0.0.1,{} port={port} user=x dbname=x",
+        dir.path().display()
+    )));
+    // A server answered, then refused: an unknown database, or one dead host and one live.
+    assert!(failure_reached_server(&format!(
+        "host={} port={} user={} dbname=no_such_database",
+        c.socket_dir().display(),
+        c.port(),
+        c.superuser()
+    )));
+    assert!(failure_reached_server(&format!(
+        "host=127.0.0.1,{} port={port},{} user={} dbname=no_such_database",
+        c.socket_dir().display(),
+        c.port(),
+        c.superuser()
+    )));
+}

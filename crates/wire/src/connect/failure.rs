@@ -25,6 +25,9 @@ pub(crate) struct Failure {
     pub(crate) text: String,
     pub(crate) sqlstate: Option<String>,
     pub(crate) next: Next,
+    /// Whether the socket was connected (something listened at the address);
+    /// false when the attempt failed before any server could answer.
+    pub(crate) reached: bool,
 }
 
 impl Failure {
@@ -37,6 +40,16 @@ impl Failure {
             text,
             sqlstate: None,
             next,
+            reached: true,
+        }
+    }
+
+    /// The same failure, marked as one where no server was reached (refused,
+    /// no such socket, unreachable, timed out while connecting).
+    pub(crate) fn unreached(self) -> Self {
+        Failure {
+            reached: false,
+            ..self
         }
     }
 }

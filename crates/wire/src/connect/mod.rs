@@ -100,6 +100,7 @@ impl Connection {
         let mut errors = String::new();
         let mut sqlstate = None;
         let mut needs_password = false;
+        let mut server_reached = false;
         let passes = match cfg.target_session_attrs {
             TargetSessionAttrs::PreferStandby => {
                 vec![TargetSessionAttrs::Standby, TargetSessionAttrs::Any]
@@ -142,7 +143,7 @@ impl Connection {
                         errors.push_str(&pre);
                         errors.push_str(msg);
                         errors.push('\n');
-                        return Err(ConnectError::new(errors, sqlstate));
+                        return Err(ConnectError::new(errors, sqlstate).with_server_reached(true));
                     }
                     let mut try_tls = !matches!(cfg.tls.mode, SslMode::Disable | SslMode::Allow);
                     let mut retried = false;
@@ -159,6 +160,7 @@ impl Connection {
                         };
                         errors.push_str(&pre);
                         errors.push_str(&failure.text);
+                        server_reached |= failure.reached;
                         if failure.text.starts_with(crate::auth::NO_PASSWORD) {
                             needs_password = true;
                         }
@@ -173,13 +175,15 @@ impl Connection {
                         match failure.next {
                             Next::Stop => {
                                 return Err(ConnectError::new(errors, sqlstate)
-                                    .with_needs_password(needs_password));
+                                    .with_needs_password(needs_password)
+                                    .with_server_reached(server_reached));
                             }
                             Next::OtherAddr => continue 'addr,
                             Next::OtherHost => break 'addr,
                             Next::RetryPlain | Next::RetryTls if retried => {
                                 return Err(ConnectError::new(errors, sqlstate)
-                                    .with_needs_password(needs_password));
+                                    .with_needs_password(needs_password)
+                                    .with_server_reached(server_reached));
                             }
                             Next::RetryPlain => try_tls = false,
                             Next::RetryTls => try_tls = true,
@@ -189,6 +193,8 @@ impl Connection {
                 }
             }
         }
-        Err(ConnectError::new(errors, sqlstate).with_needs_password(needs_password))
+        Err(ConnectError::new(errors, sqlstate)
+            .with_needs_password(needs_password)
+            .with_server_reached(server_reached))
     }
 }

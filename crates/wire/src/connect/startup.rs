@@ -74,7 +74,7 @@ pub(crate) fn attempt(
     password: Option<&str>,
 ) -> Result<Connection, Failure> {
     let deadline = cfg.connect_timeout.map(|t| Instant::now() + t);
-    let sock = open_socket(addr, deadline, &cfg.tcp)?;
+    let sock = open_socket(addr, deadline, &cfg.tcp).map_err(Failure::unreached)?;
     if let (Socket::Unix(s), Some(peer)) = (&sock, cfg.requirepeer.as_deref()) {
         check_peer(s, peer)?;
     }
@@ -206,6 +206,7 @@ pub(crate) fn attempt(
                 text,
                 sqlstate: Some(db.code.clone()),
                 next,
+                reached: true,
             });
         }
         Err(AuthFailure::Client(msg)) => return Err(Failure::new(msg, Next::Stop)),
