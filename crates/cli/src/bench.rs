@@ -10,7 +10,7 @@ mod setup;
 use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
 
-use pgrush_engine::{EngineConfig, LogConfig, RunLength, ThreadRngs, messages};
+use pgrush_engine::{EngineConfig, LogConfig, ThreadRngs, messages};
 use pgrush_script::{RawMessage, Script, Seeds, Value, Variables};
 use pgrush_stats::{RunConfig, RunLimit, RunSummary, ScriptInfo};
 
@@ -194,9 +194,9 @@ fn run_inner(opts: &Options) -> Result<i32, i32> {
     let mut extras = crate::report_cmd::RunExtras::before_run(opts, &mut con, &params);
     let _ = con.close();
 
-    let length = match opts.duration {
-        Some(d) => RunLength::Duration(d),
-        None => RunLength::Transactions(opts.transactions.unwrap_or(10)),
+    let limit = match opts.duration {
+        Some(d) => RunLimit::Duration(d),
+        None => RunLimit::Transactions(opts.transactions.unwrap_or(10)),
     };
     let query_mode = match opts.query_mode {
         QueryMode::Simple => pgrush_stats::QueryMode::Simple,
@@ -210,10 +210,7 @@ fn run_inner(opts: &Options) -> Result<i32, i32> {
         clients: opts.clients,
         threads,
         max_tries: opts.max_tries,
-        limit: match length {
-            RunLength::Duration(d) => RunLimit::Duration(d as i32),
-            RunLength::Transactions(t) => RunLimit::Transactions(t as i32),
-        },
+        limit,
         rate: (opts.rate > 0.0).then_some(opts.rate),
         latency_limit_us: (opts.latency_limit_us > 0).then_some(opts.latency_limit_us as f64),
         progress_s: (opts.progress > 0).then_some(opts.progress),
@@ -238,7 +235,7 @@ fn run_inner(opts: &Options) -> Result<i32, i32> {
         scripts,
         clients: opts.clients,
         threads,
-        length,
+        limit,
         query_mode,
         connect_per_tx: opts.connect_per_transaction,
         rate: opts.rate,

@@ -2,17 +2,8 @@
 
 pub use pgrush_script::ThreadRngs;
 use pgrush_script::{Prng, Script, Variables};
-use pgrush_stats::QueryMode;
+use pgrush_stats::{QueryMode, RunLimit};
 use pgrush_wire::conninfo::ConnParams;
-
-/// When the run ends.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RunLength {
-    /// `-t`: this many transactions per client.
-    Transactions(u32),
-    /// `-T`: this many seconds.
-    Duration(u32),
-}
 
 /// Transaction logging (`-l`, `--aggregate-interval`, `--sampling-rate`, `--log-prefix`).
 #[derive(Debug, Clone, PartialEq)]
@@ -38,8 +29,8 @@ pub struct EngineConfig {
     pub clients: u32,
     /// Number of worker threads (already `min(-j, -c)`).
     pub threads: u32,
-    /// `-t` or `-T`.
-    pub length: RunLength,
+    /// `-t` or `-T`: when the run ends.
+    pub limit: RunLimit,
     /// `-M`.
     pub query_mode: QueryMode,
     /// `-C`: reconnect for every transaction.

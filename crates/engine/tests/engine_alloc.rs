@@ -5,7 +5,7 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use pgrush_engine::{EngineConfig, QueryMode, RunLength};
+use pgrush_engine::{EngineConfig, QueryMode, RunLimit};
 use pgrush_script::{Seeds, Value, Variables, load_script};
 use pgrush_stats::StatsLayout;
 use pgrush_wire::conninfo::{ConnectRequest, resolve};
@@ -61,7 +61,7 @@ fn config(mode: QueryMode, tx: u32, log_prefix: Option<String>) -> EngineConfig 
         scripts: vec![script],
         clients: 2,
         threads: 1,
-        length: RunLength::Transactions(tx),
+        limit: RunLimit::Transactions(tx),
         query_mode: mode,
         connect_per_tx: false,
         rate: 0.0,

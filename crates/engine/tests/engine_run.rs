@@ -1,9 +1,9 @@
 //! The engine on a real server, without the CLI: counts, per-command stats,
 //! aborts, retries and the three query modes.
 
-use pgrush_engine::{EngineConfig, QueryMode, RunLength, RunOutcome};
+use pgrush_engine::{EngineConfig, QueryMode, RunLimit, RunOutcome};
 use pgrush_script::{Seeds, Value, Variables, load_script};
-use pgrush_stats::{RunConfig, RunLimit, RunSummary, ScriptInfo};
+use pgrush_stats::{RunConfig, RunSummary, ScriptInfo};
 use pgrush_wire::conninfo::{ConnectRequest, resolve};
 
 fn config(scripts: &[(&str, &str)], clients: u32, threads: u32, tx: u32) -> EngineConfig {
@@ -30,7 +30,7 @@ fn config(scripts: &[(&str, &str)], clients: u32, threads: u32, tx: u32) -> Engi
         scripts,
         clients,
         threads,
-        length: RunLength::Transactions(tx),
+        limit: RunLimit::Transactions(tx),
         query_mode: QueryMode::Simple,
         connect_per_tx: false,
         rate: 0.0,
