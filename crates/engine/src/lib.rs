@@ -4,18 +4,25 @@
 //! # Brief overview
 //!
 //! [`run`] takes an [`EngineConfig`] (scripts from `pgrush-script`, connection
-//! parameters from `pgrush-wire`, generators drawn in pgbench's order) and runs
-//! the benchmark: `threads` worker threads, each one mio event loop
-//! (`worker`) over its share of the clients; each client is a
-//! `client::Client` whose `State` enum mirrors pgbench's `CSTATE_*` states.
-//! Statistics are collected per thread without locks in
-//! [`pgrush_stats::ThreadStats`] and merged at the end into a [`RunOutcome`].
-//! Progress lines (`-P`) come from thread 0, which reads the other threads'
-//! atomic counters.
+//! parameters from `pgrush-wire`, generators drawn in pgbench's order, a
+//! [`RunLimit`]) and runs the benchmark: `threads` worker threads, each one mio
+//! event loop (`worker::Worker`: set-up, first connections, event loop, progress,
+//! shutdown) over its share of the clients. Each client is a `client::Client`
+//! whose `State` enum mirrors pgbench's `CSTATE_*` states; its steps are written
+//! against two small traits (`conn::ClientConn`, `conn::Network`) implemented by
+//! `pgrush_wire::Connection` in production and by a scripted fake in the unit
+//! tests (generics, so the hot path is monomorphic). Statistics are collected per
+//! thread without locks in [`pgrush_stats::ThreadStats`] and merged at the end
+//! into a [`RunOutcome`]. Progress lines (`-P`) come from thread 0, which reads
+//! the other threads' atomic counters and formats them with
+//! `pgrush_stats::progress`.
 //!
-//! The engine prints what pgbench prints while running (errors, `--debug`
-//! lines, progress); the final report is written by `pgrush-report` from the
-//! outcome. Setup work (scale detection, vacuum, banner) is the CLI's.
+//! The engine prints what pgbench prints while running (client errors, `--debug`
+//! lines, progress); errors that stop the run are returned as [`EngineError`]s,
+//! whose text is pgbench's. The final report is written by `pgrush-report` from
+//! the outcome (the engine does not depend on it). Setup work (scale detection,
+//! vacuum, banner) is the CLI's. See `crates/engine/README.md` for the module map,
+//! the states and their transitions.
 #![deny(missing_docs)]
 
 mod client;

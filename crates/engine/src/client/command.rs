@@ -232,38 +232,41 @@ impl<C: ClientConn> Client<C> {
             CommandKind::SetShell { var, args } => self.set_shell(ctx, &var.name, args),
             CommandKind::Shell { args } => self.shell(ctx, args),
             CommandKind::StartPipeline => self.start_pipeline(ctx),
-            CommandKind::SyncPipeline => {
-                let Pipeline::On { syncs } = self.pipeline else {
-                    return self.command_failed(ctx, "syncpipeline", "not in pipeline mode");
-                };
-                if let Some(conn) = self.conn.as_mut() {
-                    conn.queue_sync();
-                }
-                self.read.syncs_left += 1;
-                self.pipeline = Pipeline::On { syncs: syncs + 1 };
-                State::EndCommand
-            }
-            CommandKind::EndPipeline => {
-                let Pipeline::On { .. } = self.pipeline else {
-                    return self.command_failed(ctx, "endpipeline", "not in pipeline mode");
-                };
-                if let Some(conn) = self.conn.as_mut() {
-                    conn.queue_sync();
-                }
-                self.read.syncs_left += 1;
-                if !self.flush_output() {
-                    return self.command_failed(
-                        ctx,
-                        "endpipeline",
-                        "failed to send a pipeline sync",
-                    );
-                }
-                self.pipeline = Pipeline::Off;
-                self.read.failed = false;
-                self.read.gset = None;
-                State::WaitResult
-            }
+            CommandKind::SyncPipeline => self.sync_pipeline(ctx),
+            CommandKind::EndPipeline => self.end_pipeline(ctx),
         }
+    }
+
+    /// `\syncpipeline`: queues a Sync inside the pipeline.
+    fn sync_pipeline<N: Network<Conn = C>>(&mut self, ctx: &ThreadCtx<'_, N>) -> State {
+        let Pipeline::On { syncs } = self.pipeline else {
+            return self.command_failed(ctx, "syncpipeline", "not in pipeline mode");
+        };
+        if let Some(conn) = self.conn.as_mut() {
+            conn.queue_sync();
+        }
+        self.read.syncs_left += 1;
+        self.pipeline = Pipeline::On { syncs: syncs + 1 };
+        State::EndCommand
+    }
+
+    /// `\endpipeline`: queues the final Sync, writes the whole pipeline and waits
+    /// for its results.
+    fn end_pipeline<N: Network<Conn = C>>(&mut self, ctx: &ThreadCtx<'_, N>) -> State {
+        let Pipeline::On { .. } = self.pipeline else {
+            return self.command_failed(ctx, "endpipeline", "not in pipeline mode");
+        };
+        if let Some(conn) = self.conn.as_mut() {
+            conn.queue_sync();
+        }
+        self.read.syncs_left += 1;
+        if !self.flush_output() {
+            return self.command_failed(ctx, "endpipeline", "failed to send a pipeline sync");
+        }
+        self.pipeline = Pipeline::Off;
+        self.read.failed = false;
+        self.read.gset = None;
+        State::WaitResult
     }
 
     /// `\setshell var command args...`: stores the command's output (an integer).

@@ -5,7 +5,7 @@ use std::collections::VecDeque;
 
 use pgrush_script::{CommandKind, GsetKind, RawMessage, Variables};
 use pgrush_stats::QueryMode;
-use pgrush_wire::{BackendMessage, ErrorFields, ReadOutcome};
+use pgrush_wire::{BackendMessage, DataRow, ErrorFields, ReadOutcome, RowDescription};
 
 use super::{Client, ErrStatus, Next, State, Wait};
 use crate::conn::{ClientConn, Network};
@@ -110,6 +110,29 @@ impl ReadState {
         self.pipeline_cmds.clear();
     }
 
+    /// RowDescription: a result with rows starts (`\gset`/`\aset` keep the names).
+    fn row_description(&mut self, rd: &RowDescription<'_>) {
+        self.tuples = true;
+        self.rows = 0;
+        if self.gset.is_some() {
+            self.names.clear();
+            for f in rd.fields() {
+                self.names.push(Some(f.name));
+            }
+        }
+    }
+
+    /// DataRow: counted; `\gset`/`\aset` keep the last one's values.
+    fn data_row(&mut self, row: &DataRow<'_>) {
+        self.rows += 1;
+        if self.gset.is_some() {
+            self.values.clear();
+            for v in row.fields() {
+                self.values.push(v);
+            }
+        }
+    }
+
     /// Starts reading the results of a command with `\gset`/`\aset` `gset`.
     pub(super) fn begin(&mut self, gset: Option<GsetKind>) {
         self.qrynum = 0;
@@ -173,25 +196,8 @@ impl<C: ClientConn> Client<C> {
                     }
                 };
                 match msg {
-                    BackendMessage::RowDescription(rd) => {
-                        self.read.tuples = true;
-                        self.read.rows = 0;
-                        if self.read.gset.is_some() {
-                            self.read.names.clear();
-                            for f in rd.fields() {
-                                self.read.names.push(Some(f.name));
-                            }
-                        }
-                    }
-                    BackendMessage::DataRow(row) => {
-                        self.read.rows += 1;
-                        if self.read.gset.is_some() {
-                            self.read.values.clear();
-                            for v in row.fields() {
-                                self.read.values.push(v);
-                            }
-                        }
-                    }
+                    BackendMessage::RowDescription(rd) => self.read.row_description(&rd),
+                    BackendMessage::DataRow(row) => self.read.data_row(&row),
                     BackendMessage::CommandComplete(_) | BackendMessage::EmptyQueryResponse => {
                         self.end_result(ctx);
                     }
@@ -204,14 +210,7 @@ impl<C: ClientConn> Client<C> {
                         &fields,
                         utf8,
                     ),
-                    BackendMessage::NoticeResponse(fields) => {
-                        let mut line = fields.to_db_error_in(utf8).libpq_message_bytes(None);
-                        line.push(b'\n');
-                        // As libpq's default notice processor: a failed write to
-                        // stderr is not reported anywhere.
-                        let _ignored =
-                            std::io::Write::write_all(&mut std::io::stderr().lock(), &line);
-                    }
+                    BackendMessage::NoticeResponse(fields) => print_notice(&fields, utf8),
                     BackendMessage::ReadyForQuery(status) => {
                         self.tx_status = status;
                         if self.ready_for_query(ctx) {
@@ -470,6 +469,14 @@ fn error_response<N>(
             read.pipeline_cmds.pop_front();
         }
     }
+}
+
+/// A notice, printed as libpq's default notice processor does (a failed write to
+/// stderr is not reported anywhere).
+fn print_notice(fields: &ErrorFields<'_>, utf8: bool) {
+    let mut line = fields.to_db_error_in(utf8).libpq_message_bytes(None);
+    line.push(b'\n');
+    let _ignored = std::io::Write::write_all(&mut std::io::stderr().lock(), &line);
 }
 
 /// End of one result: `\aset` stores every column of its row, `\gset` keeps the
