@@ -69,7 +69,7 @@ impl<'a, N> ThreadCtx<'a, N> {
     /// Program name for messages.
     #[inline]
     pub(crate) fn progname(&self) -> &str {
-        &self.cfg.progname
+        &self.cfg.output.progname
     }
 
     /// Picks the script of the next transaction (no draw with a single script).
@@ -139,7 +139,7 @@ impl<'a, N> ThreadCtx<'a, N> {
         if let Some(log) = self.log.as_mut() {
             let epoch = self.clock.epoch_us(now).max(0) as u64;
             log.write_tx(
-                &self.cfg.progname,
+                &self.cfg.output.progname,
                 &mut self.rngs.sample,
                 client_id,
                 tx_no,
@@ -153,14 +153,14 @@ impl<'a, N> ThreadCtx<'a, N> {
     pub(crate) fn finish_log(&mut self, now: Micros) {
         let epoch = self.clock.epoch_us(now).max(0) as u64;
         if let Some(log) = self.log.as_mut() {
-            log.finish(&self.cfg.progname, epoch);
+            log.finish(&self.cfg.output.progname, epoch);
         }
     }
 
     /// `--exit-on-abort`: flushes the log as C's `exit()` does.
     pub(crate) fn flush_log(&mut self) {
         if let Some(log) = self.log.as_mut() {
-            log.flush(&self.cfg.progname);
+            log.flush(&self.cfg.output.progname);
         }
     }
 }

@@ -43,7 +43,7 @@ use std::sync::Arc;
 
 use pgrush_stats::{StatsLayout, ThreadStats};
 
-pub use config::{EngineConfig, LogConfig, ThreadRngs};
+pub use config::{EngineConfig, ErrorPolicy, LogConfig, Output, Pacing, ThreadRngs};
 pub use pgrush_stats::{QueryMode, RunLimit};
 
 use crate::client::Client;
@@ -234,7 +234,7 @@ fn deal_clients(
         next_id += n;
         // Per-interval statistics (HDR histogram per interval): each `-P` interval, else
         // each second, from the run start; merged interval by interval after the run.
-        let interval_us = u64::from(cfg.progress.max(1)) * 1_000_000;
+        let interval_us = u64::from(cfg.output.progress.max(1)) * 1_000_000;
         let stats = ThreadStats::new(layout)
             .with_progress(Arc::clone(&shared.progress[tid]))
             .with_series(shared.run_start, interval_us);

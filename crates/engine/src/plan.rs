@@ -50,17 +50,17 @@ impl Plan {
             stmt_origin,
             weights: cfg.scripts.iter().map(|s| s.weight).collect(),
             log_format: LogFormat {
-                throttled: cfg.rate > 0.0,
-                latency_limit: cfg.latency_limit_us > 0,
-                max_tries: cfg.max_tries,
-                failures_detailed: cfg.failures_detailed,
-                continue_on_error: cfg.continue_on_error,
+                throttled: cfg.pacing.rate > 0.0,
+                latency_limit: cfg.pacing.latency_limit_us > 0,
+                max_tries: cfg.errors.max_tries,
+                failures_detailed: cfg.output.failures_detailed,
+                continue_on_error: cfg.errors.continue_on_error,
             },
             progress_opts: ProgressOptions {
-                timestamp: cfg.progress_timestamp,
-                throttled: cfg.rate > 0.0,
-                latency_limit: cfg.latency_limit_us > 0,
-                max_tries: cfg.max_tries,
+                timestamp: cfg.output.progress_timestamp,
+                throttled: cfg.pacing.rate > 0.0,
+                latency_limit: cfg.pacing.latency_limit_us > 0,
+                max_tries: cfg.errors.max_tries,
             },
         }
     }

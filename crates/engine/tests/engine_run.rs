@@ -1,7 +1,7 @@
 //! The engine on a real server, without the CLI: counts, per-command stats,
 //! aborts, retries and the three query modes.
 
-use pgrush_engine::{EngineConfig, QueryMode, RunLimit, RunOutcome};
+use pgrush_engine::{EngineConfig, ErrorPolicy, Output, Pacing, QueryMode, RunLimit, RunOutcome};
 use pgrush_script::{Seeds, Value, Variables, load_script};
 use pgrush_stats::{RunConfig, RunSummary, ScriptInfo};
 use pgrush_wire::conninfo::{ConnectRequest, resolve};
@@ -33,22 +33,15 @@ fn config(scripts: &[(&str, &str)], clients: u32, threads: u32, tx: u32) -> Engi
         limit: RunLimit::Transactions(tx),
         query_mode: QueryMode::Simple,
         connect_per_tx: false,
-        rate: 0.0,
-        latency_limit_us: 0,
-        max_tries: 1,
-        progress: 0,
-        progress_timestamp: false,
-        log: None,
-        failures_detailed: false,
-        verbose_errors: false,
-        exit_on_abort: false,
-        continue_on_error: false,
-        debug: false,
-        report_per_command: true,
+        pacing: Pacing::default(),
+        errors: ErrorPolicy::default(),
+        output: Output {
+            report_per_command: true,
+            ..Output::new("pgrush")
+        },
         variables,
         client_rngs: seeds.clients,
         thread_rngs: seeds.threads,
-        progname: "pgrush".to_string(),
         handle_signals: false,
     }
 }
@@ -61,7 +54,7 @@ fn run(cfg: &EngineConfig) -> RunOutcome {
             query_mode: cfg.query_mode,
             clients: cfg.clients,
             threads: cfg.threads,
-            max_tries: cfg.max_tries,
+            max_tries: cfg.errors.max_tries,
             limit: RunLimit::Transactions(10),
             rate: None,
             latency_limit_us: None,
@@ -142,7 +135,7 @@ fn failures_are_retried_then_counted() {
         1,
         3,
     );
-    cfg.max_tries = 3;
+    cfg.errors.max_tries = 3;
     let out = run(&cfg);
     assert!(!out.aborted);
     let c = &out.stats.total.counters;

@@ -32,7 +32,7 @@ impl<C: ClientConn> Client<C> {
             }
             return Next::go(State::EndTx);
         }
-        if ctx.cfg.report_per_command {
+        if ctx.cfg.output.report_per_command {
             self.stmt_begin = now.get(&ctx.clock);
         }
         let next = self.execute(ctx, now);
@@ -40,7 +40,7 @@ impl<C: ClientConn> Client<C> {
             self.estatus = ErrStatus::MetaCommand;
         }
         if next == State::WaitResult {
-            if ctx.cfg.debug {
+            if ctx.cfg.output.debug {
                 // pgbench polls once right after sending.
                 messages::debug(ctx.progname(), &format!("client {} receiving", self.id));
             }
@@ -68,7 +68,7 @@ impl<C: ClientConn> Client<C> {
         ctx: &mut ThreadCtx<'_, N>,
         now: &mut LazyNow,
     ) -> Next {
-        if ctx.cfg.report_per_command {
+        if ctx.cfg.output.report_per_command {
             let t = now.get(&ctx.clock);
             ctx.stats
                 .record_command(self.script, self.command, (t - self.stmt_begin) as f64);
@@ -110,7 +110,7 @@ impl<C: ClientConn> Client<C> {
                 }
             }
             kind => {
-                if cfg.debug {
+                if cfg.output.debug {
                     messages::debug(
                         ctx.progname(),
                         &messages::concat(
@@ -294,7 +294,7 @@ impl<C: ClientConn> Client<C> {
         });
         match stored {
             Ok(()) => {
-                if ctx.cfg.debug {
+                if ctx.cfg.output.debug {
                     setshell_debug(ctx.progname(), prog, args.get(1), &output);
                 }
                 State::EndCommand

@@ -23,7 +23,7 @@ impl<C: ClientConn> Client<C> {
         self.pipeline = Pipeline::Off;
         match self.tx_status {
             TransactionStatus::InTransaction | TransactionStatus::Failed => {
-                if ctx.cfg.debug {
+                if ctx.cfg.output.debug {
                     messages::debug(
                         ctx.progname(),
                         &format!("client {} sending ROLLBACK", self.id),
@@ -51,7 +51,7 @@ impl<C: ClientConn> Client<C> {
         ctx: &mut ThreadCtx<'_, N>,
         now: &mut LazyNow,
     ) -> Next {
-        if ctx.cfg.debug {
+        if ctx.cfg.output.debug {
             messages::debug(ctx.progname(), &format!("client {} receiving", self.id));
         }
         match self.poll_rollback(ctx) {
@@ -67,7 +67,7 @@ impl<C: ClientConn> Client<C> {
         ctx: &mut ThreadCtx<'_, N>,
         now: &mut LazyNow,
     ) -> Next {
-        if ctx.cfg.verbose_errors {
+        if ctx.cfg.errors.verbose_errors {
             self.verbose_retry_message(ctx, now, true);
         }
         self.tries += 1;
@@ -85,7 +85,7 @@ impl<C: ClientConn> Client<C> {
         now: &mut LazyNow,
     ) -> Next {
         ctx.stats.record_command_failure(self.script, self.command);
-        if ctx.cfg.verbose_errors {
+        if ctx.cfg.errors.verbose_errors {
             self.verbose_retry_message(ctx, now, false);
         }
         Next::go(State::EndTx)
@@ -107,13 +107,13 @@ impl<C: ClientConn> Client<C> {
         if !self.estatus.retryable() {
             return false;
         }
-        let max = ctx.cfg.max_tries;
+        let max = ctx.cfg.errors.max_tries;
         if max != 0 && self.tries >= max {
             return false;
         }
-        if ctx.cfg.latency_limit_us > 0 {
+        if ctx.cfg.pacing.latency_limit_us > 0 {
             let t = now.get(&ctx.clock);
-            if t - self.txn_scheduled > ctx.cfg.latency_limit_us {
+            if t - self.txn_scheduled > ctx.cfg.pacing.latency_limit_us {
                 return false;
             }
         }
@@ -134,12 +134,13 @@ impl<C: ClientConn> Client<C> {
                 self.id, self.tries
             )
         };
-        if ctx.cfg.max_tries != 0 {
-            msg.push_str(&format!("/{}", ctx.cfg.max_tries));
+        if ctx.cfg.errors.max_tries != 0 {
+            msg.push_str(&format!("/{}", ctx.cfg.errors.max_tries));
         }
-        if ctx.cfg.latency_limit_us > 0 {
+        if ctx.cfg.pacing.latency_limit_us > 0 {
             let t = now.get(&ctx.clock);
-            let pct = 100.0 * (t - self.txn_scheduled) as f64 / ctx.cfg.latency_limit_us as f64;
+            let pct =
+                100.0 * (t - self.txn_scheduled) as f64 / ctx.cfg.pacing.latency_limit_us as f64;
             msg.push_str(", ");
             pgrush_stats::cfmt::push_fixed(&mut msg, pct, 3);
             msg.push_str("% of the maximum time of tries was used");

@@ -148,7 +148,7 @@ impl<C: ClientConn> Client<C> {
     /// `WAIT_RESULT`: reads what has arrived; a retryable error (or any error with
     /// `--continue-on-error`) goes to Error, any other failure aborts.
     pub(super) fn wait_result<N: Network<Conn = C>>(&mut self, ctx: &mut ThreadCtx<'_, N>) -> Next {
-        if ctx.cfg.debug {
+        if ctx.cfg.output.debug {
             messages::debug(ctx.progname(), &format!("client {} receiving", self.id));
         }
         match self.poll_results(ctx) {
@@ -156,7 +156,7 @@ impl<C: ClientConn> Client<C> {
             Poll::Done => Next::go(State::EndCommand),
             Poll::Failed => {
                 let continue_on_error =
-                    ctx.cfg.continue_on_error && self.estatus == ErrStatus::Other;
+                    ctx.cfg.errors.continue_on_error && self.estatus == ErrStatus::Other;
                 Next::go(if self.estatus.retryable() || continue_on_error {
                     State::Error
                 } else {
@@ -281,7 +281,7 @@ impl<C: ClientConn> Client<C> {
         if ctx.ends_pipeline(self.script, self.command) {
             // pgbench stops reading at the first error, so it reports
             // only the syncs before it; a sync result counts as a query.
-            if ctx.cfg.debug && !self.read.failed {
+            if ctx.cfg.output.debug && !self.read.failed {
                 messages::debug(
                     ctx.progname(),
                     &format!(
@@ -436,8 +436,8 @@ fn error_response<N>(
         };
         let query = ctx.query_text(script, command, sent);
         let text = fields.to_db_error_in(utf8).libpq_message_bytes(query);
-        if status.retryable() || ctx.cfg.continue_on_error {
-            if ctx.cfg.verbose_errors {
+        if status.retryable() || ctx.cfg.errors.continue_on_error {
+            if ctx.cfg.errors.verbose_errors {
                 messages::info(
                     ctx.progname(),
                     &messages::concat(

@@ -67,7 +67,7 @@ impl<C: ClientConn> Client<C> {
             QueryMode::Simple => {
                 self.buf.clear();
                 sql.write_simple(&self.vars, &mut self.buf);
-                if ctx.cfg.debug {
+                if ctx.cfg.output.debug {
                     messages::debug(
                         ctx.progname(),
                         &messages::concat(&format!("client {} sending ", self.id), &self.buf),
@@ -77,7 +77,7 @@ impl<C: ClientConn> Client<C> {
                 self.read.syncs_left += 1;
             }
             QueryMode::Extended => {
-                if ctx.cfg.debug {
+                if ctx.cfg.output.debug {
                     messages::debug(
                         ctx.progname(),
                         &messages::concat(
@@ -106,7 +106,7 @@ impl<C: ClientConn> Client<C> {
                     prepare(self.id, conn, &mut self.read, ctx, sql, stmt)?;
                     self.prepared[stmt] = true;
                 }
-                if ctx.cfg.debug {
+                if ctx.cfg.output.debug {
                     messages::debug(
                         ctx.progname(),
                         &format!("client {} sending {}", self.id, name),
@@ -189,7 +189,7 @@ fn prepare<C: ClientConn, N: Network<Conn = C>>(
     stmt: usize,
 ) -> Result<(), SendFailure> {
     let name = ctx.stmt_name(stmt);
-    if ctx.cfg.debug {
+    if ctx.cfg.output.debug {
         messages::debug(
             ctx.progname(),
             &format!("client {client_id} preparing {name}"),

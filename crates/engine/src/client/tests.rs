@@ -11,7 +11,7 @@ use pgrush_wire::conninfo::{ConnectRequest, resolve};
 use super::fake::{FakeConn, FakeNetwork, FakeServer};
 use super::{Client, ErrStatus, State, Wait};
 use crate::clock::{Clock, LazyNow};
-use crate::config::EngineConfig;
+use crate::config::{EngineConfig, ErrorPolicy, Output, Pacing};
 use crate::context::ThreadCtx;
 use crate::plan::Plan;
 
@@ -38,22 +38,15 @@ fn config(script: &str, mode: QueryMode, clients: u32, tx: u32) -> EngineConfig 
         limit: RunLimit::Transactions(tx),
         query_mode: mode,
         connect_per_tx: false,
-        rate: 0.0,
-        latency_limit_us: 0,
-        max_tries: 1,
-        progress: 0,
-        progress_timestamp: false,
-        log: None,
-        failures_detailed: false,
-        verbose_errors: false,
-        exit_on_abort: false,
-        continue_on_error: false,
-        debug: false,
-        report_per_command: true,
+        pacing: Pacing::default(),
+        errors: ErrorPolicy::default(),
+        output: Output {
+            report_per_command: true,
+            ..Output::new("pgrush-test")
+        },
         variables,
         client_rngs: seeds.clients,
         thread_rngs: seeds.threads,
-        progname: "pgrush-test".to_string(),
         handle_signals: false,
     }
 }
@@ -96,8 +89,9 @@ fn run_with(
     let plan = Plan::new(cfg);
     let layout = StatsLayout {
         commands_per_script: cfg.scripts.iter().map(|s| s.commands.len()).collect(),
-        latency_limit_us: (cfg.latency_limit_us > 0).then_some(cfg.latency_limit_us as f64),
-        throttled: cfg.rate > 0.0,
+        latency_limit_us: (cfg.pacing.latency_limit_us > 0)
+            .then_some(cfg.pacing.latency_limit_us as f64),
+        throttled: cfg.pacing.rate > 0.0,
         per_command: true,
     };
     let clock = Clock::new();
@@ -358,7 +352,7 @@ fn sleep_waits_for_its_deadline() {
 fn throttling_schedules_and_skips_late_transactions() {
     let srv = server();
     let mut cfg = config("select 1;\n", QueryMode::Simple, 1, 5);
-    cfg.rate = 1000.0;
+    cfg.pacing.rate = 1000.0;
     let out = run(&cfg, &srv);
     assert_eq!(out.counters().successful, 5);
     assert!(out.visited(State::PrepareThrottle));
@@ -367,8 +361,8 @@ fn throttling_schedules_and_skips_late_transactions() {
     // With -L, slots already later than the limit are skipped (not run).
     let srv = server();
     let mut cfg = config("select 1;\n", QueryMode::Simple, 1, 5);
-    cfg.rate = 1000.0;
-    cfg.latency_limit_us = 1000;
+    cfg.pacing.rate = 1000.0;
+    cfg.pacing.latency_limit_us = 1000;
     let out = run_with(&cfg, &srv, |ctx| ctx.throttle_trigger -= 1_000_000);
     assert_eq!(out.counters().skipped + out.counters().successful, 5);
     assert!(out.counters().skipped > 0);
@@ -394,8 +388,8 @@ fn serialization_failures_are_retried_up_to_max_tries() {
         1,
         1,
     );
-    cfg.max_tries = 3;
-    cfg.verbose_errors = true;
+    cfg.errors.max_tries = 3;
+    cfg.errors.verbose_errors = true;
     let out = run(&cfg, &srv);
     let c = out.counters();
     assert_eq!((c.successful, c.retried, c.retries), (1, 1, 2));
@@ -415,7 +409,7 @@ fn deadlocks_fail_the_transaction_after_the_last_try() {
     let srv = server();
     srv.borrow_mut().fail("select", "40P01", None);
     let mut cfg = config("select 1;\n", QueryMode::Simple, 1, 2);
-    cfg.max_tries = 2;
+    cfg.errors.max_tries = 2;
     let out = run(&cfg, &srv);
     let c = out.counters();
     assert_eq!((c.successful, c.deadlock_failures), (0, 2));
@@ -443,7 +437,7 @@ fn other_sql_errors_abort_unless_continue_on_error() {
     let srv = server();
     srv.borrow_mut().fail("select 2", "42P01", None);
     let mut cfg = config("select 1;\nselect 2;\n", QueryMode::Simple, 1, 3);
-    cfg.continue_on_error = true;
+    cfg.errors.continue_on_error = true;
     let out = run(&cfg, &srv);
     assert_eq!(out.counters().other_failures, 3);
     assert_eq!(out.client().state, State::Finished);

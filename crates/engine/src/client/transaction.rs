@@ -20,7 +20,7 @@ impl<C: ClientConn> Client<C> {
         self.script = ctx.choose_script();
         self.estatus = ErrStatus::None;
         self.tries = 1;
-        if ctx.cfg.debug {
+        if ctx.cfg.output.debug {
             let mut msg = messages::concat(
                 &format!("client {} executing script \"", self.id),
                 &ctx.cfg.scripts[self.script].desc,
@@ -46,9 +46,11 @@ impl<C: ClientConn> Client<C> {
     ) -> Next {
         ctx.throttle_trigger += ctx.poisson_delay();
         self.txn_scheduled = ctx.throttle_trigger;
-        if ctx.cfg.latency_limit_us > 0 {
+        if ctx.cfg.pacing.latency_limit_us > 0 {
             let t = now.get(&ctx.clock);
-            while ctx.throttle_trigger < t - ctx.cfg.latency_limit_us && self.under_tx_limit(ctx) {
+            while ctx.throttle_trigger < t - ctx.cfg.pacing.latency_limit_us
+                && self.under_tx_limit(ctx)
+            {
                 self.record_tx(ctx, now, true);
                 ctx.throttle_trigger += ctx.poisson_delay();
                 self.txn_scheduled = ctx.throttle_trigger;

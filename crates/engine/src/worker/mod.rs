@@ -148,7 +148,7 @@ impl<'a> Worker<'a> {
                 .register(&mut SourceFd(&fd), SIGNAL_TOKEN, Interest::READABLE)
                 .map_err(EngineError::EventLoop)?;
         }
-        let log = match &cfg.log {
+        let log = match &cfg.output.log {
             Some(lc) => {
                 let start_epoch = clock.epoch_us(started).max(0) as u64;
                 let log = TxLog::create(lc, tid, plan.log_format, start_epoch).map_err(|e| {
@@ -161,7 +161,7 @@ impl<'a> Worker<'a> {
             }
             None => None,
         };
-        let net = Sockets::new(&cfg.conn, &cfg.progname, registry);
+        let net = Sockets::new(&cfg.conn, &cfg.output.progname, registry);
         let ctx = ThreadCtx::new(cfg, plan, clock, stats, rngs, log, net);
         let n = clients.len();
         Ok(Worker {
@@ -217,8 +217,8 @@ impl<'a> Worker<'a> {
         if let RunLimit::Duration(secs) = cfg.limit {
             self.ctx.end_time = Some(self.shared.run_start + i64::from(secs) * 1_000_000);
         }
-        if self.tid == 0 && cfg.progress > 0 {
-            self.progress = Some(ProgressReporter::new(cfg.progress, self.bench_start));
+        if self.tid == 0 && cfg.output.progress > 0 {
+            self.progress = Some(ProgressReporter::new(cfg.output.progress, self.bench_start));
         }
     }
 
@@ -344,7 +344,7 @@ impl<'a> Worker<'a> {
             self.remaining -= 1;
             if client.state() == State::Aborted {
                 self.aborted = true;
-                if self.ctx.cfg.exit_on_abort {
+                if self.ctx.cfg.errors.exit_on_abort {
                     // pgbench calls exit(2) here, whose stdio flush keeps what
                     // every thread logged so far: stop all threads, each one
                     // flushing its log, and let the caller exit without report.
