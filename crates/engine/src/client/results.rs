@@ -111,6 +111,7 @@ impl ReadState {
     }
 
     /// RowDescription: a result with rows starts (`\gset`/`\aset` keep the names).
+    #[inline]
     fn row_description(&mut self, rd: &RowDescription<'_>) {
         self.tuples = true;
         self.rows = 0;
@@ -123,6 +124,7 @@ impl ReadState {
     }
 
     /// DataRow: counted; `\gset`/`\aset` keep the last one's values.
+    #[inline]
     fn data_row(&mut self, row: &DataRow<'_>) {
         self.rows += 1;
         if self.gset.is_some() {
