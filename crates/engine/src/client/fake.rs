@@ -57,6 +57,9 @@ pub(super) struct FakeServer {
     refuse: Option<Vec<u8>>,
     /// Every flush fails (a dead socket).
     pub(super) flush_fails: bool,
+    /// This many flushes write nothing (a full socket buffer): the client keeps
+    /// its output pending until the socket is writable again.
+    pub(super) stalled_flushes: u32,
     /// Connections opened.
     pub(super) connects: u32,
     /// Connections closed.
@@ -164,9 +167,9 @@ impl FakeConn {
         }
     }
 
-    /// Whether the socket has nothing more to give and nothing to send.
-    pub(super) fn idle(&self) -> bool {
-        self.in_flight.is_empty() && self.input_pos >= self.input.len() && self.queued.is_empty()
+    /// Whether the socket has something to read (epoll's readable).
+    pub(super) fn readable(&self) -> bool {
+        !self.in_flight.is_empty()
     }
 
     fn check(&self, sql: &[u8]) -> Result<(), Error> {
@@ -357,8 +360,15 @@ impl ClientConn for FakeConn {
     }
 
     fn flush(&mut self) -> io::Result<bool> {
-        if self.server.borrow().flush_fails {
-            return Err(io::Error::from(io::ErrorKind::BrokenPipe));
+        {
+            let mut server = self.server.borrow_mut();
+            if server.flush_fails {
+                return Err(io::Error::from(io::ErrorKind::BrokenPipe));
+            }
+            if server.stalled_flushes > 0 && !self.queued.is_empty() {
+                server.stalled_flushes -= 1;
+                return Ok(false);
+            }
         }
         for msg in std::mem::take(&mut self.queued) {
             self.answer(msg);

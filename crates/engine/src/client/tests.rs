@@ -9,7 +9,7 @@ use pgrush_stats::{QueryMode, RunLimit, StatsLayout, ThreadStats, TxCounters};
 use pgrush_wire::conninfo::{ConnectRequest, resolve};
 
 use super::fake::{FakeConn, FakeNetwork, FakeServer};
-use super::{Client, ErrStatus, State, Wait};
+use super::{Client, ErrStatus, State, Turn, Wait};
 use crate::clock::{Clock, LazyNow};
 use crate::config::{EngineConfig, ErrorPolicy, Output, Pacing};
 use crate::context::ThreadCtx;
@@ -124,6 +124,10 @@ fn run_with(
             assert!(c.connect_initially(&mut ctx).expect("register"));
         }
     }
+    // As the worker's loop: a client runs when its deadline has passed or its
+    // socket is readable (or writable while output is pending; the fake's socket
+    // is always writable). A pass where no client is due and none waits for a
+    // deadline would sleep forever: a hang.
     for _ in 0..1_000_000 {
         if clients.iter().all(|c| c.wait() == Wait::Done) {
             let registered = ctx.net.registered;
@@ -133,20 +137,20 @@ fn run_with(
                 registered,
             };
         }
+        let mut progressed = false;
         for c in clients.iter_mut().filter(|c| c.wait() != Wait::Done) {
+            let readable = c.conn.as_ref().is_some_and(FakeConn::readable);
             let mut now = LazyNow::new();
-            if !c.is_due(&mut now, &clock, ctx.timer_exceeded, true, true) {
-                continue;
+            if c.is_due(&mut now, &clock, ctx.timer_exceeded, readable, true) {
+                progressed = true;
+                c.take_turn(&mut ctx, readable);
+            } else if matches!(c.wait(), Wait::Until(_)) {
+                progressed = true;
             }
-            if c.advance(&mut ctx, &mut now) == Wait::Socket {
-                let conn = c.conn.as_ref().expect("a waiting client has a connection");
-                assert!(
-                    !conn.idle(),
-                    "client {} waits in {:?} for a reply that never comes",
-                    c.id,
-                    c.state
-                );
-            }
+        }
+        if !progressed {
+            let waiting: Vec<(u32, State)> = clients.iter().map(|c| (c.id, c.state)).collect();
+            panic!("clients wait for replies that never come: {waiting:?}");
         }
     }
     panic!("the clients did not finish");
@@ -623,4 +627,56 @@ fn interrupting_cancels_and_closes() {
     assert_eq!(client.wait(), Wait::Done);
     assert_eq!(srv.borrow().received[1..], ["cancel", "close"]);
     assert_eq!(ctx.net.registered, 0);
+}
+
+#[test]
+fn pending_output_is_written_when_the_socket_is_writable() {
+    let srv = server();
+    srv.borrow_mut().stalled_flushes = 2;
+    let cfg = config("select 1;\n", QueryMode::Extended, 1, 2);
+    let plan = Plan::new(&cfg);
+    let layout = StatsLayout {
+        commands_per_script: vec![1],
+        latency_limit_us: None,
+        throttled: false,
+        per_command: true,
+    };
+    let mut ctx = ThreadCtx::new(
+        &cfg,
+        &plan,
+        Clock::new(),
+        ThreadStats::new(&layout),
+        cfg.thread_rngs[0],
+        None,
+        FakeNetwork::new(&srv),
+    );
+    let mut client: Client<FakeConn> = Client::new(0, cfg.variables.clone(), cfg.client_rngs[0], 1);
+    assert!(client.connect_initially(&mut ctx).expect("register"));
+    // The first send stays in the buffer: the client waits for its socket.
+    assert_eq!(client.take_turn(&mut ctx, false), Turn::Ran(Wait::Socket));
+    assert!(client.out_pending);
+    assert!(srv.borrow().received.is_empty());
+    // Writable, nothing to read: only the output moves (and stalls once more).
+    assert!(client.is_due(&mut LazyNow::new(), &ctx.clock, false, false, true));
+    assert_eq!(client.take_turn(&mut ctx, false), Turn::Flushed);
+    assert!(client.out_pending);
+    assert_eq!(client.take_turn(&mut ctx, false), Turn::Flushed);
+    assert!(!client.out_pending);
+    assert_eq!(srv.borrow().received_starting("S").len(), 1);
+    // Not writable-due any more; readable now.
+    assert!(!client.is_due(&mut LazyNow::new(), &ctx.clock, false, false, true));
+    assert_eq!(client.take_turn(&mut ctx, true), Turn::Ran(Wait::Now));
+    assert_eq!(client.state(), State::ChooseScript);
+    assert_eq!(ctx.stats.total.counters.successful, 1);
+}
+
+#[test]
+fn stalled_output_still_completes_a_run() {
+    let srv = server();
+    srv.borrow_mut().stalled_flushes = 5;
+    let out = run(
+        &config("select 1;\nselect 2;\n", QueryMode::Prepared, 2, 3),
+        &srv,
+    );
+    assert_eq!(out.counters().successful, 6);
 }
