@@ -38,11 +38,7 @@ impl TxLog {
         format: LogFormat,
         start_epoch_us: u64,
     ) -> Result<TxLog, OpenError> {
-        let name = if tid == 0 {
-            format!("{}.{}", cfg.prefix, cfg.pid)
-        } else {
-            format!("{}.{}.{}", cfg.prefix, cfg.pid, tid)
-        };
+        let name = pgrush_stats::log_file_name(Some(&cfg.prefix), cfg.pid, tid);
         let file = File::create(&name).map_err(|source| OpenError { name, source })?;
         Ok(TxLog {
             file: BufWriter::with_capacity(64 * 1024, file),
@@ -122,5 +118,78 @@ impl TxLog {
             self.write_failed = true;
             messages::error(progname, "could not write to log file");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn format() -> LogFormat {
+        LogFormat {
+            throttled: false,
+            latency_limit: false,
+            max_tries: 1,
+            failures_detailed: false,
+            continue_on_error: false,
+        }
+    }
+
+    fn tx(outcome: TxOutcome) -> TxRecord {
+        TxRecord {
+            script: 0,
+            outcome,
+            latency_us: 1500.0,
+            lag_us: 0.0,
+            tries: 1,
+        }
+    }
+
+    #[test]
+    fn one_line_per_transaction_in_each_threads_file() {
+        let dir = tempfile::tempdir().expect("dir");
+        let cfg = LogConfig {
+            prefix: dir.path().join("log").to_string_lossy().into_owned(),
+            pid: 7,
+            sampling_rate: 0.0,
+            aggregate_interval: 0,
+        };
+        let mut rng = Prng::from_seed(1);
+        let mut log = TxLog::create(&cfg, 1, format(), 0).expect("create");
+        log.write_tx(
+            "pgrush",
+            &mut rng,
+            3,
+            1,
+            &tx(TxOutcome::Success),
+            1_700_000_000_250_000,
+        );
+        log.write_tx(
+            "pgrush",
+            &mut rng,
+            3,
+            2,
+            &tx(TxOutcome::Success),
+            1_700_000_000_500_000,
+        );
+        log.finish("pgrush", 1_700_000_001_000_000);
+        let text = std::fs::read_to_string(dir.path().join("log.7.1")).expect("log.7.1");
+        assert_eq!(
+            text,
+            "3 1 1500 0 1700000000 250000\n3 2 1500 0 1700000000 500000\n"
+        );
+    }
+
+    #[test]
+    fn a_missing_directory_is_an_open_error() {
+        let cfg = LogConfig {
+            prefix: "/nonexistent-pgrush-dir/log".to_string(),
+            pid: 7,
+            sampling_rate: 0.0,
+            aggregate_interval: 0,
+        };
+        let err = TxLog::create(&cfg, 0, format(), 0).err().expect("fails");
+        assert_eq!(err.name, "/nonexistent-pgrush-dir/log.7");
+        assert_eq!(err.source.kind(), std::io::ErrorKind::NotFound);
     }
 }
