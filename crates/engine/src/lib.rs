@@ -260,9 +260,21 @@ fn run_threads(
                 .stack_size(stack_size)
                 .spawn_scoped(scope, move || {
                     worker::run_thread(tid, cfg, plan, clients, shared, rngs, stats)
-                })
-                .map_err(EngineError::Thread)?;
-            handles.push(h);
+                });
+            match h {
+                Ok(h) => handles.push(h),
+                Err(e) => {
+                    // The threads already started would wait for this one at
+                    // READY: let them through; they see the failure and stop.
+                    shared.abandon();
+                    for h in handles {
+                        if let Err(p) = h.join() {
+                            std::panic::resume_unwind(p);
+                        }
+                    }
+                    return Err(EngineError::Thread(e));
+                }
+            }
         }
         let mut outcomes = Vec::with_capacity(handles.len());
         for h in handles {

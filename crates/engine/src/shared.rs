@@ -2,7 +2,7 @@
 
 use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Barrier, OnceLock};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
 
 use pgrush_stats::ProgressCounters;
 
@@ -15,9 +15,9 @@ pub(crate) struct Shared {
     /// When the run started (before the threads connect).
     pub(crate) run_start: crate::clock::Micros,
     /// All threads created their state ("READY").
-    pub(crate) ready: Barrier,
+    pub(crate) ready: Gate,
     /// All initial connections made ("GO").
-    pub(crate) go: Barrier,
+    pub(crate) go: Gate,
     /// Per-thread progress counters (thread 0 reads them all).
     pub(crate) progress: Vec<Arc<ProgressCounters>>,
     /// Self-pipe of the Ctrl-C handler, when signals are handled.
@@ -40,8 +40,8 @@ impl Shared {
         Shared {
             run_start: clock.now(),
             clock,
-            ready: Barrier::new(threads),
-            go: Barrier::new(threads),
+            ready: Gate::new(threads),
+            go: Gate::new(threads),
             progress: (0..threads)
                 .map(|_| Arc::new(ProgressCounters::new()))
                 .collect(),
@@ -67,6 +67,14 @@ impl Shared {
     /// Notes that a thread failed before the run (the error is its return value).
     pub(crate) fn fail(&self) {
         self.failed.store(true, Ordering::SeqCst);
+    }
+
+    /// A worker thread could not be started: the others must not wait for it.
+    /// Opens both gates; every started thread sees the failure and stops.
+    pub(crate) fn abandon(&self) {
+        self.fail();
+        self.ready.open();
+        self.go.open();
     }
 
     /// Whether some thread failed before the run.
@@ -99,5 +107,73 @@ impl Shared {
     /// for every turn of the event loops).
     pub(crate) fn exit_requested(&self) -> bool {
         self.exit_now.load(Ordering::Relaxed)
+    }
+}
+
+/// A one-time barrier (READY, GO) that can also be opened without waiting for
+/// everyone, when a thread that should arrive was never started.
+pub(crate) struct Gate {
+    parties: usize,
+    /// Threads arrived so far, and whether the gate is open.
+    state: Mutex<(usize, bool)>,
+    opened: Condvar,
+}
+
+impl Gate {
+    /// A gate that opens when `parties` threads have arrived.
+    pub(crate) fn new(parties: usize) -> Gate {
+        Gate {
+            parties,
+            state: Mutex::new((0, false)),
+            opened: Condvar::new(),
+        }
+    }
+
+    /// Arrives and waits until everyone has (or the gate was opened).
+    pub(crate) fn wait(&self) {
+        // A poisoned lock only means another thread panicked: its panic is
+        // propagated when it is joined; the count is still right.
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        state.0 += 1;
+        if state.0 >= self.parties {
+            state.1 = true;
+            self.opened.notify_all();
+        }
+        while !state.1 {
+            state = self.opened.wait(state).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    /// Opens the gate for everyone, arrived or not.
+    pub(crate) fn open(&self) {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        state.1 = true;
+        self.opened.notify_all();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_gate_opens_when_everyone_arrived_or_when_opened() {
+        let gate = Gate::new(3);
+        std::thread::scope(|s| {
+            for _ in 0..3 {
+                s.spawn(|| gate.wait());
+            }
+        });
+        // Two of three arrive; opening the gate lets them through.
+        let gate = Gate::new(3);
+        std::thread::scope(|s| {
+            for _ in 0..2 {
+                s.spawn(|| gate.wait());
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            gate.open();
+        });
+        // Once open, it stays open.
+        gate.wait();
     }
 }
