@@ -54,7 +54,7 @@ pub(crate) struct ThreadResult {
 }
 
 /// Runs one worker thread to completion. Every thread passes the READY and GO
-/// barriers even when one of them failed, so none waits forever; a thread that
+/// gates even when one of them failed, so none waits forever; a thread that
 /// stopped because another one failed returns `Ok(None)`.
 pub(crate) fn run_thread(
     tid: usize,
