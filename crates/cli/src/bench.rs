@@ -10,7 +10,7 @@ mod setup;
 use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
 
-use pgrush_engine::{EngineConfig, LogConfig, RunLength, ThreadRngs, messages};
+use pgrush_engine::{EngineConfig, ErrorPolicy, LogConfig, Output, Pacing, ThreadRngs, messages};
 use pgrush_script::{RawMessage, Script, Seeds, Value, Variables};
 use pgrush_stats::{RunConfig, RunLimit, RunSummary, ScriptInfo};
 
@@ -198,9 +198,9 @@ fn run_inner(opts: &Options) -> Result<i32, i32> {
     let mut extras = crate::report_cmd::RunExtras::before_run(opts, &mut con, &params);
     let _ = con.close();
 
-    let length = match opts.duration {
-        Some(d) => RunLength::Duration(d),
-        None => RunLength::Transactions(opts.transactions.unwrap_or(10)),
+    let limit = match opts.duration {
+        Some(d) => RunLimit::Duration(d),
+        None => RunLimit::Transactions(opts.transactions.unwrap_or(10)),
     };
     let query_mode = opts.query_mode;
     let run_config = RunConfig {
@@ -210,10 +210,7 @@ fn run_inner(opts: &Options) -> Result<i32, i32> {
         clients: opts.clients,
         threads,
         max_tries: opts.max_tries,
-        limit: match length {
-            RunLength::Duration(d) => RunLimit::Duration(d as i32),
-            RunLength::Transactions(t) => RunLimit::Transactions(t as i32),
-        },
+        limit,
         rate: (opts.rate > 0.0).then_some(opts.rate),
         latency_limit_us: (opts.latency_limit_us > 0).then_some(opts.latency_limit_us as f64),
         progress_s: (opts.progress > 0).then_some(opts.progress),
@@ -238,33 +235,39 @@ fn run_inner(opts: &Options) -> Result<i32, i32> {
         scripts,
         clients: opts.clients,
         threads,
-        length,
+        limit,
         query_mode,
         connect_per_tx: opts.connect_per_transaction,
-        rate: opts.rate,
-        latency_limit_us: opts.latency_limit_us as i64,
-        max_tries: opts.max_tries,
-        progress: opts.progress,
-        progress_timestamp: opts.progress_timestamp,
-        log: opts.log.then(|| LogConfig {
-            prefix: opts
-                .log_prefix
-                .clone()
-                .unwrap_or_else(|| "pgbench_log".to_string()),
-            pid: std::process::id(),
-            sampling_rate: opts.sampling_rate,
-            aggregate_interval: opts.aggregate_interval,
-        }),
-        failures_detailed: opts.failures_detailed,
-        verbose_errors: opts.verbose_errors,
-        exit_on_abort: opts.exit_on_abort,
-        continue_on_error: opts.continue_on_error,
-        debug: opts.debug,
-        report_per_command: opts.report_per_command,
+        pacing: Pacing {
+            rate: opts.rate,
+            latency_limit_us: opts.latency_limit_us as i64,
+        },
+        errors: ErrorPolicy {
+            max_tries: opts.max_tries,
+            continue_on_error: opts.continue_on_error,
+            exit_on_abort: opts.exit_on_abort,
+            verbose_errors: opts.verbose_errors,
+        },
+        output: Output {
+            progname: opts.progname.clone(),
+            debug: opts.debug,
+            progress: opts.progress,
+            progress_timestamp: opts.progress_timestamp,
+            report_per_command: opts.report_per_command,
+            log: opts.log.then(|| LogConfig {
+                prefix: opts
+                    .log_prefix
+                    .clone()
+                    .unwrap_or_else(|| "pgbench_log".to_string()),
+                pid: std::process::id(),
+                sampling_rate: opts.sampling_rate,
+                aggregate_interval: opts.aggregate_interval,
+            }),
+            failures_detailed: opts.failures_detailed,
+        },
         variables,
         client_rngs,
         thread_rngs,
-        progname: opts.progname.clone(),
         handle_signals: true,
     };
     extras.mark_start();

@@ -1,16 +1,17 @@
 //! Time in integer microseconds, as pgbench keeps it (`pg_time_usec_t`).
 //!
-//! All intervals come from the monotonic clock; [`Clock::epoch_us`] converts a
-//! monotonic instant to Unix time for log lines and `--progress-timestamp`.
+//! All intervals come from the monotonic clock; `Clock::epoch_us` converts a
+//! monotonic instant to Unix time for log lines and `--progress-timestamp`. Public:
+//! [`monotonic_us`] and [`strong_random_u64`] (the `--random-seed` sources).
 
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 /// Microseconds since the clock's origin (monotonic).
-pub type Micros = i64;
+pub(crate) type Micros = i64;
 
 /// A monotonic microsecond clock with a fixed mapping to Unix time.
 #[derive(Debug, Clone, Copy)]
-pub struct Clock {
+pub(crate) struct Clock {
     origin: Instant,
     /// Unix time in µs at `origin`.
     epoch_at_origin: i64,
@@ -18,7 +19,7 @@ pub struct Clock {
 
 impl Clock {
     /// Starts a clock whose origin is now.
-    pub fn new() -> Clock {
+    pub(crate) fn new() -> Clock {
         let origin = Instant::now();
         let epoch_at_origin = SystemTime::now()
             .duration_since(UNIX_EPOCH)
@@ -32,13 +33,13 @@ impl Clock {
 
     /// Microseconds elapsed since the origin.
     #[inline]
-    pub fn now(&self) -> Micros {
+    pub(crate) fn now(&self) -> Micros {
         self.origin.elapsed().as_micros() as i64
     }
 
     /// Unix time in µs of the monotonic instant `t`.
     #[inline]
-    pub fn epoch_us(&self, t: Micros) -> i64 {
+    pub(crate) fn epoch_us(&self, t: Micros) -> i64 {
         self.epoch_at_origin + t
     }
 }
@@ -52,17 +53,17 @@ impl Default for Clock {
 /// A lazily read "now": read the clock once per step when first needed, as
 /// pgbench's `pg_time_now_lazy`, so the logged latency equals the counted one.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct LazyNow(Option<Micros>);
+pub(crate) struct LazyNow(Option<Micros>);
 
 impl LazyNow {
     /// An unread instant.
-    pub fn new() -> LazyNow {
+    pub(crate) fn new() -> LazyNow {
         LazyNow(None)
     }
 
     /// The instant, reading `clock` the first time.
     #[inline]
-    pub fn get(&mut self, clock: &Clock) -> Micros {
+    pub(crate) fn get(&mut self, clock: &Clock) -> Micros {
         match self.0 {
             Some(t) => t,
             None => {
@@ -75,7 +76,7 @@ impl LazyNow {
 
     /// Re-reads the clock (after a slow operation such as connecting or a shell command).
     #[inline]
-    pub fn refresh(&mut self, clock: &Clock) -> Micros {
+    pub(crate) fn refresh(&mut self, clock: &Clock) -> Micros {
         let t = clock.now();
         self.0 = Some(t);
         t
@@ -83,7 +84,7 @@ impl LazyNow {
 
     /// Forgets the cached instant.
     #[inline]
-    pub fn reset(&mut self) {
+    pub(crate) fn reset(&mut self) {
         self.0 = None;
     }
 }

@@ -60,6 +60,7 @@ impl CondStack {
     }
 
     /// Whether no block is open.
+    #[cfg(test)]
     pub fn is_empty(&self) -> bool {
         self.stack.is_empty()
     }

@@ -2,17 +2,8 @@
 
 pub use pgrush_script::ThreadRngs;
 use pgrush_script::{Prng, Script, Variables};
-use pgrush_stats::QueryMode;
+use pgrush_stats::{QueryMode, RunLimit};
 use pgrush_wire::conninfo::ConnParams;
-
-/// When the run ends.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RunLength {
-    /// `-t`: this many transactions per client.
-    Transactions(u32),
-    /// `-T`: this many seconds.
-    Duration(u32),
-}
 
 /// Transaction logging (`-l`, `--aggregate-interval`, `--sampling-rate`, `--log-prefix`).
 #[derive(Debug, Clone, PartialEq)]
@@ -27,6 +18,76 @@ pub struct LogConfig {
     pub aggregate_interval: u32,
 }
 
+/// `-R` and `-L`: when transactions are scheduled, and when they are too late.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Pacing {
+    /// `-R` target rate in transactions per second (0 = no throttling).
+    pub rate: f64,
+    /// `-L` in µs (0 = none).
+    pub latency_limit_us: i64,
+}
+
+/// What a client does after an error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ErrorPolicy {
+    /// `--max-tries` (0 = unlimited): tries of a transaction that hit a
+    /// serialization or deadlock error.
+    pub max_tries: u32,
+    /// `--continue-on-error` (PostgreSQL 19): other SQL errors fail the transaction
+    /// instead of aborting the client.
+    pub continue_on_error: bool,
+    /// `--exit-on-abort`: the first aborted client stops the run (exit status 2, no report).
+    pub exit_on_abort: bool,
+    /// `--verbose-errors`: a message for every error, retry and failure.
+    pub verbose_errors: bool,
+}
+
+impl Default for ErrorPolicy {
+    /// pgbench's defaults: one try, abort the client on other errors.
+    fn default() -> Self {
+        ErrorPolicy {
+            max_tries: 1,
+            continue_on_error: false,
+            exit_on_abort: false,
+            verbose_errors: false,
+        }
+    }
+}
+
+/// What the run prints and records while it runs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Output {
+    /// Program name for messages (`pgrush`).
+    pub progname: String,
+    /// `--debug`.
+    pub debug: bool,
+    /// `-P` interval in seconds (0 = off).
+    pub progress: u32,
+    /// `--progress-timestamp`.
+    pub progress_timestamp: bool,
+    /// `-r`: per-command latencies.
+    pub report_per_command: bool,
+    /// `-l` settings (None = no log).
+    pub log: Option<LogConfig>,
+    /// `--failures-detailed` (the log's failure columns).
+    pub failures_detailed: bool,
+}
+
+impl Output {
+    /// Prints under `progname`; no progress, log, debug or per-command latencies.
+    pub fn new(progname: impl Into<String>) -> Self {
+        Output {
+            progname: progname.into(),
+            debug: false,
+            progress: 0,
+            progress_timestamp: false,
+            report_per_command: false,
+            log: None,
+            failures_detailed: false,
+        }
+    }
+}
+
 /// Everything one benchmark run needs.
 #[derive(Debug, Clone)]
 pub struct EngineConfig {
@@ -38,36 +99,18 @@ pub struct EngineConfig {
     pub clients: u32,
     /// Number of worker threads (already `min(-j, -c)`).
     pub threads: u32,
-    /// `-t` or `-T`.
-    pub length: RunLength,
+    /// `-t` or `-T`: when the run ends.
+    pub limit: RunLimit,
     /// `-M`.
     pub query_mode: QueryMode,
     /// `-C`: reconnect for every transaction.
     pub connect_per_tx: bool,
-    /// `-R` target rate in transactions per second (0 = no throttling).
-    pub rate: f64,
-    /// `-L` in µs (0 = none).
-    pub latency_limit_us: i64,
-    /// `--max-tries` (0 = unlimited).
-    pub max_tries: u32,
-    /// `-P` interval in seconds (0 = off).
-    pub progress: u32,
-    /// `--progress-timestamp`.
-    pub progress_timestamp: bool,
-    /// `-l` settings (None = no log).
-    pub log: Option<LogConfig>,
-    /// `--failures-detailed`.
-    pub failures_detailed: bool,
-    /// `--verbose-errors`.
-    pub verbose_errors: bool,
-    /// `--exit-on-abort`.
-    pub exit_on_abort: bool,
-    /// `--continue-on-error` (PostgreSQL 19).
-    pub continue_on_error: bool,
-    /// `--debug`.
-    pub debug: bool,
-    /// `-r`: per-command latencies.
-    pub report_per_command: bool,
+    /// `-R`, `-L`.
+    pub pacing: Pacing,
+    /// `--max-tries`, `--continue-on-error`, `--exit-on-abort`, `--verbose-errors`.
+    pub errors: ErrorPolicy,
+    /// Messages, progress, `-r`, `-l`.
+    pub output: Output,
     /// Variables every client starts with (`-D`, `scale`, `default_seed`, `random_seed`);
     /// the engine adds `client_id`.
     pub variables: Variables,
@@ -75,8 +118,6 @@ pub struct EngineConfig {
     pub client_rngs: Vec<Prng>,
     /// One set per thread.
     pub thread_rngs: Vec<ThreadRngs>,
-    /// Program name for messages (`pgrush`).
-    pub progname: String,
     /// React to SIGINT/SIGTERM: stop, report what ran, exit 2.
     pub handle_signals: bool,
 }
@@ -84,8 +125,8 @@ pub struct EngineConfig {
 impl EngineConfig {
     /// Mean delay between two transactions of one thread under `-R`, in µs (0 = off).
     pub fn throttle_delay_us(&self) -> f64 {
-        if self.rate > 0.0 {
-            1_000_000.0 / self.rate * f64::from(self.threads)
+        if self.pacing.rate > 0.0 {
+            1_000_000.0 / self.pacing.rate * f64::from(self.threads)
         } else {
             0.0
         }

@@ -4,45 +4,56 @@
 //! # Brief overview
 //!
 //! [`run`] takes an [`EngineConfig`] (scripts from `pgrush-script`, connection
-//! parameters from `pgrush-wire`, generators drawn in pgbench's order) and runs
-//! the benchmark: `threads` worker threads, each one mio event loop
-//! (`worker`) over its share of the clients; each client is a
-//! `client::Client` whose `State` enum mirrors pgbench's `CSTATE_*` states.
-//! Statistics are collected per thread without locks in
-//! [`pgrush_stats::ThreadStats`] and merged at the end into a [`RunOutcome`].
-//! Progress lines (`-P`) come from thread 0, which reads the other threads'
-//! atomic counters.
+//! parameters from `pgrush-wire`, generators drawn in pgbench's order, a
+//! [`RunLimit`]) and runs the benchmark: `threads` worker threads, each one mio
+//! event loop (`worker::Worker`: set-up, first connections, event loop, progress,
+//! shutdown) over its share of the clients. Each client is a `client::Client`
+//! whose `State` enum mirrors pgbench's `CSTATE_*` states; its steps are written
+//! against two small traits (`conn::ClientConn`, `conn::Network`) implemented by
+//! `pgrush_wire::Connection` in production and by a scripted fake in the unit
+//! tests (generics, so the hot path is monomorphic). Statistics are collected per
+//! thread without locks in [`pgrush_stats::ThreadStats`] and merged at the end
+//! into a [`RunOutcome`]. Progress lines (`-P`) come from thread 0, which reads
+//! the other threads' atomic counters and formats them with
+//! `pgrush_stats::progress`.
 //!
-//! The engine prints what pgbench prints while running (errors, `--debug`
-//! lines, progress); the final report is written by `pgrush-report` from the
-//! outcome. Setup work (scale detection, vacuum, banner) is the CLI's.
+//! The engine prints what pgbench prints while running (client errors, `--debug`
+//! lines, progress); errors that stop the run are returned as [`EngineError`]s,
+//! whose text is pgbench's. The final report is written by `pgrush-report` from
+//! the outcome (the engine does not depend on it). Setup work (scale detection,
+//! vacuum, banner) is the CLI's. See `crates/engine/README.md` for the module map,
+//! the states and their transitions.
 #![deny(missing_docs)]
 
-pub mod client;
+mod client;
 pub mod clock;
-pub mod cond;
-pub mod config;
-mod exec;
+mod cond;
+mod config;
+mod conn;
+mod context;
 pub mod messages;
-pub mod plan;
-pub mod shared;
+mod plan;
+mod shared;
 mod shell;
 pub mod signal;
-mod sql;
-pub mod worker;
+mod txlog;
+mod worker;
 
 use std::sync::Arc;
 
 use pgrush_stats::{StatsLayout, ThreadStats};
 
-pub use config::{EngineConfig, LogConfig, RunLength, ThreadRngs};
-pub use pgrush_stats::QueryMode;
+pub use config::{EngineConfig, ErrorPolicy, LogConfig, Output, Pacing, ThreadRngs};
+pub use pgrush_stats::{QueryMode, RunLimit};
 
 use crate::client::Client;
 use crate::plan::Plan;
 use crate::shared::Shared;
 
-/// Errors that stop a run before it starts.
+/// Errors that stop a run: before it starts, or while the threads set up and
+/// make their initial connections. Messages are pgbench's (without the
+/// `pgbench: error: ` prefix); a caller that prints one exits with status 1, as
+/// pgbench does.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum EngineError {
@@ -55,6 +66,31 @@ pub enum EngineError {
     /// A worker thread could not be started.
     #[error("could not create thread: {0}")]
     Thread(std::io::Error),
+    /// A worker thread could not create its event loop.
+    #[error("could not create event loop: {0}")]
+    EventLoop(std::io::Error),
+    /// A `-l` log file could not be created.
+    #[error("could not open logfile \"{name}\": {}", pgrush_wire::strerror(.source))]
+    LogFile {
+        /// The file name.
+        name: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// An initial client connection failed (libpq's message was printed when it failed).
+    #[error("could not create connection for client {client}")]
+    Connection {
+        /// The client's number.
+        client: u32,
+    },
+    /// An initial client connection could not be watched by its thread's event loop.
+    #[error("could not register connection of client {client}: {source}")]
+    Register {
+        /// The client's number.
+        client: u32,
+        /// Why.
+        source: std::io::Error,
+    },
 }
 
 /// The result of a run.
@@ -128,71 +164,14 @@ pub fn run(cfg: &EngineConfig, layout: &StatsLayout) -> Result<RunOutcome, Engin
     };
     let plan = Plan::new(cfg);
     let shared = Shared::new(threads as usize, signal_fd);
-    let start_time = shared.run_start;
-
-    let mut blocks = Vec::with_capacity(threads as usize);
-    let mut next_id = 0u32;
-    for (tid, n) in clients_per_thread(cfg.clients, threads)
-        .into_iter()
-        .enumerate()
-    {
-        let clients: Vec<Client> = (next_id..next_id + n)
-            .map(|id| {
-                let mut vars = cfg.variables.clone();
-                if !vars.is_defined("client_id") {
-                    let _ = vars.put_value(
-                        "startup",
-                        "client_id",
-                        pgrush_script::Value::Int(i64::from(id)),
-                    );
-                }
-                Client::new(
-                    id,
-                    vars,
-                    cfg.client_rngs[id as usize],
-                    plan.stmt_names.len(),
-                )
-            })
-            .collect();
-        next_id += n;
-        // Per-interval statistics (HDR histogram per interval): each `-P` interval, else
-        // each second, from the run start; merged interval by interval after the run.
-        let interval_us = u64::from(cfg.progress.max(1)) * 1_000_000;
-        let stats = ThreadStats::new(layout)
-            .with_progress(Arc::clone(&shared.progress[tid]))
-            .with_series(shared.run_start, interval_us);
-        blocks.push((clients, cfg.thread_rngs[tid], stats));
-    }
-
-    let stack_size = worker_stack_size(&cfg.scripts);
-    let results = std::thread::scope(|scope| {
-        let mut handles = Vec::with_capacity(blocks.len());
-        for (tid, (clients, rngs, stats)) in blocks.into_iter().enumerate() {
-            let plan = &plan;
-            let shared = &shared;
-            let h = std::thread::Builder::new()
-                .name(format!("pgrush-worker-{tid}"))
-                .stack_size(stack_size)
-                .spawn_scoped(scope, move || {
-                    worker::run_thread(tid, cfg, plan, clients, shared, rngs, stats)
-                })
-                .map_err(EngineError::Thread)?;
-            handles.push(h);
-        }
-        let mut results = Vec::with_capacity(handles.len());
-        for h in handles {
-            match h.join() {
-                Ok(r) => results.push(r),
-                Err(p) => std::panic::resume_unwind(p),
-            }
-        }
-        Ok::<_, EngineError>(results)
-    })?;
-
+    let results = deal_clients(cfg, layout, &plan, &shared, threads)
+        .and_then(|blocks| run_threads(cfg, &plan, &shared, blocks));
     let end = shared.clock.now();
     if cfg.handle_signals {
         signal::uninstall();
     }
+    let results = results?;
+    let start_time = shared.run_start;
     let bench_start = results
         .iter()
         .map(|r| r.bench_start)
@@ -210,6 +189,110 @@ pub fn run(cfg: &EngineConfig, layout: &StatsLayout) -> Result<RunOutcome, Engin
         interrupted: shared.interrupted(),
         exited_on_abort: shared.exit_requested(),
     })
+}
+
+/// What one worker thread starts with: its clients, generators and statistics.
+type ThreadBlock = (
+    Vec<Client<pgrush_wire::Connection>>,
+    ThreadRngs,
+    ThreadStats,
+);
+
+/// Creates the clients (each with the startup variables plus `client_id`) and
+/// deals them to the threads.
+fn deal_clients(
+    cfg: &EngineConfig,
+    layout: &StatsLayout,
+    plan: &Plan,
+    shared: &Shared,
+    threads: u32,
+) -> Result<Vec<ThreadBlock>, EngineError> {
+    let mut blocks = Vec::with_capacity(threads as usize);
+    let mut next_id = 0u32;
+    for (tid, n) in clients_per_thread(cfg.clients, threads)
+        .into_iter()
+        .enumerate()
+    {
+        let mut clients = Vec::with_capacity(n as usize);
+        for id in next_id..next_id + n {
+            let mut vars = cfg.variables.clone();
+            if !vars.is_defined("client_id") {
+                vars.put_value(
+                    "startup",
+                    "client_id",
+                    pgrush_script::Value::Int(i64::from(id)),
+                )
+                .map_err(|e| EngineError::Config(e.to_string()))?;
+            }
+            clients.push(Client::new(
+                id,
+                vars,
+                cfg.client_rngs[id as usize],
+                plan.stmt_names.len(),
+            ));
+        }
+        next_id += n;
+        // Per-interval statistics (HDR histogram per interval): each `-P` interval, else
+        // each second, from the run start; merged interval by interval after the run.
+        let interval_us = u64::from(cfg.output.progress.max(1)) * 1_000_000;
+        let stats = ThreadStats::new(layout)
+            .with_progress(Arc::clone(&shared.progress[tid]))
+            .with_series(shared.run_start, interval_us);
+        blocks.push((clients, cfg.thread_rngs[tid], stats));
+    }
+    Ok(blocks)
+}
+
+/// Runs one worker thread per block and waits for all of them. The first thread
+/// error (in thread order) is the run's.
+fn run_threads(
+    cfg: &EngineConfig,
+    plan: &Plan,
+    shared: &Shared,
+    blocks: Vec<ThreadBlock>,
+) -> Result<Vec<worker::ThreadResult>, EngineError> {
+    let stack_size = worker_stack_size(&cfg.scripts);
+    let outcomes = std::thread::scope(|scope| {
+        let mut handles = Vec::with_capacity(blocks.len());
+        for (tid, (clients, rngs, stats)) in blocks.into_iter().enumerate() {
+            let h = std::thread::Builder::new()
+                .name(format!("pgrush-worker-{tid}"))
+                .stack_size(stack_size)
+                .spawn_scoped(scope, move || {
+                    worker::run_thread(tid, cfg, plan, clients, shared, rngs, stats)
+                });
+            match h {
+                Ok(h) => handles.push(h),
+                Err(e) => {
+                    // The threads already started would wait for this one at
+                    // READY: let them through; they see the failure and stop.
+                    shared.abandon();
+                    for h in handles {
+                        if let Err(p) = h.join() {
+                            std::panic::resume_unwind(p);
+                        }
+                    }
+                    return Err(EngineError::Thread(e));
+                }
+            }
+        }
+        let mut outcomes = Vec::with_capacity(handles.len());
+        for h in handles {
+            match h.join() {
+                Ok(r) => outcomes.push(r),
+                Err(p) => std::panic::resume_unwind(p),
+            }
+        }
+        Ok::<_, EngineError>(outcomes)
+    })?;
+    let mut results = Vec::with_capacity(outcomes.len());
+    for outcome in outcomes {
+        // `None`: the thread stopped because another one failed (its error follows).
+        if let Some(result) = outcome? {
+            results.push(result);
+        }
+    }
+    Ok(results)
 }
 
 #[cfg(test)]

@@ -18,7 +18,8 @@ fn emit(prog: &str, level: &str, msg: &[u8]) {
     line.push(b'\n');
     let stderr = std::io::stderr();
     let mut lock = stderr.lock();
-    let _ = lock.write_all(&line);
+    // Like pgbench's logging: a message that cannot be written is lost, nothing else to do.
+    let _lost = lock.write_all(&line);
 }
 
 /// `<prog>: error: <msg>`.

@@ -1,33 +1,33 @@
 //! Things computed once per run from the configuration: prepared statement
 //! names, script weights, log and progress formats.
 
-use pgrush_report::progress::ProgressOptions;
 use pgrush_script::CommandKind;
 use pgrush_stats::LogFormat;
+use pgrush_stats::progress::ProgressOptions;
 
 use crate::config::EngineConfig;
 
 /// Per-run constants shared (read-only) by every thread.
 #[derive(Debug, Clone)]
-pub struct Plan {
+pub(crate) struct Plan {
     /// `P_<k>` names, by global statement index.
-    pub stmt_names: Vec<String>,
+    pub(crate) stmt_names: Vec<String>,
     /// Global statement index of each command (`usize::MAX` for meta commands).
-    pub stmt_index: Vec<Vec<usize>>,
+    pub(crate) stmt_index: Vec<Vec<usize>>,
     /// (script, command) of each global statement.
-    pub stmt_origin: Vec<(usize, usize)>,
+    pub(crate) stmt_origin: Vec<(usize, usize)>,
     /// Script weights, in order.
-    pub weights: Vec<u32>,
+    pub(crate) weights: Vec<u32>,
     /// Log line format.
-    pub log_format: LogFormat,
+    pub(crate) log_format: LogFormat,
     /// Progress line format.
-    pub progress_opts: ProgressOptions,
+    pub(crate) progress_opts: ProgressOptions,
 }
 
 impl Plan {
     /// Builds the plan: every SQL command of every script, in script order then
     /// command order, gets the next `P_<k>` name (pgbench's global counter).
-    pub fn new(cfg: &EngineConfig) -> Plan {
+    pub(crate) fn new(cfg: &EngineConfig) -> Plan {
         let mut stmt_names = Vec::new();
         let mut stmt_index = Vec::with_capacity(cfg.scripts.len());
         let mut stmt_origin = Vec::new();
@@ -50,17 +50,17 @@ impl Plan {
             stmt_origin,
             weights: cfg.scripts.iter().map(|s| s.weight).collect(),
             log_format: LogFormat {
-                throttled: cfg.rate > 0.0,
-                latency_limit: cfg.latency_limit_us > 0,
-                max_tries: cfg.max_tries,
-                failures_detailed: cfg.failures_detailed,
-                continue_on_error: cfg.continue_on_error,
+                throttled: cfg.pacing.rate > 0.0,
+                latency_limit: cfg.pacing.latency_limit_us > 0,
+                max_tries: cfg.errors.max_tries,
+                failures_detailed: cfg.output.failures_detailed,
+                continue_on_error: cfg.errors.continue_on_error,
             },
             progress_opts: ProgressOptions {
-                timestamp: cfg.progress_timestamp,
-                throttled: cfg.rate > 0.0,
-                latency_limit: cfg.latency_limit_us > 0,
-                max_tries: cfg.max_tries,
+                timestamp: cfg.output.progress_timestamp,
+                throttled: cfg.pacing.rate > 0.0,
+                latency_limit: cfg.pacing.latency_limit_us > 0,
+                max_tries: cfg.errors.max_tries,
             },
         }
     }

@@ -9,8 +9,7 @@ use std::process::{Command, Stdio};
 /// Runs `command` (bytes, as pgbench passes them) like C `system()`: true when it
 /// ran and exited with status 0.
 pub fn system(command: &[u8]) -> bool {
-    let _ = std::io::stdout().flush();
-    let _ = std::io::stderr().flush();
+    flush_stdio();
     Command::new("/bin/sh")
         .arg("-c")
         .arg(OsStr::from_bytes(command))
@@ -23,8 +22,7 @@ pub fn system(command: &[u8]) -> bool {
 /// Runs `command` like `popen(command, "r")` and returns everything it printed on
 /// stdout, as bytes (`None` when it could not be started).
 pub fn capture(command: &[u8]) -> Option<Vec<u8>> {
-    let _ = std::io::stdout().flush();
-    let _ = std::io::stderr().flush();
+    flush_stdio();
     let mut child = Command::new("/bin/sh")
         .arg("-c")
         .arg(OsStr::from_bytes(command))
@@ -33,10 +31,21 @@ pub fn capture(command: &[u8]) -> Option<Vec<u8>> {
         .ok()?;
     let mut out = Vec::new();
     if let Some(mut so) = child.stdout.take() {
-        let _ = so.read_to_end(&mut out);
+        // As pgbench's fgets: what could be read is the output (an empty or
+        // unfinished line is reported by the caller as unreadable).
+        let _partial = so.read_to_end(&mut out);
     }
-    let _ = child.wait();
+    // Reaps the child; its exit status does not matter to `\setshell` (as pclose's
+    // status in pgbench), and a wait that fails leaves nothing to clean up.
+    let _status = child.wait();
     Some(out)
+}
+
+/// Flushes our buffered output first, as C's `system`/`popen` callers do, so the
+/// command's output comes after it. Nothing to do if stdout or stderr is gone.
+fn flush_stdio() {
+    let _stdout = std::io::stdout().flush();
+    let _stderr = std::io::stderr().flush();
 }
 
 #[cfg(test)]

@@ -119,7 +119,7 @@ pub fn wait(read_fd: RawFd) -> io::Result<()> {
 }
 
 /// True once a SIGINT or SIGTERM has been received.
-pub fn interrupted() -> bool {
+pub(crate) fn interrupted() -> bool {
     SIGNALS.load(Ordering::Relaxed) > 0
 }
 

@@ -5,7 +5,7 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use pgrush_engine::{EngineConfig, QueryMode, RunLength};
+use pgrush_engine::{EngineConfig, ErrorPolicy, Output, Pacing, QueryMode, RunLimit};
 use pgrush_script::{Seeds, Value, Variables, load_script};
 use pgrush_stats::StatsLayout;
 use pgrush_wire::conninfo::{ConnectRequest, resolve};
@@ -61,30 +61,24 @@ fn config(mode: QueryMode, tx: u32, log_prefix: Option<String>) -> EngineConfig 
         scripts: vec![script],
         clients: 2,
         threads: 1,
-        length: RunLength::Transactions(tx),
+        limit: RunLimit::Transactions(tx),
         query_mode: mode,
         connect_per_tx: false,
-        rate: 0.0,
-        latency_limit_us: 0,
-        max_tries: 1,
-        progress: 0,
-        progress_timestamp: false,
-        log: log_prefix.map(|prefix| pgrush_engine::LogConfig {
-            prefix,
-            pid: std::process::id(),
-            sampling_rate: 0.0,
-            aggregate_interval: 0,
-        }),
-        failures_detailed: false,
-        verbose_errors: false,
-        exit_on_abort: false,
-        continue_on_error: false,
-        debug: false,
-        report_per_command: true,
+        pacing: Pacing::default(),
+        errors: ErrorPolicy::default(),
+        output: Output {
+            report_per_command: true,
+            log: log_prefix.map(|prefix| pgrush_engine::LogConfig {
+                prefix,
+                pid: std::process::id(),
+                sampling_rate: 0.0,
+                aggregate_interval: 0,
+            }),
+            ..Output::new("pgrush")
+        },
         variables,
         client_rngs: seeds.clients,
         thread_rngs: seeds.threads,
-        progname: "pgrush".to_string(),
         handle_signals: false,
     }
 }

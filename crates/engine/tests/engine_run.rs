@@ -1,9 +1,12 @@
 //! The engine on a real server, without the CLI: counts, per-command stats,
 //! aborts, retries and the three query modes.
 
-use pgrush_engine::{EngineConfig, QueryMode, RunLength, RunOutcome};
+use pgrush_engine::{
+    EngineConfig, EngineError, ErrorPolicy, LogConfig, Output, Pacing, QueryMode, RunLimit,
+    RunOutcome,
+};
 use pgrush_script::{Seeds, Value, Variables, load_script};
-use pgrush_stats::{RunConfig, RunLimit, RunSummary, ScriptInfo};
+use pgrush_stats::{RunConfig, RunSummary, ScriptInfo};
 use pgrush_wire::conninfo::{ConnectRequest, resolve};
 
 fn config(scripts: &[(&str, &str)], clients: u32, threads: u32, tx: u32) -> EngineConfig {
@@ -30,25 +33,18 @@ fn config(scripts: &[(&str, &str)], clients: u32, threads: u32, tx: u32) -> Engi
         scripts,
         clients,
         threads,
-        length: RunLength::Transactions(tx),
+        limit: RunLimit::Transactions(tx),
         query_mode: QueryMode::Simple,
         connect_per_tx: false,
-        rate: 0.0,
-        latency_limit_us: 0,
-        max_tries: 1,
-        progress: 0,
-        progress_timestamp: false,
-        log: None,
-        failures_detailed: false,
-        verbose_errors: false,
-        exit_on_abort: false,
-        continue_on_error: false,
-        debug: false,
-        report_per_command: true,
+        pacing: Pacing::default(),
+        errors: ErrorPolicy::default(),
+        output: Output {
+            report_per_command: true,
+            ..Output::new("pgrush")
+        },
         variables,
         client_rngs: seeds.clients,
         thread_rngs: seeds.threads,
-        progname: "pgrush".to_string(),
         handle_signals: false,
     }
 }
@@ -61,7 +57,7 @@ fn run(cfg: &EngineConfig) -> RunOutcome {
             query_mode: cfg.query_mode,
             clients: cfg.clients,
             threads: cfg.threads,
-            max_tries: cfg.max_tries,
+            max_tries: cfg.errors.max_tries,
             limit: RunLimit::Transactions(10),
             rate: None,
             latency_limit_us: None,
@@ -142,7 +138,7 @@ fn failures_are_retried_then_counted() {
         1,
         3,
     );
-    cfg.max_tries = 3;
+    cfg.errors.max_tries = 3;
     let out = run(&cfg);
     assert!(!out.aborted);
     let c = &out.stats.total.counters;
@@ -170,4 +166,66 @@ fn bad_configuration_is_rejected() {
     cfg.client_rngs.truncate(1);
     let summary_layout = pgrush_stats::StatsLayout::default();
     assert!(pgrush_engine::run(&cfg, &summary_layout).is_err());
+}
+
+#[test]
+fn a_failed_initial_connection_is_returned_and_stops_every_thread() {
+    // Four clients on two threads: the threads meet at their barriers even though
+    // they fail (no thread waits forever), and the first failure is the run's
+    // (whichever thread gets there first: the other one then stops connecting).
+    let mut cfg = config(&[("one.sql", "select 1;\n")], 4, 2, 1);
+    cfg.conn = resolve(&ConnectRequest {
+        dbname: Some("postgres".to_string()),
+        host: Some("/nonexistent-pgrush-socket-dir".to_string()),
+        port: Some("1".to_string()),
+        user: Some("nobody".to_string()),
+        ..ConnectRequest::default()
+    })
+    .expect("conninfo");
+    let layout = pgrush_stats::StatsLayout::default();
+    match pgrush_engine::run(&cfg, &layout) {
+        Err(e @ EngineError::Connection { client }) => {
+            assert!(client == 0 || client == 2, "{client}");
+            assert_eq!(
+                e.to_string(),
+                format!("could not create connection for client {client}")
+            );
+        }
+        other => panic!("expected a connection error, got {other:?}"),
+    }
+}
+
+#[test]
+fn an_unwritable_log_is_returned() {
+    let mut cfg = config(&[("one.sql", "select 1;\n")], 2, 2, 1);
+    cfg.output.log = Some(LogConfig {
+        prefix: "/nonexistent-pgrush-dir/log".to_string(),
+        pid: 42,
+        sampling_rate: 0.0,
+        aggregate_interval: 0,
+    });
+    let layout = pgrush_stats::StatsLayout::default();
+    match pgrush_engine::run(&cfg, &layout) {
+        Err(e @ EngineError::LogFile { .. }) => assert_eq!(
+            e.to_string(),
+            "could not open logfile \"/nonexistent-pgrush-dir/log.42\": No such file or directory"
+        ),
+        other => panic!("expected a log file error, got {other:?}"),
+    }
+}
+
+#[test]
+fn sql_the_connection_refuses_aborts_the_client_instead_of_hanging() {
+    // The wire crate refuses SQL holding a NUL byte (scripts built by other means
+    // than the loader could hold one): the client aborts, the others go on.
+    for mode in [QueryMode::Extended, QueryMode::Prepared] {
+        let mut cfg = config(&[("nul.sql", "select 1;\nselect 2;\nselect 3;\n")], 2, 1, 2);
+        cfg.query_mode = mode;
+        if let pgrush_script::CommandKind::Sql(sql) = &mut cfg.scripts[0].commands[1].kind {
+            sql.extended_text = b"select 2\0 junk;".to_vec();
+        }
+        let out = run(&cfg);
+        assert!(out.aborted, "{mode:?}");
+        assert_eq!(out.stats.total.counters.successful, 0, "{mode:?}");
+    }
 }

@@ -248,9 +248,9 @@ pub struct ConfigDoc {
     /// `maximum number of tries:` (0 = unlimited).
     pub max_tries: u32,
     /// `-t`.
-    pub transactions_per_client: Option<i32>,
+    pub transactions_per_client: Option<u32>,
     /// `-T`.
-    pub duration_s: Option<i32>,
+    pub duration_s: Option<u32>,
     /// `-R` (tps).
     pub rate_tps: Option<f64>,
     /// `-L` (ms).

@@ -18,7 +18,7 @@ mod aggregate;
 pub mod cfmt;
 mod counters;
 pub mod histogram;
-mod progress;
+pub mod progress;
 mod simple;
 mod summary;
 mod thread;

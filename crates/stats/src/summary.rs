@@ -58,14 +58,15 @@ pub struct Partitioning {
     pub count: i32,
 }
 
-/// How long the run was asked to last.
+/// How long the run was asked to last: when the engine stops the clients, and what
+/// the report echoes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RunLimit {
     /// `-t N`: transactions per client.
-    Transactions(i32),
+    Transactions(u32),
     /// `-T N`: duration in seconds.
-    Duration(i32),
+    Duration(u32),
 }
 
 /// The run's configuration as echoed in the report.

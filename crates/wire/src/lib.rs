@@ -47,7 +47,10 @@ mod query;
 mod tls;
 mod transport;
 
-pub use backend::{BackendMessage, DataRow, FieldDescription, RowDescription, TransactionStatus};
+pub use backend::{
+    BackendMessage, DataRow, FieldDescription, RowDescription, TransactionStatus,
+    decode as decode_backend_message,
+};
 pub use cancel::CancelToken;
 pub use config::{ConnectConfig, Endpoint, EndpointKind};
 pub use conn::{Connection, NoticeHandler, ReadOutcome};

@@ -1,0 +1,430 @@
+//! Running one script command (`START_COMMAND`, `SLEEP`, `END_COMMAND`) and
+//! skipping the commands of an inactive `\if` branch (`SKIP_COMMAND`).
+
+use pgrush_script::{CommandKind, EvalContext, Expr, GsetKind, MetaError, RawMessage, Value};
+use pgrush_stats::QueryMode;
+
+use super::{Client, ErrStatus, Next, Pipeline, State, Wait};
+use crate::clock::LazyNow;
+use crate::cond::IfState;
+use crate::conn::{ClientConn, Network};
+use crate::context::ThreadCtx;
+use crate::messages;
+
+impl<C: ClientConn> Client<C> {
+    /// `START_COMMAND`: runs the current command, or ends the transaction after the last one.
+    pub(super) fn start_command<N: Network<Conn = C>>(
+        &mut self,
+        ctx: &mut ThreadCtx<'_, N>,
+        now: &mut LazyNow,
+    ) -> Next {
+        let script = &ctx.cfg.scripts[self.script];
+        if self.command >= script.commands.len() {
+            if matches!(self.pipeline, Pipeline::On { .. }) {
+                messages::error(
+                    ctx.progname(),
+                    &format!(
+                        "client {} aborted: end of script reached with pipeline open",
+                        self.id
+                    ),
+                );
+                return Next::go(State::Aborted);
+            }
+            return Next::go(State::EndTx);
+        }
+        if ctx.cfg.output.report_per_command {
+            self.stmt_begin = now.get(&ctx.clock);
+        }
+        let next = self.execute(ctx, now);
+        if next == State::Aborted && self.estatus == ErrStatus::None {
+            self.estatus = ErrStatus::MetaCommand;
+        }
+        if next == State::WaitResult {
+            if ctx.cfg.output.debug {
+                // pgbench polls once right after sending.
+                messages::debug(ctx.progname(), &format!("client {} receiving", self.id));
+            }
+            return Next::wait(next, Wait::Socket);
+        }
+        Next::go(next)
+    }
+
+    /// `SLEEP`: waits for the end of a `\sleep`.
+    pub(super) fn sleep<N: Network<Conn = C>>(
+        &mut self,
+        ctx: &ThreadCtx<'_, N>,
+        now: &mut LazyNow,
+    ) -> Next {
+        let t = now.get(&ctx.clock);
+        if t < self.sleep_until {
+            return Next::wait(State::Sleep, Wait::Until(self.sleep_until));
+        }
+        Next::go(State::EndCommand)
+    }
+
+    /// `END_COMMAND`: accounts the command's latency (`-r`) and moves on.
+    pub(super) fn end_command<N: Network<Conn = C>>(
+        &mut self,
+        ctx: &mut ThreadCtx<'_, N>,
+        now: &mut LazyNow,
+    ) -> Next {
+        if ctx.cfg.output.report_per_command {
+            let t = now.get(&ctx.clock);
+            ctx.stats
+                .record_command(self.script, self.command, (t - self.stmt_begin) as f64);
+        }
+        self.command += 1;
+        Next::go(if self.cond.active() {
+            State::StartCommand
+        } else {
+            State::SkipCommand
+        })
+    }
+
+    /// Runs the current command (SQL or meta); returns the next state.
+    fn execute<N: Network<Conn = C>>(
+        &mut self,
+        ctx: &mut ThreadCtx<'_, N>,
+        now: &mut LazyNow,
+    ) -> State {
+        let cfg = ctx.cfg;
+        let command = &cfg.scripts[self.script].commands[self.command];
+        match &command.kind {
+            CommandKind::Sql(sql) => {
+                if matches!(self.pipeline, Pipeline::On { .. })
+                    && let Some((kind, _)) = &sql.gset
+                {
+                    let (what, msg) = match kind {
+                        GsetKind::Gset => ("gset", "\\gset is not allowed in pipeline mode"),
+                        GsetKind::Aset => ("aset", "\\aset is not allowed in pipeline mode"),
+                    };
+                    return self.command_failed(ctx, what, msg);
+                }
+                let stmt = ctx.stmt_index(self.script, self.command);
+                if let Err(failure) = self.send_sql(ctx, sql, stmt) {
+                    return self.command_failed(ctx, "SQL", &failure.message());
+                }
+                match self.pipeline {
+                    Pipeline::Off => State::WaitResult,
+                    Pipeline::On { .. } => State::EndCommand,
+                }
+            }
+            kind => {
+                if cfg.output.debug {
+                    messages::debug(
+                        ctx.progname(),
+                        &messages::concat(
+                            &format!("client {} executing \\", self.id),
+                            &command.argv_line(),
+                        ),
+                    );
+                }
+                let next = self.meta_command(ctx, now, kind);
+                now.reset();
+                next
+            }
+        }
+    }
+
+    /// Evaluates an expression with the client's variables and generator; `debug()`
+    /// output goes to stderr as is (no program-name prefix).
+    fn eval(&mut self, expr: &Expr) -> Result<Value, Option<Vec<u8>>> {
+        let mut debug_out = Vec::new();
+        let r = {
+            let mut ectx = EvalContext {
+                vars: &self.vars,
+                rng: &mut self.rng,
+                script: self.script,
+                command: self.command,
+                debug_out: &mut debug_out,
+            };
+            expr.eval(&mut ectx)
+        };
+        for line in debug_out {
+            eprintln!("{line}");
+        }
+        r.map_err(|e| e.message())
+    }
+
+    /// Evaluates a meta-command's expression; on failure prints why (some
+    /// failures have no message) and the abort line.
+    fn eval_or_fail<N: Network<Conn = C>>(
+        &mut self,
+        ctx: &ThreadCtx<'_, N>,
+        what: &str,
+        expr: &Expr,
+    ) -> Result<Value, State> {
+        self.eval(expr).map_err(|msg| {
+            if let Some(m) = msg {
+                messages::error(ctx.progname(), &m);
+            }
+            self.command_failed(ctx, what, "evaluation of meta-command failed")
+        })
+    }
+
+    fn meta_command<N: Network<Conn = C>>(
+        &mut self,
+        ctx: &mut ThreadCtx<'_, N>,
+        now: &mut LazyNow,
+        kind: &CommandKind,
+    ) -> State {
+        match kind {
+            CommandKind::Sql(_) => State::Aborted,
+            CommandKind::Set { var, expr } => {
+                let value = match self.eval_or_fail(ctx, "set", expr) {
+                    Ok(v) => v,
+                    Err(state) => return state,
+                };
+                if let Err(e) = self.vars.set_value("set", var, value) {
+                    messages::error(ctx.progname(), &e.to_bytes());
+                    return self.command_failed(ctx, "set", "assignment of meta-command failed");
+                }
+                State::EndCommand
+            }
+            CommandKind::Sleep(sleep) => match sleep.micros(&self.vars) {
+                Ok(us) => {
+                    self.sleep_until = now.get(&ctx.clock) + i64::from(us);
+                    State::Sleep
+                }
+                Err(msg) => {
+                    messages::error(ctx.progname(), &msg.to_bytes());
+                    self.command_failed(ctx, "sleep", "execution of meta-command failed")
+                }
+            },
+            CommandKind::If(expr) => match self.eval_or_fail(ctx, "if", expr) {
+                Ok(value) => {
+                    self.cond.push(if value.truth() {
+                        IfState::True
+                    } else {
+                        IfState::False
+                    });
+                    State::EndCommand
+                }
+                Err(state) => state,
+            },
+            CommandKind::Elif(expr) => {
+                if self.cond.peek() == Some(IfState::True) {
+                    self.cond.poke(IfState::Ignored);
+                    return State::EndCommand;
+                }
+                match self.eval_or_fail(ctx, "elif", expr) {
+                    Ok(value) => {
+                        self.cond.poke(if value.truth() {
+                            IfState::True
+                        } else {
+                            IfState::False
+                        });
+                        State::EndCommand
+                    }
+                    Err(state) => state,
+                }
+            }
+            CommandKind::Else => {
+                if self.cond.peek() == Some(IfState::True) {
+                    self.cond.poke(IfState::ElseFalse);
+                }
+                State::EndCommand
+            }
+            CommandKind::EndIf => {
+                self.cond.pop();
+                State::EndCommand
+            }
+            CommandKind::SetShell { var, args } => self.set_shell(ctx, &var.name, args),
+            CommandKind::Shell { args } => self.shell(ctx, args),
+            CommandKind::StartPipeline => self.start_pipeline(ctx),
+            CommandKind::SyncPipeline => self.sync_pipeline(ctx),
+            CommandKind::EndPipeline => self.end_pipeline(ctx),
+        }
+    }
+
+    /// `\syncpipeline`: queues a Sync inside the pipeline.
+    fn sync_pipeline<N: Network<Conn = C>>(&mut self, ctx: &ThreadCtx<'_, N>) -> State {
+        let Pipeline::On { syncs } = self.pipeline else {
+            return self.command_failed(ctx, "syncpipeline", "not in pipeline mode");
+        };
+        if let Some(conn) = self.conn.as_mut() {
+            conn.queue_sync();
+        }
+        self.read.syncs_left += 1;
+        self.pipeline = Pipeline::On { syncs: syncs + 1 };
+        State::EndCommand
+    }
+
+    /// `\endpipeline`: queues the final Sync, writes the whole pipeline and waits
+    /// for its results.
+    fn end_pipeline<N: Network<Conn = C>>(&mut self, ctx: &ThreadCtx<'_, N>) -> State {
+        let Pipeline::On { .. } = self.pipeline else {
+            return self.command_failed(ctx, "endpipeline", "not in pipeline mode");
+        };
+        if let Some(conn) = self.conn.as_mut() {
+            conn.queue_sync();
+        }
+        self.read.syncs_left += 1;
+        if !self.flush_output() {
+            return self.command_failed(ctx, "endpipeline", "failed to send a pipeline sync");
+        }
+        self.pipeline = Pipeline::Off;
+        self.read.failed = false;
+        self.read.gset = None;
+        State::WaitResult
+    }
+
+    /// `\setshell var command args...`: stores the command's output (an integer).
+    fn set_shell<N: Network<Conn = C>>(
+        &mut self,
+        ctx: &ThreadCtx<'_, N>,
+        var: &[u8],
+        args: &[Vec<u8>],
+    ) -> State {
+        let prog: &[u8] = args.first().map_or(b"", Vec::as_slice);
+        let mut output = Vec::new();
+        let result = pgrush_script::build_shell_command(args, &self.vars).and_then(|line| {
+            match crate::shell::capture(&line) {
+                Some(out) => {
+                    output = out;
+                    pgrush_script::parse_setshell_output(prog, &output)
+                }
+                None => Err(MetaError::CouldNotLaunch(prog.to_vec())),
+            }
+        });
+        let stored = result.and_then(|v| {
+            self.vars
+                .put_value("setshell", var, Value::Int(v))
+                .map_err(MetaError::from)
+        });
+        match stored {
+            Ok(()) => {
+                if ctx.cfg.output.debug {
+                    setshell_debug(ctx.progname(), prog, args.get(1), &output);
+                }
+                State::EndCommand
+            }
+            Err(e) => {
+                let quiet = ctx.timer_exceeded && matches!(e, MetaError::CouldNotRead(_));
+                if !quiet {
+                    messages::error(ctx.progname(), &e.to_bytes());
+                }
+                self.command_failed(ctx, "setshell", "execution of meta-command failed")
+            }
+        }
+    }
+
+    /// `\shell command args...`.
+    fn shell<N: Network<Conn = C>>(&mut self, ctx: &ThreadCtx<'_, N>, args: &[Vec<u8>]) -> State {
+        let prog: &[u8] = args.first().map_or(b"", Vec::as_slice);
+        let result = pgrush_script::build_shell_command(args, &self.vars).and_then(|line| {
+            if crate::shell::system(&line) {
+                Ok(())
+            } else {
+                Err(MetaError::CouldNotLaunch(prog.to_vec()))
+            }
+        });
+        match result {
+            Ok(()) => State::EndCommand,
+            Err(e) => {
+                let quiet = ctx.timer_exceeded && matches!(e, MetaError::CouldNotLaunch(_));
+                if !quiet {
+                    messages::error(ctx.progname(), &e.to_bytes());
+                }
+                self.command_failed(ctx, "shell", "execution of meta-command failed")
+            }
+        }
+    }
+
+    /// `\startpipeline`; in prepared mode it first prepares every SQL command up to
+    /// `\endpipeline` (as pgbench, so a BEGIN ISOLATION LEVEL in the pipeline works).
+    fn start_pipeline<N: Network<Conn = C>>(&mut self, ctx: &mut ThreadCtx<'_, N>) -> State {
+        if ctx.cfg.query_mode == QueryMode::Simple {
+            return self.command_failed(
+                ctx,
+                "startpipeline",
+                "cannot use pipeline mode with the simple query protocol",
+            );
+        }
+        if ctx.cfg.query_mode == QueryMode::Prepared
+            && let Err(failure) = self.prepare_pipeline(ctx)
+        {
+            return self.command_failed(ctx, "startpipeline", &failure.message());
+        }
+        if matches!(self.pipeline, Pipeline::On { .. }) {
+            return self.command_failed(ctx, "startpipeline", "already in pipeline mode");
+        }
+        self.pipeline = Pipeline::On { syncs: 0 };
+        self.read.pipeline_cmds.clear();
+        State::EndCommand
+    }
+
+    /// `SKIP_COMMAND`: skips one command of an inactive branch; returns the next state.
+    pub(super) fn skip_command<N>(&mut self, ctx: &ThreadCtx<'_, N>) -> State {
+        let script = &ctx.cfg.scripts[self.script];
+        let Some(command) = script.commands.get(self.command) else {
+            // Cannot happen with balanced conditionals; end the transaction.
+            return State::EndTx;
+        };
+        let is_if = matches!(command.kind, CommandKind::If(_));
+        let is_elif = matches!(command.kind, CommandKind::Elif(_));
+        let is_else = matches!(command.kind, CommandKind::Else);
+        let is_endif = matches!(command.kind, CommandKind::EndIf);
+        if !(is_if || is_elif || is_else || is_endif) {
+            self.command += 1;
+            return State::SkipCommand;
+        }
+        match self.cond.peek() {
+            Some(IfState::False) => {
+                if is_if {
+                    self.cond.push(IfState::Ignored);
+                    self.command += 1;
+                    State::SkipCommand
+                } else if is_elif {
+                    State::StartCommand
+                } else if is_else {
+                    self.cond.poke(IfState::ElseTrue);
+                    self.command += 1;
+                    State::StartCommand
+                } else {
+                    self.cond.pop();
+                    self.command += 1;
+                    self.resume_state()
+                }
+            }
+            Some(IfState::Ignored) | Some(IfState::ElseFalse) => {
+                self.command += 1;
+                if is_if {
+                    self.cond.push(IfState::Ignored);
+                    State::SkipCommand
+                } else if is_endif {
+                    self.cond.pop();
+                    self.resume_state()
+                } else {
+                    State::SkipCommand
+                }
+            }
+            // Inconsistent (active stack in skip state): resume normal execution.
+            _ => State::StartCommand,
+        }
+    }
+
+    /// After an `\endif` while skipping: run again if the enclosing branch runs.
+    fn resume_state(&self) -> State {
+        if self.cond.active() {
+            State::StartCommand
+        } else {
+            State::SkipCommand
+        }
+    }
+}
+
+/// pgbench's `--debug` line after a `\setshell`: the command, its first argument
+/// as written (`(null)` when there is none, as glibc prints a NULL string) and
+/// the line read from its output, trailing newline included.
+fn setshell_debug(progname: &str, prog: &[u8], first_arg: Option<&Vec<u8>>, output: &[u8]) {
+    let line = pgrush_script::setshell_first_line(output).unwrap_or(b"");
+    let line = &line[..line.iter().position(|&c| c == 0).unwrap_or(line.len())];
+    let mut msg = prog.to_vec();
+    msg.extend_from_slice(b": shell parameter name: \"");
+    msg.extend_from_slice(first_arg.map_or(b"(null)", Vec::as_slice));
+    msg.extend_from_slice(b"\", value: \"");
+    msg.extend_from_slice(line);
+    msg.push(b'"');
+    messages::debug(progname, &msg);
+}

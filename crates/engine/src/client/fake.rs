@@ -1,0 +1,466 @@
+//! A scripted fake server for the state machine's unit tests: [`FakeConn`]
+//! implements [`ClientConn`] and [`FakeNetwork`] implements [`Network`].
+//!
+//! The fake answers what a client flushes at once, as a tiny PostgreSQL would:
+//! simple Query, Parse/Bind/Describe/Execute/Sync (skipping to Sync after an
+//! error), named statements, and the transaction status (BEGIN, END/COMMIT,
+//! ROLLBACK, an error inside a block). Statements answer `SELECT 1` with no rows
+//! unless a [`Rule`] matching their text says otherwise (rows, or an error a
+//! given number of times). Everything the server received is kept in
+//! [`FakeServer::received`], one line per message.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::io;
+use std::rc::Rc;
+
+use pgrush_wire::{BackendMessage, Error, ReadOutcome, TransactionStatus};
+
+use crate::conn::{ClientConn, Network};
+
+/// What a statement answers.
+#[derive(Debug, Clone)]
+pub(super) enum Reply {
+    /// Rows of text columns (`None` = NULL).
+    Rows {
+        /// Column names.
+        columns: Vec<&'static str>,
+        /// Rows.
+        rows: Vec<Vec<Option<&'static str>>>,
+    },
+    /// An ERROR with this SQLSTATE.
+    Fail {
+        /// SQLSTATE.
+        code: &'static str,
+        /// Message.
+        message: &'static str,
+    },
+}
+
+/// Statements whose text contains `contains` answer `reply`, `times` times (None = always).
+#[derive(Debug, Clone)]
+pub(super) struct Rule {
+    contains: Vec<u8>,
+    reply: Reply,
+    times: Option<u32>,
+}
+
+/// The server side shared by every connection of a test.
+#[derive(Debug, Default)]
+pub(super) struct FakeServer {
+    rules: Vec<Rule>,
+    /// What the server received, one line per message (`Q <sql>`, `P <name> <sql>`,
+    /// `B <stmt>`, `E`, `S`), and `cancel`/`close`.
+    pub(super) received: Vec<String>,
+    /// SQL texts containing this are refused by `queue_*` (as the wire crate
+    /// refuses a NUL byte).
+    refuse: Option<Vec<u8>>,
+    /// Every flush fails (a dead socket).
+    pub(super) flush_fails: bool,
+    /// This many flushes write nothing (a full socket buffer): the client keeps
+    /// its output pending until the socket is writable again.
+    pub(super) stalled_flushes: u32,
+    /// Connections opened.
+    pub(super) connects: u32,
+    /// Connections closed.
+    pub(super) closes: u32,
+    /// Connections refused from this number of connects on.
+    pub(super) refuse_connects_after: Option<u32>,
+}
+
+impl FakeServer {
+    /// A server answering with defaults; shared by the test and its connections.
+    pub(super) fn new() -> Rc<RefCell<FakeServer>> {
+        Rc::new(RefCell::new(FakeServer::default()))
+    }
+
+    /// Statements containing `contains` return `rows` (always).
+    pub(super) fn rows(
+        &mut self,
+        contains: &str,
+        columns: Vec<&'static str>,
+        rows: Vec<Vec<Option<&'static str>>>,
+    ) {
+        self.rules.push(Rule {
+            contains: contains.as_bytes().to_vec(),
+            reply: Reply::Rows { columns, rows },
+            times: None,
+        });
+    }
+
+    /// Statements containing `contains` fail with `code`, `times` times (None = always).
+    pub(super) fn fail(&mut self, contains: &str, code: &'static str, times: Option<u32>) {
+        self.rules.push(Rule {
+            contains: contains.as_bytes().to_vec(),
+            reply: Reply::Fail {
+                code,
+                message: "injected failure",
+            },
+            times,
+        });
+    }
+
+    /// `queue_*` refuses SQL containing `contains`.
+    pub(super) fn refuse_sql_containing(&mut self, contains: &str) {
+        self.refuse = Some(contains.as_bytes().to_vec());
+    }
+
+    /// The lines received that start with `prefix`.
+    pub(super) fn received_starting(&self, prefix: &str) -> Vec<String> {
+        self.received
+            .iter()
+            .filter(|l| l.starts_with(prefix))
+            .cloned()
+            .collect()
+    }
+
+    fn reply_for(&mut self, sql: &[u8]) -> Option<Reply> {
+        let rule = self.rules.iter_mut().find(|r| {
+            r.times != Some(0) && sql.windows(r.contains.len()).any(|w| w == r.contains)
+        })?;
+        if let Some(n) = rule.times.as_mut() {
+            *n -= 1;
+        }
+        Some(rule.reply.clone())
+    }
+}
+
+/// A frontend message queued by the client, not flushed yet.
+#[derive(Debug)]
+enum Frontend {
+    Query(Vec<u8>),
+    Parse(String, Vec<u8>),
+    Bind(String),
+    Describe,
+    Execute,
+    Sync,
+}
+
+/// One fake connection.
+pub(super) struct FakeConn {
+    server: Rc<RefCell<FakeServer>>,
+    queued: Vec<Frontend>,
+    /// Encoded backend messages the socket will deliver at the next read.
+    in_flight: Vec<u8>,
+    /// Delivered bytes, decoded by `next_message`.
+    input: Vec<u8>,
+    input_pos: usize,
+    status: TransactionStatus,
+    /// After an error in the extended protocol: ignore messages up to Sync.
+    skipping: bool,
+    statements: HashMap<String, Vec<u8>>,
+    portal: Option<Vec<u8>>,
+}
+
+impl FakeConn {
+    fn new(server: Rc<RefCell<FakeServer>>) -> Self {
+        FakeConn {
+            server,
+            queued: Vec::new(),
+            in_flight: Vec::new(),
+            input: Vec::new(),
+            input_pos: 0,
+            status: TransactionStatus::Idle,
+            skipping: false,
+            statements: HashMap::new(),
+            portal: None,
+        }
+    }
+
+    /// Whether the socket has something to read (epoll's readable).
+    pub(super) fn readable(&self) -> bool {
+        !self.in_flight.is_empty()
+    }
+
+    fn check(&self, sql: &[u8]) -> Result<(), Error> {
+        match &self.server.borrow().refuse {
+            Some(r) if sql.windows(r.len()).any(|w| w == r.as_slice()) => {
+                Err(Error::Usage("string contains embedded null".to_string()))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    fn note(&self, line: String) {
+        self.server.borrow_mut().received.push(line);
+    }
+
+    fn answer(&mut self, msg: Frontend) {
+        match msg {
+            Frontend::Query(sql) => {
+                self.note(format!("Q {}", String::from_utf8_lossy(&sql)));
+                self.run_statement(&sql);
+                self.ready_for_query();
+            }
+            Frontend::Sync => {
+                self.note("S".to_string());
+                self.skipping = false;
+                self.ready_for_query();
+            }
+            _ if self.skipping => {}
+            Frontend::Parse(name, sql) => {
+                self.note(format!("P {name} {}", String::from_utf8_lossy(&sql)));
+                self.statements.insert(name, sql);
+                self.push(b'1', &[]);
+            }
+            Frontend::Bind(stmt) => {
+                self.note(format!("B {stmt}"));
+                match self.statements.get(&stmt) {
+                    Some(sql) => {
+                        self.portal = Some(sql.clone());
+                        self.push(b'2', &[]);
+                    }
+                    None => {
+                        self.error("26000", "prepared statement does not exist");
+                    }
+                }
+            }
+            Frontend::Describe => {}
+            Frontend::Execute => {
+                self.note("E".to_string());
+                if let Some(sql) = self.portal.take() {
+                    self.run_statement(&sql);
+                }
+            }
+        }
+    }
+
+    fn run_statement(&mut self, sql: &[u8]) {
+        let upper = String::from_utf8_lossy(sql).trim().to_ascii_uppercase();
+        let ends_block = upper.starts_with("END") || upper.starts_with("COMMIT");
+        if upper.starts_with("ROLLBACK") || (ends_block && self.status == TransactionStatus::Failed)
+        {
+            self.status = TransactionStatus::Idle;
+            return self.complete("ROLLBACK");
+        }
+        if self.status == TransactionStatus::Failed {
+            return self.error("25P02", "current transaction is aborted");
+        }
+        let reply = self.server.borrow_mut().reply_for(sql);
+        match reply {
+            Some(Reply::Fail { code, message }) => self.error(code, message),
+            Some(Reply::Rows { columns, rows }) => {
+                let mut body = (columns.len() as i16).to_be_bytes().to_vec();
+                for c in &columns {
+                    body.extend_from_slice(c.as_bytes());
+                    body.push(0);
+                    body.extend_from_slice(&[0; 4]); // table oid
+                    body.extend_from_slice(&[0; 2]); // column number
+                    body.extend_from_slice(&25i32.to_be_bytes()); // text
+                    body.extend_from_slice(&(-1i16).to_be_bytes());
+                    body.extend_from_slice(&(-1i32).to_be_bytes());
+                    body.extend_from_slice(&[0; 2]); // text format
+                }
+                self.push(b'T', &body);
+                for row in &rows {
+                    let mut body = (row.len() as i16).to_be_bytes().to_vec();
+                    for v in row {
+                        match v {
+                            Some(v) => {
+                                body.extend_from_slice(&(v.len() as i32).to_be_bytes());
+                                body.extend_from_slice(v.as_bytes());
+                            }
+                            None => body.extend_from_slice(&(-1i32).to_be_bytes()),
+                        }
+                    }
+                    self.push(b'D', &body);
+                }
+                self.complete(&format!("SELECT {}", rows.len()));
+            }
+            None if upper.starts_with("BEGIN") => {
+                self.status = TransactionStatus::InTransaction;
+                self.complete("BEGIN");
+            }
+            None if ends_block => {
+                self.status = TransactionStatus::Idle;
+                self.complete("COMMIT");
+            }
+            None => self.complete("SELECT 0"),
+        }
+    }
+
+    fn complete(&mut self, tag: &str) {
+        let mut body = tag.as_bytes().to_vec();
+        body.push(0);
+        self.push(b'C', &body);
+    }
+
+    fn error(&mut self, code: &str, message: &str) {
+        let mut body = Vec::new();
+        for (field, value) in [
+            (b'S', "ERROR"),
+            (b'V', "ERROR"),
+            (b'C', code),
+            (b'M', message),
+        ] {
+            body.push(field);
+            body.extend_from_slice(value.as_bytes());
+            body.push(0);
+        }
+        body.push(0);
+        self.push(b'E', &body);
+        if self.status == TransactionStatus::InTransaction {
+            self.status = TransactionStatus::Failed;
+        }
+        self.skipping = true;
+    }
+
+    fn ready_for_query(&mut self) {
+        let status = match self.status {
+            TransactionStatus::Idle => b'I',
+            TransactionStatus::InTransaction => b'T',
+            TransactionStatus::Failed => b'E',
+        };
+        self.push(b'Z', &[status]);
+    }
+
+    fn push(&mut self, tag: u8, body: &[u8]) {
+        self.in_flight.push(tag);
+        self.in_flight
+            .extend_from_slice(&((body.len() + 4) as u32).to_be_bytes());
+        self.in_flight.extend_from_slice(body);
+    }
+}
+
+impl ClientConn for FakeConn {
+    fn queue_query(&mut self, sql: &[u8]) -> Result<(), Error> {
+        self.check(sql)?;
+        self.queued.push(Frontend::Query(sql.to_vec()));
+        Ok(())
+    }
+
+    fn queue_parse(&mut self, name: &str, sql: &[u8], _n_params: usize) -> Result<(), Error> {
+        self.check(sql)?;
+        self.queued
+            .push(Frontend::Parse(name.to_string(), sql.to_vec()));
+        Ok(())
+    }
+
+    fn queue_bind<'p, I>(&mut self, stmt: &str, params: I) -> Result<(), Error>
+    where
+        I: IntoIterator<Item = Option<&'p [u8]>>,
+    {
+        params.into_iter().for_each(drop);
+        self.queued.push(Frontend::Bind(stmt.to_string()));
+        Ok(())
+    }
+
+    fn queue_describe_portal(&mut self) -> Result<(), Error> {
+        self.queued.push(Frontend::Describe);
+        Ok(())
+    }
+
+    fn queue_execute(&mut self) -> Result<(), Error> {
+        self.queued.push(Frontend::Execute);
+        Ok(())
+    }
+
+    fn queue_sync(&mut self) {
+        self.queued.push(Frontend::Sync);
+    }
+
+    fn flush(&mut self) -> io::Result<bool> {
+        {
+            let mut server = self.server.borrow_mut();
+            if server.flush_fails {
+                return Err(io::Error::from(io::ErrorKind::BrokenPipe));
+            }
+            if server.stalled_flushes > 0 && !self.queued.is_empty() {
+                server.stalled_flushes -= 1;
+                return Ok(false);
+            }
+        }
+        for msg in std::mem::take(&mut self.queued) {
+            self.answer(msg);
+        }
+        Ok(true)
+    }
+
+    fn read_some(&mut self) -> io::Result<ReadOutcome> {
+        if self.in_flight.is_empty() {
+            return Ok(ReadOutcome::WouldBlock);
+        }
+        let n = self.in_flight.len();
+        self.input.drain(..self.input_pos);
+        self.input_pos = 0;
+        self.input.append(&mut self.in_flight);
+        Ok(ReadOutcome::Data(n))
+    }
+
+    fn next_message(&mut self) -> Result<Option<BackendMessage<'_>>, Error> {
+        let rest = &self.input[self.input_pos..];
+        if rest.len() < 5 {
+            return Ok(None);
+        }
+        let len = u32::from_be_bytes([rest[1], rest[2], rest[3], rest[4]]) as usize;
+        let start = self.input_pos + 5;
+        let end = self.input_pos + 1 + len;
+        self.input_pos = end;
+        pgrush_wire::decode_backend_message(self.input[start - 5], &self.input[start..end])
+            .map(Some)
+    }
+
+    fn client_encoding_utf8(&self) -> bool {
+        true
+    }
+
+    fn cancel(&self) {
+        self.note("cancel".to_string());
+    }
+
+    fn close(self) {
+        self.note("close".to_string());
+        self.server.borrow_mut().closes += 1;
+    }
+}
+
+/// Opens [`FakeConn`]s to one [`FakeServer`].
+pub(super) struct FakeNetwork {
+    server: Rc<RefCell<FakeServer>>,
+    /// Tokens registered and not deregistered yet.
+    pub(super) registered: usize,
+}
+
+impl FakeNetwork {
+    /// Connections to `server`.
+    pub(super) fn new(server: &Rc<RefCell<FakeServer>>) -> Self {
+        FakeNetwork {
+            server: Rc::clone(server),
+            registered: 0,
+        }
+    }
+}
+
+impl Network for FakeNetwork {
+    type Conn = FakeConn;
+
+    fn connect(&mut self) -> Option<FakeConn> {
+        let mut server = self.server.borrow_mut();
+        if server
+            .refuse_connects_after
+            .is_some_and(|n| server.connects >= n)
+        {
+            return None;
+        }
+        server.connects += 1;
+        Some(FakeConn::new(Rc::clone(&self.server)))
+    }
+
+    fn register(&mut self, _token: usize, _conn: &FakeConn) -> io::Result<()> {
+        self.registered += 1;
+        Ok(())
+    }
+
+    fn watch_writable(
+        &mut self,
+        _token: usize,
+        _conn: &FakeConn,
+        _writable: bool,
+    ) -> io::Result<()> {
+        Ok(())
+    }
+
+    fn deregister(&mut self, _conn: &FakeConn) {
+        self.registered -= 1;
+    }
+}

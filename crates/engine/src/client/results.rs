@@ -1,0 +1,564 @@
+//! Reading the results of the SQL command (or pipeline) in flight
+//! (`WAIT_RESULT`): counting rows, `\gset`/`\aset`, errors, ReadyForQuery.
+
+use std::collections::VecDeque;
+
+use pgrush_script::{CommandKind, GsetKind, RawMessage, Variables};
+use pgrush_stats::QueryMode;
+use pgrush_wire::{BackendMessage, DataRow, ErrorFields, ReadOutcome, RowDescription};
+
+use super::{Client, ErrStatus, Next, State, Wait};
+use crate::conn::{ClientConn, Network};
+use crate::context::ThreadCtx;
+use crate::messages;
+
+/// Outcome of reading what the socket has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Poll {
+    /// More results are expected.
+    Pending,
+    /// The command completed (possibly with an error logged only).
+    Done,
+    /// The command failed; `Client::estatus` says how.
+    Failed,
+}
+
+/// What reading the socket gave.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Arrival {
+    /// Data was appended to the input buffer.
+    Data,
+    /// Nothing to read right now.
+    Nothing,
+    /// The connection is closed or failed.
+    Gone,
+}
+
+/// Progress of reading the results of the command in flight.
+#[derive(Debug, Default)]
+pub(super) struct ReadState {
+    /// ReadyForQuery messages still expected.
+    pub(super) syncs_left: u32,
+    /// Leading ReadyForQuery messages that close lazy preparations (their errors are only logged).
+    pub(super) prepare_syncs: u32,
+    /// Statement texts of the pending preparations (for error positions), oldest first.
+    pub(super) prepare_texts: VecDeque<usize>,
+    /// Commands sent in the current pipeline whose result has not been read yet,
+    /// oldest first (an error's `LINE n:` display shows that command's text).
+    pub(super) pipeline_cmds: VecDeque<usize>,
+    /// Result number within the command (`\;` compounds in simple mode).
+    pub(super) qrynum: u32,
+    /// An error was seen: results are discarded up to the last ReadyForQuery.
+    pub(super) failed: bool,
+    /// `\gset`/`\aset` of the command in flight.
+    pub(super) gset: Option<GsetKind>,
+    /// Rows in the current result.
+    rows: u64,
+    /// Whether the current result had a RowDescription.
+    tuples: bool,
+    /// Column names of the current result (`\gset`/`\aset` only).
+    names: TextRow,
+    /// Values of the last row of the current result (`\gset`/`\aset` only).
+    values: TextRow,
+    /// Rows and tuple flag of the last completed result (`\gset`).
+    last: Option<(u64, bool)>,
+    /// Column names of the last completed result (`\gset`).
+    last_names: TextRow,
+    /// Values of the last completed result (`\gset`).
+    last_values: TextRow,
+}
+
+/// A row of optional texts (the server's bytes) in one reusable buffer (no
+/// allocation once warm).
+#[derive(Debug, Default)]
+struct TextRow {
+    text: Vec<u8>,
+    cells: Vec<Option<(usize, usize)>>,
+}
+
+impl TextRow {
+    /// Empties the row, keeping its buffers.
+    fn clear(&mut self) {
+        self.text.clear();
+        self.cells.clear();
+    }
+
+    /// Appends a cell (`None` = SQL NULL), bytes as received.
+    fn push(&mut self, cell: Option<&[u8]>) {
+        let cell = cell.map(|b| {
+            let start = self.text.len();
+            self.text.extend_from_slice(b);
+            (start, self.text.len())
+        });
+        self.cells.push(cell);
+    }
+
+    /// The cells in order.
+    fn iter(&self) -> impl Iterator<Item = Option<&[u8]>> + '_ {
+        self.cells
+            .iter()
+            .map(|c| c.and_then(|(s, e)| self.text.get(s..e)))
+    }
+}
+
+impl ReadState {
+    /// A new command outside a pipeline: nothing expected, buffers kept.
+    pub(super) fn reset(&mut self) {
+        self.syncs_left = 0;
+        self.prepare_syncs = 0;
+        self.prepare_texts.clear();
+        self.pipeline_cmds.clear();
+    }
+
+    /// RowDescription: a result with rows starts (`\gset`/`\aset` keep the names).
+    #[inline]
+    fn row_description(&mut self, rd: &RowDescription<'_>) {
+        self.tuples = true;
+        self.rows = 0;
+        if self.gset.is_some() {
+            self.names.clear();
+            for f in rd.fields() {
+                self.names.push(Some(f.name));
+            }
+        }
+    }
+
+    /// DataRow: counted; `\gset`/`\aset` keep the last one's values.
+    #[inline]
+    fn data_row(&mut self, row: &DataRow<'_>) {
+        self.rows += 1;
+        if self.gset.is_some() {
+            self.values.clear();
+            for v in row.fields() {
+                self.values.push(v);
+            }
+        }
+    }
+
+    /// Starts reading the results of a command with `\gset`/`\aset` `gset`.
+    pub(super) fn begin(&mut self, gset: Option<GsetKind>) {
+        self.qrynum = 0;
+        self.failed = false;
+        self.gset = gset;
+        self.rows = 0;
+        self.tuples = false;
+        self.last = None;
+    }
+}
+
+impl<C: ClientConn> Client<C> {
+    /// `WAIT_RESULT`: reads what has arrived; a retryable error (or any error with
+    /// `--continue-on-error`) goes to Error, any other failure aborts.
+    pub(super) fn wait_result<N: Network<Conn = C>>(&mut self, ctx: &mut ThreadCtx<'_, N>) -> Next {
+        if ctx.cfg.output.debug {
+            messages::debug(ctx.progname(), &format!("client {} receiving", self.id));
+        }
+        match self.poll_results(ctx) {
+            Poll::Pending => Next::wait(State::WaitResult, Wait::Socket),
+            Poll::Done => Next::go(State::EndCommand),
+            Poll::Failed => {
+                let continue_on_error =
+                    ctx.cfg.errors.continue_on_error && self.estatus == ErrStatus::Other;
+                Next::go(if self.estatus.retryable() || continue_on_error {
+                    State::Error
+                } else {
+                    State::Aborted
+                })
+            }
+        }
+    }
+
+    /// Reads the results of the command in flight.
+    fn poll_results<N: Network<Conn = C>>(&mut self, ctx: &ThreadCtx<'_, N>) -> Poll {
+        loop {
+            // Handle every complete message already buffered.
+            loop {
+                let Some(conn) = self.conn.as_mut() else {
+                    return Poll::Failed;
+                };
+                // How to read the server's texts (in its client encoding).
+                let utf8 = conn.client_encoding_utf8();
+                let msg = match conn.next_message() {
+                    Ok(Some(m)) => m,
+                    Ok(None) => break,
+                    Err(e) => {
+                        messages::error(
+                            ctx.progname(),
+                            &format!(
+                                "client {} script {} aborted in command {} query {}: {}",
+                                self.id,
+                                self.script,
+                                self.command,
+                                self.read.qrynum,
+                                e.libpq_message(None)
+                            ),
+                        );
+                        self.estatus = ErrStatus::Other;
+                        return Poll::Failed;
+                    }
+                };
+                match msg {
+                    BackendMessage::RowDescription(rd) => self.read.row_description(&rd),
+                    BackendMessage::DataRow(row) => self.read.data_row(&row),
+                    BackendMessage::CommandComplete(_) | BackendMessage::EmptyQueryResponse => {
+                        self.end_result(ctx);
+                    }
+                    BackendMessage::ErrorResponse(fields) => error_response(
+                        &mut self.read,
+                        &mut self.estatus,
+                        &self.buf,
+                        (self.id, self.script, self.command),
+                        ctx,
+                        &fields,
+                        utf8,
+                    ),
+                    BackendMessage::NoticeResponse(fields) => print_notice(&fields, utf8),
+                    BackendMessage::ReadyForQuery(status) => {
+                        self.tx_status = status;
+                        if self.ready_for_query(ctx) {
+                            return self.finish_command(ctx);
+                        }
+                    }
+                    BackendMessage::CopyInResponse | BackendMessage::CopyOutResponse => {
+                        messages::error(
+                            ctx.progname(),
+                            "COPY is not supported in pgbench, aborting",
+                        );
+                        self.estatus = ErrStatus::Other;
+                        return Poll::Failed;
+                    }
+                    _ => {}
+                }
+            }
+            match self.read_socket() {
+                Arrival::Data => continue,
+                Arrival::Nothing => return Poll::Pending,
+                Arrival::Gone => {
+                    messages::error(
+                        ctx.progname(),
+                        &format!(
+                            "client {} aborted in command {} (SQL) of script {}; perhaps the backend died while processing",
+                            self.id, self.command, self.script
+                        ),
+                    );
+                    self.estatus = ErrStatus::Other;
+                    return Poll::Failed;
+                }
+            }
+        }
+    }
+
+    /// CommandComplete / EmptyQueryResponse: the end of one result.
+    fn end_result<N: Network<Conn = C>>(&mut self, ctx: &ThreadCtx<'_, N>) {
+        let stored = store_result(
+            &mut self.read,
+            &mut self.vars,
+            ctx,
+            self.id,
+            self.script,
+            self.command,
+        );
+        if !stored && !self.read.failed {
+            // As pgbench: the other results are discarded, the client aborts.
+            self.read.failed = true;
+            self.estatus = ErrStatus::MetaCommand;
+        }
+        if ctx.ends_pipeline(self.script, self.command) {
+            self.read.pipeline_cmds.pop_front();
+            // pgbench reads a pipeline's results one query at a time,
+            // numbering them from 0 again after each query.
+            self.read.qrynum = 0;
+        }
+    }
+
+    /// ReadyForQuery: true when it was the last one the command expects.
+    fn ready_for_query<N: Network<Conn = C>>(&mut self, ctx: &ThreadCtx<'_, N>) -> bool {
+        let ongoing = self.read.syncs_left;
+        self.read.syncs_left = self.read.syncs_left.saturating_sub(1);
+        if self.read.prepare_syncs > 0 {
+            self.read.prepare_syncs -= 1;
+            self.read.prepare_texts.pop_front();
+            return false;
+        }
+        if ctx.ends_pipeline(self.script, self.command) {
+            // pgbench stops reading at the first error, so it reports
+            // only the syncs before it; a sync result counts as a query.
+            if ctx.cfg.output.debug && !self.read.failed {
+                messages::debug(
+                    ctx.progname(),
+                    &format!(
+                        "client {} pipeline ending, ongoing syncs: {ongoing}",
+                        self.id
+                    ),
+                );
+            }
+            self.read.qrynum += 1;
+        }
+        self.read.syncs_left == 0
+    }
+
+    /// All results are in: the command failed, or `\gset` stores its one row.
+    fn finish_command<N: Network<Conn = C>>(&mut self, ctx: &ThreadCtx<'_, N>) -> Poll {
+        if self.read.failed {
+            return Poll::Failed;
+        }
+        if self.read.gset != Some(GsetKind::Gset) {
+            return Poll::Done;
+        }
+        let qrynum = self.read.qrynum.saturating_sub(1);
+        let (rows, tuples) = self.read.last.unwrap_or((0, false));
+        if !tuples || rows != 1 {
+            messages::error(
+                ctx.progname(),
+                &format!(
+                    "client {} script {} command {} query {}: expected one row, got {}",
+                    self.id, self.script, self.command, qrynum, rows
+                ),
+            );
+            self.estatus = ErrStatus::MetaCommand;
+            return Poll::Failed;
+        }
+        let r = &self.read;
+        for (name, value) in r.last_names.iter().zip(r.last_values.iter()) {
+            let stored = store_var(
+                &mut self.vars,
+                ctx,
+                (self.id, self.script, self.command, qrynum),
+                name.unwrap_or(b""),
+                value,
+            );
+            if !stored {
+                self.estatus = ErrStatus::MetaCommand;
+                return Poll::Failed;
+            }
+        }
+        Poll::Done
+    }
+
+    /// Reads what the socket has.
+    fn read_socket(&mut self) -> Arrival {
+        match self.conn.as_mut().map(ClientConn::read_some) {
+            Some(Ok(ReadOutcome::Data(_))) => Arrival::Data,
+            Some(Ok(ReadOutcome::WouldBlock)) => Arrival::Nothing,
+            Some(Ok(ReadOutcome::Closed) | Err(_)) | None => Arrival::Gone,
+        }
+    }
+
+    /// `WAIT_ROLLBACK_RESULT`'s reading: the result of the ROLLBACK sent after a failure.
+    pub(super) fn poll_rollback<N: Network<Conn = C>>(&mut self, ctx: &ThreadCtx<'_, N>) -> Poll {
+        const ABORTED: &str = "aborted while rolling back the transaction after an error";
+        loop {
+            loop {
+                let Some(conn) = self.conn.as_mut() else {
+                    return Poll::Failed;
+                };
+                let msg = match conn.next_message() {
+                    Ok(Some(m)) => m,
+                    Ok(None) => break,
+                    Err(e) => {
+                        messages::error(
+                            ctx.progname(),
+                            &format!("client {} {ABORTED}; {}", self.id, e.libpq_message(None)),
+                        );
+                        return Poll::Failed;
+                    }
+                };
+                match msg {
+                    BackendMessage::ErrorResponse(fields) => {
+                        messages::error(
+                            ctx.progname(),
+                            &format!(
+                                "client {} {ABORTED}; {}",
+                                self.id,
+                                fields.to_db_error().libpq_message(None)
+                            ),
+                        );
+                        self.read.failed = true;
+                    }
+                    BackendMessage::ReadyForQuery(status) => {
+                        self.tx_status = status;
+                        return if self.read.failed {
+                            Poll::Failed
+                        } else {
+                            Poll::Done
+                        };
+                    }
+                    _ => {}
+                }
+            }
+            match self.read_socket() {
+                Arrival::Data => continue,
+                Arrival::Nothing => return Poll::Pending,
+                Arrival::Gone => {
+                    messages::error(
+                        ctx.progname(),
+                        &format!(
+                            "client {} {ABORTED}; perhaps the backend died while processing",
+                            self.id
+                        ),
+                    );
+                    return Poll::Failed;
+                }
+            }
+        }
+    }
+}
+
+/// ErrorResponse: a failed lazy preparation is only logged; otherwise the first
+/// error of the command decides its status.
+fn error_response<N>(
+    read: &mut ReadState,
+    estatus: &mut ErrStatus,
+    sent: &[u8],
+    at: (u32, usize, usize),
+    ctx: &ThreadCtx<'_, N>,
+    fields: &ErrorFields<'_>,
+    utf8: bool,
+) {
+    let (id, script, command_now) = at;
+    if read.prepare_syncs > 0 {
+        // A failed lazy preparation: logged only, the execution will fail.
+        let text = read
+            .prepare_texts
+            .front()
+            .map(|&k| ctx.stmt_text(k))
+            .unwrap_or(b"");
+        messages::error(
+            ctx.progname(),
+            &fields.to_db_error_in(utf8).libpq_message_bytes(Some(text)),
+        );
+    } else if !read.failed {
+        read.failed = true;
+        let status = ErrStatus::from_sqlstate(fields.code());
+        *estatus = status;
+        // In a pipeline the error belongs to the oldest command not answered.
+        let command = match read.pipeline_cmds.front() {
+            Some(&c) if ctx.ends_pipeline(script, command_now) => c,
+            _ => command_now,
+        };
+        let query = ctx.query_text(script, command, sent);
+        let text = fields.to_db_error_in(utf8).libpq_message_bytes(query);
+        if status.retryable() || ctx.cfg.errors.continue_on_error {
+            if ctx.cfg.errors.verbose_errors {
+                messages::info(
+                    ctx.progname(),
+                    &messages::concat(
+                        &format!(
+                            "client {} got an error in command {} (SQL) of script {}; ",
+                            id, command_now, script
+                        ),
+                        &text,
+                    ),
+                );
+            }
+        } else {
+            messages::error(
+                ctx.progname(),
+                &messages::concat(
+                    &format!(
+                        "client {} script {} aborted in command {} query {}: ",
+                        id, script, command_now, read.qrynum
+                    ),
+                    &text,
+                ),
+            );
+        }
+    }
+    if read.prepare_syncs == 0 {
+        // A failed preparation is not one of the command's queries.
+        read.qrynum += 1;
+        if ctx.ends_pipeline(script, command_now) {
+            read.pipeline_cmds.pop_front();
+        }
+    }
+}
+
+/// A notice, printed as libpq's default notice processor does (a failed write to
+/// stderr is not reported anywhere).
+fn print_notice(fields: &ErrorFields<'_>, utf8: bool) {
+    let mut line = fields.to_db_error_in(utf8).libpq_message_bytes(None);
+    line.push(b'\n');
+    let _ignored = std::io::Write::write_all(&mut std::io::stderr().lock(), &line);
+}
+
+/// End of one result: `\aset` stores every column of its row, `\gset` keeps the
+/// result for the end of the command. Returns false when a variable could not be
+/// stored (the error is printed).
+fn store_result<N>(
+    r: &mut ReadState,
+    vars: &mut Variables,
+    ctx: &ThreadCtx<'_, N>,
+    client: u32,
+    script: usize,
+    command: usize,
+) -> bool {
+    let mut stored = true;
+    match r.gset {
+        Some(GsetKind::Aset) if r.tuples && r.rows > 0 && !r.failed => {
+            for (name, value) in r.names.iter().zip(r.values.iter()) {
+                let at = (client, script, command, r.qrynum);
+                if !store_var(vars, ctx, at, name.unwrap_or(b""), value) {
+                    stored = false;
+                    break;
+                }
+            }
+        }
+        Some(GsetKind::Gset) => {
+            r.last = Some((r.rows, r.tuples));
+            std::mem::swap(&mut r.last_names, &mut r.names);
+            std::mem::swap(&mut r.last_values, &mut r.values);
+        }
+        _ => {}
+    }
+    r.rows = 0;
+    r.tuples = false;
+    if ctx.cfg.query_mode == QueryMode::Simple {
+        r.qrynum += 1;
+    }
+    stored
+}
+
+/// Stores column `name` = `value` (NULL as empty) under the command's `\gset`/`\aset`
+/// prefix; `at` is (client, script, command, query) for the error message.
+fn store_var<N>(
+    vars: &mut Variables,
+    ctx: &ThreadCtx<'_, N>,
+    at: (u32, usize, usize, u32),
+    name: &[u8],
+    value: Option<&[u8]>,
+) -> bool {
+    let (client, script, command, qrynum) = at;
+    let (context, prefix) = match &ctx.cfg.scripts[script].commands[command].kind {
+        CommandKind::Sql(sql) => match &sql.gset {
+            Some((GsetKind::Gset, p)) => ("gset", p.as_slice()),
+            Some((GsetKind::Aset, p)) => ("aset", p.as_slice()),
+            None => ("gset", &b""[..]),
+        },
+        _ => ("gset", &b""[..]),
+    };
+    // The prefixed name is built in a reused buffer (no allocation once warm).
+    thread_local! {
+        static FULL: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+    let stored = FULL.with_borrow_mut(|full| {
+        full.clear();
+        full.extend_from_slice(prefix);
+        full.extend_from_slice(name);
+        vars.put_text(context, &full[..], value.unwrap_or(b""))
+            .map_err(|e| (e, full.clone()))
+    });
+    if let Err((invalid_name, full)) = stored {
+        messages::error(ctx.progname(), &invalid_name.to_bytes());
+        messages::error(
+            ctx.progname(),
+            &messages::concat(
+                &format!(
+                    "client {client} script {script} command {command} query {qrynum}: error storing into variable "
+                ),
+                &full,
+            ),
+        );
+        return false;
+    }
+    true
+}

@@ -1,0 +1,233 @@
+//! Sending SQL commands in the three query modes.
+//!
+//! Simple mode sends one Query; extended mode Parse/Bind/Describe/Execute/Sync
+//! with the unnamed statement; prepared mode prepares `P_<k>` lazily (Parse +
+//! Sync, queued in the same write as the first execution) and then sends
+//! Bind/Describe/Execute/Sync. Inside a pipeline no Sync is sent per command.
+//!
+//! Every queued message is checked: a message the connection refuses (SQL text
+//! holding a NUL byte) aborts the client instead of leaving it waiting for a
+//! reply that never comes.
+
+use pgrush_script::{SqlCommand, Variables};
+use pgrush_stats::QueryMode;
+
+use super::results::ReadState;
+use super::{Client, Pipeline};
+use crate::conn::{ClientConn, Network};
+use crate::context::ThreadCtx;
+use crate::messages;
+
+/// Why a command could not be sent.
+#[derive(Debug)]
+pub(super) enum SendFailure {
+    /// The connection refused to queue a message (e.g. a NUL byte in the SQL text).
+    Refused(pgrush_wire::Error),
+    /// The socket failed (or the client has no connection).
+    Socket,
+}
+
+impl SendFailure {
+    /// The end of pgbench's abort line (`...; SQL command send failed`), with the
+    /// reason when the connection gave one.
+    pub(super) fn message(&self) -> String {
+        match self {
+            SendFailure::Refused(e) => format!("SQL command send failed: {e}"),
+            SendFailure::Socket => "SQL command send failed".to_string(),
+        }
+    }
+}
+
+impl From<pgrush_wire::Error> for SendFailure {
+    fn from(e: pgrush_wire::Error) -> Self {
+        SendFailure::Refused(e)
+    }
+}
+
+impl<C: ClientConn> Client<C> {
+    /// Sends the SQL command `sql` (global prepared index `stmt`) of the client's
+    /// current position; outside a pipeline the output is written at once.
+    pub(super) fn send_sql<N: Network<Conn = C>>(
+        &mut self,
+        ctx: &ThreadCtx<'_, N>,
+        sql: &SqlCommand,
+        stmt: usize,
+    ) -> Result<(), SendFailure> {
+        let in_pipeline = matches!(self.pipeline, Pipeline::On { .. });
+        if in_pipeline {
+            self.read.pipeline_cmds.push_back(self.command);
+        } else {
+            self.read.reset();
+        }
+        self.read.begin(sql.gset.as_ref().map(|g| g.0));
+        let Some(conn) = self.conn.as_mut() else {
+            return Err(SendFailure::Socket);
+        };
+        match ctx.cfg.query_mode {
+            QueryMode::Simple => {
+                self.buf.clear();
+                sql.write_simple(&self.vars, &mut self.buf);
+                if ctx.cfg.output.debug {
+                    messages::debug(
+                        ctx.progname(),
+                        &messages::concat(&format!("client {} sending ", self.id), &self.buf),
+                    );
+                }
+                conn.queue_query(&self.buf)?;
+                self.read.syncs_left += 1;
+            }
+            QueryMode::Extended => {
+                if ctx.cfg.output.debug {
+                    messages::debug(
+                        ctx.progname(),
+                        &messages::concat(
+                            &format!("client {} sending ", self.id),
+                            &sql.extended_text,
+                        ),
+                    );
+                }
+                conn.queue_parse("", &sql.extended_text, sql.params().len())?;
+                queue_bind_execute(
+                    conn,
+                    "",
+                    sql,
+                    &self.vars,
+                    &mut self.buf,
+                    &mut self.param_bounds,
+                )?;
+                if !in_pipeline {
+                    conn.queue_sync();
+                    self.read.syncs_left += 1;
+                }
+            }
+            QueryMode::Prepared => {
+                let name = ctx.stmt_name(stmt);
+                if !self.prepared[stmt] {
+                    prepare(self.id, conn, &mut self.read, ctx, sql, stmt)?;
+                    self.prepared[stmt] = true;
+                }
+                if ctx.cfg.output.debug {
+                    messages::debug(
+                        ctx.progname(),
+                        &format!("client {} sending {}", self.id, name),
+                    );
+                }
+                queue_bind_execute(
+                    conn,
+                    name,
+                    sql,
+                    &self.vars,
+                    &mut self.buf,
+                    &mut self.param_bounds,
+                )?;
+                if !in_pipeline {
+                    conn.queue_sync();
+                    self.read.syncs_left += 1;
+                }
+            }
+        }
+        // Inside a pipeline nothing waits for the output: it is written at `\endpipeline`
+        // (or when the socket asks for it).
+        if in_pipeline || self.flush_output() {
+            Ok(())
+        } else {
+            Err(SendFailure::Socket)
+        }
+    }
+
+    /// In prepared mode, `\startpipeline` prepares every SQL command up to
+    /// `\endpipeline` first; their results are read with the pipeline's.
+    pub(super) fn prepare_pipeline<N: Network<Conn = C>>(
+        &mut self,
+        ctx: &ThreadCtx<'_, N>,
+    ) -> Result<(), SendFailure> {
+        if !matches!(self.pipeline, Pipeline::Off) {
+            return Ok(());
+        }
+        let script = &ctx.cfg.scripts[self.script];
+        self.read.syncs_left = 0;
+        self.read.prepare_syncs = 0;
+        self.read.prepare_texts.clear();
+        for j in self.command + 1..script.commands.len() {
+            match &script.commands[j].kind {
+                pgrush_script::CommandKind::EndPipeline => break,
+                pgrush_script::CommandKind::Sql(sql) => {
+                    let stmt = ctx.stmt_index(self.script, j);
+                    if self.prepared[stmt] {
+                        continue;
+                    }
+                    if let Some(conn) = self.conn.as_mut() {
+                        prepare(self.id, conn, &mut self.read, ctx, sql, stmt)?;
+                    }
+                    self.prepared[stmt] = true;
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// Queues a simple-protocol ROLLBACK (after a failure in a transaction block).
+    pub(super) fn send_rollback(&mut self) -> Result<(), SendFailure> {
+        self.read.syncs_left = 1;
+        self.read.prepare_syncs = 0;
+        self.read.prepare_texts.clear();
+        self.read.failed = false;
+        let conn = self.conn.as_mut().ok_or(SendFailure::Socket)?;
+        conn.queue_query(b"ROLLBACK")?;
+        Ok(())
+    }
+}
+
+/// Queues Parse + Sync for prepared statement `stmt` (a lazy preparation).
+fn prepare<C: ClientConn, N: Network<Conn = C>>(
+    client_id: u32,
+    conn: &mut C,
+    read: &mut ReadState,
+    ctx: &ThreadCtx<'_, N>,
+    sql: &SqlCommand,
+    stmt: usize,
+) -> Result<(), SendFailure> {
+    let name = ctx.stmt_name(stmt);
+    if ctx.cfg.output.debug {
+        messages::debug(
+            ctx.progname(),
+            &format!("client {client_id} preparing {name}"),
+        );
+    }
+    conn.queue_parse(name, &sql.extended_text, sql.params().len())?;
+    conn.queue_sync();
+    read.syncs_left += 1;
+    read.prepare_syncs += 1;
+    read.prepare_texts.push_back(stmt);
+    Ok(())
+}
+
+/// Queues Bind (text parameters), Describe and Execute of the unnamed portal.
+fn queue_bind_execute<C: ClientConn>(
+    conn: &mut C,
+    stmt_name: &str,
+    sql: &SqlCommand,
+    vars: &Variables,
+    scratch: &mut Vec<u8>,
+    bounds: &mut Vec<Option<(usize, usize)>>,
+) -> Result<(), SendFailure> {
+    // Parameter values as text, concatenated in `scratch` (both buffers are reused:
+    // no allocation once warm); NULL for undefined variables.
+    scratch.clear();
+    bounds.clear();
+    for i in 0..sql.params().len() {
+        let start = scratch.len();
+        if sql.write_param(vars, i, scratch) {
+            bounds.push(Some((start, scratch.len())));
+        } else {
+            bounds.push(None);
+        }
+    }
+    let text = &scratch[..];
+    let params = bounds.iter().map(|b| b.map(|(s, e)| &text[s..e]));
+    conn.queue_bind(stmt_name, params)?;
+    conn.queue_describe_portal()?;
+    conn.queue_execute()?;
+    Ok(())
+}

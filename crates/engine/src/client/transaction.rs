@@ -1,0 +1,195 @@
+//! Transaction boundaries: choosing the script (`CHOOSE_SCRIPT`), the `-R`
+//! schedule (`PREPARE_THROTTLE`, `THROTTLE`), starting (`START_TX`) and ending
+//! (`END_TX`) a transaction, and pgbench's `processXactStats`.
+
+use pgrush_stats::{RunLimit, TxOutcome, TxRecord};
+use pgrush_wire::TransactionStatus;
+
+use super::{Client, ErrStatus, Next, Pipeline, State, Wait};
+use crate::clock::LazyNow;
+use crate::conn::{ClientConn, Network};
+use crate::context::ThreadCtx;
+use crate::messages;
+
+impl<C: ClientConn> Client<C> {
+    /// `CHOOSE_SCRIPT`: picks the script, resets the error state.
+    pub(super) fn choose_script<N: Network<Conn = C>>(
+        &mut self,
+        ctx: &mut ThreadCtx<'_, N>,
+    ) -> Next {
+        self.script = ctx.choose_script();
+        self.estatus = ErrStatus::None;
+        self.tries = 1;
+        if ctx.cfg.output.debug {
+            let mut msg = messages::concat(
+                &format!("client {} executing script \"", self.id),
+                &ctx.cfg.scripts[self.script].desc,
+            );
+            msg.push(b'"');
+            messages::debug(ctx.progname(), &msg);
+        }
+        Next::go(if ctx.timer_exceeded {
+            State::Finished
+        } else if ctx.throttle_delay > 0.0 {
+            State::PrepareThrottle
+        } else {
+            State::StartTx
+        })
+    }
+
+    /// `PREPARE_THROTTLE`: draws the next `-R` slot; under `-L`, slots already too
+    /// late are counted as skipped transactions.
+    pub(super) fn prepare_throttle<N: Network<Conn = C>>(
+        &mut self,
+        ctx: &mut ThreadCtx<'_, N>,
+        now: &mut LazyNow,
+    ) -> Next {
+        ctx.throttle_trigger += ctx.poisson_delay();
+        self.txn_scheduled = ctx.throttle_trigger;
+        if ctx.cfg.pacing.latency_limit_us > 0 {
+            let t = now.get(&ctx.clock);
+            while ctx.throttle_trigger < t - ctx.cfg.pacing.latency_limit_us
+                && self.under_tx_limit(ctx)
+            {
+                self.record_tx(ctx, now, true);
+                ctx.throttle_trigger += ctx.poisson_delay();
+                self.txn_scheduled = ctx.throttle_trigger;
+            }
+            if !self.under_tx_limit(ctx) {
+                return Next::go(State::Finished);
+            }
+        }
+        Next::go(match ctx.end_time {
+            Some(end) if self.txn_scheduled > end => State::Finished,
+            _ => State::Throttle,
+        })
+    }
+
+    /// `THROTTLE`: waits for the scheduled start.
+    pub(super) fn throttle<N: Network<Conn = C>>(
+        &mut self,
+        ctx: &ThreadCtx<'_, N>,
+        now: &mut LazyNow,
+    ) -> Next {
+        let t = now.get(&ctx.clock);
+        if t < self.txn_scheduled && !ctx.timer_exceeded {
+            return Next::wait(State::Throttle, Wait::Until(self.txn_scheduled));
+        }
+        Next::go(if ctx.timer_exceeded {
+            State::Finished
+        } else {
+            State::StartTx
+        })
+    }
+
+    /// `START_TX`: connects under `-C`, saves the generator, notes the start.
+    pub(super) fn start_tx<N: Network<Conn = C>>(
+        &mut self,
+        ctx: &mut ThreadCtx<'_, N>,
+        now: &mut LazyNow,
+    ) -> Next {
+        let mut t = now.get(&ctx.clock);
+        if self.conn.is_none() {
+            let start = t;
+            let Some(conn) = ctx.net.connect() else {
+                messages::error(
+                    ctx.progname(),
+                    &format!("client {} aborted while establishing connection", self.id),
+                );
+                return Next::go(State::Aborted);
+            };
+            self.conn = Some(conn);
+            self.prepared.iter_mut().for_each(|p| *p = false);
+            self.pipeline = Pipeline::Off;
+            self.tx_status = TransactionStatus::Idle;
+            if !self.register(ctx) {
+                return Next::go(State::Aborted);
+            }
+            t = now.refresh(&ctx.clock);
+            ctx.stats.add_conn_time_us((t - start).max(0) as u64);
+        }
+        self.saved_rng = self.rng;
+        self.txn_begin = t;
+        if ctx.throttle_delay <= 0.0 {
+            self.txn_scheduled = t;
+        }
+        self.command = 0;
+        Next::go(State::StartCommand)
+    }
+
+    /// `END_TX`: records the transaction, disconnects under `-C`, and yields to the
+    /// other clients before the next transaction (a script of meta-commands only
+    /// cannot spin forever).
+    pub(super) fn end_tx<N: Network<Conn = C>>(
+        &mut self,
+        ctx: &mut ThreadCtx<'_, N>,
+        now: &mut LazyNow,
+    ) -> Next {
+        self.record_tx(ctx, now, false);
+        if self.tx_status != TransactionStatus::Idle {
+            messages::error(
+                ctx.progname(),
+                &format!(
+                    "client {} aborted: end of script reached without completing the last transaction",
+                    self.id
+                ),
+            );
+            return Next::go(State::Aborted);
+        }
+        if ctx.cfg.connect_per_tx {
+            let start = now.get(&ctx.clock);
+            self.disconnect(ctx);
+            let t = now.refresh(&ctx.clock);
+            ctx.stats.add_conn_time_us((t - start).max(0) as u64);
+        }
+        if !self.under_tx_limit(ctx) || ctx.timer_exceeded {
+            return Next::go(State::Finished);
+        }
+        Next::wait(State::ChooseScript, Wait::Now)
+    }
+
+    /// Whether `-t` leaves transactions to run.
+    fn under_tx_limit<N>(&self, ctx: &ThreadCtx<'_, N>) -> bool {
+        match ctx.cfg.limit {
+            RunLimit::Transactions(n) => self.tx_count < u64::from(n),
+            RunLimit::Duration(_) => true,
+        }
+    }
+
+    /// pgbench's `processXactStats`: counts the transaction and logs it.
+    pub(super) fn record_tx<N: Network<Conn = C>>(
+        &mut self,
+        ctx: &mut ThreadCtx<'_, N>,
+        now: &mut LazyNow,
+        skipped: bool,
+    ) {
+        let outcome = if skipped {
+            TxOutcome::Skipped
+        } else {
+            match self.estatus {
+                ErrStatus::None | ErrStatus::MetaCommand => TxOutcome::Success,
+                ErrStatus::Serialization => TxOutcome::SerializationFailure,
+                ErrStatus::Deadlock => TxOutcome::DeadlockFailure,
+                ErrStatus::Other => TxOutcome::OtherFailure,
+            }
+        };
+        let mut latency = 0.0;
+        let mut lag = 0.0;
+        if ctx.detailed && outcome == TxOutcome::Success {
+            let t = now.get(&ctx.clock);
+            latency = (t - self.txn_scheduled) as f64;
+            lag = (self.txn_begin - self.txn_scheduled) as f64;
+        }
+        let rec = TxRecord {
+            script: self.script,
+            outcome,
+            latency_us: latency,
+            lag_us: lag,
+            tries: self.tries,
+        };
+        let t = now.get(&ctx.clock);
+        ctx.stats.record_tx_at(&rec, t);
+        self.tx_count += 1;
+        ctx.log_tx(self.id, self.tx_count, &rec, t);
+    }
+}

@@ -1,0 +1,391 @@
+//! One worker thread: a mio event loop over its clients (pgbench's `threadRun`).
+//!
+//! Phases, one method each: [`Worker::set_up`] (event loop, waker, Ctrl-C pipe,
+//! log file), [`Worker::connect_clients`] (the initial connections, between the
+//! READY and GO barriers), [`Worker::start`] (the clock starts), the event loop
+//! ([`Worker::event_loop`]: sleep until a socket, a deadline, a progress report or
+//! the `-T` end; then give due clients their turn), progress reports (thread 0,
+//! `progress`), and [`Worker::shut_down`] (Ctrl-C grace period, closing
+//! connections and the log).
+//!
+//! Token `i` is client `i` (global ids); [`SIGNAL_TOKEN`] is the Ctrl-C self-pipe,
+//! [`WAKE_TOKEN`] the `--exit-on-abort` waker.
+
+mod progress;
+
+use std::time::Duration;
+
+use mio::unix::SourceFd;
+use mio::{Events, Interest, Poll, Token};
+use pgrush_script::ThreadRngs;
+use pgrush_stats::{RunLimit, ThreadStats};
+use pgrush_wire::Connection;
+
+use crate::EngineError;
+use crate::client::{Client, State, Turn, Wait};
+use crate::clock::{LazyNow, Micros};
+use crate::config::EngineConfig;
+use crate::conn::Sockets;
+use crate::context::ThreadCtx;
+use crate::messages;
+use crate::plan::Plan;
+use crate::shared::Shared;
+use crate::txlog::TxLog;
+
+use progress::ProgressReporter;
+
+/// Token of the Ctrl-C self-pipe.
+const SIGNAL_TOKEN: Token = Token(usize::MAX - 1);
+
+/// Token of the `--exit-on-abort` waker.
+const WAKE_TOKEN: Token = Token(usize::MAX - 2);
+
+/// Grace period for in-flight transactions after Ctrl-C (µs).
+const INTERRUPT_GRACE_US: Micros = 1_000_000;
+
+/// What one thread hands back.
+pub(crate) struct ThreadResult {
+    /// Its statistics.
+    pub(crate) stats: ThreadStats,
+    /// When its benchmark started (after the initial connections), on the shared clock.
+    pub(crate) bench_start: Micros,
+    /// Whether one of its clients aborted.
+    pub(crate) aborted: bool,
+}
+
+/// Runs one worker thread to completion. Every thread passes the READY and GO
+/// gates even when one of them failed, so none waits forever; a thread that
+/// stopped because another one failed returns `Ok(None)`.
+pub(crate) fn run_thread(
+    tid: usize,
+    cfg: &EngineConfig,
+    plan: &Plan,
+    clients: Vec<Client<Connection>>,
+    shared: &Shared,
+    rngs: ThreadRngs,
+    stats: ThreadStats,
+) -> Result<Option<ThreadResult>, EngineError> {
+    let set_up = Worker::set_up(tid, cfg, plan, clients, shared, rngs, stats);
+    if set_up.is_err() {
+        shared.fail();
+    }
+    shared.ready.wait();
+    let connected = set_up.and_then(|mut worker| {
+        if shared.failed() {
+            return Ok(None);
+        }
+        worker.connect_clients()?;
+        Ok(Some(worker))
+    });
+    if connected.is_err() {
+        shared.fail();
+    }
+    shared.go.wait();
+    match connected? {
+        Some(mut worker) if !shared.failed() => {
+            worker.start();
+            worker.event_loop();
+            Ok(Some(worker.shut_down()))
+        }
+        _ => Ok(None),
+    }
+}
+
+/// When the event loop may sleep until.
+enum Wake {
+    /// Some client can go on at once: do not wait (nor look at the sockets).
+    Now,
+    /// Sleep until a socket event, or at most this long.
+    After(Option<Micros>),
+}
+
+/// One worker thread and its clients.
+struct Worker<'a> {
+    tid: usize,
+    shared: &'a Shared,
+    ctx: ThreadCtx<'a, Sockets<'a>>,
+    clients: Vec<Client<Connection>>,
+    poll: Poll,
+    events: Events,
+    /// Socket readiness seen for each client (index = id - first id), not yet consumed.
+    readable: Vec<bool>,
+    writable: Vec<bool>,
+    first_id: usize,
+    /// Clients not done yet.
+    remaining: usize,
+    /// When the initial connections started.
+    conn_start: Micros,
+    /// When the benchmark started (after GO).
+    bench_start: Micros,
+    progress: Option<ProgressReporter>,
+    /// End of the grace period after Ctrl-C.
+    interrupt_deadline: Option<Micros>,
+    aborted: bool,
+}
+
+impl<'a> Worker<'a> {
+    /// Creates the event loop, the waker and the log file, and watches the Ctrl-C pipe.
+    fn set_up(
+        tid: usize,
+        cfg: &'a EngineConfig,
+        plan: &'a Plan,
+        clients: Vec<Client<Connection>>,
+        shared: &'a Shared,
+        rngs: ThreadRngs,
+        stats: ThreadStats,
+    ) -> Result<Worker<'a>, EngineError> {
+        let clock = shared.clock;
+        let started = clock.now();
+        let poll = Poll::new().map_err(EngineError::EventLoop)?;
+        let registry = poll
+            .registry()
+            .try_clone()
+            .map_err(EngineError::EventLoop)?;
+        let waker = mio::Waker::new(&registry, WAKE_TOKEN).map_err(EngineError::EventLoop)?;
+        shared.set_waker(tid, waker);
+        if let Some(fd) = shared.signal_fd {
+            registry
+                .register(&mut SourceFd(&fd), SIGNAL_TOKEN, Interest::READABLE)
+                .map_err(EngineError::EventLoop)?;
+        }
+        let log = match &cfg.output.log {
+            Some(lc) => {
+                let start_epoch = clock.epoch_us(started).max(0) as u64;
+                let log = TxLog::create(lc, tid, plan.log_format, start_epoch).map_err(|e| {
+                    EngineError::LogFile {
+                        name: e.name,
+                        source: e.source,
+                    }
+                })?;
+                Some(log)
+            }
+            None => None,
+        };
+        let net = Sockets::new(&cfg.conn, &cfg.output.progname, registry);
+        let ctx = ThreadCtx::new(cfg, plan, clock, stats, rngs, log, net);
+        let n = clients.len();
+        Ok(Worker {
+            tid,
+            shared,
+            ctx,
+            first_id: clients.first().map_or(0, |c| c.id() as usize),
+            clients,
+            poll,
+            events: Events::with_capacity(n + 2),
+            readable: vec![false; n],
+            writable: vec![false; n],
+            remaining: n,
+            conn_start: started,
+            bench_start: started,
+            progress: None,
+            interrupt_deadline: None,
+            aborted: false,
+        })
+    }
+
+    /// The initial connections (not with `-C`), blocking, one client after the
+    /// other; stops early when another thread failed.
+    fn connect_clients(&mut self) -> Result<(), EngineError> {
+        self.conn_start = self.ctx.clock.now();
+        if self.ctx.cfg.connect_per_tx {
+            return Ok(());
+        }
+        for client in &mut self.clients {
+            if self.shared.failed() {
+                break;
+            }
+            let id = client.id();
+            match client.connect_initially(&mut self.ctx) {
+                Ok(true) => {}
+                Ok(false) => return Err(EngineError::Connection { client: id }),
+                Err(source) => return Err(EngineError::Register { client: id, source }),
+            }
+        }
+        Ok(())
+    }
+
+    /// GO: the benchmark clock starts; the `-R` schedule, the `-T` end and the
+    /// progress reports count from here (the `-T` end from the run start, as pgbench).
+    fn start(&mut self) {
+        let cfg = self.ctx.cfg;
+        self.bench_start = self.ctx.clock.now();
+        if !cfg.connect_per_tx {
+            let connecting = (self.bench_start - self.conn_start).max(0) as u64;
+            self.ctx.stats.add_conn_time_us(connecting);
+        }
+        self.ctx.throttle_trigger = self.bench_start;
+        if let RunLimit::Duration(secs) = cfg.limit {
+            self.ctx.end_time = Some(self.shared.run_start + i64::from(secs) * 1_000_000);
+        }
+        if self.tid == 0 && cfg.output.progress > 0 {
+            self.progress = Some(ProgressReporter::new(cfg.output.progress, self.bench_start));
+        }
+    }
+
+    /// Runs until every client is done, the run is interrupted, or
+    /// `--exit-on-abort` stops all threads.
+    fn event_loop(&mut self) {
+        while self.remaining > 0 && !self.shared.exit_requested() {
+            if let Wake::After(timeout) = self.next_wake()
+                && !self.poll_sockets(timeout)
+            {
+                break;
+            }
+            if self.shared.exit_requested() {
+                break;
+            }
+            let mut now = LazyNow::new();
+            if self.check_timers(&mut now) {
+                self.interrupt_clients(&mut now);
+                break;
+            }
+            if !self.run_clients(&mut now) {
+                break;
+            }
+            if let Some(progress) = self.progress.as_mut() {
+                let t = now.refresh(&self.ctx.clock);
+                progress.report_if_due(t, self.shared, self.ctx.plan, &self.ctx.clock);
+            }
+        }
+    }
+
+    /// How long the loop may sleep: until the earliest client deadline, the next
+    /// progress report, the `-T` end or the end of the Ctrl-C grace period.
+    fn next_wake(&self) -> Wake {
+        let clock = &self.ctx.clock;
+        let mut now = LazyNow::new();
+        let mut earliest: Option<Micros> = None;
+        let mut consider = |t: Micros, now: &mut LazyNow| {
+            let d = t - now.get(clock);
+            earliest = Some(earliest.map_or(d, |m| m.min(d)));
+        };
+        for client in &self.clients {
+            match client.wait() {
+                Wait::Now => return Wake::Now,
+                Wait::Until(t) => consider(t, &mut now),
+                Wait::Socket | Wait::Done => {}
+            }
+        }
+        if let Some(progress) = &self.progress {
+            consider(progress.next_report(), &mut now);
+        }
+        if let Some(end) = self.ctx.end_time
+            && !self.ctx.timer_exceeded
+        {
+            consider(end, &mut now);
+        }
+        if let Some(deadline) = self.interrupt_deadline {
+            consider(deadline, &mut now);
+        }
+        Wake::After(earliest)
+    }
+
+    /// Waits for socket events (at most `timeout` µs) and notes which clients'
+    /// sockets are ready. False when polling failed (the run stops).
+    fn poll_sockets(&mut self, timeout: Option<Micros>) -> bool {
+        let timeout = timeout.map(|d| Duration::from_micros(d.max(0) as u64));
+        if let Err(e) = self.poll.poll(&mut self.events, timeout)
+            && e.kind() != std::io::ErrorKind::Interrupted
+        {
+            messages::error(self.ctx.progname(), &format!("epoll_wait() failed: {e}"));
+            return false;
+        }
+        for event in self.events.iter() {
+            let token = event.token();
+            if token == SIGNAL_TOKEN || token == WAKE_TOKEN {
+                continue;
+            }
+            // Events for tokens no client of this thread owns are ignored.
+            if let Some(i) = token.0.checked_sub(self.first_id)
+                && i < self.readable.len()
+            {
+                self.readable[i] |=
+                    event.is_readable() || event.is_read_closed() || event.is_error();
+                self.writable[i] |= event.is_writable();
+            }
+        }
+        true
+    }
+
+    /// Notes the `-T` end and Ctrl-C (which starts a grace period for the
+    /// transactions in flight). True when the grace period is over.
+    fn check_timers(&mut self, now: &mut LazyNow) -> bool {
+        let clock = self.ctx.clock;
+        if let Some(end) = self.ctx.end_time
+            && now.get(&clock) >= end
+        {
+            self.ctx.timer_exceeded = true;
+        }
+        if self.shared.handle_signals
+            && crate::signal::interrupted()
+            && self.interrupt_deadline.is_none()
+        {
+            self.ctx.timer_exceeded = true;
+            self.interrupt_deadline = Some(now.get(&clock) + INTERRUPT_GRACE_US);
+            self.shared.set_interrupted();
+        }
+        self.interrupt_deadline
+            .is_some_and(|deadline| now.get(&clock) >= deadline)
+    }
+
+    /// Gives every due client its turn. False when `--exit-on-abort` stops the run.
+    fn run_clients(&mut self, now: &mut LazyNow) -> bool {
+        let clock = self.ctx.clock;
+        for (i, client) in self.clients.iter_mut().enumerate() {
+            let (readable, writable) = (self.readable[i], self.writable[i]);
+            if !client.is_due(now, &clock, self.ctx.timer_exceeded, readable, writable) {
+                continue;
+            }
+            self.readable[i] = false;
+            self.writable[i] = false;
+            if client.take_turn(&mut self.ctx, readable) != Turn::Ran(Wait::Done) {
+                continue;
+            }
+            self.remaining -= 1;
+            if client.state() == State::Aborted {
+                self.aborted = true;
+                if self.ctx.cfg.errors.exit_on_abort {
+                    // pgbench calls exit(2) here, whose stdio flush keeps what
+                    // every thread logged so far: stop all threads, each one
+                    // flushing its log, and let the caller exit without report.
+                    if self.shared.request_exit() {
+                        messages::error(
+                            self.ctx.progname(),
+                            &format!("Run was aborted due to an error in thread {}", self.tid),
+                        );
+                    }
+                    return false;
+                }
+            }
+        }
+        true
+    }
+
+    /// End of the Ctrl-C grace period: cancels what is still running and stops
+    /// those clients.
+    fn interrupt_clients(&mut self, now: &mut LazyNow) {
+        for client in self.clients.iter_mut().filter(|c| !c.done()) {
+            client.interrupt(&mut self.ctx, now);
+        }
+    }
+
+    /// Closes the connections still open (an interrupted run) and the log. After
+    /// `--exit-on-abort` nothing is closed: as C's `exit()`, buffered log lines are
+    /// written, the pending aggregate is not.
+    fn shut_down(mut self) -> ThreadResult {
+        if self.shared.exit_requested() {
+            self.ctx.flush_log();
+        } else {
+            for client in &mut self.clients {
+                client.disconnect(&mut self.ctx);
+            }
+            let end = self.ctx.clock.now();
+            self.ctx.finish_log(end);
+        }
+        ThreadResult {
+            stats: self.ctx.stats,
+            bench_start: self.bench_start,
+            aborted: self.aborted,
+        }
+    }
+}
