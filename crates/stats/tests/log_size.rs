@@ -19,14 +19,14 @@ const T0: u64 = 1_795_343_141_000_000;
 fn rec(i: u64) -> TxRecord {
     TxRecord {
         script: 0,
-        outcome: if i % 13 == 0 {
+        outcome: if i.is_multiple_of(13) {
             TxOutcome::SerializationFailure
         } else {
             TxOutcome::Success
         },
         latency_us: 100.0 + (i * 7919 % 50_000) as f64,
         lag_us: (i % 7) as f64,
-        tries: 1 + (i % 13 == 0) as u32,
+        tries: 1 + u32::from(i.is_multiple_of(13)),
     }
 }
 
