@@ -43,7 +43,18 @@ fn per_command_report_and_retries_columns() {
     for args in [
         &["-n", "-t", "10", "-r", "-S"][..],
         &["-n", "-t", "10", "-r", "--max-tries", "2", "-N"],
-        &["-n", "-t", "5", "-r", "-f", "two.sql", "-f", "one.sql"],
+        // Two scripts: the seed makes both programs choose the same ones.
+        &[
+            "-n",
+            "-t",
+            "5",
+            "-r",
+            "-f",
+            "two.sql",
+            "-f",
+            "one.sql",
+            "--random-seed=3",
+        ],
         &[
             "-n",
             "-t",
@@ -139,8 +150,20 @@ fn duration_progress_and_rate() {
     for args in [
         &["-n", "-T", "2", "-P", "1", "-S", "-c", "2", "-j", "2"][..],
         &["-n", "-T", "2", "-P", "1", "--progress-timestamp", "-S"],
-        &["-n", "-t", "20", "-R", "500", "-S"],
-        &["-n", "-t", "20", "-R", "500", "-L", "50", "-S"],
+        // -R draws each transaction's delay at random: a fixed seed gives both
+        // programs the same schedule.
+        &["-n", "-t", "20", "-R", "500", "-S", "--random-seed=11"],
+        &[
+            "-n",
+            "-t",
+            "20",
+            "-R",
+            "500",
+            "-L",
+            "50",
+            "-S",
+            "--random-seed=11",
+        ],
         &[
             "-n",
             "-T",
@@ -155,8 +178,19 @@ fn duration_progress_and_rate() {
             "3",
             "--failures-detailed",
             "-S",
+            "--random-seed=11",
         ],
-        &["-n", "-t", "200", "-S", "-R", "20000", "-L", "1"],
+        &[
+            "-n",
+            "-t",
+            "200",
+            "-S",
+            "-R",
+            "20000",
+            "-L",
+            "1",
+            "--random-seed=11",
+        ],
         &[
             "-n",
             "-T",
@@ -171,6 +205,7 @@ fn duration_progress_and_rate() {
             "-j",
             "3",
             "-N",
+            "--random-seed=11",
         ],
     ] {
         compare(&[], args, Unordered);
@@ -472,6 +507,7 @@ fn serialization_failures_and_retries() {
             "-r",
             "-f",
             "f40001.sql",
+            "--random-seed=11",
         ],
         Ordered,
     );
@@ -603,12 +639,21 @@ fn remaining_options_in_runs() {
         compare_in(&dir, EMPTY_DB, args, Ordered);
     }
     for args in [
-        &["-n", "-t", "5", "-C", "-R", "200", "-S"][..],
+        &["-n", "-t", "5", "-C", "-R", "200", "-S", "--random-seed=11"][..],
         &["-n", "-t", "20", "-L", "1", "-S"],
         &["-n", "-T", "1", "--max-tries", "0", "-S"],
         &["-n", "-t", "3", "-s", "2", "-f", "one.sql"],
         &["-t", "3", "-s", "2", "-S"],
-        &["-n", "-t", "10", "-R", "1000", "-r", "-S"],
+        &[
+            "-n",
+            "-t",
+            "10",
+            "-R",
+            "1000",
+            "-r",
+            "-S",
+            "--random-seed=11",
+        ],
         &[
             "-n", "-t", "4", "-c", "4", "-j", "2", "-M", "prepared", "-r", "-N",
         ],
@@ -624,6 +669,7 @@ fn remaining_options_in_runs() {
             "-b",
             "select@1",
             "-r",
+            "--random-seed=3",
         ],
         &["-n", "-T", "1", "-P", "1", "-c", "3", "-j", "2", "-r", "-S"],
         &[

@@ -138,6 +138,7 @@ fn sampling_prefix_and_columns() {
         "2",
         "-R",
         "1000",
+        "--random-seed=11",
         "--log-prefix=cols",
     ];
     let ours = logs(Prog::Pgrush, &dir, "cols", &args);

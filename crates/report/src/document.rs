@@ -6,7 +6,7 @@
 //! comparisons), so every field is plain data. Values that C would print as NaN are `null`.
 
 use crate::hdr;
-use crate::percentiles::{PercentileList, percentiles_ms};
+use crate::percentiles::{PercentileList, percentiles_ms, sparse_percentiles_ms};
 use pgrush_stats::{
     CommandStats, IntervalStats, LatencyHistogram, RunLimit, RunSummary, SimpleStats, TxCounters,
     TxStats,
@@ -616,8 +616,8 @@ fn interval_doc(
     throttled: bool,
     list: &PercentileList,
 ) -> IntervalDoc {
-    let hist = iv.latency_hist.to_histogram();
-    let pct = percentiles_ms(&hist, list, Some(iv.latency.max)).unwrap_or_default();
+    let pct =
+        sparse_percentiles_ms(&iv.latency_hist, list, Some(iv.latency.max)).unwrap_or_default();
     let has = iv.latency.count > 0;
     IntervalDoc {
         start_s,

@@ -7,7 +7,8 @@
 //! value equivalent to the bucket, so values below 2048 µs are exact).
 
 use crate::textbuf::TextBuf;
-use pgrush_stats::{LatencyHistogram, RunSummary};
+use pgrush_stats::histogram::HISTOGRAM_MAX_US;
+use pgrush_stats::{LatencyHistogram, RunSummary, SparseHistogram};
 use std::fmt::Write as _;
 
 /// The list used when `--percentiles` is given without a value.
@@ -140,6 +141,53 @@ pub fn percentiles_ms(
     )
 }
 
+/// [`percentiles_ms`] of the histogram that `sparse` stands for
+/// ([`SparseHistogram::to_histogram`]), read from its buckets: building the full
+/// histogram allocates and scans 184 KiB, which dominated the documents of long runs
+/// (one sparse histogram per `-P` interval).
+pub fn sparse_percentiles_ms(
+    sparse: &SparseHistogram,
+    list: &PercentileList,
+    exact_max_us: Option<f64>,
+) -> Option<Vec<f64>> {
+    if sparse
+        .buckets
+        .last()
+        .is_some_and(|&(v, _)| u64::from(v) > HISTOGRAM_MAX_US)
+    {
+        // Values past the histogram's range are clamped where they are recorded.
+        return percentiles_ms(&sparse.to_histogram(), list, exact_max_us);
+    }
+    let n = sparse.len();
+    if n == 0 {
+        return None;
+    }
+    // The resolution of a full histogram (its bounds only: nothing is allocated).
+    let resolution = LatencyHistogram::new();
+    let resolution = resolution.inner();
+    let cap = exact_max_us
+        .filter(|m| m.is_finite() && *m >= 0.0)
+        .unwrap_or(f64::INFINITY);
+    Some(
+        list.values()
+            .iter()
+            .map(|&p| {
+                let rank = nearest_rank(p, n);
+                let mut seen = 0u64;
+                let value = sparse
+                    .buckets
+                    .iter()
+                    .find(|&&(_, count)| {
+                        seen += u64::from(count);
+                        seen >= rank
+                    })
+                    .map_or(0, |&(v, _)| resolution.highest_equivalent(u64::from(v)));
+                (value as f64).min(cap) / 1000.0
+            })
+            .collect(),
+    )
+}
+
 /// `p50 = 0.223 ms, p90 = 0.301 ms, …`
 fn push_inline(s: &mut TextBuf, list: &PercentileList, values_ms: &[f64]) {
     for (i, (&p, &v)) in list.values().iter().zip(values_ms).enumerate() {
@@ -250,6 +298,66 @@ mod tests {
             PercentileList::default().labels(),
             ["p50", "p90", "p99", "p99.9", "p99.99"]
         );
+    }
+
+    #[test]
+    fn sparse_percentiles_match_the_full_histogram() {
+        let lists = [
+            PercentileList::default(),
+            PercentileList::parse("1,25,50,75,100").unwrap_or_default(),
+        ];
+        let values = [
+            0u64,
+            1,
+            255,
+            256,
+            257,
+            2047,
+            2048,
+            2049,
+            1_003,
+            65_537,
+            123_456,
+            3_599_999_999,
+            HISTOGRAM_MAX_US,
+            HISTOGRAM_MAX_US + 1,
+            u64::from(u32::MAX),
+        ];
+        // Every prefix of the values, each value recorded a varying number of times.
+        for end in 1..=values.len() {
+            let mut coarse = LatencyHistogram::new();
+            for (i, &v) in values[..end].iter().enumerate() {
+                for _ in 0..=(i % 4) {
+                    coarse.record_u64(v);
+                }
+            }
+            let sparse = SparseHistogram::from_histogram(&coarse);
+            for list in &lists {
+                for cap in [None, Some(1e12), Some(2_000.0)] {
+                    assert_eq!(
+                        sparse_percentiles_ms(&sparse, list, cap),
+                        percentiles_ms(&sparse.to_histogram(), list, cap),
+                        "{:?}",
+                        sparse.buckets
+                    );
+                }
+            }
+        }
+        let empty = SparseHistogram::default();
+        assert_eq!(
+            sparse_percentiles_ms(&empty, &lists[0], None),
+            percentiles_ms(&empty.to_histogram(), &lists[0], None)
+        );
+        // Hand-made buckets, as merged sparse histograms hold them.
+        let many = SparseHistogram {
+            buckets: (0..5000u32).map(|i| (i * 977 + 3, i % 7 + 1)).collect(),
+        };
+        for list in &lists {
+            assert_eq!(
+                sparse_percentiles_ms(&many, list, None),
+                percentiles_ms(&many.to_histogram(), list, None)
+            );
+        }
     }
 
     #[test]

@@ -220,6 +220,10 @@ fn meta_of(word: &[u8]) -> Option<Meta> {
 struct Loader<'a> {
     desc: &'a [u8],
     buf: &'a [u8],
+    /// Offsets of the script's newlines, in order: a line number is found by a
+    /// binary search, not by counting from the start (which made loading
+    /// quadratic in the number of commands).
+    newlines: Vec<usize>,
 }
 
 enum Parsed {
@@ -227,12 +231,23 @@ enum Parsed {
     Gset(GsetKind, Vec<u8>),
 }
 
-impl Loader<'_> {
-    fn lineno(&self, offset: usize) -> usize {
-        1 + self.buf[..offset.min(self.buf.len())]
+impl<'a> Loader<'a> {
+    fn new(desc: &'a [u8], buf: &'a [u8]) -> Self {
+        let newlines = buf
             .iter()
-            .filter(|&&c| c == b'\n')
-            .count()
+            .enumerate()
+            .filter_map(|(i, &c)| (c == b'\n').then_some(i))
+            .collect();
+        Loader {
+            desc,
+            buf,
+            newlines,
+        }
+    }
+
+    /// 1-based number of the line holding byte `offset` (1 + the newlines before it).
+    fn lineno(&self, offset: usize) -> usize {
+        1 + self.newlines.partition_point(|&nl| nl < offset)
     }
 
     fn substring(&self, start: usize, end: usize) -> Vec<u8> {
@@ -475,16 +490,18 @@ impl Loader<'_> {
 /// lines). `source_name` is what pgbench shows in messages and reports (the file
 /// name as given, bytes too, `-` for standard input, or the builtin's description);
 /// it becomes the script's `desc`.
+///
+/// pgbench reads a script file into a C string before parsing it, so its script
+/// ends at the first NUL byte: whatever follows one is ignored here too (for files,
+/// standard input and every weight alike), even inside a quoted string or a
+/// meta-command line.
 pub fn load_script(
     source_name: impl AsRef<[u8]>,
     text: impl AsRef<[u8]>,
     weight: u32,
 ) -> Result<Script, LoadError> {
     let source_name = source_name.as_ref();
-    let ld = Loader {
-        desc: source_name,
-        buf: text.as_ref(),
-    };
+    let ld = Loader::new(source_name, c_string(text.as_ref()));
     let mut commands: Vec<Command> = Vec::new();
     let mut sc = SqlScanner::new(ld.buf);
     loop {
@@ -552,6 +569,14 @@ pub fn load_script(
         weight,
         commands,
     })
+}
+
+/// The text a C string holding `bytes` has: up to the first NUL byte.
+fn c_string(bytes: &[u8]) -> &[u8] {
+    match bytes.iter().position(|&b| b == 0) {
+        Some(end) => &bytes[..end],
+        None => bytes,
+    }
 }
 
 /// pgbench's `skip_sql_comments`: leading whitespace and whole `--` lines.
