@@ -10,7 +10,7 @@ use std::io::Write;
 use std::process::Stdio;
 
 use bench_common::{EMPTY_DB, Prog, Scratch, command, masked, rename};
-use pgrush_sandbox::testkit::Output;
+use pgrush_testkit::Output;
 
 /// Runs `prog` with `args`, `stdin` as its standard input.
 fn run_with_stdin(prog: Prog, dir: &Scratch, args: &[&str], stdin: &[u8]) -> Output {

@@ -8,8 +8,8 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use pgrush_sandbox::oracle::{self, Which};
-use pgrush_sandbox::testkit::{self, Output};
+use pgrush_testkit::oracle::{self, Which};
+use pgrush_testkit::{self as testkit, Output};
 
 const MAX_RATIO: u32 = 30;
 
@@ -100,7 +100,7 @@ fn many_defines_are_set_in_linear_time() {
         let text = format!("\\set x debug(:v{n} + :v1)\n");
         std::fs::write(dir.path().join(format!("last{n}.sql")), text).expect("write");
     }
-    let server = pgrush_sandbox::shared();
+    let server = pgrush_testkit::shared();
     let run = |n: usize| {
         let mut cmd = pgrush(dir.path(), &defines(n));
         cmd.envs(server.env()).env("PGDATABASE", "postgres");

@@ -4,11 +4,11 @@
 //! case is the shortest of a few repetitions, so that noise on a busy machine does
 //! not tighten the bound; a quadratic step takes ~100 times longer).
 
-mod issue8_common;
+mod common;
 
 use std::time::{Duration, Instant};
 
-use issue8_common::{Shape, config, context};
+use common::{Shape, config, context};
 use pgrush_report::document::RunDocument;
 use pgrush_report::percentiles::PercentileList;
 use pgrush_stats::{RunLimit, RunSummary, ScriptInfo, ThreadStats, TxOutcome, TxRecord};
@@ -19,7 +19,7 @@ const MAX_RATIO: u32 = 30;
 /// latencies that vary from second to second, an empty second now and then.
 fn summary(intervals: u64) -> RunSummary {
     let mut cfg = config(&Shape::default());
-    cfg.limit = RunLimit::Duration(intervals as i32);
+    cfg.limit = RunLimit::Duration(intervals as u32);
     cfg.progress_s = Some(1);
     let scripts = vec![ScriptInfo {
         desc: b"long.sql".to_vec(),

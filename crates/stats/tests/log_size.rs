@@ -107,7 +107,7 @@ fn series(intervals: u64) -> Duration {
         clients: 2,
         threads: 2,
         max_tries: 1,
-        limit: RunLimit::Duration(intervals as i32),
+        limit: RunLimit::Duration(intervals as u32),
         rate: Some(100.0),
         latency_limit_us: None,
         progress_s: Some(1),
