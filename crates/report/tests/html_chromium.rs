@@ -5,75 +5,30 @@ mod common;
 
 use common::Shape;
 use flate2::read::ZlibDecoder;
+use pgrush_testkit::chromium;
 use std::io::Read;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
-
-fn chromium() -> PathBuf {
-    if let Some(p) = std::env::var_os("PGRUSH_CHROMIUM") {
-        return PathBuf::from(p);
-    }
-    for name in ["chromium", "chromium-browser", "google-chrome"] {
-        for dir in std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()) {
-            let p = dir.join(name);
-            if p.is_file() {
-                return p;
-            }
-        }
-    }
-    panic!(
-        "Chromium is required for the HTML rendering test (apt-get install -y chromium, \
-         or set PGRUSH_CHROMIUM)"
-    );
-}
+use std::path::Path;
+use std::process::Stdio;
 
 /// Runs headless Chromium on `page`, returning (console lines, decoded screenshot).
 fn render(page: &Path, dir: &Path) -> (Vec<String>, Image) {
     let png = dir.join("shot.png");
     let profile = dir.join("profile");
-    let mut child = Command::new(chromium())
+    let mut child = chromium::headless_command(&profile)
         .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--hide-scrollbars",
             "--enable-logging=stderr",
             "--v=0",
             "--window-size=1200,2000",
         ])
-        .arg(format!("--user-data-dir={}", profile.display()))
         .arg(format!("--screenshot={}", png.display()))
         .arg(format!("file://{}", page.display()))
-        .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::from(
             std::fs::File::create(dir.join("stderr.log")).unwrap_or_else(|e| panic!("{e}")),
         ))
         .spawn()
         .unwrap_or_else(|e| panic!("cannot start chromium: {e}"));
-    let start = Instant::now();
-    loop {
-        match child.try_wait() {
-            Ok(Some(status)) => {
-                assert!(status.success(), "chromium failed: {status}");
-                break;
-            }
-            Ok(None) if start.elapsed() < Duration::from_secs(120) => {
-                std::thread::sleep(Duration::from_millis(100));
-            }
-            _ => {
-                let _ = child.kill();
-                let _ = child.wait();
-                panic!("chromium did not finish in 120 s");
-            }
-        }
-    }
+    chromium::wait_for(&mut child);
     let log = std::fs::read_to_string(dir.join("stderr.log")).unwrap_or_default();
     let console = log
         .lines()

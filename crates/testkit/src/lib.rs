@@ -26,6 +26,7 @@
 
 #![deny(missing_docs)]
 
+pub mod chromium;
 mod command;
 pub mod oracle;
 pub mod tls;
