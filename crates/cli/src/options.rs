@@ -158,7 +158,7 @@ pub struct Options {
     /// `--unlogged-tables`.
     pub unlogged_tables: bool,
 
-    // --- pgrush extensions (issue 8 adds more) ---
+    // --- pgrush extensions ---
     /// The program name to print in messages (basename of argv[0], e.g. `pgrush`).
     pub progname: String,
     /// `--percentiles[=LIST]`: latency percentile lines after the report (None = off).

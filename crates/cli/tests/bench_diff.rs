@@ -615,7 +615,7 @@ fn debug_output() {
     );
 }
 
-/// Options of issue 4's list not exercised elsewhere in a run: connection options
+/// Options of pgbench's run not exercised elsewhere in a run: connection options
 /// (`-d`/`--dbname`, `-h`, `-p`, `-U`), `-C` with `-R`, `-L` without `-R`,
 /// `--max-tries 0` with `-T`, `-s` with a custom script, throttled `-r`, `-j` with
 /// prepared statements and per-command latencies.
