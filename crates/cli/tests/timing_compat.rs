@@ -166,8 +166,12 @@ fn version_and_help() {
     let help = pgrush_timing(&["--help"]);
     assert_eq!(help.code, 0);
     assert!(
+        help.stdout.starts_with("pgrush timing measures")
+            && help
+                .stdout
+                .contains("\nUsage:\n  pgrush timing [-d DURATION]"),
+        "{}",
         help.stdout
-            .starts_with("Usage: pgrush timing [-d DURATION]")
     );
     for opt in [
         "--clock=CLOCK",
