@@ -202,11 +202,10 @@ fn an_unknown_word_is_a_database_name_as_in_pgbench() {
         assert_eq!(ours, theirs, "{args:?}");
     }
     // Under the name pgbench, even a subcommand's word is a database name.
-    let ours = testkit::run(
-        &mut against_closed_port(pgrush(), port, &["demo"]).arg0(Path::new("pgbench")),
-    );
+    let ours =
+        testkit::run(against_closed_port(pgrush(), port, &["demo"]).arg0(Path::new("pgbench")));
     let theirs = testkit::run(
-        &mut against_closed_port(pgbench.command(), port, &["demo"]).arg0(Path::new("pgbench")),
+        against_closed_port(pgbench.command(), port, &["demo"]).arg0(Path::new("pgbench")),
     );
     assert_eq!(ours, theirs);
 }
