@@ -44,11 +44,6 @@ fn cn_only() -> &'static TlsCluster {
     })
 }
 
-fn dead_port() -> u16 {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-    listener.local_addr().expect("addr").port()
-}
-
 /// Runs `program -n -t 1 -f one.sql CONNINFO` with a controlled environment.
 fn run(mut cmd: Command, dir: &Path, conninfo: &str, env: &[(&str, String)]) -> Output {
     pgrush_testkit::clear_pg_env(&mut cmd);
@@ -119,7 +114,7 @@ fn expect_failure(conninfo: &str, env: &[(&str, String)], needle: &str) {
 
 #[test]
 fn unreachable_servers() {
-    let port = dead_port();
+    let port = pgrush_testkit::closed_port();
     expect_failure(
         &format!("host=127.0.0.1 port={port} user=x dbname=x"),
         &[],
@@ -290,7 +285,7 @@ fn pgpass_services_and_host_lists() {
     );
 
     // The first host is dead: the second one is used.
-    let port = dead_port();
+    let port = pgrush_testkit::closed_port();
     expect_success(
         &format!(
             "host=127.0.0.1,127.0.0.1 port={port},{} user=alice password={PASSWORD} dbname=postgres",

@@ -17,14 +17,6 @@ const ARGV0: &str = "bin/pgbench-under-test";
 
 const HINT: &str = "hint: no PostgreSQL server answered; \"pgrush demo\"";
 
-/// A port nothing listens on (bound, then released).
-fn closed_port() -> u16 {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind a free port");
-    let port = listener.local_addr().expect("local address").port();
-    drop(listener);
-    port
-}
-
 fn pgrush() -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_pgrush"));
     testkit::clear_pg_env(&mut cmd);
@@ -95,7 +87,7 @@ fn open_pty() -> (std::fs::File, OwnedFd) {
 
 #[test]
 fn no_server_hint_only_on_a_terminal() {
-    let port = closed_port();
+    let port = pgrush_testkit::closed_port();
     for (args, last_error) in [
         (
             &["-n", "-t", "1"][..],
@@ -194,7 +186,7 @@ fn every_listed_subcommand_has_help_in_the_same_shape() {
 
 #[test]
 fn an_unknown_word_is_a_database_name_as_in_pgbench() {
-    let port = closed_port();
+    let port = pgrush_testkit::closed_port();
     let pgbench = oracle::require(Which::Pgbench18);
     for args in [&["frobnicate"][..], &["ops", "-n"], &["-n", "sweep"]] {
         let ours = testkit::run(&mut against_closed_port(pgrush(), port, args));

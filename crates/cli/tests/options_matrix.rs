@@ -25,14 +25,6 @@ use std::process::Command;
 const ARGV0: &str = "bin/pgbench-under-test";
 const PROG: &str = "pgbench-under-test";
 
-/// A port nothing listens on (bound, then released).
-fn closed_port() -> u16 {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind a free port");
-    let port = listener.local_addr().expect("local address").port();
-    drop(listener);
-    port
-}
-
 /// A scratch directory with the script files the cases refer to.
 struct Workdir(PathBuf);
 
@@ -180,7 +172,7 @@ fn run_matrix(tag: &str, cases: &[&[&str]]) {
     let pgbench = oracle::require(Which::Pgbench18);
     let pgrush = PathBuf::from(env!("CARGO_BIN_EXE_pgrush"));
     let dir = Workdir::new(tag);
-    let port = closed_port();
+    let port = pgrush_testkit::closed_port();
     let mut failures = Vec::new();
     for args in cases {
         let ours = testkit::run(&mut command(&pgrush, &dir.0, port, args));
@@ -447,7 +439,7 @@ fn environment_matches_pgbench18() {
     let pgbench = oracle::require(Which::Pgbench18);
     let pgrush = PathBuf::from(env!("CARGO_BIN_EXE_pgrush"));
     let dir = Workdir::new("env");
-    let port = closed_port();
+    let port = pgrush_testkit::closed_port();
     let cases: &[(&str, &str, &[&str])] = &[
         ("PGBENCH_RANDOM_SEED", "x", &["-n"]),
         ("PGBENCH_RANDOM_SEED", "5 ", &["-c", "x"]),

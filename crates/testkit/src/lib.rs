@@ -40,6 +40,13 @@ pub use pgrush_cluster::clear_pg_env;
 
 static SHARED: OnceLock<Cluster> = OnceLock::new();
 
+/// A TCP port on 127.0.0.1 that nothing listens on (bound, then released): connections
+/// to it are refused, as to a server that is not running.
+pub fn closed_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind a free port");
+    listener.local_addr().expect("local address").port()
+}
+
 /// One trust-auth throwaway cluster shared by the whole process, started on first use
 /// and removed by an `atexit` hook. Panics (with the reason) if it cannot be started.
 #[track_caller]

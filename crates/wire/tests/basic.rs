@@ -20,12 +20,6 @@ fn superuser_conn() -> Connection {
     must_connect(&socket_conninfo(c, c.superuser(), "postgres"))
 }
 
-/// A TCP port with nothing listening.
-fn dead_port() -> u16 {
-    let l = TcpListener::bind("127.0.0.1:0").expect("bind");
-    l.local_addr().expect("addr").port()
-}
-
 #[test]
 fn socket_and_tcp_simple_query() {
     let c = cluster();
@@ -308,7 +302,7 @@ fn target_session_attrs() {
 #[test]
 fn connection_failures_match_libpq() {
     let c = cluster();
-    let port = dead_port();
+    let port = pgrush_testkit::closed_port();
     let e = assert_same_error_as_libpq(&format!("host=127.0.0.1 port={port} user=x dbname=x"));
     assert_eq!(
         e,
@@ -378,7 +372,7 @@ fn connect_timeout_on_a_silent_server() {
         "{took:?}"
     );
     // Same text as libpq, and the next host is tried after the timeout.
-    let dead = dead_port();
+    let dead = pgrush_testkit::closed_port();
     assert_same_error_as_libpq(&format!(
         "host=127.0.0.1,127.0.0.1 port={sport},{dead} user=x dbname=x connect_timeout=2 sslmode=disable"
     ));
@@ -407,7 +401,7 @@ fn ipv6_loopback() {
         .expect("query");
     assert_eq!(r[0].get(0, 0), Some("6"));
     assert_eq!(conn.host(), "::1");
-    let port = dead_port();
+    let port = pgrush_testkit::closed_port();
     let e = assert_same_error_as_libpq(&format!("host=::1 port={port} user=x dbname=x"));
     assert!(
         e.starts_with(&format!(
@@ -562,7 +556,7 @@ fn abstract_unix_socket_and_startup_packet() {
 
 #[test]
 fn invalid_parameters_match_libpq() {
-    let port = dead_port();
+    let port = pgrush_testkit::closed_port();
     for tail in [
         "port=abc",
         "port=99999",
@@ -603,7 +597,7 @@ fn failure_reached_server(conninfo: &str) -> bool {
 #[test]
 fn failures_tell_whether_any_server_answered() {
     let c = cluster();
-    let port = dead_port();
+    let port = pgrush_testkit::closed_port();
     let dir = tempfile::tempdir().expect("tempdir");
     // Nothing listens: refused TCP, a missing socket, an unknown host, all of a list.
     assert!(!failure_reached_server(&format!(
