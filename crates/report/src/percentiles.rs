@@ -245,10 +245,10 @@ pub fn render_text(sum: &RunSummary, list: &PercentileList) -> Vec<u8> {
             list.labels().join(", ")
         );
         for (j, text) in info.commands.iter().enumerate() {
-            let values = st
-                .commands
-                .get(j)
-                .and_then(|c| percentiles_ms(&c.latency_hist, list, Some(c.latency.max)));
+            let values = st.commands.get(j).and_then(|c| {
+                // The full histogram of one command at a time (identical counts).
+                percentiles_ms(&c.latency_hist.to_histogram(), list, Some(c.latency.max))
+            });
             s.str(" ");
             for k in 0..list.values().len() {
                 s.str("  ");

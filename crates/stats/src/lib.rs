@@ -16,6 +16,7 @@
 
 mod aggregate;
 pub mod cfmt;
+pub mod chunked;
 mod counters;
 pub mod histogram;
 pub mod progress;
@@ -26,6 +27,7 @@ mod timeseries;
 mod txlog;
 
 pub use aggregate::AggregateInterval;
+pub use chunked::ChunkedHistogram;
 pub use counters::{TxCounters, TxOutcome, TxRecord};
 pub use histogram::LatencyHistogram;
 pub use progress::{ProgressCounters, ProgressSnapshot};
