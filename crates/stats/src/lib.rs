@@ -16,8 +16,8 @@
 
 mod aggregate;
 pub mod cfmt;
-pub mod chunked;
 mod counters;
+pub mod growing;
 pub mod histogram;
 pub mod progress;
 mod simple;
@@ -27,8 +27,8 @@ mod timeseries;
 mod txlog;
 
 pub use aggregate::AggregateInterval;
-pub use chunked::ChunkedHistogram;
 pub use counters::{TxCounters, TxOutcome, TxRecord};
+pub use growing::GrowingHistogram;
 pub use histogram::LatencyHistogram;
 pub use progress::{ProgressCounters, ProgressSnapshot};
 pub use simple::SimpleStats;

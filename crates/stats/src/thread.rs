@@ -1,8 +1,8 @@
 //! Per-thread collectors: the engine owns one [`ThreadStats`] per worker thread (no locks),
 //! and the main thread merges them after the run.
 
-use crate::chunked::ChunkedHistogram;
 use crate::counters::{TxCounters, TxOutcome, TxRecord};
+use crate::growing::GrowingHistogram;
 use crate::histogram::LatencyHistogram;
 use crate::progress::ProgressCounters;
 use crate::simple::SimpleStats;
@@ -99,7 +99,7 @@ impl AddAssign<&TxStats> for TxStats {
     }
 }
 
-/// Statistics of one script command (`-r`): 64 bytes, plus the histogram's chunks when
+/// Statistics of one script command (`-r`): 64 bytes, plus the histogram's counts when
 /// [`StatsLayout::command_histograms`] is set.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct CommandStats {
@@ -111,7 +111,7 @@ pub struct CommandStats {
     pub retries: u64,
     /// Histogram of the execution latencies (empty unless
     /// [`StatsLayout::command_histograms`]).
-    pub latency_hist: ChunkedHistogram,
+    pub latency_hist: GrowingHistogram,
 }
 
 impl CommandStats {

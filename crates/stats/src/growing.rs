@@ -2,16 +2,17 @@
 //! histograms (`-r` with per-command percentiles), one per script command and thread.
 //!
 //! It has exactly the counts of a [`LatencyHistogram`] (same HDR index space: values in
-//! µs, 3 significant digits, clamped to [`HISTOGRAM_MAX_US`]), but the counts array is
-//! split into chunks of [`CHUNK`] counts (1 KiB) allocated on their first value: a
-//! command executed a few times holds about 1.2 KiB instead of 184 KiB. Recording
-//! allocates only when a value falls in a chunk not used before.
+//! µs, 3 significant digits, clamped to [`HISTOGRAM_MAX_US`]), but stores only a window
+//! of the counts array, from the lowest to the highest index used, allocated on the first
+//! value ([`CHUNK`] counts, 1 KiB) and at least doubled when a value falls outside it: a
+//! command executed a few times holds about 1 KiB instead of 184 KiB, and recording
+//! allocates at most a handful of times per histogram (log2 of 184 KiB / 1 KiB).
 
 use crate::histogram::{HISTOGRAM_MAX_US, LatencyHistogram};
 use serde::{Serialize, Serializer};
 use std::ops::AddAssign;
 
-/// Counts per chunk.
+/// Counts in the first window; windows start and end on multiples of it.
 pub const CHUNK: usize = 128;
 /// log2 of the sub-bucket half count of a 3-significant-digit HDR histogram (1024).
 const HALF_MAGNITUDE: u32 = 10;
@@ -21,8 +22,6 @@ const LEADING_ZERO_BASE: u32 = 53;
 const SUB_BUCKET_MASK: u64 = 2047;
 /// Length of a [`LatencyHistogram`]'s counts array: (22 buckets + 1) × 1024.
 pub const COUNTS_LEN: usize = 23 * 1024;
-/// Number of chunks covering the counts array.
-const N_CHUNKS: usize = COUNTS_LEN / CHUNK;
 
 /// The counts index of `value` in a [`LatencyHistogram`], `None` past its counts array
 /// (such values are clamped to [`HISTOGRAM_MAX_US`] when recorded).
@@ -52,81 +51,95 @@ fn clamped_index(value: u64) -> usize {
         .unwrap_or(COUNTS_LEN - 1)
 }
 
-/// One chunk of counts.
-type Chunk = [u64; CHUNK];
+/// The window `[lo, hi)` that covers `[lo, hi)` and index `i`, aligned on [`CHUNK`], at
+/// least twice as long as before (extended toward `i`), within the counts array.
+fn grown_window(lo: usize, hi: usize, i: usize) -> (usize, usize) {
+    let want = (hi - lo) * 2;
+    let (mut new_lo, mut new_hi) = (lo.min(i), hi.max(i + 1));
+    if new_hi - new_lo < want {
+        if i < lo {
+            new_lo = new_hi.saturating_sub(want);
+        } else {
+            new_hi = new_lo + want;
+        }
+    }
+    (
+        new_lo / CHUNK * CHUNK,
+        new_hi.div_ceil(CHUNK).saturating_mul(CHUNK).min(COUNTS_LEN),
+    )
+}
 
-/// The allocated part: which chunks exist, the chunks, and the total count.
+/// The allocated part: a window of the counts array and the total count.
 #[derive(Debug, Clone)]
-struct Chunks {
-    /// For each chunk number, 1 + its position in `chunks` (0: not allocated).
-    slots: [u8; N_CHUNKS],
-    /// The allocated chunks, in order of first use.
-    chunks: Vec<Box<Chunk>>,
+struct Window {
+    /// Counts index of `counts[0]`.
+    lo: usize,
+    /// Counts of indices `lo..lo + counts.len()`.
+    counts: Vec<u64>,
     /// Number of values recorded (saturating).
     total: u64,
 }
 
-impl Chunks {
-    fn new() -> Box<Self> {
-        Box::new(Chunks {
-            slots: [0; N_CHUNKS],
-            chunks: Vec::new(),
+impl Window {
+    /// A window of one [`CHUNK`] around index `i`.
+    fn around(i: usize) -> Box<Self> {
+        let lo = (i / CHUNK * CHUNK).min(COUNTS_LEN - CHUNK);
+        Box::new(Window {
+            lo,
+            counts: vec![0; CHUNK],
             total: 0,
         })
     }
 
-    /// The chunk of number `n`, allocated on first use.
-    #[inline]
-    fn chunk_mut(&mut self, n: usize) -> &mut Chunk {
-        if self.slots[n] == 0 {
-            self.allocate(n);
-        }
-        &mut self.chunks[usize::from(self.slots[n]) - 1]
-    }
-
+    /// Makes the window cover index `i`.
     #[cold]
-    fn allocate(&mut self, n: usize) {
-        self.chunks.push(Box::new([0; CHUNK]));
-        // At most N_CHUNKS (184) chunks: the position fits in a u8.
-        self.slots[n] = u8::try_from(self.chunks.len()).unwrap_or(u8::MAX);
+    fn grow(&mut self, i: usize) {
+        let hi = self.lo + self.counts.len();
+        let (lo, hi) = grown_window(self.lo, hi, i);
+        let mut counts = vec![0; hi - lo];
+        let at = self.lo - lo;
+        counts[at..at + self.counts.len()].copy_from_slice(&self.counts);
+        self.lo = lo;
+        self.counts = counts;
     }
 
-    /// Adds `count` at counts index `index`.
+    /// Adds `count` at counts index `i`.
     #[inline]
-    fn add(&mut self, index: usize, count: u64) {
-        let c = &mut self.chunk_mut(index / CHUNK)[index % CHUNK];
+    fn add(&mut self, i: usize, count: u64) {
+        if i < self.lo || i >= self.lo + self.counts.len() {
+            self.grow(i);
+        }
+        let c = &mut self.counts[i - self.lo];
         *c = c.saturating_add(count);
         self.total = self.total.saturating_add(count);
     }
 
-    /// The allocated chunks with their numbers, in increasing value order.
-    fn in_order(&self) -> impl Iterator<Item = (usize, &Chunk)> {
-        self.slots
+    /// `(counts index, count)` of every non-empty bucket, by index.
+    fn recorded(&self) -> impl Iterator<Item = (usize, u64)> + '_ {
+        self.counts
             .iter()
             .enumerate()
-            .filter(|&(_, &s)| s != 0)
-            .map(|(n, &s)| (n, &*self.chunks[usize::from(s) - 1]))
+            .filter(|&(_, &c)| c > 0)
+            .map(|(k, &c)| (self.lo + k, c))
     }
 
-    /// Heap bytes held (this block and its chunks).
+    /// Heap bytes held (this block and its counts).
     fn heap_bytes(&self) -> usize {
-        std::mem::size_of::<Self>()
-            + self.chunks.capacity() * std::mem::size_of::<Box<Chunk>>()
-            + self.chunks.len() * std::mem::size_of::<Chunk>()
+        std::mem::size_of::<Self>() + self.counts.capacity() * std::mem::size_of::<u64>()
     }
 }
 
-/// An HDR histogram of µs values with the counts of a [`LatencyHistogram`], stored in
-/// chunks allocated on first use (nothing at all while empty).
+/// An HDR histogram of µs values with the counts of a [`LatencyHistogram`], stored as a
+/// window of its counts array that grows with use (nothing at all while empty).
 #[derive(Debug, Clone, Default)]
-pub struct ChunkedHistogram {
-    counts: Option<Box<Chunks>>,
+pub struct GrowingHistogram {
+    counts: Option<Box<Window>>,
 }
 
-impl ChunkedHistogram {
+impl GrowingHistogram {
     /// An empty histogram (allocates nothing).
     pub fn new() -> Self {
-        ChunkedHistogram { counts: None }
+        GrowingHistogram { counts: None }
     }
 
     /// Records a value in µs; negative and NaN values count as 0, huge ones as the maximum
@@ -140,21 +153,23 @@ impl ChunkedHistogram {
     /// Records `count` occurrences of an integral value in µs (saturating).
     #[inline]
     pub fn record_u64_n(&mut self, value_us: u64, count: u64) {
+        let i = clamped_index(value_us);
         self.counts
-            .get_or_insert_with(Chunks::new)
-            .add(clamped_index(value_us), count);
+            .get_or_insert_with(|| Window::around(i))
+            .add(i, count);
     }
 
     /// Adds every value of `other` (exactly: counts are added index by index).
-    pub fn merge(&mut self, other: &ChunkedHistogram) {
+    pub fn merge(&mut self, other: &GrowingHistogram) {
         let Some(theirs) = other.counts.as_deref() else {
             return;
         };
-        let mine = self.counts.get_or_insert_with(Chunks::new);
-        for (n, chunk) in theirs.in_order() {
-            for (k, &c) in chunk.iter().enumerate().filter(|&(_, &c)| c > 0) {
-                mine.add(n * CHUNK + k, c);
-            }
+        let Some((first, _)) = theirs.recorded().next() else {
+            return;
+        };
+        let mine = self.counts.get_or_insert_with(|| Window::around(first));
+        for (i, c) in theirs.recorded() {
+            mine.add(i, c);
         }
     }
 
@@ -172,14 +187,8 @@ impl ChunkedHistogram {
     pub fn iter_recorded(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
         self.counts
             .iter()
-            .flat_map(|c| c.in_order())
-            .flat_map(|(n, chunk)| {
-                chunk
-                    .iter()
-                    .enumerate()
-                    .filter(|&(_, &c)| c > 0)
-                    .map(move |(k, &c)| (index_value(n * CHUNK + k), c))
-            })
+            .flat_map(|w| w.recorded())
+            .map(|(i, c)| (index_value(i), c))
     }
 
     /// The same values in a full [`LatencyHistogram`] (identical counts, so identical
@@ -195,17 +204,17 @@ impl ChunkedHistogram {
 
     /// Heap bytes held by this histogram.
     pub fn heap_bytes(&self) -> usize {
-        self.counts.as_ref().map_or(0, |c| c.heap_bytes())
+        self.counts.as_ref().map_or(0, |w| w.heap_bytes())
     }
 }
 
-impl AddAssign<&ChunkedHistogram> for ChunkedHistogram {
-    fn add_assign(&mut self, rhs: &ChunkedHistogram) {
+impl AddAssign<&GrowingHistogram> for GrowingHistogram {
+    fn add_assign(&mut self, rhs: &GrowingHistogram) {
         self.merge(rhs);
     }
 }
 
-impl Serialize for ChunkedHistogram {
+impl Serialize for GrowingHistogram {
     /// Serialized as the equivalent [`LatencyHistogram`].
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         self.to_histogram().serialize(serializer)
@@ -251,34 +260,34 @@ mod tests {
     #[test]
     fn same_counts_as_a_full_histogram() {
         let mut full = LatencyHistogram::new();
-        let mut chunked = ChunkedHistogram::new();
+        let mut growing = GrowingHistogram::new();
         for (k, v) in edge_values().into_iter().enumerate() {
             let n = k as u64 % 3 + 1;
             full.record_u64_n(v, n);
-            chunked.record_u64_n(v, n);
+            growing.record_u64_n(v, n);
         }
         for f in [0.4, -3.0, f64::NAN, 1e300, 12_345.6] {
             full.record_us(f);
-            chunked.record_us(f);
+            growing.record_us(f);
         }
-        let mat = chunked.to_histogram();
+        let mat = growing.to_histogram();
         assert_eq!(mat.inner(), full.inner());
-        assert_eq!(chunked.len(), full.len());
+        assert_eq!(growing.len(), full.len());
         assert_eq!((mat.min(), mat.max()), (full.min(), full.max()));
         assert_eq!(mat.mean(), full.mean());
         for q in [0.0, 0.001, 0.5, 0.9, 0.99, 0.9999, 1.0] {
             assert_eq!(mat.value_at_quantile(q), full.value_at_quantile(q));
         }
         assert_eq!(
-            serde_json::to_value(&chunked).ok(),
+            serde_json::to_value(&growing).ok(),
             serde_json::to_value(&full).ok()
         );
     }
 
     #[test]
     fn merge_is_exact_and_memory_follows_use() {
-        let mut a = ChunkedHistogram::new();
-        let mut b = ChunkedHistogram::new();
+        let mut a = GrowingHistogram::new();
+        let mut b = GrowingHistogram::new();
         assert_eq!(a.heap_bytes(), 0);
         a.merge(&b);
         assert_eq!(a.heap_bytes(), 0);
@@ -294,12 +303,42 @@ mod tests {
         }
         b.merge(&a);
         fb.merge(&fa);
-        a += &ChunkedHistogram::new();
+        a += &GrowingHistogram::new();
         assert_eq!(b.to_histogram().inner(), fb.inner());
         assert_eq!(b.len(), 15);
-        let mut one = ChunkedHistogram::new();
+        let mut one = GrowingHistogram::new();
         one.record_us(250.0);
         assert!(one.heap_bytes() < 1400, "{}", one.heap_bytes());
-        assert!(one.heap_bytes() >= std::mem::size_of::<Chunk>());
+        assert!(one.heap_bytes() >= CHUNK * 8);
+    }
+
+    #[test]
+    fn windows_grow_a_logarithmic_number_of_times() {
+        // Upward, downward and from the middle: each growth at least doubles the window.
+        let orders: [Vec<u64>; 3] = [
+            (0..40).map(|k| 1u64 << k).collect(),
+            (0..40).rev().map(|k| 1u64 << k).collect(),
+            (0..40).map(|k| (1u64 << 20) ^ (1u64 << k)).collect(),
+        ];
+        for values in orders {
+            let mut h = GrowingHistogram::new();
+            let mut growths = 0;
+            let mut last = 0;
+            for &v in &values {
+                h.record_u64_n(v, 1);
+                if h.heap_bytes() != last {
+                    growths += 1;
+                    last = h.heap_bytes();
+                }
+            }
+            // The first allocation, then at most log2(23552 / 128) + 1 growths.
+            assert!(growths <= 10, "{growths} growths for {values:?}");
+            assert!(h.heap_bytes() <= COUNTS_LEN * 8 + 64);
+            let mut full = LatencyHistogram::new();
+            for &v in &values {
+                full.record_u64(v);
+            }
+            assert_eq!(h.to_histogram().inner(), full.inner());
+        }
     }
 }
