@@ -141,6 +141,7 @@ fn many_defines_are_set_in_linear_time() {
 
 /// Runs `cmd` with its output in files of `dir`; returns the output and the peak resident
 /// set size of the process in KiB (`ru_maxrss` from `wait4`).
+#[allow(clippy::zombie_processes)] // reaped by wait4, which also reports its peak RSS
 fn run_peak_rss(mut cmd: Command, dir: &Path) -> (Output, u64) {
     use std::os::unix::process::ExitStatusExt;
     let file = |name: &str| std::fs::File::create(dir.join(name)).expect("output file");
