@@ -228,7 +228,10 @@ fn run_inner(opts: &Options) -> Result<i32, i32> {
         })
         .collect();
     let mut summary = RunSummary::empty(run_config, infos);
-    let layout = summary.layout();
+    let mut layout = summary.layout();
+    // Per-command histograms serve only per-command percentiles (`--percentiles`, `--json`,
+    // `--html`): plain `-r` keeps sums, a few dozen bytes per command.
+    layout.command_histograms &= crate::report_cmd::extras_enabled(opts);
 
     let cfg = EngineConfig {
         conn: params,

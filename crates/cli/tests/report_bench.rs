@@ -110,6 +110,15 @@ fn json_html_and_percentiles() {
     let per_command: Vec<&str> = lines.collect();
     assert_eq!(per_command.len(), 11, "{tail}");
     assert!(per_command[10].ends_with(" END;"));
+    // Every command has its percentiles (per-command histograms are kept with -r and
+    // --percentiles/--json/--html).
+    assert!(
+        per_command.iter().all(|l| l
+            .split_whitespace()
+            .take(5)
+            .all(|t| t.parse::<f64>().is_ok())),
+        "{tail}"
+    );
 
     // The document's content.
     let r = &doc.results;
@@ -131,6 +140,8 @@ fn json_html_and_percentiles() {
     assert!(doc.client.cpus >= 1);
     assert_eq!(doc.scripts[0].commands.len(), 11);
     assert_eq!(doc.scripts[0].commands[10].executions, 60);
+    let end = doc.scripts[0].commands[10].latency.as_ref();
+    assert_eq!(end.map(|d| d.histogram().len()), Some(60));
     let ts = doc
         .time_series
         .as_ref()

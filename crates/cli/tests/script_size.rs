@@ -138,3 +138,78 @@ fn many_defines_are_set_in_linear_time() {
         ["debug(script=0,command=1): int 20001"]
     );
 }
+
+/// Runs `cmd` with its output in files of `dir`; returns the output and the peak resident
+/// set size of the process in KiB (`ru_maxrss` from `wait4`).
+#[allow(clippy::zombie_processes)] // reaped by wait4, which also reports its peak RSS
+fn run_peak_rss(mut cmd: Command, dir: &Path) -> (Output, u64) {
+    use std::os::unix::process::ExitStatusExt;
+    let file = |name: &str| std::fs::File::create(dir.join(name)).expect("output file");
+    let child = cmd
+        .stdin(std::process::Stdio::null())
+        .stdout(file("rss.out"))
+        .stderr(file("rss.err"))
+        .spawn()
+        .expect("spawn pgrush");
+    let pid = libc::pid_t::try_from(child.id()).expect("pid");
+    let mut status = 0;
+    // SAFETY: rusage is plain data, filled in by wait4 for our own child.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: waits for the child spawned above, which nothing else waits for.
+    let rc = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    assert_eq!(rc, pid, "wait4: {}", std::io::Error::last_os_error());
+    let status = std::process::ExitStatus::from_raw(status);
+    let read = |name: &str| std::fs::read_to_string(dir.join(name)).expect("read output");
+    let out = Output {
+        stdout: read("rss.out"),
+        stderr: read("rss.err"),
+        code: status
+            .code()
+            .unwrap_or_else(|| 128 + status.signal().unwrap_or(0)),
+    };
+    (out, u64::try_from(usage.ru_maxrss).unwrap_or(u64::MAX))
+}
+
+/// `-r` with a 20,000-command script (`select i;` lines) on a live server: one histogram
+/// per command used to take 184 KiB per thread and copy (7 GB); plain `-r` keeps sums and
+/// `--json` histograms that grow with use. Peak RSS stays under 300 MB, resp. 200 MB, and
+/// every command gets its `-r` line.
+#[test]
+fn a_20000_command_script_with_r_stays_small() {
+    const N: usize = 20_000;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let text: String = (1..=N).map(|i| format!("select {i};\n")).collect();
+    std::fs::write(dir.path().join("big.sql"), text).expect("write");
+    let server = pgrush_testkit::shared();
+    for (extra, limit_mb) in [(None, 300), (Some("--json=run.json"), 200)] {
+        let mut args: Vec<String> = ["-n", "-t", "1", "-r", "-f", "big.sql"]
+            .map(String::from)
+            .to_vec();
+        args.extend(extra.map(String::from));
+        let mut cmd = pgrush(dir.path(), &args);
+        cmd.envs(server.env()).env("PGDATABASE", "postgres");
+        let (out, peak_kib) = run_peak_rss(cmd, dir.path());
+        assert_eq!(out.code, 0, "{extra:?}: {}", out.stderr);
+        let command_lines = out
+            .stdout
+            .lines()
+            .filter(|l| l.contains(" select ") && l.ends_with(';'))
+            .count();
+        assert_eq!(command_lines, N, "{extra:?}: one -r line per command");
+        assert!(
+            out.stdout.lines().any(|l| l.ends_with(" select 20000;")),
+            "{extra:?}: last command's line missing"
+        );
+        assert!(
+            peak_kib < limit_mb * 1024,
+            "{extra:?}: peak RSS {peak_kib} KiB, limit {limit_mb} MB"
+        );
+    }
+    let doc = std::fs::read_to_string(dir.path().join("run.json")).expect("run.json");
+    let doc: serde_json::Value = serde_json::from_str(&doc).expect("json");
+    let commands = doc["scripts"][0]["commands"].as_array().map(Vec::len);
+    assert_eq!(commands, Some(N), "a command entry each in the document");
+    let last = &doc["scripts"][0]["commands"][N - 1];
+    assert_eq!(last["latency"]["count"], 1, "{last}");
+    assert_eq!(last["latency"]["percentiles"][0]["p"], 50.0, "{last}");
+}

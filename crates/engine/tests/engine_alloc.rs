@@ -90,6 +90,7 @@ fn allocations(mode: QueryMode, tx: u32, log_prefix: Option<String>) -> u64 {
         latency_limit_us: None,
         throttled: false,
         per_command: true,
+        command_histograms: true,
     };
     let before = ALLOCS.load(Ordering::Relaxed);
     let out = pgrush_engine::run(&cfg, &layout).expect("run");

@@ -565,7 +565,7 @@ fn command_doc(
             average_ms: c.average_ms(),
             failures: c.failures,
             retries: c.retries,
-            latency: Distribution::build(&c.latency, &c.latency_hist, list),
+            latency: Distribution::build(&c.latency, &c.latency_hist.to_histogram(), list),
         },
         _ => CommandDoc {
             text: text.to_string(),

@@ -8,7 +8,7 @@
 
 use crate::textbuf::TextBuf;
 use pgrush_stats::histogram::HISTOGRAM_MAX_US;
-use pgrush_stats::{LatencyHistogram, RunSummary, SparseHistogram};
+use pgrush_stats::{GrowingHistogram, LatencyHistogram, RunSummary, SparseHistogram};
 use std::fmt::Write as _;
 
 /// The list used when `--percentiles` is given without a value.
@@ -188,6 +188,44 @@ pub fn sparse_percentiles_ms(
     )
 }
 
+/// [`percentiles_ms`] of a per-command histogram, read from its buckets: the same values
+/// as from [`GrowingHistogram::to_histogram`] (identical counts), without building the
+/// 184 KiB full histogram for each command.
+pub fn growing_percentiles_ms(
+    hist: &GrowingHistogram,
+    list: &PercentileList,
+    exact_max_us: Option<f64>,
+) -> Option<Vec<f64>> {
+    let n = hist.len();
+    if n == 0 {
+        return None;
+    }
+    // The resolution of a full histogram (its bounds only: nothing is allocated).
+    let resolution = LatencyHistogram::new();
+    let resolution = resolution.inner();
+    let cap = exact_max_us
+        .filter(|m| m.is_finite() && *m >= 0.0)
+        .unwrap_or(f64::INFINITY);
+    let highest = hist.iter_recorded().last().map_or(0, |(v, _)| v);
+    Some(
+        list.values()
+            .iter()
+            .map(|&p| {
+                let rank = nearest_rank(p, n);
+                let mut seen = 0u64;
+                let bucket = hist
+                    .iter_recorded()
+                    .find(|&(_, count)| {
+                        seen = seen.saturating_add(count);
+                        seen >= rank
+                    })
+                    .map_or(highest, |(v, _)| v);
+                (resolution.highest_equivalent(bucket) as f64).min(cap) / 1000.0
+            })
+            .collect(),
+    )
+}
+
 /// `p50 = 0.223 ms, p90 = 0.301 ms, …`
 fn push_inline(s: &mut TextBuf, list: &PercentileList, values_ms: &[f64]) {
     for (i, (&p, &v)) in list.values().iter().zip(values_ms).enumerate() {
@@ -248,7 +286,7 @@ pub fn render_text(sum: &RunSummary, list: &PercentileList) -> Vec<u8> {
             let values = st
                 .commands
                 .get(j)
-                .and_then(|c| percentiles_ms(&c.latency_hist, list, Some(c.latency.max)));
+                .and_then(|c| growing_percentiles_ms(&c.latency_hist, list, Some(c.latency.max)));
             s.str(" ");
             for k in 0..list.values().len() {
                 s.str("  ");
@@ -297,6 +335,48 @@ mod tests {
         assert_eq!(
             PercentileList::default().labels(),
             ["p50", "p90", "p99", "p99.9", "p99.99"]
+        );
+    }
+
+    #[test]
+    fn growing_percentiles_match_the_full_histogram() {
+        let lists = [
+            PercentileList::default(),
+            PercentileList::parse("0.001,1,25,50,75,99.999,100").unwrap_or_default(),
+        ];
+        let values = [
+            0u64,
+            1,
+            2047,
+            2048,
+            2049,
+            1_003,
+            65_537,
+            123_456,
+            HISTOGRAM_MAX_US,
+            HISTOGRAM_MAX_US + 1,
+            u64::MAX,
+        ];
+        for end in 1..=values.len() {
+            let mut growing = GrowingHistogram::new();
+            for (i, &v) in values[..end].iter().enumerate().rev() {
+                growing.record_u64_n(v, i as u64 % 4 + 1);
+            }
+            for list in &lists {
+                for cap in [None, Some(1e12), Some(2_000.0)] {
+                    assert_eq!(
+                        growing_percentiles_ms(&growing, list, cap),
+                        percentiles_ms(&growing.to_histogram(), list, cap),
+                        "{:?}",
+                        &values[..end]
+                    );
+                }
+            }
+        }
+        let list = PercentileList::default();
+        assert_eq!(
+            growing_percentiles_ms(&GrowingHistogram::new(), &list, None),
+            None
         );
     }
 

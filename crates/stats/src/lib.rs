@@ -8,8 +8,9 @@
 //!    [`ThreadStats::with_progress`] for `-P`, [`ThreadStats::with_series`] for the
 //!    per-interval [`TimeSeries`]) and calls [`ThreadStats::record_tx`] (or
 //!    [`ThreadStats::record_tx_at`] with the end instant), [`ThreadStats::record_command`],
-//!    … — none of these allocate, except a histogram's counts on its first value and the
-//!    series storing a closed interval once per interval;
+//!    … — none of these allocate, except a histogram's counts on its first value (a
+//!    per-command [`GrowingHistogram`] also when a value falls outside its window, a few
+//!    times at most) and the series storing a closed interval once per interval;
 //! 3. thread 0 sums [`ProgressCounters`] snapshots for progress lines;
 //! 4. after the run, merge the threads into `summary.stats` and fill durations.
 #![deny(missing_docs)]
@@ -17,6 +18,7 @@
 mod aggregate;
 pub mod cfmt;
 mod counters;
+pub mod growing;
 pub mod histogram;
 pub mod progress;
 mod simple;
@@ -27,6 +29,7 @@ mod txlog;
 
 pub use aggregate::AggregateInterval;
 pub use counters::{TxCounters, TxOutcome, TxRecord};
+pub use growing::GrowingHistogram;
 pub use histogram::LatencyHistogram;
 pub use progress::{ProgressCounters, ProgressSnapshot};
 pub use simple::SimpleStats;

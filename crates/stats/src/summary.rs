@@ -180,15 +180,21 @@ pub struct RunSummary {
     pub interrupted: bool,
 }
 
+/// The statistics layout of `config` and `scripts` (see [`RunSummary::layout`]).
+fn layout_for(config: &RunConfig, scripts: &[ScriptInfo]) -> StatsLayout {
+    StatsLayout {
+        commands_per_script: scripts.iter().map(|s| s.commands.len()).collect(),
+        latency_limit_us: config.latency_limit_us,
+        throttled: config.rate.is_some(),
+        per_command: config.per_command,
+        command_histograms: config.per_command,
+    }
+}
+
 impl RunSummary {
     /// A summary with empty statistics shaped after `scripts`, to be filled by merging.
     pub fn empty(config: RunConfig, scripts: Vec<ScriptInfo>) -> Self {
-        let layout = StatsLayout {
-            commands_per_script: scripts.iter().map(|s| s.commands.len()).collect(),
-            latency_limit_us: config.latency_limit_us,
-            throttled: config.rate.is_some(),
-            per_command: config.per_command,
-        };
+        let layout = layout_for(&config, &scripts);
         RunSummary {
             stats: ThreadStats::new(&layout),
             config,
@@ -200,14 +206,11 @@ impl RunSummary {
         }
     }
 
-    /// The layout threads should use for this configuration.
+    /// The layout threads should use for this configuration. With `-r` it keeps a
+    /// histogram per command; a caller that reports no per-command percentiles clears
+    /// [`StatsLayout::command_histograms`] (plain `-r` needs only sums).
     pub fn layout(&self) -> StatsLayout {
-        StatsLayout {
-            commands_per_script: self.scripts.iter().map(|s| s.commands.len()).collect(),
-            latency_limit_us: self.config.latency_limit_us,
-            throttled: self.config.rate.is_some(),
-            per_command: self.config.per_command,
-        }
+        layout_for(&self.config, &self.scripts)
     }
 
     /// Benchmark duration in seconds.

@@ -2,6 +2,7 @@
 //! and the main thread merges them after the run.
 
 use crate::counters::{TxCounters, TxOutcome, TxRecord};
+use crate::growing::GrowingHistogram;
 use crate::histogram::LatencyHistogram;
 use crate::progress::ProgressCounters;
 use crate::simple::SimpleStats;
@@ -19,9 +20,13 @@ pub struct StatsLayout {
     pub latency_limit_us: Option<f64>,
     /// `-R` given: schedule lag is recorded.
     pub throttled: bool,
-    /// `-r` given: per-command statistics are kept (otherwise `record_command*` do nothing
-    /// and no command histograms are allocated).
+    /// `-r` given: per-command sums are kept (count, latency sums, failures, retries;
+    /// otherwise `record_command*` do nothing).
     pub per_command: bool,
+    /// With `per_command`, also a latency histogram per command, for per-command
+    /// percentiles (`--percentiles` with `-r`, `--json`, `--html`); plain `-r` needs only
+    /// the sums.
+    pub command_histograms: bool,
 }
 
 /// Transaction statistics: counters, latency and lag sums, histograms, late count.
@@ -94,7 +99,8 @@ impl AddAssign<&TxStats> for TxStats {
     }
 }
 
-/// Statistics of one script command (`-r`).
+/// Statistics of one script command (`-r`): 64 bytes, plus the histogram's counts when
+/// [`StatsLayout::command_histograms`] is set.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct CommandStats {
     /// Completed executions and their latencies (µs).
@@ -103,8 +109,9 @@ pub struct CommandStats {
     pub failures: u64,
     /// Retries attributed to this command.
     pub retries: u64,
-    /// Histogram of the execution latencies.
-    pub latency_hist: LatencyHistogram,
+    /// Histogram of the execution latencies (empty unless
+    /// [`StatsLayout::command_histograms`]).
+    pub latency_hist: GrowingHistogram,
 }
 
 impl CommandStats {
@@ -184,6 +191,9 @@ pub struct ThreadStats {
     pub series: Option<TimeSeries>,
     #[serde(skip)]
     progress: Option<Arc<ProgressCounters>>,
+    /// [`StatsLayout::command_histograms`]: command latencies go to histograms too.
+    #[serde(skip)]
+    command_histograms: bool,
     /// With a single script its statistics equal the totals: while this is set, the
     /// script's `tx` is not recorded and stands for a copy of `total`, made by
     /// [`ThreadStats::merge`] (every reader goes through a merge) or by a record for
@@ -193,7 +203,7 @@ pub struct ThreadStats {
 }
 
 impl ThreadStats {
-    /// Creates the collectors for `layout` (histograms allocated here, up front).
+    /// Creates the collectors for `layout` (histograms allocate their counts on first use).
     pub fn new(layout: &StatsLayout) -> Self {
         ThreadStats {
             total: TxStats::new(layout.throttled),
@@ -208,6 +218,7 @@ impl ThreadStats {
             latency_limit_us: layout.latency_limit_us,
             series: None,
             progress: None,
+            command_histograms: layout.per_command && layout.command_histograms,
             mirror: layout.commands_per_script.len() == 1,
         }
     }
@@ -296,9 +307,12 @@ impl ThreadStats {
     /// Records one completed execution of a command (`-r`). Bad indices are ignored.
     #[inline]
     pub fn record_command(&mut self, script: usize, command: usize, latency_us: f64) {
+        let histograms = self.command_histograms;
         if let Some(c) = self.command_mut(script, command) {
             c.latency.record(latency_us);
-            c.latency_hist.record_us(latency_us);
+            if histograms {
+                c.latency_hist.record_us(latency_us);
+            }
         }
     }
 
@@ -383,6 +397,7 @@ mod tests {
             latency_limit_us: Some(1000.0),
             throttled: true,
             per_command: true,
+            command_histograms: true,
         }
     }
 
@@ -452,6 +467,7 @@ mod tests {
             latency_limit_us: Some(150.0),
             throttled: true,
             per_command: true,
+            command_histograms: true,
         };
         let mut a = ThreadStats::new(&l);
         let mut b = ThreadStats::new(&l);
@@ -498,6 +514,7 @@ mod tests {
             latency_limit_us: None,
             throttled: false,
             per_command: false,
+            command_histograms: true,
         };
         let p = Arc::new(ProgressCounters::new());
         let mut t = ThreadStats::new(&l).with_progress(Arc::clone(&p));

@@ -46,6 +46,7 @@ fn hot_path_records_without_allocating() {
         latency_limit_us: Some(500.0),
         throttled: true,
         per_command: true,
+        command_histograms: true,
     };
     let progress = Arc::new(ProgressCounters::new());
     let mut stats = ThreadStats::new(&layout).with_progress(Arc::clone(&progress));

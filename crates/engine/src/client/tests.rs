@@ -93,6 +93,7 @@ fn run_with(
             .then_some(cfg.pacing.latency_limit_us as f64),
         throttled: cfg.pacing.rate > 0.0,
         per_command: true,
+        command_histograms: true,
     };
     let clock = Clock::new();
     let mut ctx = ThreadCtx::new(
@@ -607,6 +608,7 @@ fn interrupting_cancels_and_closes() {
         latency_limit_us: None,
         throttled: false,
         per_command: true,
+        command_histograms: true,
     };
     let mut ctx = ThreadCtx::new(
         &cfg,
@@ -640,6 +642,7 @@ fn pending_output_is_written_when_the_socket_is_writable() {
         latency_limit_us: None,
         throttled: false,
         per_command: true,
+        command_histograms: true,
     };
     let mut ctx = ThreadCtx::new(
         &cfg,

@@ -1,0 +1,106 @@
+//! `-r` with a large script: the heap held by per-command statistics grows linearly
+//! with the number of commands and stays small per command — a few dozen bytes for
+//! plain `-r` (sums only), about 1.3 KiB for a command with a histogram holding one
+//! value (not a 184 KiB HDR counts array). Measured with a global allocator that counts
+//! live heap bytes.
+
+use pgrush_stats::{StatsLayout, ThreadStats};
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicIsize, Ordering};
+
+struct Counting;
+
+static LIVE: AtomicIsize = AtomicIsize::new(0);
+
+fn bytes(layout: Layout) -> isize {
+    isize::try_from(layout.size()).unwrap_or(isize::MAX)
+}
+
+// SAFETY: delegates to the system allocator, only counting live bytes.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        LIVE.fetch_add(bytes(layout), Ordering::Relaxed);
+        // SAFETY: same contract as the caller's.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        LIVE.fetch_add(bytes(layout), Ordering::Relaxed);
+        // SAFETY: same contract as the caller's.
+        unsafe { System.alloc_zeroed(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        LIVE.fetch_sub(bytes(layout), Ordering::Relaxed);
+        // SAFETY: same contract as the caller's.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        let grown = isize::try_from(new_size).unwrap_or(isize::MAX) - bytes(layout);
+        LIVE.fetch_add(grown, Ordering::Relaxed);
+        // SAFETY: same contract as the caller's.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+fn live() -> isize {
+    LIVE.load(Ordering::Relaxed)
+}
+
+/// Heap bytes held, per command, by the command statistics of a one-transaction run of a
+/// script of `n` commands: one thread's collector plus the merged copy the report reads
+/// (as the engine builds it). No transaction is recorded: the transaction histograms
+/// (184 KiB each, whatever the script) would hide the per-command part.
+fn held_per_command(n: usize, command_histograms: bool) -> f64 {
+    let layout = StatsLayout {
+        commands_per_script: vec![n],
+        latency_limit_us: None,
+        throttled: false,
+        per_command: true,
+        command_histograms,
+    };
+    let before = live();
+    let mut thread = ThreadStats::new(&layout);
+    for i in 0..n {
+        thread.record_command(0, i, 80.0 + (i % 700) as f64);
+    }
+    let mut merged = ThreadStats::new(&layout);
+    merged.merge(&thread);
+    let held = live() - before;
+    assert_eq!(merged.scripts[0].commands.len(), n);
+    assert_eq!(merged.scripts[0].commands[n - 1].latency.count, 1);
+    assert_eq!(
+        merged.scripts[0].commands[n - 1].latency_hist.len(),
+        u64::from(command_histograms)
+    );
+    drop((thread, merged));
+    held as f64 / n as f64
+}
+
+/// Per-command bytes for 2,000 and 20,000 commands: within 10 % of each other (linear
+/// growth) and under `bound`.
+fn assert_linear_under(command_histograms: bool, bound: f64) {
+    let small = held_per_command(2_000, command_histograms);
+    let big = held_per_command(20_000, command_histograms);
+    assert!(
+        (big - small).abs() <= small * 0.1,
+        "not linear: {small:.0} B per command for 2,000 commands, {big:.0} for 20,000"
+    );
+    assert!(
+        big < bound,
+        "{big:.0} B per command (two copies), bound {bound}"
+    );
+}
+
+#[test]
+fn plain_r_keeps_sums_only() {
+    // Two copies of 64-byte CommandStats.
+    assert_linear_under(false, 256.0);
+}
+
+#[test]
+fn command_histograms_grow_with_use() {
+    // Two copies of a one-chunk histogram (~1.3 KiB each) instead of 2 × 184 KiB.
+    assert_linear_under(true, 3.0 * 1024.0);
+}
