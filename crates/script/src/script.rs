@@ -280,74 +280,107 @@ impl<'a> Loader<'a> {
     }
 
     /// Parse the meta command whose backslash is at `start`; `pos` is after it.
+    ///
+    /// Reads the command word, then hands the rest of the line to the parser of
+    /// that command's family: an expression (`\set`, `\if`, `\elif`) or words
+    /// (everything else).
     fn backslash(&self, start: usize, pos: &mut usize) -> Result<Option<Parsed>, LoadError> {
         let line = self.lineno(start);
         let Some(first) = next_word(self.buf, pos) else {
             return Ok(None);
         };
-        let cmd_word = first.text.clone();
-        let meta = meta_of(&cmd_word);
-        let mut argv = vec![cmd_word.clone()];
-        if matches!(meta, Some(Meta::Set | Meta::If | Meta::Elif)) {
-            let mut var = None;
-            if meta == Some(Meta::Set) {
-                match next_word(self.buf, pos) {
-                    Some(w) => {
-                        argv.push(w.text.clone());
-                        var = Some(w.text);
-                    }
-                    None => {
-                        return Err(self.err(
-                            line,
-                            None,
-                            Some(&cmd_word),
-                            "missing argument",
-                            None,
-                            None,
-                        ));
-                    }
-                }
-            }
-            let parsed = match parse_expression(self.buf, *pos) {
-                Ok(p) => p,
-                Err(e) => {
-                    let full = self.substring(start, e.end);
-                    return Err(self.err(
-                        line,
-                        Some(full),
-                        Some(&cmd_word),
-                        &e.message,
-                        e.detail,
-                        Some(e.offset.saturating_sub(start)),
-                    ));
-                }
-            };
-            *pos = parsed.end;
-            let first_line = self.substring(start, parsed.end);
-            let kind = match (meta, var) {
-                (Some(Meta::Set), Some(v)) => CommandKind::Set {
-                    var: VarRef::new(&v),
-                    expr: parsed.expr,
-                },
-                (Some(Meta::If), _) => CommandKind::If(parsed.expr),
-                _ => CommandKind::Elif(parsed.expr),
-            };
-            return Ok(Some(Parsed::Cmd(Command {
-                kind,
-                line,
-                first_line,
-                argv,
-                cond: None,
-            })));
+        let meta = meta_of(&first.text);
+        if let Some(m @ (Meta::Set | Meta::If | Meta::Elif)) = meta {
+            let cmd = self.expression_command(m, first.text, start, line, pos)?;
+            return Ok(Some(Parsed::Cmd(cmd)));
         }
+        let mut cmd = self.read_words(first, start, line, pos)?;
+        let kind = match meta {
+            Some(Meta::Sleep) => self.sleep_command(&mut cmd)?,
+            Some(Meta::SetShell) => self.setshell_command(&cmd)?,
+            Some(Meta::Shell) => self.shell_command(&cmd)?,
+            Some(
+                m @ (Meta::Else
+                | Meta::EndIf
+                | Meta::StartPipeline
+                | Meta::EndPipeline
+                | Meta::SyncPipeline),
+            ) => self.no_argument_command(&cmd, m)?,
+            Some(m @ (Meta::Gset | Meta::Aset)) => return self.gset_command(&cmd, m).map(Some),
+            _ => return Err(self.word_err(&cmd, "invalid command", None, None)),
+        };
+        Ok(Some(Parsed::Cmd(cmd.into_command(kind))))
+    }
 
+    /// `\set var expr`, `\if expr` or `\elif expr` (`meta` says which): the
+    /// variable for `\set`, then the expression, which ends the command.
+    fn expression_command(
+        &self,
+        meta: Meta,
+        cmd_word: Vec<u8>,
+        start: usize,
+        line: usize,
+        pos: &mut usize,
+    ) -> Result<Command, LoadError> {
+        let mut argv = vec![cmd_word.clone()];
+        let mut var = None;
+        if meta == Meta::Set {
+            let Some(w) = next_word(self.buf, pos) else {
+                return Err(self.err(line, None, Some(&cmd_word), "missing argument", None, None));
+            };
+            argv.push(w.text.clone());
+            var = Some(w.text);
+        }
+        let parsed = match parse_expression(self.buf, *pos) {
+            Ok(p) => p,
+            Err(e) => {
+                let full = self.substring(start, e.end);
+                return Err(self.err(
+                    line,
+                    Some(full),
+                    Some(&cmd_word),
+                    &e.message,
+                    e.detail,
+                    Some(e.offset.saturating_sub(start)),
+                ));
+            }
+        };
+        *pos = parsed.end;
+        let first_line = self.substring(start, parsed.end);
+        let kind = match (meta, var) {
+            (Meta::Set, Some(v)) => CommandKind::Set {
+                var: VarRef::new(&v),
+                expr: parsed.expr,
+            },
+            (Meta::If, _) => CommandKind::If(parsed.expr),
+            _ => CommandKind::Elif(parsed.expr),
+        };
+        Ok(Command {
+            kind,
+            line,
+            first_line,
+            argv,
+            cond: None,
+        })
+    }
+
+    /// The words of a meta command that takes words (all but `\set`, `\if` and
+    /// `\elif`), up to the end of its line; `first` is the command word.
+    fn read_words(
+        &self,
+        first: Word,
+        start: usize,
+        line: usize,
+        pos: &mut usize,
+    ) -> Result<MetaWords, LoadError> {
+        let mut argv = vec![first.text.clone()];
         let mut words: Vec<Word> = vec![first];
         while let Some(w) = next_word(self.buf, pos) {
             if words.len() >= MAX_ARGS {
                 return Err(self.err(
                     line,
                     None,
-                    Some(&cmd_word),
+                    Some(&words[0].text),
                     "too many arguments",
                     None,
                     None,
@@ -356,133 +389,194 @@ impl<'a> Loader<'a> {
             argv.push(w.text.clone());
             words.push(w);
         }
-        let first_line = self.substring(start, *pos);
-        let fl = || Some(first_line.clone());
-        let e = |msg: &str, detail: Option<Vec<u8>>, col: Option<usize>| {
-            self.err(line, fl(), Some(&cmd_word), msg, detail, col)
-        };
-        let argc = words.len();
-        let kind = match meta {
-            Some(Meta::Sleep) => {
-                if argc < 2 {
-                    return Err(e("missing argument", None, None));
-                }
-                if argc > 3 {
-                    return Err(e("too many arguments", None, Some(words[3].offset - start)));
-                }
-                let a1 = words[1].text.clone();
-                let mut unit_word: Option<(Vec<u8>, usize)> =
-                    words.get(2).map(|w| (w.text.clone(), w.offset));
-                let mut num = a1.clone();
-                if !a1.starts_with(b":") {
-                    let b = &a1[..];
-                    let mut i = 0;
-                    if i < b.len() && (b[i] == b'+' || b[i] == b'-') {
-                        i += 1;
-                    }
-                    let have_digit = i < b.len() && b[i].is_ascii_digit();
-                    while i < b.len() && b[i].is_ascii_digit() {
-                        i += 1;
-                    }
-                    if i < b.len() {
-                        if argc == 2 && have_digit {
-                            unit_word = Some((a1[i..].to_vec(), words[1].offset + i));
-                            // pgbench keeps the whole word as argv[1] and adds the unit.
-                            argv.push(a1[i..].to_vec());
-                            num = a1[..i].to_vec();
-                        } else {
-                            return Err(e(
-                                "invalid sleep time, must be an integer",
-                                Some(a1.clone()),
-                                Some(words[1].offset - start),
-                            ));
-                        }
-                    }
-                }
-                let unit = match &unit_word {
-                    None => SleepUnit::S,
-                    Some((u, off)) => match u.to_ascii_lowercase().as_slice() {
-                        b"us" => SleepUnit::Us,
-                        b"ms" => SleepUnit::Ms,
-                        b"s" => SleepUnit::S,
-                        _ => {
-                            return Err(e(
-                                "unrecognized time unit, must be us, ms or s",
-                                Some(u.clone()),
-                                Some(off - start),
-                            ));
-                        }
-                    },
-                };
-                let arg = match num.strip_prefix(b":") {
-                    Some(v) => SleepArg::Var(VarRef::new(v)),
-                    None => SleepArg::Const(num),
-                };
-                CommandKind::Sleep(SleepSpec {
-                    cmd: cmd_word.clone(),
-                    arg,
-                    unit,
-                })
-            }
-            Some(Meta::SetShell) => {
-                if argc < 3 {
-                    return Err(e("missing argument", None, None));
-                }
-                CommandKind::SetShell {
-                    var: VarRef::new(&words[1].text),
-                    args: words[2..].iter().map(|w| w.text.clone()).collect(),
-                }
-            }
-            Some(Meta::Shell) => {
-                if argc < 2 {
-                    return Err(e("missing command", None, None));
-                }
-                CommandKind::Shell {
-                    args: words[1..].iter().map(|w| w.text.clone()).collect(),
-                }
-            }
-            Some(
-                m @ (Meta::Else
-                | Meta::EndIf
-                | Meta::StartPipeline
-                | Meta::EndPipeline
-                | Meta::SyncPipeline),
-            ) => {
-                if argc != 1 {
-                    return Err(e("unexpected argument", None, None));
-                }
-                match m {
-                    Meta::Else => CommandKind::Else,
-                    Meta::EndIf => CommandKind::EndIf,
-                    Meta::StartPipeline => CommandKind::StartPipeline,
-                    Meta::EndPipeline => CommandKind::EndPipeline,
-                    _ => CommandKind::SyncPipeline,
-                }
-            }
-            Some(m @ (Meta::Gset | Meta::Aset)) => {
-                if argc > 2 {
-                    return Err(e("too many arguments", None, None));
-                }
-                let kind = if m == Meta::Gset {
-                    GsetKind::Gset
-                } else {
-                    GsetKind::Aset
-                };
-                return Ok(Some(Parsed::Gset(
-                    kind,
-                    words.get(1).map(|w| w.text.clone()).unwrap_or_default(),
-                )));
-            }
-            _ => return Err(e("invalid command", None, None)),
-        };
-        Ok(Some(Parsed::Cmd(Command {
-            kind,
+        Ok(MetaWords {
+            start,
             line,
-            first_line,
+            first_line: self.substring(start, *pos),
+            words,
             argv,
-            cond: None,
-        })))
+        })
     }
+
+    /// A syntax error in the word command `cmd`, shown with its whole text.
+    fn word_err(
+        &self,
+        cmd: &MetaWords,
+        msg: &str,
+        detail: Option<Vec<u8>>,
+        column: Option<usize>,
+    ) -> LoadError {
+        self.err(
+            cmd.line,
+            Some(cmd.first_line.clone()),
+            Some(&cmd.words[0].text),
+            msg,
+            detail,
+            column,
+        )
+    }
+
+    /// `\sleep n [unit]`, `\sleep :var [unit]` or `\sleep <n><unit>` (the unit
+    /// attached to the number, which pgbench adds to argv as a word of its own).
+    fn sleep_command(&self, cmd: &mut MetaWords) -> Result<CommandKind, LoadError> {
+        let argc = cmd.words.len();
+        if argc < 2 {
+            return Err(self.word_err(cmd, "missing argument", None, None));
+        }
+        if argc > 3 {
+            let col = cmd.words[3].offset - cmd.start;
+            return Err(self.word_err(cmd, "too many arguments", None, Some(col)));
+        }
+        let a1 = cmd.words[1].text.clone();
+        let mut unit_word: Option<(Vec<u8>, usize)> =
+            cmd.words.get(2).map(|w| (w.text.clone(), w.offset));
+        let mut num = a1.clone();
+        if !a1.starts_with(b":") {
+            let (i, have_digit) = leading_integer(&a1);
+            if i < a1.len() {
+                if argc == 2 && have_digit {
+                    unit_word = Some((a1[i..].to_vec(), cmd.words[1].offset + i));
+                    // pgbench keeps the whole word as argv[1] and adds the unit.
+                    cmd.argv.push(a1[i..].to_vec());
+                    num = a1[..i].to_vec();
+                } else {
+                    return Err(self.word_err(
+                        cmd,
+                        "invalid sleep time, must be an integer",
+                        Some(a1.clone()),
+                        Some(cmd.words[1].offset - cmd.start),
+                    ));
+                }
+            }
+        }
+        let unit = self.sleep_unit(cmd, unit_word)?;
+        let arg = match num.strip_prefix(b":") {
+            Some(v) => SleepArg::Var(VarRef::new(v)),
+            None => SleepArg::Const(num),
+        };
+        Ok(CommandKind::Sleep(SleepSpec {
+            cmd: cmd.words[0].text.clone(),
+            arg,
+            unit,
+        }))
+    }
+
+    /// The unit of a `\sleep` (seconds without one); `unit_word` is its text and
+    /// buffer offset.
+    fn sleep_unit(
+        &self,
+        cmd: &MetaWords,
+        unit_word: Option<(Vec<u8>, usize)>,
+    ) -> Result<SleepUnit, LoadError> {
+        Ok(match &unit_word {
+            None => SleepUnit::S,
+            Some((u, off)) => match u.to_ascii_lowercase().as_slice() {
+                b"us" => SleepUnit::Us,
+                b"ms" => SleepUnit::Ms,
+                b"s" => SleepUnit::S,
+                _ => {
+                    return Err(self.word_err(
+                        cmd,
+                        "unrecognized time unit, must be us, ms or s",
+                        Some(u.clone()),
+                        Some(off - cmd.start),
+                    ));
+                }
+            },
+        })
+    }
+
+    /// `\setshell var command [args...]`.
+    fn setshell_command(&self, cmd: &MetaWords) -> Result<CommandKind, LoadError> {
+        if cmd.words.len() < 3 {
+            return Err(self.word_err(cmd, "missing argument", None, None));
+        }
+        Ok(CommandKind::SetShell {
+            var: VarRef::new(&cmd.words[1].text),
+            args: cmd.words[2..].iter().map(|w| w.text.clone()).collect(),
+        })
+    }
+
+    /// `\shell command [args...]`.
+    fn shell_command(&self, cmd: &MetaWords) -> Result<CommandKind, LoadError> {
+        if cmd.words.len() < 2 {
+            return Err(self.word_err(cmd, "missing command", None, None));
+        }
+        Ok(CommandKind::Shell {
+            args: cmd.words[1..].iter().map(|w| w.text.clone()).collect(),
+        })
+    }
+
+    /// The commands without arguments: `\else`, `\endif` and the pipeline
+    /// commands (`meta` says which).
+    fn no_argument_command(&self, cmd: &MetaWords, meta: Meta) -> Result<CommandKind, LoadError> {
+        if cmd.words.len() != 1 {
+            return Err(self.word_err(cmd, "unexpected argument", None, None));
+        }
+        Ok(match meta {
+            Meta::Else => CommandKind::Else,
+            Meta::EndIf => CommandKind::EndIf,
+            Meta::StartPipeline => CommandKind::StartPipeline,
+            Meta::EndPipeline => CommandKind::EndPipeline,
+            _ => CommandKind::SyncPipeline,
+        })
+    }
+
+    /// `\gset [prefix]` or `\aset [prefix]` (`meta` says which), merged into the
+    /// SQL command before it by the caller.
+    fn gset_command(&self, cmd: &MetaWords, meta: Meta) -> Result<Parsed, LoadError> {
+        if cmd.words.len() > 2 {
+            return Err(self.word_err(cmd, "too many arguments", None, None));
+        }
+        let kind = if meta == Meta::Gset {
+            GsetKind::Gset
+        } else {
+            GsetKind::Aset
+        };
+        let prefix = cmd.words.get(1).map(|w| w.text.clone()).unwrap_or_default();
+        Ok(Parsed::Gset(kind, prefix))
+    }
+}
+
+/// A meta command that takes words, as read up to the end of its line.
+struct MetaWords {
+    /// Buffer offset of the backslash.
+    start: usize,
+    /// 1-based line number of the backslash.
+    line: usize,
+    /// The command's text from the backslash (for messages and the `-r` report).
+    first_line: Vec<u8>,
+    /// The words, the command word first.
+    words: Vec<Word>,
+    /// The words as pgbench keeps them in argv (`\sleep` may add its unit).
+    argv: Vec<Vec<u8>>,
+}
+
+impl MetaWords {
+    /// The command of kind `kind` these words make.
+    fn into_command(self, kind: CommandKind) -> Command {
+        Command {
+            kind,
+            line: self.line,
+            first_line: self.first_line,
+            argv: self.argv,
+            cond: None,
+        }
+    }
+}
+
+/// Where the optional sign and the digits that open `word` end, and whether
+/// there was at least one digit (how pgbench splits `\sleep 10ms`).
+fn leading_integer(word: &[u8]) -> (usize, bool) {
+    let mut i = 0;
+    if i < word.len() && (word[i] == b'+' || word[i] == b'-') {
+        i += 1;
+    }
+    let have_digit = i < word.len() && word[i].is_ascii_digit();
+    while i < word.len() && word[i].is_ascii_digit() {
+        i += 1;
+    }
+    (i, have_digit)
 }
 
 /// Load a script from its text, taken as bytes as pgbench takes it (no encoding:

@@ -87,46 +87,14 @@ impl<'a> SqlScanner<'a> {
             }
             let c = b[p];
             // whitespace and "--" comments are dropped while nothing was collected
-            if is_space(c) || (c == b'-' && self.at(p + 1) == b'-') {
-                let e = if is_space(c) {
-                    let mut e = p;
-                    while e < b.len() && is_space(b[e]) {
-                        e += 1;
-                    }
-                    e
-                } else {
-                    let mut e = p;
-                    while e < b.len() && b[e] != b'\n' {
-                        e += 1;
-                    }
-                    e
-                };
+            if let Some(e) = self.blank_end(p, c) {
                 if !out.is_empty() {
                     emit!(p, e);
                 }
                 self.pos = e;
                 continue;
             }
-            let e = match c {
-                b'/' if self.at(p + 1) == b'*' => self.skip_comment(p),
-                b'\'' => self.skip_quoted(p + 1, b'\'', false),
-                b'"' => self.skip_quoted(p + 1, b'"', false),
-                b'e' | b'E' if self.at(p + 1) == b'\'' => self.skip_quoted(p + 2, b'\'', true),
-                b'b' | b'B' | b'x' | b'X' | b'n' | b'N' if self.at(p + 1) == b'\'' => {
-                    self.skip_quoted(p + 2, b'\'', false)
-                }
-                b'u' | b'U' if self.at(p + 1) == b'&' && matches!(self.at(p + 2), b'\'' | b'"') => {
-                    self.skip_quoted(p + 3, self.at(p + 2), false)
-                }
-                b'$' => self.skip_dollar(p),
-                b'(' => {
-                    self.paren_depth += 1;
-                    p + 1
-                }
-                b')' => {
-                    self.paren_depth = self.paren_depth.saturating_sub(1);
-                    p + 1
-                }
+            match c {
                 b';' => {
                     emit!(p, p + 1);
                     self.pos = p + 1;
@@ -134,7 +102,6 @@ impl<'a> SqlScanner<'a> {
                         self.identifier_count = 0;
                         break Stop::Semicolon;
                     }
-                    continue;
                 }
                 b'\\' => {
                     let n = self.at(p + 1);
@@ -150,31 +117,82 @@ impl<'a> SqlScanner<'a> {
                     self.pos = p + 1;
                     break Stop::Backslash;
                 }
-                c if ident_start(c) => {
-                    let mut e = p;
-                    while e < b.len() && ident_cont(b[e]) {
-                        e += 1;
-                    }
-                    self.identifier(&b[p..e]);
-                    e
+                _ => {
+                    let e = self.token_end(p, c);
+                    emit!(p, e);
+                    self.pos = e;
                 }
-                c if c.is_ascii_digit() => {
-                    let mut e = p;
-                    while e < b.len() && (b[e].is_ascii_digit() || b[e] == b'.') {
-                        e += 1;
-                    }
-                    e
-                }
-                _ => p + 1,
-            };
-            emit!(p, e);
-            self.pos = e;
+            }
         };
         Chunk {
             text: out,
             first,
             compound,
             stop,
+        }
+    }
+
+    /// If a run of whitespace or a `--` comment (up to its newline) starts at
+    /// `p` (whose byte is `c`), where it ends.
+    fn blank_end(&self, p: usize, c: u8) -> Option<usize> {
+        let b = self.buf;
+        let mut e = p;
+        if is_space(c) {
+            while e < b.len() && is_space(b[e]) {
+                e += 1;
+            }
+        } else if c == b'-' && self.at(p + 1) == b'-' {
+            while e < b.len() && b[e] != b'\n' {
+                e += 1;
+            }
+        } else {
+            return None;
+        }
+        Some(e)
+    }
+
+    /// The end of the token starting at `p` (whose byte is `c`, neither blank
+    /// nor `;` nor a backslash): a comment, a quoted string or identifier, a
+    /// dollar-quoted string or parameter, a parenthesis (tracked), a word
+    /// (watched for `BEGIN ATOMIC`), a number or any other single byte.
+    fn token_end(&mut self, p: usize, c: u8) -> usize {
+        let b = self.buf;
+        match c {
+            b'/' if self.at(p + 1) == b'*' => self.skip_comment(p),
+            b'\'' => self.skip_quoted(p + 1, b'\'', false),
+            b'"' => self.skip_quoted(p + 1, b'"', false),
+            b'e' | b'E' if self.at(p + 1) == b'\'' => self.skip_quoted(p + 2, b'\'', true),
+            b'b' | b'B' | b'x' | b'X' | b'n' | b'N' if self.at(p + 1) == b'\'' => {
+                self.skip_quoted(p + 2, b'\'', false)
+            }
+            b'u' | b'U' if self.at(p + 1) == b'&' && matches!(self.at(p + 2), b'\'' | b'"') => {
+                self.skip_quoted(p + 3, self.at(p + 2), false)
+            }
+            b'$' => self.skip_dollar(p),
+            b'(' => {
+                self.paren_depth += 1;
+                p + 1
+            }
+            b')' => {
+                self.paren_depth = self.paren_depth.saturating_sub(1);
+                p + 1
+            }
+            c if ident_start(c) => {
+                let mut e = p;
+                while e < b.len() && ident_cont(b[e]) {
+                    e += 1;
+                }
+                self.identifier(&b[p..e]);
+                e
+            }
+            c if c.is_ascii_digit() => {
+                let mut e = p;
+                while e < b.len() && (b[e].is_ascii_digit() || b[e] == b'.') {
+                    e += 1;
+                }
+                e
+            }
+            _ => p + 1,
         }
     }
 

@@ -120,184 +120,261 @@ fn client(msg: &str) -> AuthFailure {
 }
 
 /// Runs authentication and waits for ReadyForQuery. Records the backend key.
+///
+/// Each backend message goes to [`Exchange::on_message`], which says what the
+/// connection must do with it ([`Step`]); this loop does it.
 pub(crate) fn authenticate(
     conn: &mut Connection,
     input: &AuthInput<'_>,
 ) -> Result<(), AuthFailure> {
-    let mut scram: Option<ScramSha256> = None;
-    let mut used_channel_binding = false;
-    let mut authenticated = false;
     let requested_minor = conn.protocol_minor;
-    let mut negotiated: Option<u16> = None;
-    let mut finished = false;
+    let mut exchange = Exchange::new(input);
     loop {
-        let mut reply: Option<Vec<u8>> = None;
-        let mut key: Option<(i32, Vec<u8>)> = None;
-        match conn.recv()? {
-            BackendMessage::Authentication { code, data } => {
-                if authenticated {
-                    return Err(client(
-                        "unexpected authentication request after authentication",
-                    ));
-                }
-                check_required(input, code, finished)?;
-                match code {
-                    0 => {
-                        if input.channel_binding == ChannelBindingMode::Require
-                            && !used_channel_binding
-                        {
-                            return Err(client(
-                                "channel binding required, but server authenticated client without channel binding",
-                            ));
-                        }
-                        if scram.is_some() {
-                            return Err(client(
-                                "server sent AuthenticationOk before completing SASL authentication",
-                            ));
-                        }
-                        authenticated = true;
-                    }
-                    3 | 5 => {
-                        if input.channel_binding == ChannelBindingMode::Require {
-                            return Err(client(
-                                "channel binding required but not supported by server's authentication request",
-                            ));
-                        }
-                        let password = input.password.ok_or_else(|| client(NO_PASSWORD))?;
-                        let mut buf = bytes::BytesMut::new();
-                        if code == 3 {
-                            frontend::password_message(password.as_bytes(), &mut buf)
-                        } else {
-                            let salt: [u8; 4] = data
-                                .get(..4)
-                                .and_then(|s| s.try_into().ok())
-                                .ok_or_else(|| client("insufficient data left in message"))?;
-                            let hash = md5_hash(input.user.as_bytes(), password.as_bytes(), salt);
-                            frontend::password_message(hash.as_bytes(), &mut buf)
-                        }
-                        .map_err(|e| AuthFailure::Client(e.to_string()))?;
-                        reply = Some(buf.to_vec());
-                        finished = true;
-                    }
-                    10 => {
-                        let mechanisms: Vec<&[u8]> = data
-                            .split(|&b| b == 0)
-                            .take_while(|m| !m.is_empty())
-                            .collect();
-                        let offers = |m: &str| mechanisms.contains(&m.as_bytes());
-                        let password = input.password.ok_or_else(|| client(NO_PASSWORD))?;
-                        let (mechanism, binding) = match (&input.end_point, input.channel_binding) {
-                            (Some(ep), mode)
-                                if mode != ChannelBindingMode::Disable
-                                    && offers(sasl::SCRAM_SHA_256_PLUS) =>
-                            {
-                                used_channel_binding = true;
-                                (
-                                    sasl::SCRAM_SHA_256_PLUS,
-                                    ChannelBinding::tls_server_end_point(ep.clone()),
-                                )
-                            }
-                            (_, ChannelBindingMode::Require) => {
-                                return Err(client(if input.end_point.is_none() {
-                                    "channel binding required, but SSL not in use"
-                                } else {
-                                    "channel binding is required, but server did not offer an authentication method that supports channel binding"
-                                }));
-                            }
-                            (Some(_), ChannelBindingMode::Prefer)
-                                if offers(sasl::SCRAM_SHA_256) =>
-                            {
-                                (sasl::SCRAM_SHA_256, ChannelBinding::unrequested())
-                            }
-                            _ if offers(sasl::SCRAM_SHA_256) => {
-                                (sasl::SCRAM_SHA_256, ChannelBinding::unsupported())
-                            }
-                            _ => {
-                                return Err(client(
-                                    "none of the server's SASL authentication mechanisms are supported",
-                                ));
-                            }
-                        };
-                        if let Some((spec, rules)) = input.require_auth
-                            && !rules.allows_mechanism(SaslMechanism::Scram)
-                        {
-                            return Err(AuthFailure::Client(format!(
-                                "authentication method requirement \"{spec}\" failed: server requested {mechanism} authentication"
-                            )));
-                        }
-                        let s = ScramSha256::new(password.as_bytes(), binding);
-                        let mut buf = bytes::BytesMut::new();
-                        frontend::sasl_initial_response(mechanism, s.message(), &mut buf)
-                            .map_err(|e| AuthFailure::Client(e.to_string()))?;
-                        scram = Some(s);
-                        reply = Some(buf.to_vec());
-                    }
-                    11 => {
-                        let s = scram
-                            .as_mut()
-                            .ok_or_else(|| client("unexpected SASL challenge"))?;
-                        s.update(data)
-                            .map_err(|e| AuthFailure::Client(e.to_string()))?;
-                        let mut buf = bytes::BytesMut::new();
-                        frontend::sasl_response(s.message(), &mut buf)
-                            .map_err(|e| AuthFailure::Client(e.to_string()))?;
-                        reply = Some(buf.to_vec());
-                    }
-                    12 => {
-                        let mut s = scram
-                            .take()
-                            .ok_or_else(|| client("unexpected SASL final message"))?;
-                        s.finish(data)
-                            .map_err(|e| AuthFailure::Client(e.to_string()))?;
-                        finished = true;
-                    }
-                    2 => return Err(client("Kerberos 5 authentication not supported")),
-                    7 | 8 => return Err(client("GSSAPI authentication not supported")),
-                    9 => return Err(client("SSPI authentication not supported")),
-                    other => {
-                        return Err(AuthFailure::Client(format!(
-                            "authentication method {other} not supported"
-                        )));
-                    }
-                }
+        let step = exchange.on_message(conn.recv()?, requested_minor)?;
+        match step {
+            Step::Ready => return Ok(()),
+            Step::Read => {}
+            Step::Protocol(minor) => conn.protocol_minor = minor,
+            Step::Key(pid, secret) => {
+                conn.backend_pid = pid;
+                conn.secret_key = secret;
             }
-            BackendMessage::ErrorResponse(fields) => {
-                return Err(AuthFailure::Server(
-                    Box::new(fields.to_db_error()),
-                    authenticated,
-                ));
+            Step::Reply(bytes) => {
+                conn.out_buf().extend_from_slice(&bytes);
+                conn.send_blocking()?;
             }
+        }
+    }
+}
+
+/// What the connection does after one backend message of the startup phase.
+enum Step {
+    /// Nothing: read the next message.
+    Read,
+    /// Send these bytes (a password or SASL message), then read on.
+    Reply(Vec<u8>),
+    /// Record the backend key (process id, secret key), then read on.
+    Key(i32, Vec<u8>),
+    /// Use this protocol minor version (NegotiateProtocolVersion), then read on.
+    Protocol(u16),
+    /// ReadyForQuery after AuthenticationOk: the connection is ready.
+    Ready,
+}
+
+/// The client's side of the startup phase, one backend message at a time.
+struct Exchange<'i, 'a> {
+    /// What authentication needs to know.
+    input: &'i AuthInput<'a>,
+    /// The SCRAM exchange between AuthenticationSASL and AuthenticationSASLFinal.
+    scram: Option<ScramSha256>,
+    /// Whether SCRAM-SHA-256-PLUS (channel binding) was chosen.
+    used_channel_binding: bool,
+    /// Whether AuthenticationOk arrived.
+    authenticated: bool,
+    /// Whether a password was sent or a SASL exchange completed (`require_auth`).
+    finished: bool,
+}
+
+impl<'i, 'a> Exchange<'i, 'a> {
+    /// An exchange that has not seen any message yet.
+    fn new(input: &'i AuthInput<'a>) -> Self {
+        Exchange {
+            input,
+            scram: None,
+            used_channel_binding: false,
+            authenticated: false,
+            finished: false,
+        }
+    }
+
+    /// Handles one backend message; `requested_minor` is the protocol minor
+    /// version the startup packet asked for.
+    fn on_message(
+        &mut self,
+        msg: BackendMessage<'_>,
+        requested_minor: u16,
+    ) -> Result<Step, AuthFailure> {
+        match msg {
+            BackendMessage::Authentication { code, data } => self.on_request(code, data),
+            BackendMessage::ErrorResponse(fields) => Err(AuthFailure::Server(
+                Box::new(fields.to_db_error()),
+                self.authenticated,
+            )),
             BackendMessage::BackendKeyData {
                 process_id,
                 secret_key,
-            } => {
-                key = Some((process_id, secret_key.to_vec()));
-            }
+            } => Ok(Step::Key(process_id, secret_key.to_vec())),
             BackendMessage::ReadyForQuery(_) => {
-                if !authenticated {
+                if !self.authenticated {
                     return Err(client("unexpected message from server during startup"));
                 }
-                return Ok(());
+                Ok(Step::Ready)
             }
-            BackendMessage::NegotiateProtocolVersion(body) => {
-                negotiated = Some(negotiate(body, requested_minor, input.min_protocol_minor)?);
+            BackendMessage::NegotiateProtocolVersion(body) => Ok(Step::Protocol(negotiate(
+                body,
+                requested_minor,
+                self.input.min_protocol_minor,
+            )?)),
+            _ => Err(client(
+                "expected authentication request from server, but received other message",
+            )),
+        }
+    }
+
+    /// An Authentication message: request `code` with the bytes after it.
+    fn on_request(&mut self, code: i32, data: &[u8]) -> Result<Step, AuthFailure> {
+        if self.authenticated {
+            return Err(client(
+                "unexpected authentication request after authentication",
+            ));
+        }
+        check_required(self.input, code, self.finished)?;
+        match code {
+            0 => self.on_ok(),
+            3 | 5 => self.password(code, data),
+            10 => self.sasl_start(data),
+            11 => self.sasl_continue(data),
+            12 => self.sasl_final(data),
+            2 => Err(client("Kerberos 5 authentication not supported")),
+            7 | 8 => Err(client("GSSAPI authentication not supported")),
+            9 => Err(client("SSPI authentication not supported")),
+            other => Err(AuthFailure::Client(format!(
+                "authentication method {other} not supported"
+            ))),
+        }
+    }
+
+    /// AuthenticationOk: refused while channel binding is required but unused,
+    /// or in the middle of a SASL exchange.
+    fn on_ok(&mut self) -> Result<Step, AuthFailure> {
+        if self.input.channel_binding == ChannelBindingMode::Require && !self.used_channel_binding {
+            return Err(client(
+                "channel binding required, but server authenticated client without channel binding",
+            ));
+        }
+        if self.scram.is_some() {
+            return Err(client(
+                "server sent AuthenticationOk before completing SASL authentication",
+            ));
+        }
+        self.authenticated = true;
+        Ok(Step::Read)
+    }
+
+    /// AuthenticationCleartextPassword (3) or AuthenticationMD5Password (5, the
+    /// salt in `data`): the PasswordMessage.
+    fn password(&mut self, code: i32, data: &[u8]) -> Result<Step, AuthFailure> {
+        let input = self.input;
+        if input.channel_binding == ChannelBindingMode::Require {
+            return Err(client(
+                "channel binding required but not supported by server's authentication request",
+            ));
+        }
+        let password = input.password.ok_or_else(|| client(NO_PASSWORD))?;
+        let mut buf = bytes::BytesMut::new();
+        if code == 3 {
+            frontend::password_message(password.as_bytes(), &mut buf)
+        } else {
+            let salt: [u8; 4] = data
+                .get(..4)
+                .and_then(|s| s.try_into().ok())
+                .ok_or_else(|| client("insufficient data left in message"))?;
+            let hash = md5_hash(input.user.as_bytes(), password.as_bytes(), salt);
+            frontend::password_message(hash.as_bytes(), &mut buf)
+        }
+        .map_err(|e| AuthFailure::Client(e.to_string()))?;
+        self.finished = true;
+        Ok(Step::Reply(buf.to_vec()))
+    }
+
+    /// AuthenticationSASL (10, the offered mechanisms in `data`): picks a
+    /// mechanism and sends SASLInitialResponse.
+    fn sasl_start(&mut self, data: &[u8]) -> Result<Step, AuthFailure> {
+        let mechanisms: Vec<&[u8]> = data
+            .split(|&b| b == 0)
+            .take_while(|m| !m.is_empty())
+            .collect();
+        let password = self.input.password.ok_or_else(|| client(NO_PASSWORD))?;
+        let (mechanism, binding) = self.choose_mechanism(&mechanisms)?;
+        if let Some((spec, rules)) = self.input.require_auth
+            && !rules.allows_mechanism(SaslMechanism::Scram)
+        {
+            return Err(AuthFailure::Client(format!(
+                "authentication method requirement \"{spec}\" failed: server requested {mechanism} authentication"
+            )));
+        }
+        let s = ScramSha256::new(password.as_bytes(), binding);
+        let mut buf = bytes::BytesMut::new();
+        frontend::sasl_initial_response(mechanism, s.message(), &mut buf)
+            .map_err(|e| AuthFailure::Client(e.to_string()))?;
+        self.scram = Some(s);
+        Ok(Step::Reply(buf.to_vec()))
+    }
+
+    /// The SASL mechanism and channel binding to use among those offered, as
+    /// libpq chooses them under `channel_binding`.
+    fn choose_mechanism(
+        &mut self,
+        mechanisms: &[&[u8]],
+    ) -> Result<(&'static str, ChannelBinding), AuthFailure> {
+        let offers = |m: &str| mechanisms.contains(&m.as_bytes());
+        let input = self.input;
+        Ok(match (&input.end_point, input.channel_binding) {
+            (Some(ep), mode)
+                if mode != ChannelBindingMode::Disable && offers(sasl::SCRAM_SHA_256_PLUS) =>
+            {
+                self.used_channel_binding = true;
+                (
+                    sasl::SCRAM_SHA_256_PLUS,
+                    ChannelBinding::tls_server_end_point(ep.clone()),
+                )
+            }
+            (_, ChannelBindingMode::Require) => {
+                return Err(client(if input.end_point.is_none() {
+                    "channel binding required, but SSL not in use"
+                } else {
+                    "channel binding is required, but server did not offer an authentication method that supports channel binding"
+                }));
+            }
+            (Some(_), ChannelBindingMode::Prefer) if offers(sasl::SCRAM_SHA_256) => {
+                (sasl::SCRAM_SHA_256, ChannelBinding::unrequested())
+            }
+            _ if offers(sasl::SCRAM_SHA_256) => {
+                (sasl::SCRAM_SHA_256, ChannelBinding::unsupported())
             }
             _ => {
                 return Err(client(
-                    "expected authentication request from server, but received other message",
+                    "none of the server's SASL authentication mechanisms are supported",
                 ));
             }
-        }
-        if let Some(minor) = negotiated.take() {
-            conn.protocol_minor = minor;
-        }
-        if let Some((pid, secret)) = key {
-            conn.backend_pid = pid;
-            conn.secret_key = secret;
-        }
-        if let Some(bytes) = reply {
-            conn.out_buf().extend_from_slice(&bytes);
-            conn.send_blocking()?;
-        }
+        })
+    }
+
+    /// AuthenticationSASLContinue (11, the server-first message in `data`):
+    /// sends the client-final message.
+    fn sasl_continue(&mut self, data: &[u8]) -> Result<Step, AuthFailure> {
+        let s = self
+            .scram
+            .as_mut()
+            .ok_or_else(|| client("unexpected SASL challenge"))?;
+        s.update(data)
+            .map_err(|e| AuthFailure::Client(e.to_string()))?;
+        let mut buf = bytes::BytesMut::new();
+        frontend::sasl_response(s.message(), &mut buf)
+            .map_err(|e| AuthFailure::Client(e.to_string()))?;
+        Ok(Step::Reply(buf.to_vec()))
+    }
+
+    /// AuthenticationSASLFinal (12, the server-final message in `data`):
+    /// verifies the server's signature, which ends the SCRAM exchange.
+    fn sasl_final(&mut self, data: &[u8]) -> Result<Step, AuthFailure> {
+        let mut s = self
+            .scram
+            .take()
+            .ok_or_else(|| client("unexpected SASL final message"))?;
+        s.finish(data)
+            .map_err(|e| AuthFailure::Client(e.to_string()))?;
+        self.finished = true;
+        Ok(Step::Read)
     }
 }

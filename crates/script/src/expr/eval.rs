@@ -85,178 +85,238 @@ fn eval_func(func: Func, args: &[Expr], ctx: &mut EvalContext<'_>) -> Result<Val
     }
 }
 
+/// The functions and operators that take evaluated arguments (`v`, none NULL
+/// except for `IS` and `debug()`), by family.
+#[inline]
 fn standard(func: Func, v: &[Value], ctx: &mut EvalContext<'_>) -> Result<Value, EvalError> {
     use Func::*;
     match func {
-        Add | Sub | Mul | Div | Eq | Ne | Le | Lt
-            if matches!(v[0], Value::Double(_)) || matches!(v[1], Value::Double(_)) =>
-        {
-            let l = v[0].to_double()?;
-            let r = v[1].to_double()?;
-            Ok(match func {
-                Add => Value::Double(l + r),
-                Sub => Value::Double(l - r),
-                Mul => Value::Double(l * r),
-                Div => Value::Double(l / r),
-                Eq => Value::Bool(l == r),
-                Ne => Value::Bool(l != r),
-                Le => Value::Bool(l <= r),
-                _ => Value::Bool(l < r),
-            })
-        }
-        Add | Sub | Mul | Div | Mod | Eq | Ne | Le | Lt => {
-            let l = v[0].to_int()?;
-            let r = v[1].to_int()?;
-            Ok(match func {
-                Add => Value::Int(l.checked_add(r).ok_or(EvalError::BigintOverflow("add"))?),
-                Sub => Value::Int(l.checked_sub(r).ok_or(EvalError::BigintOverflow("sub"))?),
-                Mul => Value::Int(l.checked_mul(r).ok_or(EvalError::BigintOverflow("mul"))?),
-                Eq => Value::Bool(l == r),
-                Ne => Value::Bool(l != r),
-                Le => Value::Bool(l <= r),
-                Lt => Value::Bool(l < r),
-                _ => {
-                    if r == 0 {
-                        return Err(EvalError::DivisionByZero);
-                    }
-                    if r == -1 {
-                        if func == Div {
-                            if l == i64::MIN {
-                                return Err(EvalError::BigintOverflow("div"));
-                            }
-                            return Ok(Value::Int(-l));
-                        }
-                        return Ok(Value::Int(0));
-                    }
-                    Value::Int(if func == Div { l / r } else { l % r })
-                }
-            })
-        }
-        BitAnd | BitOr | BitXor | Lshift | Rshift => {
-            let l = v[0].to_int()?;
-            let r = v[1].to_int()?;
-            Ok(Value::Int(match func {
-                BitAnd => l & r,
-                BitOr => l | r,
-                BitXor => l ^ r,
-                // x86-64 masks the shift count to 6 bits.
-                Lshift => l.wrapping_shl(r as u32),
-                _ => l.wrapping_shr(r as u32),
-            }))
-        }
+        Add | Sub | Mul | Div | Eq | Ne | Le | Lt if either_double(v) => double_arithmetic(func, v),
+        Add | Sub | Mul | Div | Mod | Eq | Ne | Le | Lt => int_arithmetic(func, v),
+        BitAnd | BitOr | BitXor | Lshift | Rshift => bitwise(func, v),
         Not => Ok(Value::Bool(!v[0].to_bool()?)),
         Is => Ok(Value::Bool(match (v[0], v[1]) {
             (Value::Null, Value::Null) => true,
             (Value::Bool(a), Value::Bool(b)) => a == b,
             _ => false,
         })),
-        Abs => Ok(match v[0] {
+        Abs | Double | Int | Pi | Sqrt | Ln | Exp | Pow => math(func, v),
+        Least | Greatest => extremum(func, v),
+        Random | RandomGaussian | RandomExponential | RandomZipfian => random(func, v, ctx.rng),
+        HashMurmur2 | HashFnv1a => hash(func, v),
+        Permute => permute_value(v),
+        Debug => debug(v, ctx),
+        And | Or | Case => Ok(Value::Null),
+    }
+}
+
+/// Whether either operand of a binary operator is a double (`+ - * /` and
+/// the comparisons `= <> <= <` are then computed in doubles, `%` never is;
+/// `>` and `>=` are parsed as swapped `<` and `<=`).
+#[inline]
+fn either_double(v: &[Value]) -> bool {
+    matches!(v[0], Value::Double(_)) || matches!(v[1], Value::Double(_))
+}
+
+/// Arithmetic and comparisons of two doubles.
+#[inline]
+fn double_arithmetic(func: Func, v: &[Value]) -> Result<Value, EvalError> {
+    use Func::*;
+    let l = v[0].to_double()?;
+    let r = v[1].to_double()?;
+    Ok(match func {
+        Add => Value::Double(l + r),
+        Sub => Value::Double(l - r),
+        Mul => Value::Double(l * r),
+        Div => Value::Double(l / r),
+        Eq => Value::Bool(l == r),
+        Ne => Value::Bool(l != r),
+        Le => Value::Bool(l <= r),
+        _ => Value::Bool(l < r),
+    })
+}
+
+/// Arithmetic (`%` included) and comparisons of two bigints, with pgbench's
+/// overflow and division-by-zero errors.
+#[inline]
+fn int_arithmetic(func: Func, v: &[Value]) -> Result<Value, EvalError> {
+    use Func::*;
+    let l = v[0].to_int()?;
+    let r = v[1].to_int()?;
+    Ok(match func {
+        Add => Value::Int(l.checked_add(r).ok_or(EvalError::BigintOverflow("add"))?),
+        Sub => Value::Int(l.checked_sub(r).ok_or(EvalError::BigintOverflow("sub"))?),
+        Mul => Value::Int(l.checked_mul(r).ok_or(EvalError::BigintOverflow("mul"))?),
+        Eq => Value::Bool(l == r),
+        Ne => Value::Bool(l != r),
+        Le => Value::Bool(l <= r),
+        Lt => Value::Bool(l < r),
+        _ => return int_division(func == Div, l, r),
+    })
+}
+
+/// `l / r` (`divide`) or `l % r`, as pgbench computes them: division by zero
+/// is an error, and a divisor of -1 is handled without the CPU's overflow trap.
+#[inline]
+fn int_division(divide: bool, l: i64, r: i64) -> Result<Value, EvalError> {
+    if r == 0 {
+        return Err(EvalError::DivisionByZero);
+    }
+    if r == -1 {
+        if divide {
+            if l == i64::MIN {
+                return Err(EvalError::BigintOverflow("div"));
+            }
+            return Ok(Value::Int(-l));
+        }
+        return Ok(Value::Int(0));
+    }
+    Ok(Value::Int(if divide { l / r } else { l % r }))
+}
+
+/// `& | # << >>` on bigints.
+#[inline]
+fn bitwise(func: Func, v: &[Value]) -> Result<Value, EvalError> {
+    use Func::*;
+    let l = v[0].to_int()?;
+    let r = v[1].to_int()?;
+    Ok(Value::Int(match func {
+        BitAnd => l & r,
+        BitOr => l | r,
+        BitXor => l ^ r,
+        // x86-64 masks the shift count to 6 bits.
+        Lshift => l.wrapping_shl(r as u32),
+        _ => l.wrapping_shr(r as u32),
+    }))
+}
+
+/// `abs()`, the casts `double()` and `int()`, `pi()`, `sqrt()`, `ln()`, `exp()`
+/// and `pow()`.
+#[inline]
+fn math(func: Func, v: &[Value]) -> Result<Value, EvalError> {
+    use Func::*;
+    Ok(match func {
+        Abs => match v[0] {
             Value::Int(i) => Value::Int(i.wrapping_abs()),
             Value::Double(d) => Value::Double(if d < 0.0 { -d } else { d }),
             // pgbench reads the boolean's storage as a double here.
             Value::Bool(b) => Value::Double(f64::from_bits(u64::from(b))),
             Value::Null => Value::Null,
-        }),
-        Debug => {
-            ctx.debug_out.push(format!(
-                "debug(script={},command={}): {}",
-                ctx.script,
-                ctx.command + 1,
-                v[0].debug_text()
-            ));
-            Ok(v[0])
-        }
-        Double => Ok(Value::Double(v[0].to_double()?)),
-        Int => Ok(Value::Int(v[0].to_int()?)),
-        Pi => Ok(Value::Double(std::f64::consts::PI)),
-        Sqrt => Ok(Value::Double(v[0].to_double()?.sqrt())),
-        Ln => Ok(Value::Double(v[0].to_double()?.ln())),
-        Exp => Ok(Value::Double(v[0].to_double()?.exp())),
-        Pow => {
+        },
+        Double => Value::Double(v[0].to_double()?),
+        Int => Value::Int(v[0].to_int()?),
+        Pi => Value::Double(std::f64::consts::PI),
+        Sqrt => Value::Double(v[0].to_double()?.sqrt()),
+        Ln => Value::Double(v[0].to_double()?.ln()),
+        Exp => Value::Double(v[0].to_double()?.exp()),
+        _ => {
             let a = v[0].to_double()?;
             let b = v[1].to_double()?;
-            Ok(Value::Double(a.powf(b)))
+            Value::Double(a.powf(b))
         }
-        Least | Greatest => {
-            if v.iter().any(|x| matches!(x, Value::Double(_))) {
-                let mut ext = v[0].to_double()?;
-                for x in &v[1..] {
-                    let d = x.to_double()?;
-                    ext = if func == Least {
-                        if ext < d { ext } else { d }
-                    } else if ext > d {
-                        ext
-                    } else {
-                        d
-                    };
-                }
-                Ok(Value::Double(ext))
+    })
+}
+
+/// `least()` and `greatest()`: in doubles when any argument is one, else in
+/// bigints.
+#[inline]
+fn extremum(func: Func, v: &[Value]) -> Result<Value, EvalError> {
+    let least = func == Func::Least;
+    if v.iter().any(|x| matches!(x, Value::Double(_))) {
+        let mut ext = v[0].to_double()?;
+        for x in &v[1..] {
+            let d = x.to_double()?;
+            ext = if least {
+                if ext < d { ext } else { d }
+            } else if ext > d {
+                ext
             } else {
-                let mut ext = v[0].to_int()?;
-                for x in &v[1..] {
-                    let d = x.to_int()?;
-                    ext = if func == Least {
-                        ext.min(d)
-                    } else {
-                        ext.max(d)
-                    };
-                }
-                Ok(Value::Int(ext))
-            }
+                d
+            };
         }
-        Random | RandomGaussian | RandomExponential | RandomZipfian => {
-            let lb = v[0].to_int()?;
-            let ub = v[1].to_int()?;
-            if lb > ub {
-                return Err(EvalError::EmptyRange);
-            }
-            if ub.checked_sub(lb).and_then(|d| d.checked_add(1)).is_none() {
-                return Err(EvalError::RangeTooLarge);
-            }
-            if func == Random {
-                return Ok(Value::Int(ctx.rng.random(lb, ub)));
-            }
-            let p = v[2].to_double()?;
-            Ok(Value::Int(match func {
-                RandomGaussian => {
-                    if p < 2.0 {
-                        return Err(EvalError::Gaussian(format_f(p)));
-                    }
-                    ctx.rng.gaussian(lb, ub, p)
-                }
-                RandomZipfian => {
-                    // NaN passes pgbench's check and then loops forever; reject it.
-                    if !(1.001..=1000.0).contains(&p) {
-                        return Err(EvalError::Zipfian(format_f(p)));
-                    }
-                    ctx.rng.zipfian(lb, ub, p)
-                }
-                _ => {
-                    if p <= 0.0 {
-                        return Err(EvalError::Exponential(format_f(p)));
-                    }
-                    ctx.rng.exponential(lb, ub, p)
-                }
-            }))
+        Ok(Value::Double(ext))
+    } else {
+        let mut ext = v[0].to_int()?;
+        for x in &v[1..] {
+            let d = x.to_int()?;
+            ext = if least { ext.min(d) } else { ext.max(d) };
         }
-        HashMurmur2 | HashFnv1a => {
-            let val = v[0].to_int()?;
-            let seed = v[1].to_int()?;
-            Ok(Value::Int(if func == HashMurmur2 {
-                hash_murmur2(val, seed)
-            } else {
-                hash_fnv1a(val, seed)
-            }))
-        }
-        Permute => {
-            let val = v[0].to_int()?;
-            let size = v[1].to_int()?;
-            let seed = v[2].to_int()?;
-            if size <= 0 {
-                return Err(EvalError::PermuteSize);
-            }
-            Ok(Value::Int(permute(val, size, seed)))
-        }
-        And | Or | Case => Ok(Value::Null),
+        Ok(Value::Int(ext))
     }
+}
+
+/// `random()`, `random_gaussian()`, `random_exponential()` and
+/// `random_zipfian()` from the client's generator, with pgbench's range and
+/// parameter checks.
+#[inline]
+fn random(func: Func, v: &[Value], rng: &mut Prng) -> Result<Value, EvalError> {
+    use Func::*;
+    let lb = v[0].to_int()?;
+    let ub = v[1].to_int()?;
+    if lb > ub {
+        return Err(EvalError::EmptyRange);
+    }
+    if ub.checked_sub(lb).and_then(|d| d.checked_add(1)).is_none() {
+        return Err(EvalError::RangeTooLarge);
+    }
+    if func == Random {
+        return Ok(Value::Int(rng.random(lb, ub)));
+    }
+    let p = v[2].to_double()?;
+    Ok(Value::Int(match func {
+        RandomGaussian => {
+            if p < 2.0 {
+                return Err(EvalError::Gaussian(format_f(p)));
+            }
+            rng.gaussian(lb, ub, p)
+        }
+        RandomZipfian => {
+            // NaN passes pgbench's check and then loops forever; reject it.
+            if !(1.001..=1000.0).contains(&p) {
+                return Err(EvalError::Zipfian(format_f(p)));
+            }
+            rng.zipfian(lb, ub, p)
+        }
+        _ => {
+            if p <= 0.0 {
+                return Err(EvalError::Exponential(format_f(p)));
+            }
+            rng.exponential(lb, ub, p)
+        }
+    }))
+}
+
+/// `hash_murmur2()` (also `hash()`) and `hash_fnv1a()`.
+#[inline]
+fn hash(func: Func, v: &[Value]) -> Result<Value, EvalError> {
+    let val = v[0].to_int()?;
+    let seed = v[1].to_int()?;
+    Ok(Value::Int(if func == Func::HashMurmur2 {
+        hash_murmur2(val, seed)
+    } else {
+        hash_fnv1a(val, seed)
+    }))
+}
+
+/// `permute(i, size, seed)`; the size must be positive.
+#[inline]
+fn permute_value(v: &[Value]) -> Result<Value, EvalError> {
+    let val = v[0].to_int()?;
+    let size = v[1].to_int()?;
+    let seed = v[2].to_int()?;
+    if size <= 0 {
+        return Err(EvalError::PermuteSize);
+    }
+    Ok(Value::Int(permute(val, size, seed)))
+}
+
+/// `debug(x)`: records the line pgbench prints to stderr and returns `x`.
+fn debug(v: &[Value], ctx: &mut EvalContext<'_>) -> Result<Value, EvalError> {
+    ctx.debug_out.push(format!(
+        "debug(script={},command={}): {}",
+        ctx.script,
+        ctx.command + 1,
+        v[0].debug_text()
+    ));
+    Ok(v[0])
 }

@@ -13,7 +13,7 @@ use crate::auth::{AuthFailure, AuthInput, authenticate};
 use crate::cancel::CancelTarget;
 use crate::config::{ConnectConfig, Endpoint, EndpointKind, SslMode};
 use crate::conn::{Connection, Identity};
-use crate::error::{Error, strerror};
+use crate::error::{DbError, Error, strerror};
 use crate::tls;
 use crate::transport::{Socket, Transport, wait_fd};
 
@@ -74,79 +74,138 @@ pub(crate) fn attempt(
     password: Option<&str>,
 ) -> Result<Connection, Failure> {
     let deadline = cfg.connect_timeout.map(|t| Instant::now() + t);
-    let sock = open_socket(addr, deadline, &cfg.tcp).map_err(Failure::unreached)?;
-    if let (Socket::Unix(s), Some(peer)) = (&sock, cfg.requirepeer.as_deref()) {
-        check_peer(s, peer)?;
-    }
-    sock.set_nonblocking(true)
-        .map_err(|e| Failure::new(strerror(&e), Next::Stop))?;
-    let mode = cfg.tls.mode;
-    let mut transport = Transport::new(sock);
-    let mut end_point = None;
-    if try_tls && matches!(addr, Addr::Tcp(_)) {
-        // sslnegotiation=direct: TLS right away, no SSLRequest (PostgreSQL 17+).
-        let agreed = cfg.tls.direct || negotiate_ssl(&mut transport.sock, deadline)?;
-        if agreed {
-            let config = tls::client_config(&cfg.tls, &ep.host)
-                .map_err(|e| Failure::new(e.0, Next::Stop))?;
-            let name = tls::server_name(&ep.host, ep.hostaddr.as_deref());
-            let session = rustls::ClientConnection::new(config, name)
-                .map_err(|e| Failure::new(format!("SSL error: {e}"), Next::Stop))?;
-            transport.tls = Some(Box::new(session));
-            if let Err(e) = transport.handshake(deadline) {
-                let retry = if mode == SslMode::Prefer {
-                    Next::RetryPlain
-                } else {
-                    Next::Stop
-                };
-                if timed_out(&e) {
-                    return Err(Failure::new("timeout expired", Next::OtherAddr));
-                }
-                let text = match e
-                    .get_ref()
-                    .and_then(|inner| inner.downcast_ref::<rustls::Error>())
-                {
-                    Some(rustls::Error::General(msg)) => msg.clone(),
-                    Some(other) => format!("SSL error: {other}"),
-                    None if e.kind() == io::ErrorKind::UnexpectedEof => {
-                        "SSL SYSCALL error: EOF detected".to_string()
-                    }
-                    None => format!("SSL SYSCALL error: {}", strerror(&e)),
-                };
-                return Err(Failure::new(text, retry));
-            }
-            if cfg.tls.direct
-                && transport
-                    .tls
-                    .as_ref()
-                    .and_then(|t| t.alpn_protocol())
-                    .is_none_or(|p| p != b"postgresql")
-            {
-                return Err(Failure::new(
-                    "direct SSL connection was established without ALPN protocol negotiation extension",
-                    Next::Stop,
-                ));
-            }
-            end_point = transport
-                .tls
-                .as_ref()
-                .and_then(|t| t.peer_certificates())
-                .and_then(|c| c.first())
-                .map(|c| tls::server_end_point(c.as_ref()));
-        } else if requires_tls(mode) {
-            return Err(Failure::new(
-                "server does not support SSL, but SSL was required",
-                Next::Stop,
-            ));
-        }
-    }
+    let mut transport = open_transport(cfg, addr, deadline)?;
+    let end_point = if try_tls && matches!(addr, Addr::Tcp(_)) {
+        start_tls(cfg, ep, &mut transport, deadline)?
+    } else {
+        None
+    };
     let mut conn = Connection::from_transport(transport);
     conn.deadline = deadline;
     conn.cancel_target = Some(match addr {
         Addr::Tcp(sa) => CancelTarget::Tcp(*sa),
         Addr::Unix(p) => CancelTarget::Unix(p.clone()),
     });
-    // Startup packet.
+    send_startup(&mut conn, cfg)?;
+    run_authentication(&mut conn, cfg, password, end_point)?;
+    conn.deadline = None;
+    conn.identity = identity(cfg, ep);
+    Ok(conn)
+}
+
+/// The connected, non-blocking socket to `addr`, its peer checked against
+/// `requirepeer` on a Unix socket.
+fn open_transport(
+    cfg: &ConnectConfig,
+    addr: &Addr,
+    deadline: Option<Instant>,
+) -> Result<Transport, Failure> {
+    let sock = open_socket(addr, deadline, &cfg.tcp).map_err(Failure::unreached)?;
+    if let (Socket::Unix(s), Some(peer)) = (&sock, cfg.requirepeer.as_deref()) {
+        check_peer(s, peer)?;
+    }
+    sock.set_nonblocking(true)
+        .map_err(|e| Failure::new(strerror(&e), Next::Stop))?;
+    Ok(Transport::new(sock))
+}
+
+/// TLS on a TCP connection as `sslmode` and `sslnegotiation` ask: SSLRequest
+/// (unless direct), then the handshake if the server agreed. Returns the
+/// `tls-server-end-point` channel binding data when TLS is in use.
+fn start_tls(
+    cfg: &ConnectConfig,
+    ep: &Endpoint,
+    transport: &mut Transport,
+    deadline: Option<Instant>,
+) -> Result<Option<Vec<u8>>, Failure> {
+    // sslnegotiation=direct: TLS right away, no SSLRequest (PostgreSQL 17+).
+    let agreed = cfg.tls.direct || negotiate_ssl(&mut transport.sock, deadline)?;
+    if agreed {
+        tls_handshake(cfg, ep, transport, deadline)
+    } else if requires_tls(cfg.tls.mode) {
+        Err(Failure::new(
+            "server does not support SSL, but SSL was required",
+            Next::Stop,
+        ))
+    } else {
+        Ok(None)
+    }
+}
+
+/// The TLS handshake (and, for direct SSL, the ALPN check). Returns the
+/// server certificate's `tls-server-end-point` hash (None without one).
+fn tls_handshake(
+    cfg: &ConnectConfig,
+    ep: &Endpoint,
+    transport: &mut Transport,
+    deadline: Option<Instant>,
+) -> Result<Option<Vec<u8>>, Failure> {
+    let config =
+        tls::client_config(&cfg.tls, &ep.host).map_err(|e| Failure::new(e.0, Next::Stop))?;
+    let name = tls::server_name(&ep.host, ep.hostaddr.as_deref());
+    let session = rustls::ClientConnection::new(config, name)
+        .map_err(|e| Failure::new(format!("SSL error: {e}"), Next::Stop))?;
+    transport.tls = Some(Box::new(session));
+    if let Err(e) = transport.handshake(deadline) {
+        return Err(handshake_failure(&e, cfg.tls.mode));
+    }
+    if cfg.tls.direct
+        && transport
+            .tls
+            .as_ref()
+            .and_then(|t| t.alpn_protocol())
+            .is_none_or(|p| p != b"postgresql")
+    {
+        return Err(Failure::new(
+            "direct SSL connection was established without ALPN protocol negotiation extension",
+            Next::Stop,
+        ));
+    }
+    Ok(transport
+        .tls
+        .as_ref()
+        .and_then(|t| t.peer_certificates())
+        .and_then(|c| c.first())
+        .map(|c| tls::server_end_point(c.as_ref())))
+}
+
+/// A failed TLS handshake in libpq's words; `sslmode=prefer` retries without
+/// TLS, a timeout moves on to the next address.
+fn handshake_failure(e: &io::Error, mode: SslMode) -> Failure {
+    let retry = if mode == SslMode::Prefer {
+        Next::RetryPlain
+    } else {
+        Next::Stop
+    };
+    if timed_out(e) {
+        return Failure::new("timeout expired", Next::OtherAddr);
+    }
+    let text = match e
+        .get_ref()
+        .and_then(|inner| inner.downcast_ref::<rustls::Error>())
+    {
+        Some(rustls::Error::General(msg)) => msg.clone(),
+        Some(other) => format!("SSL error: {other}"),
+        None if e.kind() == io::ErrorKind::UnexpectedEof => {
+            "SSL SYSCALL error: EOF detected".to_string()
+        }
+        None => format!("SSL SYSCALL error: {}", strerror(e)),
+    };
+    Failure::new(text, retry)
+}
+
+/// Sends the startup packet for `cfg`'s protocol version.
+fn send_startup(conn: &mut Connection, cfg: &ConnectConfig) -> Result<(), Failure> {
+    let params = startup_params(cfg);
+    write_startup(conn.out_buf(), cfg.protocol_minor, &params)
+        .map_err(|e| Failure::new(e, Next::Stop))?;
+    conn.protocol_minor = cfg.protocol_minor;
+    conn.send_blocking().map_err(io_failure)
+}
+
+/// The startup packet's parameters: `cfg.startup` as given, or user,
+/// database, options, application name and client encoding where set.
+fn startup_params(cfg: &ConnectConfig) -> Vec<(&str, &str)> {
     let app = cfg
         .application_name
         .as_deref()
@@ -173,10 +232,16 @@ pub(crate) fn attempt(
     } else {
         params.extend(cfg.startup.iter().map(|(k, v)| (k.as_str(), v.as_str())));
     }
-    write_startup(conn.out_buf(), cfg.protocol_minor, &params)
-        .map_err(|e| Failure::new(e, Next::Stop))?;
-    conn.protocol_minor = cfg.protocol_minor;
-    conn.send_blocking().map_err(io_failure)?;
+    params
+}
+
+/// Authentication up to ReadyForQuery; its failure says what to try next.
+fn run_authentication(
+    conn: &mut Connection,
+    cfg: &ConnectConfig,
+    password: Option<&str>,
+    end_point: Option<Vec<u8>>,
+) -> Result<(), Failure> {
     let input = AuthInput {
         user: &cfg.user,
         password,
@@ -186,34 +251,53 @@ pub(crate) fn attempt(
         min_protocol_minor: cfg.min_protocol_minor,
     };
     let tls_used = conn.is_tls();
-    match authenticate(&mut conn, &input) {
-        Ok(()) => {}
-        Err(AuthFailure::Server(db, authenticated_phase)) => {
-            let mut text = String::new();
-            db.render(&mut text, None);
-            let next = if db.code == "57P03" {
-                Next::OtherHost
-            } else if authenticated_phase {
-                Next::Stop
-            } else if mode == SslMode::Allow && !tls_used {
-                Next::RetryTls
-            } else if mode == SslMode::Prefer && tls_used {
-                Next::RetryPlain
-            } else {
-                Next::Stop
-            };
-            return Err(Failure {
-                text,
-                sqlstate: Some(db.code.clone()),
-                next,
-                reached: true,
-            });
-        }
-        Err(AuthFailure::Client(msg)) => return Err(Failure::new(msg, Next::Stop)),
-        Err(AuthFailure::Io(e)) => return Err(io_failure(e)),
+    match authenticate(conn, &input) {
+        Ok(()) => Ok(()),
+        Err(AuthFailure::Server(db, authenticated_phase)) => Err(server_failure(
+            &db,
+            authenticated_phase,
+            cfg.tls.mode,
+            tls_used,
+        )),
+        Err(AuthFailure::Client(msg)) => Err(Failure::new(msg, Next::Stop)),
+        Err(AuthFailure::Io(e)) => Err(io_failure(e)),
     }
-    conn.deadline = None;
-    conn.identity = Identity {
+}
+
+/// The server's error during startup (`authenticated_phase`: after
+/// AuthenticationOk), with what to try next: another host when the server is
+/// starting up, the other TLS choice where `sslmode` allows one.
+fn server_failure(
+    db: &DbError,
+    authenticated_phase: bool,
+    mode: SslMode,
+    tls_used: bool,
+) -> Failure {
+    let mut text = String::new();
+    db.render(&mut text, None);
+    let next = if db.code == "57P03" {
+        Next::OtherHost
+    } else if authenticated_phase {
+        Next::Stop
+    } else if mode == SslMode::Allow && !tls_used {
+        Next::RetryTls
+    } else if mode == SslMode::Prefer && tls_used {
+        Next::RetryPlain
+    } else {
+        Next::Stop
+    };
+    Failure {
+        text,
+        sqlstate: Some(db.code.clone()),
+        next,
+        reached: true,
+    }
+}
+
+/// Host, port, database and user as the connection reports them: the host
+/// as given (the address when only `hostaddr` was), port 5432 by default.
+fn identity(cfg: &ConnectConfig, ep: &Endpoint) -> Identity {
+    Identity {
         host: match ep.kind {
             EndpointKind::Unix => ep.host.clone(),
             EndpointKind::Tcp if ep.host.is_empty() => ep.hostaddr.clone().unwrap_or_default(),
@@ -226,8 +310,7 @@ pub(crate) fn attempt(
         },
         db: cfg.dbname.clone(),
         user: cfg.user.clone(),
-    };
-    Ok(conn)
+    }
 }
 
 /// The StartupMessage for protocol 3.`minor`.

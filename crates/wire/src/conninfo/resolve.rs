@@ -258,7 +258,78 @@ fn build_hosts(options: &OptionSet, socket_dir: &str) -> Result<Vec<HostTarget>,
 fn finish(mut options: OptionSet, env: &dyn Environment) -> Result<ConnParams, ConninfoError> {
     let socket_dir = default_socket_dir(env);
     let hosts = build_hosts(&options, socket_dir)?;
+    let (user, dbname) = user_and_dbname(&mut options, env)?;
+    let home = env.home_dir();
+    let passfile = passfile(&options, home.as_deref());
 
+    let require_auth = RequireAuth::parse(options.get("require_auth").unwrap_or(""))?;
+    let channel_binding = setting_or(
+        &options,
+        "channel_binding",
+        ChannelBinding::parse,
+        ChannelBinding::Prefer,
+    )?;
+    let tls = TlsSettings::from_options(&options)?;
+    let gssencmode = setting_or(
+        &options,
+        "gssencmode",
+        GssEncMode::parse,
+        GssEncMode::Disable,
+    )?;
+    if gssencmode == GssEncMode::Require {
+        return Err(ConninfoError::GssNotSupported("require".to_string()));
+    }
+    let target_session_attrs = setting_or(
+        &options,
+        "target_session_attrs",
+        TargetSessionAttrs::parse,
+        TargetSessionAttrs::Any,
+    )?;
+    let scram_client_key = scram_key(&options, "scram_client_key", "client")?;
+    let scram_server_key = scram_key(&options, "scram_server_key", "server")?;
+    let load_balance_hosts = setting_or(
+        &options,
+        "load_balance_hosts",
+        LoadBalanceHosts::parse,
+        LoadBalanceHosts::Disable,
+    )?;
+    let (min_protocol_version, max_protocol_version) = protocol_range(&options)?;
+    let client_encoding = client_encoding(&options, env);
+    let environment_settings = environment_settings(env);
+
+    Ok(ConnParams {
+        options,
+        hosts,
+        user,
+        dbname,
+        passfile,
+        home,
+        default_socket_dir: socket_dir.to_string(),
+        sslmode: tls.sslmode,
+        sslnegotiation: tls.sslnegotiation,
+        sslcertmode: tls.sslcertmode,
+        gssencmode,
+        channel_binding,
+        target_session_attrs,
+        load_balance_hosts,
+        min_protocol_version,
+        max_protocol_version,
+        ssl_min_protocol_version: tls.ssl_min_protocol_version,
+        ssl_max_protocol_version: tls.ssl_max_protocol_version,
+        require_auth,
+        client_encoding,
+        scram_client_key,
+        scram_server_key,
+        environment_settings,
+    })
+}
+
+/// The user (the OS user when unset or empty) and the database (the user
+/// when unset or empty), both written back into `options`.
+fn user_and_dbname(
+    options: &mut OptionSet,
+    env: &dyn Environment,
+) -> Result<(String, String), ConninfoError> {
     let user = match options.get("user").filter(|u| !u.is_empty()) {
         Some(u) => u.to_string(),
         None => env.os_user_name().map_err(ConninfoError::UserLookup)?,
@@ -269,128 +340,142 @@ fn finish(mut options: OptionSet, env: &dyn Environment) -> Result<ConnParams, C
         None => user.clone(),
     };
     options.set("dbname", dbname.clone());
+    Ok((user, dbname))
+}
 
-    let home = env.home_dir();
-    let passfile = match options.get("passfile").filter(|p| !p.is_empty()) {
+/// The password file: `passfile` when set and not empty, else `~/.pgpass`.
+fn passfile(options: &OptionSet, home: Option<&Path>) -> Option<PathBuf> {
+    match options.get("passfile").filter(|p| !p.is_empty()) {
         Some(p) => Some(PathBuf::from(p)),
-        None => home
-            .as_ref()
-            .map(|h| PathBuf::from(format!("{}/.pgpass", h.display()))),
-    };
+        None => home.map(|h| PathBuf::from(format!("{}/.pgpass", h.display()))),
+    }
+}
 
-    let require_auth = RequireAuth::parse(options.get("require_auth").unwrap_or(""))?;
-    let channel_binding = match options.get("channel_binding") {
-        Some(v) => ChannelBinding::parse(v)?,
-        None => ChannelBinding::Prefer,
-    };
-    let sslmode = match options.get("sslmode") {
-        Some(v) => SslMode::parse(v)?,
-        None => SslMode::Prefer,
-    };
-    let sslnegotiation = match options.get("sslnegotiation") {
-        Some(v) => {
-            let n = SslNegotiation::parse(v)?;
-            if n == SslNegotiation::Direct && !sslmode.requires_tls() {
-                return Err(ConninfoError::WeakSslModeDirect(
-                    sslmode.as_str().to_string(),
-                ));
+/// The option `name` parsed by `parse`, or `default` when it is unset.
+fn setting_or<T>(
+    options: &OptionSet,
+    name: &str,
+    parse: fn(&str) -> Result<T, ConninfoError>,
+    default: T,
+) -> Result<T, ConninfoError> {
+    match options.get(name) {
+        Some(v) => parse(v),
+        None => Ok(default),
+    }
+}
+
+/// The TLS options, checked against each other as `pqConnectOptions2` does.
+struct TlsSettings {
+    /// `sslmode` (default `prefer`).
+    sslmode: SslMode,
+    /// `sslnegotiation` (default `postgres`; `direct` needs a mode that requires TLS).
+    sslnegotiation: SslNegotiation,
+    /// `sslcertmode` (default `allow`).
+    sslcertmode: SslCertMode,
+    /// `ssl_min_protocol_version` (None: no bound).
+    ssl_min_protocol_version: Option<TlsVersion>,
+    /// `ssl_max_protocol_version` (None: no bound).
+    ssl_max_protocol_version: Option<TlsVersion>,
+}
+
+impl TlsSettings {
+    /// Parses and checks the TLS options, in libpq's order of checks.
+    fn from_options(options: &OptionSet) -> Result<Self, ConninfoError> {
+        let sslmode = setting_or(options, "sslmode", SslMode::parse, SslMode::Prefer)?;
+        let sslnegotiation = match options.get("sslnegotiation") {
+            Some(v) => {
+                let n = SslNegotiation::parse(v)?;
+                if n == SslNegotiation::Direct && !sslmode.requires_tls() {
+                    return Err(ConninfoError::WeakSslModeDirect(
+                        sslmode.as_str().to_string(),
+                    ));
+                }
+                n
             }
-            n
+            None => SslNegotiation::Postgres,
+        };
+        if options.get("sslrootcert") == Some("system") && sslmode != SslMode::VerifyFull {
+            return Err(ConninfoError::WeakSslModeSystem(
+                sslmode.as_str().to_string(),
+            ));
         }
-        None => SslNegotiation::Postgres,
-    };
-    if options.get("sslrootcert") == Some("system") && sslmode != SslMode::VerifyFull {
-        return Err(ConninfoError::WeakSslModeSystem(
-            sslmode.as_str().to_string(),
-        ));
+        let ssl_min = options.get("ssl_min_protocol_version").unwrap_or("");
+        let ssl_max = options.get("ssl_max_protocol_version").unwrap_or("");
+        let ssl_min_protocol_version = TlsVersion::parse(ssl_min, "ssl_min_protocol_version")?;
+        let ssl_max_protocol_version = TlsVersion::parse(ssl_max, "ssl_max_protocol_version")?;
+        if !tls_range_valid(ssl_min, ssl_max) {
+            return Err(ConninfoError::InvalidSslRange);
+        }
+        let sslcertmode = setting_or(
+            options,
+            "sslcertmode",
+            SslCertMode::parse,
+            SslCertMode::Allow,
+        )?;
+        Ok(TlsSettings {
+            sslmode,
+            sslnegotiation,
+            sslcertmode,
+            ssl_min_protocol_version,
+            ssl_max_protocol_version,
+        })
     }
-    let ssl_min = options.get("ssl_min_protocol_version").unwrap_or("");
-    let ssl_max = options.get("ssl_max_protocol_version").unwrap_or("");
-    let ssl_min_protocol_version = TlsVersion::parse(ssl_min, "ssl_min_protocol_version")?;
-    let ssl_max_protocol_version = TlsVersion::parse(ssl_max, "ssl_max_protocol_version")?;
-    if !tls_range_valid(ssl_min, ssl_max) {
-        return Err(ConninfoError::InvalidSslRange);
-    }
-    let sslcertmode = match options.get("sslcertmode") {
-        Some(v) => SslCertMode::parse(v)?,
-        None => SslCertMode::Allow,
-    };
-    let gssencmode = match options.get("gssencmode") {
-        Some(v) => GssEncMode::parse(v)?,
-        None => GssEncMode::Disable,
-    };
-    if gssencmode == GssEncMode::Require {
-        return Err(ConninfoError::GssNotSupported("require".to_string()));
-    }
-    let target_session_attrs = match options.get("target_session_attrs") {
-        Some(v) => TargetSessionAttrs::parse(v)?,
-        None => TargetSessionAttrs::Any,
-    };
-    let scram_client_key = options
-        .get("scram_client_key")
-        .map(|k| decode_scram_key(k, "client"))
-        .transpose()?;
-    let scram_server_key = options
-        .get("scram_server_key")
-        .map(|k| decode_scram_key(k, "server"))
-        .transpose()?;
-    let load_balance_hosts = match options.get("load_balance_hosts") {
-        Some(v) => LoadBalanceHosts::parse(v)?,
-        None => LoadBalanceHosts::Disable,
-    };
-    let min_protocol_version = match options.get("min_protocol_version") {
+}
+
+/// The SCRAM key in option `name` (`which`: `client` or `server`), decoded.
+fn scram_key(
+    options: &OptionSet,
+    name: &str,
+    which: &'static str,
+) -> Result<Option<Vec<u8>>, ConninfoError> {
+    options
+        .get(name)
+        .map(|k| decode_scram_key(k, which))
+        .transpose()
+}
+
+/// `min_protocol_version` (default 3.0) and `max_protocol_version` (default
+/// 3.2 when the minimum is higher than 3.0, else 3.0), in order.
+fn protocol_range(
+    options: &OptionSet,
+) -> Result<(ProtocolVersion, ProtocolVersion), ConninfoError> {
+    let min = match options.get("min_protocol_version") {
         Some(v) => ProtocolVersion::parse(v, "min_protocol_version")?,
         None => ProtocolVersion::V3_0,
     };
-    let max_protocol_version = match options.get("max_protocol_version") {
+    let max = match options.get("max_protocol_version") {
         Some(v) => ProtocolVersion::parse(v, "max_protocol_version")?,
-        None if min_protocol_version > ProtocolVersion::V3_0 => ProtocolVersion::V3_2,
+        None if min > ProtocolVersion::V3_0 => ProtocolVersion::V3_2,
         None => ProtocolVersion::V3_0,
     };
-    if min_protocol_version > max_protocol_version {
+    if min > max {
         return Err(ConninfoError::ProtocolVersionRange);
     }
-    let client_encoding = options.get("client_encoding").map(|e| {
+    Ok((min, max))
+}
+
+/// `client_encoding`, with `auto` replaced by the locale's encoding.
+fn client_encoding(options: &OptionSet, env: &dyn Environment) -> Option<String> {
+    options.get("client_encoding").map(|e| {
         if e == "auto" {
             encoding_from_locale(env).to_string()
         } else {
             e.to_string()
         }
-    });
-    let environment_settings = ENVIRONMENT_SETTINGS
+    })
+}
+
+/// The settings the environment asks for (`PGDATESTYLE`, ...; see
+/// [`ENVIRONMENT_SETTINGS`]), except those set to `default`.
+fn environment_settings(env: &dyn Environment) -> Vec<(String, String)> {
+    ENVIRONMENT_SETTINGS
         .iter()
         .filter_map(|(var, setting)| {
             env.var(var)
                 .filter(|v| !v.eq_ignore_ascii_case("default"))
                 .map(|v| (setting.to_string(), v))
         })
-        .collect();
-
-    Ok(ConnParams {
-        options,
-        hosts,
-        user,
-        dbname,
-        passfile,
-        home,
-        default_socket_dir: socket_dir.to_string(),
-        sslmode,
-        sslnegotiation,
-        sslcertmode,
-        gssencmode,
-        channel_binding,
-        target_session_attrs,
-        load_balance_hosts,
-        min_protocol_version,
-        max_protocol_version,
-        ssl_min_protocol_version,
-        ssl_max_protocol_version,
-        require_auth,
-        client_encoding,
-        scram_client_key,
-        scram_server_key,
-        environment_settings,
-    })
+        .collect()
 }
 
 /// SCRAM keys are 32 bytes, base64-encoded.

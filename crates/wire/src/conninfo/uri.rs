@@ -14,69 +14,69 @@ pub(crate) fn parse_uri(uri: &str, set: &mut OptionSet) -> Result<(), ConninfoEr
         return Err(ConninfoError::InvalidUriPrefix(uri.to_string()));
     }
     let at = |i: usize| -> u8 { b.get(i).copied().unwrap_or(0) };
+    let hosts_start = parse_credentials(b, start, set)?;
+    let (mut p, mut prev) = parse_hosts(uri, hosts_start, set)?;
 
-    // Credentials: everything before the first '@' that comes before any '/'.
+    if prev != 0 && prev != b'?' {
+        p += 1;
+        let db_start = p;
+        while p < n && b[p] != b'?' {
+            p += 1;
+        }
+        prev = at(p);
+        if p > db_start {
+            store_value(set, "dbname", &b[db_start..p], Missing::Error, true)?;
+        }
+    }
+    if prev != 0 {
+        parse_query(&b[p + 1..], set)?;
+    }
+    Ok(())
+}
+
+/// The `user[:password]@` part, if the URI (whose bytes are `b`, the prefix
+/// ending at `start`) has an `@` before any `/`: stores what it holds and
+/// returns the offset after the `@`, else returns `start`.
+fn parse_credentials(b: &[u8], start: usize, set: &mut OptionSet) -> Result<usize, ConninfoError> {
+    let n = b.len();
     let mut p = start;
     while p < n && b[p] != b'@' && b[p] != b'/' {
         p += 1;
     }
-    if at(p) == b'@' {
-        let mut q = start;
-        while b[q] != b':' && b[q] != b'@' {
+    if p >= n || b[p] != b'@' {
+        return Ok(start);
+    }
+    let mut q = start;
+    while b[q] != b':' && b[q] != b'@' {
+        q += 1;
+    }
+    if q > start {
+        store_value(set, "user", &b[start..q], Missing::Error, true)?;
+    }
+    if b[q] == b':' {
+        let pw_start = q + 1;
+        while b[q] != b'@' {
             q += 1;
         }
-        if q > start {
-            store_value(set, "user", &b[start..q], Missing::Error, true)?;
+        if q > pw_start {
+            store_value(set, "password", &b[pw_start..q], Missing::Error, true)?;
         }
-        if b[q] == b':' {
-            let pw_start = q + 1;
-            while b[q] != b'@' {
-                q += 1;
-            }
-            if q > pw_start {
-                store_value(set, "password", &b[pw_start..q], Missing::Error, true)?;
-            }
-        }
-        p = q + 1;
-    } else {
-        p = start;
     }
+    Ok(q + 1)
+}
 
-    // One or more host[:port] items separated by commas.
+/// One or more `host[:port]` items separated by commas, from offset `p`:
+/// stores the comma-separated hosts and ports. Returns the offset where the
+/// list ends and the byte there (0 at the end of the URI).
+fn parse_hosts(uri: &str, mut p: usize, set: &mut OptionSet) -> Result<(usize, u8), ConninfoError> {
+    let b = uri.as_bytes();
+    let n = b.len();
+    let at = |i: usize| -> u8 { b.get(i).copied().unwrap_or(0) };
     let mut hosts: Vec<u8> = Vec::new();
     let mut ports: Vec<u8> = Vec::new();
     let mut prev;
     loop {
-        if at(p) == b'[' {
-            p += 1;
-            let host_start = p;
-            while p < n && b[p] != b']' {
-                p += 1;
-            }
-            if p >= n {
-                return Err(ConninfoError::UnterminatedIpv6(uri.to_string()));
-            }
-            if p == host_start {
-                return Err(ConninfoError::EmptyIpv6(uri.to_string()));
-            }
-            hosts.extend_from_slice(&b[host_start..p]);
-            p += 1;
-            let c = at(p);
-            if c != 0 && !matches!(c, b':' | b'/' | b'?' | b',') {
-                let ch = uri[p..].chars().next().unwrap_or(char::from(c));
-                return Err(ConninfoError::UnexpectedUriCharacter {
-                    ch,
-                    position: p + 1,
-                    uri: uri.to_string(),
-                });
-            }
-        } else {
-            let host_start = p;
-            while p < n && !matches!(b[p], b':' | b'/' | b'?' | b',') {
-                p += 1;
-            }
-            hosts.extend_from_slice(&b[host_start..p]);
-        }
+        p = parse_host(uri, p, &mut hosts)?;
         prev = at(p);
         if prev == b':' {
             p += 1;
@@ -100,22 +100,46 @@ pub(crate) fn parse_uri(uri: &str, set: &mut OptionSet) -> Result<(), ConninfoEr
     if !ports.is_empty() {
         store_value(set, "port", &ports, Missing::Error, true)?;
     }
+    Ok((p, prev))
+}
 
-    if prev != 0 && prev != b'?' {
-        p += 1;
-        let db_start = p;
-        while p < n && b[p] != b'?' {
+/// One host at offset `p`, a name or a bracketed IPv6 address, appended to
+/// `hosts`. Returns the offset after it.
+fn parse_host(uri: &str, mut p: usize, hosts: &mut Vec<u8>) -> Result<usize, ConninfoError> {
+    let b = uri.as_bytes();
+    let n = b.len();
+    let at = |i: usize| -> u8 { b.get(i).copied().unwrap_or(0) };
+    if at(p) != b'[' {
+        let host_start = p;
+        while p < n && !matches!(b[p], b':' | b'/' | b'?' | b',') {
             p += 1;
         }
-        prev = at(p);
-        if p > db_start {
-            store_value(set, "dbname", &b[db_start..p], Missing::Error, true)?;
-        }
+        hosts.extend_from_slice(&b[host_start..p]);
+        return Ok(p);
     }
-    if prev != 0 {
-        parse_query(&b[p + 1..], set)?;
+    p += 1;
+    let host_start = p;
+    while p < n && b[p] != b']' {
+        p += 1;
     }
-    Ok(())
+    if p >= n {
+        return Err(ConninfoError::UnterminatedIpv6(uri.to_string()));
+    }
+    if p == host_start {
+        return Err(ConninfoError::EmptyIpv6(uri.to_string()));
+    }
+    hosts.extend_from_slice(&b[host_start..p]);
+    p += 1;
+    let c = at(p);
+    if c != 0 && !matches!(c, b':' | b'/' | b'?' | b',') {
+        let ch = uri[p..].chars().next().unwrap_or(char::from(c));
+        return Err(ConninfoError::UnexpectedUriCharacter {
+            ch,
+            position: p + 1,
+            uri: uri.to_string(),
+        });
+    }
+    Ok(p)
 }
 
 /// The `?key=value&...` part.
