@@ -10,9 +10,11 @@ mod setup;
 use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
 
-use pgrush_engine::{EngineConfig, ErrorPolicy, LogConfig, Output, Pacing, ThreadRngs, messages};
+use pgrush_engine::{EngineConfig, ErrorPolicy, LogConfig, Output, Pacing, messages};
 use pgrush_script::{RawMessage, Script, Seeds, Value, Variables};
-use pgrush_stats::{RunConfig, RunLimit, RunSummary, ScriptInfo};
+use pgrush_stats::{Partitioning, RunConfig, RunLimit, RunSummary, ScriptInfo};
+use pgrush_wire::Connection;
+use pgrush_wire::conninfo::ConnParams;
 
 use crate::options::{Options, ScriptSource, SeedChoice};
 use pgrush_stats::QueryMode;
@@ -116,46 +118,11 @@ fn run_inner(opts: &Options) -> Result<i32, i32> {
             .iter()
             .any(|s| matches!(s.source, ScriptSource::Builtin(_)));
 
-    // Setup connection; as pgbench, ask for a password once if the server wants one
-    // and none was given (the clients then reuse it).
-    let (params, mut con) = match crate::connect::connect_prompting(opts) {
-        Ok(opened) => opened,
-        Err(failure) => {
-            messages::error(prog, &failure.message);
-            messages::error(prog, "could not create connection for setup");
-            if let Some(hint) = failure.terminal_hint(prog) {
-                eprint!("{hint}");
-            }
-            return Err(1);
-        }
-    };
-    {
-        let mut out = crate::report_cmd::text_out(opts);
-        let _ = writeln!(
-            out,
-            "{}",
-            pgrush_report::text::banner(con.server_version_num(), con.server_version())
-        );
-        let _ = out.flush();
-    }
+    let (params, mut con) = open_setup_connection(opts)?;
+    print_banner(opts, &con);
     let threads = opts.jobs.min(opts.clients).max(1);
     if opts.debug {
-        let (what, n) = match opts.duration {
-            Some(d) => ("duration", d),
-            None => ("nxacts", opts.transactions.unwrap_or(10)),
-        };
-        messages::debug(
-            prog,
-            &format!(
-                "pghost: {} pgport: {} nclients: {} {}: {} dbName: {}",
-                con.host(),
-                con.port(),
-                opts.clients,
-                what,
-                n,
-                con.db()
-            ),
-        );
+        print_debug_connection(opts, &con);
     }
     let mut scale = i64::from(opts.scale.unwrap_or(1));
     let mut partitioning = None;
@@ -166,31 +133,13 @@ fn run_inner(opts: &Options) -> Result<i32, i32> {
     }
 
     // Seeds: client generators, default_seed, then per-thread generators.
-    let defined = |name: &str| opts.defines.iter().any(|(n, _)| n == name.as_bytes());
     let seeds = Seeds::plan(
         seed,
         opts.clients as usize,
         threads as usize,
-        defined("default_seed"),
+        defined(opts, "default_seed"),
     );
-    let mut variables = Variables::new();
-    for (name, value) in &opts.defines {
-        if let Err(e) = variables.put_text("option", name, value) {
-            messages::error(prog, &e.to_bytes());
-            return Err(1);
-        }
-    }
-    if !defined("scale") {
-        let _ = variables.put_value("startup", "scale", Value::Int(scale));
-    }
-    if let Some(ds) = seeds.default_seed {
-        let _ = variables.put_value("startup", "default_seed", Value::Int(ds));
-    }
-    if !defined("random_seed") {
-        let _ = variables.put_value("startup", "random_seed", Value::Int(seed as i64));
-    }
-    let client_rngs = seeds.clients;
-    let thread_rngs: Vec<ThreadRngs> = seeds.threads;
+    let variables = startup_variables(opts, seed, scale, seeds.default_seed)?;
 
     if !opts.no_vacuum {
         setup::vacuum(&mut con, prog, opts.vacuum_all);
@@ -198,27 +147,7 @@ fn run_inner(opts: &Options) -> Result<i32, i32> {
     let mut extras = crate::report_cmd::RunExtras::before_run(opts, &mut con, &params);
     let _ = con.close();
 
-    let limit = match opts.duration {
-        Some(d) => RunLimit::Duration(d),
-        None => RunLimit::Transactions(opts.transactions.unwrap_or(10)),
-    };
-    let query_mode = opts.query_mode;
-    let run_config = RunConfig {
-        scale,
-        partitioning,
-        query_mode,
-        clients: opts.clients,
-        threads,
-        max_tries: opts.max_tries,
-        limit,
-        rate: (opts.rate > 0.0).then_some(opts.rate),
-        latency_limit_us: (opts.latency_limit_us > 0).then_some(opts.latency_limit_us as f64),
-        progress_s: (opts.progress > 0).then_some(opts.progress),
-        connect_per_tx: opts.connect_per_transaction,
-        failures_detailed: opts.failures_detailed,
-        per_command: opts.report_per_command,
-        continue_on_error: opts.continue_on_error,
-    };
+    let run_config = run_config(opts, scale, partitioning, threads);
     let infos: Vec<ScriptInfo> = scripts
         .iter()
         .map(|s| ScriptInfo {
@@ -227,6 +156,7 @@ fn run_inner(opts: &Options) -> Result<i32, i32> {
             commands: s.commands.iter().map(|c| c.first_line.clone()).collect(),
         })
         .collect();
+    let limit = run_config.limit;
     let mut summary = RunSummary::empty(run_config, infos);
     let mut layout = summary.layout();
     // Per-command histograms serve only per-command percentiles (`--percentiles`, `--json`,
@@ -239,38 +169,17 @@ fn run_inner(opts: &Options) -> Result<i32, i32> {
         clients: opts.clients,
         threads,
         limit,
-        query_mode,
+        query_mode: opts.query_mode,
         connect_per_tx: opts.connect_per_transaction,
         pacing: Pacing {
             rate: opts.rate,
             latency_limit_us: opts.latency_limit_us as i64,
         },
-        errors: ErrorPolicy {
-            max_tries: opts.max_tries,
-            continue_on_error: opts.continue_on_error,
-            exit_on_abort: opts.exit_on_abort,
-            verbose_errors: opts.verbose_errors,
-        },
-        output: Output {
-            progname: opts.progname.clone(),
-            debug: opts.debug,
-            progress: opts.progress,
-            progress_timestamp: opts.progress_timestamp,
-            report_per_command: opts.report_per_command,
-            log: opts.log.then(|| LogConfig {
-                prefix: opts
-                    .log_prefix
-                    .clone()
-                    .unwrap_or_else(|| "pgbench_log".to_string()),
-                pid: std::process::id(),
-                sampling_rate: opts.sampling_rate,
-                aggregate_interval: opts.aggregate_interval,
-            }),
-            failures_detailed: opts.failures_detailed,
-        },
+        errors: error_policy(opts),
+        output: engine_output(opts),
         variables,
-        client_rngs,
-        thread_rngs,
+        client_rngs: seeds.clients,
+        thread_rngs: seeds.threads,
         handle_signals: true,
     };
     extras.mark_start();
@@ -290,21 +199,169 @@ fn run_inner(opts: &Options) -> Result<i32, i32> {
     summary.initial_connection_us = outcome.initial_connection_us;
     summary.aborted = outcome.aborted;
     summary.interrupted = outcome.interrupted;
+    finish_run(opts, &summary, extras)
+}
+
+/// The setup connection; as pgbench, asks for a password once if the server wants one
+/// and none was given (the clients then reuse it). On failure prints pgbench's lines
+/// (and, at a terminal, the `pgrush demo` hint).
+fn open_setup_connection(opts: &Options) -> Result<(ConnParams, Connection), i32> {
+    let prog = opts.progname.as_str();
+    crate::connect::connect_prompting(opts).map_err(|failure| {
+        messages::error(prog, &failure.message);
+        messages::error(prog, "could not create connection for setup");
+        if let Some(hint) = failure.terminal_hint(prog) {
+            eprint!("{hint}");
+        }
+        1
+    })
+}
+
+/// The report's first line (`pgrush (18.6, server ...)`).
+fn print_banner(opts: &Options, con: &Connection) {
+    let mut out = crate::report_cmd::text_out(opts);
+    let _ = writeln!(
+        out,
+        "{}",
+        pgrush_report::text::banner(con.server_version_num(), con.server_version())
+    );
+    let _ = out.flush();
+}
+
+/// `--debug`'s connection line, as pgbench prints it.
+fn print_debug_connection(opts: &Options, con: &Connection) {
+    let (what, n) = match opts.duration {
+        Some(d) => ("duration", d),
+        None => ("nxacts", opts.transactions.unwrap_or(10)),
+    };
+    messages::debug(
+        &opts.progname,
+        &format!(
+            "pghost: {} pgport: {} nclients: {} {}: {} dbName: {}",
+            con.host(),
+            con.port(),
+            opts.clients,
+            what,
+            n,
+            con.db()
+        ),
+    );
+}
+
+/// Whether `-D` defined the variable `name`.
+fn defined(opts: &Options, name: &str) -> bool {
+    opts.defines.iter().any(|(n, _)| n == name.as_bytes())
+}
+
+/// The variables every client starts with: `-D` values, then `scale`, `default_seed`
+/// and `random_seed` unless `-D` set them.
+fn startup_variables(
+    opts: &Options,
+    seed: u64,
+    scale: i64,
+    default_seed: Option<i64>,
+) -> Result<Variables, i32> {
+    let mut variables = Variables::new();
+    for (name, value) in &opts.defines {
+        if let Err(e) = variables.put_text("option", name, value) {
+            messages::error(&opts.progname, &e.to_bytes());
+            return Err(1);
+        }
+    }
+    if !defined(opts, "scale") {
+        let _ = variables.put_value("startup", "scale", Value::Int(scale));
+    }
+    if let Some(ds) = default_seed {
+        let _ = variables.put_value("startup", "default_seed", Value::Int(ds));
+    }
+    if !defined(opts, "random_seed") {
+        let _ = variables.put_value("startup", "random_seed", Value::Int(seed as i64));
+    }
+    Ok(variables)
+}
+
+/// What the report says about the run's configuration.
+fn run_config(
+    opts: &Options,
+    scale: i64,
+    partitioning: Option<Partitioning>,
+    threads: u32,
+) -> RunConfig {
+    let limit = match opts.duration {
+        Some(d) => RunLimit::Duration(d),
+        None => RunLimit::Transactions(opts.transactions.unwrap_or(10)),
+    };
+    RunConfig {
+        scale,
+        partitioning,
+        query_mode: opts.query_mode,
+        clients: opts.clients,
+        threads,
+        max_tries: opts.max_tries,
+        limit,
+        rate: (opts.rate > 0.0).then_some(opts.rate),
+        latency_limit_us: (opts.latency_limit_us > 0).then_some(opts.latency_limit_us as f64),
+        progress_s: (opts.progress > 0).then_some(opts.progress),
+        connect_per_tx: opts.connect_per_transaction,
+        failures_detailed: opts.failures_detailed,
+        per_command: opts.report_per_command,
+        continue_on_error: opts.continue_on_error,
+    }
+}
+
+/// `--max-tries`, `--continue-on-error`, `--exit-on-abort`, `--verbose-errors`.
+fn error_policy(opts: &Options) -> ErrorPolicy {
+    ErrorPolicy {
+        max_tries: opts.max_tries,
+        continue_on_error: opts.continue_on_error,
+        exit_on_abort: opts.exit_on_abort,
+        verbose_errors: opts.verbose_errors,
+    }
+}
+
+/// What the engine prints while it runs: messages, `-P`, `-r`, `-l`.
+fn engine_output(opts: &Options) -> Output {
+    Output {
+        progname: opts.progname.clone(),
+        debug: opts.debug,
+        progress: opts.progress,
+        progress_timestamp: opts.progress_timestamp,
+        report_per_command: opts.report_per_command,
+        log: opts.log.then(|| LogConfig {
+            prefix: opts
+                .log_prefix
+                .clone()
+                .unwrap_or_else(|| "pgbench_log".to_string()),
+            pid: std::process::id(),
+            sampling_rate: opts.sampling_rate,
+            aggregate_interval: opts.aggregate_interval,
+        }),
+        failures_detailed: opts.failures_detailed,
+    }
+}
+
+/// The report, the extras (percentiles, JSON, HTML) and the exit status: 2 after an
+/// interrupt or an aborted client, as pgbench.
+fn finish_run(
+    opts: &Options,
+    summary: &RunSummary,
+    extras: crate::report_cmd::RunExtras,
+) -> Result<i32, i32> {
     {
         let mut out = crate::report_cmd::text_out(opts);
-        let _ = pgrush_report::text::write_report(&summary, &mut out);
+        let _ = pgrush_report::text::write_report(summary, &mut out);
         let _ = out.flush();
     }
-    let extras_status = extras.after_run(opts, &summary);
-    if outcome.interrupted {
+    let extras_status = extras.after_run(opts, summary);
+    if summary.interrupted {
         messages::error(
-            prog,
+            &opts.progname,
             "Run was interrupted by a signal; the above results are incomplete.",
         );
         return Ok(2);
     }
-    if outcome.aborted {
-        messages::error(prog, pgrush_report::text::ABORTED_MESSAGE);
+    if summary.aborted {
+        messages::error(&opts.progname, pgrush_report::text::ABORTED_MESSAGE);
         return Ok(2);
     }
     extras_status.map(|()| 0)
