@@ -61,17 +61,9 @@ impl ServerCertVerifier for PgVerifier {
         match chain::verify(end_entity.as_ref(), &intermediates, &roots, now) {
             Ok(()) => {}
             // libpq reports the first error in OpenSSL's queue, which a failed
-            // signature check (a same-named wrong issuer) leaves there: the RSA
-            // padding check, or the EVP layer for other keys.
-            Err(chain::ChainError::Signature { rsa }) => {
-                return Err(rustls::Error::General(
-                    if rsa {
-                        "SSL error: invalid padding"
-                    } else {
-                        "SSL error: EVP lib"
-                    }
-                    .to_string(),
-                ));
+            // signature check (a same-named wrong issuer) leaves there.
+            Err(chain::ChainError::Signature(reason)) => {
+                return Err(rustls::Error::General(format!("SSL error: {reason}")));
             }
             Err(_) => {
                 return Err(rustls::Error::General(

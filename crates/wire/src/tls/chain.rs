@@ -42,16 +42,11 @@ pub(crate) enum ChainError {
     UnhandledCritical,
     /// The chain is longer than OpenSSL's default depth limit.
     TooLong,
-    /// A signature does not verify with its issuer's key; `rsa` when that key is RSA
-    /// (OpenSSL then queues `invalid padding` first, else `EVP lib`).
-    Signature {
-        /// The issuer's key is RSA.
-        rsa: bool,
-    },
+    /// A signature does not verify with its issuer's key. libpq reports the first
+    /// error OpenSSL queued, given here: the RSA layer's reason for an RSA key, else
+    /// `EVP lib`.
+    Signature(&'static str),
 }
-
-/// The rsaEncryption key algorithm.
-const RSA: &str = "1.2.840.113549.1.1.1";
 
 /// OpenSSL's default verification depth (100) plus the leaf and the root.
 const MAX_CHAIN: usize = 102;
@@ -125,17 +120,16 @@ fn check_chain(chain: &[&Cert], now: i64) -> Result<(), ChainError> {
                 plen += 1;
             }
         }
-        // The trust anchor (self-signed, from the store) is trusted for any purpose
-        // (OpenSSL's trust_compat); the others must allow a TLS server.
-        if i + 1 < chain.len() {
-            let ok = if i == 0 {
-                cert.server_purpose()
-            } else {
-                cert.eku_server.unwrap_or(true)
-            };
-            if !ok {
-                return Err(ChainError::Purpose);
-            }
+        // The leaf must allow a TLS server, even when it is its own trust anchor; a
+        // CA's extended key usage too, but for the trust anchor (self-signed, from the
+        // store), trusted for any purpose (OpenSSL's trust_compat).
+        let purpose_ok = if i == 0 {
+            cert.server_purpose()
+        } else {
+            i + 1 == chain.len() || cert.eku_server.unwrap_or(true)
+        };
+        if !purpose_ok {
+            return Err(ChainError::Purpose);
         }
     }
     // The trust anchor's own signature is not checked (no X509_V_FLAG_CHECK_SS_SIGNATURE).
@@ -143,9 +137,7 @@ fn check_chain(chain: &[&Cert], now: i64) -> Result<(), ChainError> {
         if let Some(issuer) = chain.get(i + 1)
             && !verify_signature(cert, issuer)
         {
-            return Err(ChainError::Signature {
-                rsa: issuer.key_alg == RSA,
-            });
+            return Err(ChainError::Signature(signature_failure(cert, issuer)));
         }
         if !cert.valid_at(now) {
             return Err(ChainError::Time);
@@ -190,6 +182,8 @@ pub(crate) struct Cert {
     key_alg: String,
     key_curve: Option<String>,
     public_key: Vec<u8>,
+    /// An RSA key's modulus, without leading zeros.
+    rsa_modulus: Option<Vec<u8>>,
     self_issued: bool,
     self_signed: bool,
 }
@@ -260,8 +254,14 @@ impl Cert {
                 (Some(a), Some(s)) => a == s,
                 _ => true,
             };
-        // EXFLAG_SS: self-issued and allowed to sign certificates.
-        let self_signed = self_issued && ku.is_none_or(|(sign, _)| sign);
+        // EXFLAG_SS (OpenSSL 3): self-issued; the key usage does not matter.
+        let self_signed = self_issued;
+        let rsa_modulus = match spki.parsed() {
+            Ok(x509_parser::public_key::PublicKey::RSA(rsa)) => {
+                Some(strip_zeros(rsa.modulus).to_vec())
+            }
+            _ => None,
+        };
         Cert {
             der: der.to_vec(),
             subject,
@@ -287,6 +287,7 @@ impl Cert {
                 .and_then(|p| p.as_oid().ok())
                 .map(|o: Oid<'_>| o.to_id_string()),
             public_key: spki.subject_public_key.data.to_vec(),
+            rsa_modulus,
             self_issued,
             self_signed,
         }
@@ -328,6 +329,28 @@ impl Cert {
     }
 }
 
+/// `bytes` without leading zero bytes.
+fn strip_zeros(bytes: &[u8]) -> &[u8] {
+    let start = bytes.iter().position(|b| *b != 0).unwrap_or(bytes.len());
+    &bytes[start..]
+}
+
+/// The reason OpenSSL queues first when `issuer`'s key does not verify `cert`: for
+/// RSA, `rsa_ossl_public_decrypt`'s checks in order (length, magnitude, padding).
+fn signature_failure(cert: &Cert, issuer: &Cert) -> &'static str {
+    let Some(modulus) = &issuer.rsa_modulus else {
+        return "EVP lib";
+    };
+    if cert.signature.len() > modulus.len() {
+        return "data greater than mod len";
+    }
+    let sig = strip_zeros(&cert.signature);
+    if (sig.len(), sig) >= (modulus.len(), modulus.as_slice()) {
+        return "data too large for modulus";
+    }
+    "invalid padding"
+}
+
 /// Whether `issuer`'s key verifies `cert`'s signature.
 fn verify_signature(cert: &Cert, issuer: &Cert) -> bool {
     let Some(alg) = algorithm(
@@ -348,6 +371,7 @@ fn algorithm(
     key: &str,
     curve: Option<&str>,
 ) -> Option<&'static dyn VerificationAlgorithm> {
+    const RSA: &str = "1.2.840.113549.1.1.1";
     const EC: &str = "1.2.840.10045.2.1";
     const P256: &str = "1.2.840.10045.3.1.7";
     const P384: &str = "1.3.132.0.34";
@@ -404,8 +428,8 @@ mod tests {
         // The right root found after a same-named wrong one.
         assert_eq!(verify(&leaf, &[], &[&other, &root], NOW), Ok(()));
         // A self-signed CA is its own chain when trusted, and only then (a
-        // same-named stand-in is not enough).
-        assert_eq!(verify(&root, &[], &[&root], NOW), Ok(()));
+        // same-named stand-in is not enough); as a leaf its key usage must allow TLS.
+        assert_eq!(verify(&root, &[], &[&root], NOW), Err(ChainError::Purpose));
         assert_eq!(
             verify(&root, &[], &[&other], NOW),
             Err(ChainError::SelfSignedNotTrusted)
