@@ -759,6 +759,17 @@ fn ip_address_and_wildcard_names() {
         "does not match host name \"db.pg.test\"",
     );
 
+    // An address in the CN alone (no SAN): compared as text.
+    pki.request("cnip", Key::P256, "/CN=127.0.0.1");
+    pki.sign("cnip", "root", None);
+    let c = pki.cluster("cnip.crt", "cnip.key");
+    accepts(&conn(&c, "127.0.0.1", &full), None);
+    refuses(
+        &conn(&c, "localhost", &full),
+        None,
+        "server certificate for \"127.0.0.1\" does not match host name \"localhost\"",
+    );
+
     let c = pki.cluster("wild.crt", "wild.key");
     accepts(&conn(&c, "db.pg.test", &full), None);
     refuses(

@@ -37,8 +37,8 @@ enum Check {
 #[derive(Debug)]
 struct PgVerifier {
     check: Check,
-    /// The trust store: `sslrootcert`'s certificates or the system's.
-    roots: Vec<CertificateDer<'static>>,
+    /// The trust store: `sslrootcert`'s certificates or the system's, parsed.
+    roots: Vec<chain::Cert>,
     host: String,
     provider: Arc<CryptoProvider>,
 }
@@ -56,9 +56,8 @@ impl ServerCertVerifier for PgVerifier {
             return Ok(ServerCertVerified::assertion());
         }
         let intermediates: Vec<&[u8]> = intermediates.iter().map(|c| c.as_ref()).collect();
-        let roots: Vec<&[u8]> = self.roots.iter().map(|c| c.as_ref()).collect();
         let now = i64::try_from(now.as_secs()).unwrap_or(i64::MAX);
-        match chain::verify(end_entity.as_ref(), &intermediates, &roots, now) {
+        match chain::verify(end_entity.as_ref(), &intermediates, &self.roots, now) {
             Ok(()) => {}
             // libpq reports the first error in OpenSSL's queue, which a failed
             // signature check (a same-named wrong issuer) leaves there.
@@ -341,7 +340,7 @@ pub(crate) fn client_config(
     }
     let verifier = Arc::new(PgVerifier {
         check,
-        roots,
+        roots: chain::parse_roots(roots.iter().map(|c| c.as_ref())),
         host: host.to_string(),
         provider: provider.clone(),
     });
@@ -492,6 +491,38 @@ mod tests {
         assert!(!name_matches("*.example.com", "a.b.example.com"));
         assert!(!name_matches("*.example.com", "example.com"));
         assert!(!name_matches("localhost", "127.0.0.1"));
+    }
+
+    /// A certificate with `CN=localhost` and `sans` (DER).
+    fn cert_with(sans: &[&str]) -> Vec<u8> {
+        let mut p =
+            rcgen::CertificateParams::new(sans.iter().map(|s| s.to_string()).collect::<Vec<_>>())
+                .expect("params");
+        p.distinguished_name
+            .push(rcgen::DnType::CommonName, "localhost");
+        let key = rcgen::KeyPair::generate().expect("key");
+        p.self_signed(&key).expect("self-signed").der().to_vec()
+    }
+
+    #[test]
+    fn only_a_san_of_the_host_type_rules_out_the_cn() {
+        // An IP host and DNS names only: the CN is examined too (libpq's NSS-like rule).
+        let dns = cert_with(&["localhost"]);
+        assert_eq!(
+            check_host_name(&dns, "127.0.0.1"),
+            Err("server certificate for \"localhost\" (and 1 other name) does not match host name \"127.0.0.1\"".to_string())
+        );
+        assert_eq!(check_host_name(&dns, "localhost"), Ok(()));
+        // A DNS host and IP addresses only: the CN matches.
+        let ip = cert_with(&["127.0.0.1"]);
+        assert_eq!(check_host_name(&ip, "localhost"), Ok(()));
+        assert_eq!(check_host_name(&ip, "127.0.0.1"), Ok(()));
+        assert_eq!(
+            check_host_name(&ip, "::1"),
+            Err(
+                "server certificate for \"127.0.0.1\" does not match host name \"::1\"".to_string()
+            )
+        );
     }
 
     #[test]

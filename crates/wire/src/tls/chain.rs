@@ -51,17 +51,16 @@ pub(crate) enum ChainError {
 /// OpenSSL's default verification depth (100) plus the leaf and the root.
 const MAX_CHAIN: usize = 102;
 
-/// Verifies `leaf` (DER) with the server's `intermediates` against `roots`, at `now`
-/// (seconds since the epoch).
+/// Verifies `leaf` (DER) with the server's `intermediates` against the trust store
+/// `roots` (parsed once, see [`parse_roots`]), at `now` (seconds since the epoch).
 pub(crate) fn verify(
     leaf: &[u8],
     intermediates: &[&[u8]],
-    roots: &[&[u8]],
+    roots: &[Cert],
     now: i64,
 ) -> Result<(), ChainError> {
     let leaf_cert = Cert::parse(leaf).ok_or(ChainError::Malformed)?;
     // Unparsable extra certificates are skipped, as OpenSSL skips what it cannot use.
-    let roots: Vec<Cert> = roots.iter().filter_map(|d| Cert::parse(d)).collect();
     let untrusted: Vec<Cert> = intermediates
         .iter()
         .filter_map(|d| Cert::parse(d))
@@ -82,7 +81,7 @@ pub(crate) fn verify(
             return Err(ChainError::SelfSignedNotTrusted);
         }
         // Trusted first (X509_V_FLAG_TRUSTED_FIRST), then what the server sent.
-        let issuer = find_issuer(current, &roots, now)
+        let issuer = find_issuer(current, roots, now)
             .or_else(|| find_issuer(current, &untrusted, now))
             .ok_or(ChainError::NoIssuer)?;
         if chain.iter().any(|c| std::ptr::eq(*c, issuer)) {
@@ -95,6 +94,11 @@ pub(crate) fn verify(
     }
 
     check_chain(&chain, now)
+}
+
+/// The trust store's certificates, parsed; unparsable ones are left out.
+pub(crate) fn parse_roots<'a>(ders: impl IntoIterator<Item = &'a [u8]>) -> Vec<Cert> {
+    ders.into_iter().filter_map(Cert::parse).collect()
 }
 
 /// OpenSSL's checks in its order: `check_chain_extensions` from the leaf up (unhandled
@@ -420,24 +424,28 @@ mod tests {
         let (root, issuer) = ca("Same Name");
         let (other, _) = ca("Same Name");
         let leaf = leaf(&issuer);
-        assert_eq!(verify(&leaf, &[], &[&root], NOW), Ok(()));
+        let store = |ders: &[&Vec<u8>]| parse_roots(ders.iter().map(|d| d.as_slice()));
+        assert_eq!(verify(&leaf, &[], &store(&[&root]), NOW), Ok(()));
         assert_eq!(
-            verify(&leaf, &[], &[&other], NOW),
+            verify(&leaf, &[], &store(&[&other]), NOW),
             Err(ChainError::NoIssuer)
         );
         // The right root found after a same-named wrong one.
-        assert_eq!(verify(&leaf, &[], &[&other, &root], NOW), Ok(()));
+        assert_eq!(verify(&leaf, &[], &store(&[&other, &root]), NOW), Ok(()));
         // A self-signed CA is its own chain when trusted, and only then (a
         // same-named stand-in is not enough); as a leaf its key usage must allow TLS.
-        assert_eq!(verify(&root, &[], &[&root], NOW), Err(ChainError::Purpose));
         assert_eq!(
-            verify(&root, &[], &[&other], NOW),
+            verify(&root, &[], &store(&[&root]), NOW),
+            Err(ChainError::Purpose)
+        );
+        assert_eq!(
+            verify(&root, &[], &store(&[&other]), NOW),
             Err(ChainError::SelfSignedNotTrusted)
         );
         // The server sends its root too: it must still be the trusted one.
-        assert_eq!(verify(&leaf, &[&root], &[&root], NOW), Ok(()));
+        assert_eq!(verify(&leaf, &[&root], &store(&[&root]), NOW), Ok(()));
         assert_eq!(
-            verify(&leaf, &[&root], &[&other], NOW),
+            verify(&leaf, &[&root], &store(&[&other]), NOW),
             Err(ChainError::SelfSignedNotTrusted)
         );
     }
