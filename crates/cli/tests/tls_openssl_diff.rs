@@ -931,3 +931,27 @@ fn path_length_and_unknown_critical_extension() {
     let c = pki.cluster("noncrit.crt", "noncrit.key");
     accepts(&conn(&c, "localhost", &full), None);
 }
+
+/// A root file without any certificate.
+#[test]
+fn root_file_without_certificates() {
+    let pki = Pki::new();
+    pki.self_signed("server", Key::Rsa, "/CN=localhost", &[]);
+    pki.write("empty.crt", "");
+    pki.write(
+        "key-only.crt",
+        &std::fs::read_to_string(pki.path("server.key")).expect("key"),
+    );
+    let c = pki.cluster("server.crt", "server.key");
+    for name in ["empty.crt", "key-only.crt"] {
+        refuses(
+            &conn(
+                &c,
+                "localhost",
+                &format!("sslmode=verify-ca sslrootcert={}", pki.path(name).display()),
+            ),
+            None,
+            "no certificate or crl found",
+        );
+    }
+}

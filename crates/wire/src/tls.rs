@@ -336,6 +336,12 @@ pub(crate) fn client_config(
             && let Some(p) = path
         {
             roots = load_certs(Path::new(p)).map_err(TlsSetupError)?;
+            if roots.is_empty() {
+                // OpenSSL's X509_load_cert_crl_file finds nothing to load.
+                return Err(TlsSetupError(format!(
+                    "could not read root certificate file \"{p}\": no certificate or crl found"
+                )));
+            }
         }
     }
     let verifier = Arc::new(PgVerifier {
