@@ -6,13 +6,16 @@
 //! server's own certificate; version 1 certificates are accepted as leaves and as
 //! self-signed roots; every certificate of the chain, the root included, must be
 //! within its validity period. What stays refused: a chain that does not end in a
-//! self-signed certificate of the trust store (no partial chains), an issuer that is
-//! not a CA (`CA:FALSE`, a version 1 intermediate, a key usage without
-//! `keyCertSign`), a broken signature, a path length violation, an unhandled critical
-//! extension, and a leaf whose extended key usage excludes TLS servers.
+//! self-signed certificate of the trust store, byte for byte (no partial chains, no
+//! same-named stand-ins), an issuer that is not a CA (`CA:FALSE`, a version 1
+//! intermediate, a key usage without `keyCertSign`), a broken signature, a path length
+//! violation, an unhandled critical extension, and a leaf whose key usage or extended
+//! key usage excludes TLS servers (even when it is its own root).
 //!
-//! Not checked (as libpq's defaults do not either): revocation, policies. Name
-//! constraints are not checked.
+//! Not implemented: certificate revocation lists (`sslcrl`, `sslcrldir`,
+//! `~/.postgresql/root.crl`), name constraints, and signatures other than RSA PKCS#1
+//! with SHA-2, ECDSA P-256/P-384 and Ed25519 (refused). Policies are not checked, as
+//! OpenSSL's defaults do not check them either.
 
 use ring::signature::{self, UnparsedPublicKey, VerificationAlgorithm};
 use x509_parser::certificate::X509Certificate;
