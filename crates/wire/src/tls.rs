@@ -7,15 +7,19 @@ use std::net::IpAddr;
 use std::path::Path;
 use std::sync::Arc;
 
-use rustls::client::WebPkiServerVerifier;
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
-use rustls::crypto::{CryptoProvider, verify_tls12_signature, verify_tls13_signature};
-use rustls::{
-    CertificateError, ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme,
+use rustls::crypto::{
+    CryptoProvider, verify_tls12_signature, verify_tls13_signature,
+    verify_tls13_signature_with_raw_key,
 };
-use rustls_pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
+use rustls::{ClientConfig, DigitallySignedStruct, SignatureScheme};
+use rustls_pki_types::{
+    CertificateDer, PrivateKeyDer, ServerName, SubjectPublicKeyInfoDer, UnixTime,
+};
 
 use crate::config::{SslMode, TlsSettings};
+
+mod chain;
 
 /// How much of the server certificate to check.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -28,12 +32,13 @@ enum Check {
     Full,
 }
 
-/// The verifier: chain through webpki (host name errors ignored), host name with
+/// The verifier: the chain with OpenSSL's rules ([`chain`]), the host name with
 /// libpq's rules (SAN, CN fallback, wildcards).
 #[derive(Debug)]
 struct PgVerifier {
     check: Check,
-    chain: Option<Arc<WebPkiServerVerifier>>,
+    /// The trust store: `sslrootcert`'s certificates or the system's, parsed.
+    roots: Vec<chain::Cert>,
     host: String,
     provider: Arc<CryptoProvider>,
 }
@@ -43,31 +48,26 @@ impl ServerCertVerifier for PgVerifier {
         &self,
         end_entity: &CertificateDer<'_>,
         intermediates: &[CertificateDer<'_>],
-        server_name: &ServerName<'_>,
-        ocsp_response: &[u8],
+        _server_name: &ServerName<'_>,
+        _ocsp_response: &[u8],
         now: UnixTime,
     ) -> Result<ServerCertVerified, rustls::Error> {
         if self.check == Check::Nothing {
             return Ok(ServerCertVerified::assertion());
         }
-        if let Some(chain) = &self.chain {
-            match chain.verify_server_cert(
-                end_entity,
-                intermediates,
-                server_name,
-                ocsp_response,
-                now,
-            ) {
-                Ok(_) => {}
-                Err(rustls::Error::InvalidCertificate(
-                    CertificateError::NotValidForName
-                    | CertificateError::NotValidForNameContext { .. },
-                )) => {}
-                Err(_) => {
-                    return Err(rustls::Error::General(
-                        "SSL error: certificate verify failed".to_string(),
-                    ));
-                }
+        let intermediates: Vec<&[u8]> = intermediates.iter().map(|c| c.as_ref()).collect();
+        let now = i64::try_from(now.as_secs()).unwrap_or(i64::MAX);
+        match chain::verify(end_entity.as_ref(), &intermediates, &self.roots, now) {
+            Ok(()) => {}
+            // libpq reports the first error in OpenSSL's queue, which a failed
+            // signature check (a same-named wrong issuer) leaves there.
+            Err(chain::ChainError::Signature(reason)) => {
+                return Err(rustls::Error::General(format!("SSL error: {reason}")));
+            }
+            Err(_) => {
+                return Err(rustls::Error::General(
+                    "SSL error: certificate verify failed".to_string(),
+                ));
             }
         }
         if self.check == Check::Full {
@@ -82,12 +82,27 @@ impl ServerCertVerifier for PgVerifier {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        verify_tls12_signature(
-            message,
-            cert,
-            dss,
-            &self.provider.signature_verification_algorithms,
-        )
+        let algs = &self.provider.signature_verification_algorithms;
+        match verify_tls12_signature(message, cert, dss, algs) {
+            Err(e) if unparsable_by_webpki(&e) => {
+                // As rustls does: every algorithm of the scheme, until one verifies.
+                let (_, key) = leaf_public_key(cert)?;
+                let candidates = algs
+                    .mapping
+                    .iter()
+                    .filter(|(scheme, _)| *scheme == dss.scheme)
+                    .flat_map(|(_, algs)| algs.iter());
+                for alg in candidates {
+                    if alg.verify_signature(&key, message, dss.signature()).is_ok() {
+                        return Ok(HandshakeSignatureValid::assertion());
+                    }
+                }
+                Err(rustls::Error::InvalidCertificate(
+                    rustls::CertificateError::BadSignature,
+                ))
+            }
+            other => other,
+        }
     }
 
     fn verify_tls13_signature(
@@ -96,12 +111,19 @@ impl ServerCertVerifier for PgVerifier {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        verify_tls13_signature(
-            message,
-            cert,
-            dss,
-            &self.provider.signature_verification_algorithms,
-        )
+        let algs = &self.provider.signature_verification_algorithms;
+        match verify_tls13_signature(message, cert, dss, algs) {
+            Err(e) if unparsable_by_webpki(&e) => {
+                let (spki, _) = leaf_public_key(cert)?;
+                verify_tls13_signature_with_raw_key(
+                    message,
+                    &SubjectPublicKeyInfoDer::from(spki.as_slice()),
+                    dss,
+                    algs,
+                )
+            }
+            other => other,
+        }
     }
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
@@ -109,6 +131,24 @@ impl ServerCertVerifier for PgVerifier {
             .signature_verification_algorithms
             .supported_schemes()
     }
+}
+
+/// Whether rustls refused a certificate that webpki cannot parse but OpenSSL takes
+/// (a version 1 certificate): its key is then read with x509-parser.
+fn unparsable_by_webpki(e: &rustls::Error) -> bool {
+    matches!(
+        e,
+        rustls::Error::InvalidCertificate(rustls::CertificateError::Other(_))
+            | rustls::Error::InvalidCertificate(rustls::CertificateError::BadEncoding)
+    )
+}
+
+/// The server certificate's SubjectPublicKeyInfo (DER) and its key bits.
+fn leaf_public_key(cert: &CertificateDer<'_>) -> Result<(Vec<u8>, Vec<u8>), rustls::Error> {
+    let (_, x) = x509_parser::parse_x509_certificate(cert.as_ref())
+        .map_err(|_| rustls::Error::InvalidCertificate(rustls::CertificateError::BadEncoding))?;
+    let spki = x.public_key();
+    Ok((spki.raw.to_vec(), spki.subject_public_key.data.to_vec()))
 }
 
 /// Case-insensitive name match with a leading `*.` wildcard covering exactly one label.
@@ -170,7 +210,8 @@ pub(crate) fn check_host_name(der: &[u8], host: &str) -> Result<(), String> {
             }
         }
     }
-    let check_cn = !(has_dns || (host_ip.is_some() && has_ip));
+    // Only a SAN of the host's own type (DNS name or IP address) rules out the CN.
+    let check_cn = if host_ip.is_some() { !has_ip } else { !has_dns };
     if check_cn
         && let Some(cn) = cert
             .subject()
@@ -272,11 +313,9 @@ pub(crate) fn client_config(
     if system {
         check = Check::Full;
     }
-    let mut roots = RootCertStore::empty();
+    let mut roots = Vec::new();
     if system {
-        for cert in rustls_native_certs::load_native_certs().certs {
-            let _ = roots.add(cert);
-        }
+        roots = rustls_native_certs::load_native_certs().certs;
     } else {
         let path = settings.rootcert.as_deref().filter(|p| !p.is_empty());
         let exists = path.is_some_and(|p| Path::new(p).exists());
@@ -296,25 +335,18 @@ pub(crate) fn client_config(
         if check != Check::Nothing
             && let Some(p) = path
         {
-            for cert in load_certs(Path::new(p)).map_err(TlsSetupError)? {
-                roots.add(cert).map_err(|e| {
-                    TlsSetupError(format!("could not read root certificate file \"{p}\": {e}"))
-                })?;
+            roots = load_certs(Path::new(p)).map_err(TlsSetupError)?;
+            if roots.is_empty() {
+                // OpenSSL's X509_load_cert_crl_file finds nothing to load.
+                return Err(TlsSetupError(format!(
+                    "could not read root certificate file \"{p}\": no certificate or crl found"
+                )));
             }
         }
     }
-    let chain = if check == Check::Nothing {
-        None
-    } else {
-        Some(
-            WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider.clone())
-                .build()
-                .map_err(|e| TlsSetupError(format!("SSL error: {e}")))?,
-        )
-    };
     let verifier = Arc::new(PgVerifier {
         check,
-        chain,
+        roots: chain::parse_roots(roots.iter().map(|c| c.as_ref())),
         host: host.to_string(),
         provider: provider.clone(),
     });
@@ -465,6 +497,38 @@ mod tests {
         assert!(!name_matches("*.example.com", "a.b.example.com"));
         assert!(!name_matches("*.example.com", "example.com"));
         assert!(!name_matches("localhost", "127.0.0.1"));
+    }
+
+    /// A certificate with `CN=localhost` and `sans` (DER).
+    fn cert_with(sans: &[&str]) -> Vec<u8> {
+        let mut p =
+            rcgen::CertificateParams::new(sans.iter().map(|s| s.to_string()).collect::<Vec<_>>())
+                .expect("params");
+        p.distinguished_name
+            .push(rcgen::DnType::CommonName, "localhost");
+        let key = rcgen::KeyPair::generate().expect("key");
+        p.self_signed(&key).expect("self-signed").der().to_vec()
+    }
+
+    #[test]
+    fn only_a_san_of_the_host_type_rules_out_the_cn() {
+        // An IP host and DNS names only: the CN is examined too (libpq's NSS-like rule).
+        let dns = cert_with(&["localhost"]);
+        assert_eq!(
+            check_host_name(&dns, "127.0.0.1"),
+            Err("server certificate for \"localhost\" (and 1 other name) does not match host name \"127.0.0.1\"".to_string())
+        );
+        assert_eq!(check_host_name(&dns, "localhost"), Ok(()));
+        // A DNS host and IP addresses only: the CN matches.
+        let ip = cert_with(&["127.0.0.1"]);
+        assert_eq!(check_host_name(&ip, "localhost"), Ok(()));
+        assert_eq!(check_host_name(&ip, "127.0.0.1"), Ok(()));
+        assert_eq!(
+            check_host_name(&ip, "::1"),
+            Err(
+                "server certificate for \"127.0.0.1\" does not match host name \"::1\"".to_string()
+            )
+        );
     }
 
     #[test]
