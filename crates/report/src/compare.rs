@@ -122,103 +122,109 @@ fn settings(d: &RunDocument) -> BTreeMap<String, String> {
     m
 }
 
-impl Comparison {
-    /// Builds the comparison of `runs` (name, document), in the given order.
-    pub fn build(runs: &[(String, RunDocument)]) -> Self {
-        let docs: Vec<&RunDocument> = runs.iter().map(|(_, d)| d).collect();
-        let mut rows = Vec::new();
-        let mut add = |section: &'static str, metric: String, cells: Vec<String>| {
-            rows.push(Row {
-                section,
-                metric,
-                cells,
-            });
-        };
-        let col = |f: &dyn Fn(&RunDocument) -> String| docs.iter().map(|d| f(d)).collect();
-        add(
-            "results",
-            "start time".into(),
-            col(&|d| d.start_time.clone()),
-        );
-        add("results", "tps".into(), col(&|d| opt(d.results.tps, 3)));
-        let base = docs.first().and_then(|d| d.results.tps);
-        add(
+/// The rows of a comparison under construction, over the compared documents.
+struct Rows<'a> {
+    /// The runs' documents, one column each.
+    docs: Vec<&'a RunDocument>,
+    /// The rows so far, in display order.
+    rows: Vec<Row>,
+}
+
+impl Rows<'_> {
+    /// Appends a row with the given cells.
+    fn push(&mut self, section: &'static str, metric: String, cells: Vec<String>) {
+        self.rows.push(Row {
+            section,
+            metric,
+            cells,
+        });
+    }
+
+    /// Appends a row whose cells are `cell` of each run's document.
+    fn add(
+        &mut self,
+        section: &'static str,
+        metric: String,
+        cell: &dyn Fn(&RunDocument) -> String,
+    ) {
+        let cells = self.docs.iter().map(|d| cell(d)).collect();
+        self.push(section, metric, cells);
+    }
+
+    /// The `results` section: start time, tps (and relative to the first run), transaction
+    /// counts, failures, retries and duration.
+    fn results(&mut self) {
+        self.add("results", "start time".into(), &|d| d.start_time.clone());
+        self.add("results", "tps".into(), &|d| opt(d.results.tps, 3));
+        let base = self.docs.first().and_then(|d| d.results.tps);
+        self.add(
             "results",
             "tps vs first run (%)".into(),
-            col(&|d| match (base, d.results.tps) {
+            &|d| match (base, d.results.tps) {
                 (Some(b), Some(t)) if b > 0.0 => format!("{:+.1}", 100.0 * (t - b) / b),
                 _ => NONE.to_string(),
-            }),
+            },
         );
-        add(
-            "results",
-            "transactions processed".into(),
-            col(&|d| d.results.transactions.processed.to_string()),
-        );
-        add(
-            "results",
-            "failed transactions".into(),
-            col(&|d| d.results.transactions.failed.to_string()),
-        );
-        add(
-            "results",
-            "serialization failures".into(),
-            col(&|d| d.results.transactions.serialization_failures.to_string()),
-        );
-        add(
-            "results",
-            "deadlock failures".into(),
-            col(&|d| d.results.transactions.deadlock_failures.to_string()),
-        );
-        add(
-            "results",
-            "retries".into(),
-            col(&|d| d.results.transactions.retries.to_string()),
-        );
-        add(
-            "results",
-            "duration (s)".into(),
-            col(&|d| opt(Some(d.results.duration_s), 3)),
-        );
-        add(
-            "latency",
-            "average (ms)".into(),
-            col(&|d| opt(d.results.latency_average_ms, 3)),
-        );
-        add(
-            "latency",
-            "stddev (ms)".into(),
-            col(&|d| opt(d.results.latency_stddev_ms, 3)),
-        );
+        self.add("results", "transactions processed".into(), &|d| {
+            d.results.transactions.processed.to_string()
+        });
+        self.add("results", "failed transactions".into(), &|d| {
+            d.results.transactions.failed.to_string()
+        });
+        self.add("results", "serialization failures".into(), &|d| {
+            d.results.transactions.serialization_failures.to_string()
+        });
+        self.add("results", "deadlock failures".into(), &|d| {
+            d.results.transactions.deadlock_failures.to_string()
+        });
+        self.add("results", "retries".into(), &|d| {
+            d.results.transactions.retries.to_string()
+        });
+        self.add("results", "duration (s)".into(), &|d| {
+            opt(Some(d.results.duration_s), 3)
+        });
+    }
+
+    /// The `latency` section: average, stddev, the union of the runs' percentiles (ascending),
+    /// max, and the schedule lag when some run has one.
+    fn latency(&mut self) {
+        self.add("latency", "average (ms)".into(), &|d| {
+            opt(d.results.latency_average_ms, 3)
+        });
+        self.add("latency", "stddev (ms)".into(), &|d| {
+            opt(d.results.latency_stddev_ms, 3)
+        });
         // Union of the percentile lists, ascending.
-        let mut pcts: Vec<f64> = docs.iter().flat_map(|d| d.percentiles.clone()).collect();
+        let mut pcts: Vec<f64> = self
+            .docs
+            .iter()
+            .flat_map(|d| d.percentiles.clone())
+            .collect();
         if pcts.is_empty() {
             pcts = crate::percentiles::DEFAULT_PERCENTILES.to_vec();
         }
         pcts.sort_by(f64::total_cmp);
         pcts.dedup();
         for &p in &pcts {
-            add(
-                "latency",
-                format!("{} (ms)", label(p)),
-                col(&|d| opt(d.latency.as_ref().and_then(|l| l.percentile_ms(p)), 3)),
-            );
+            self.add("latency", format!("{} (ms)", label(p)), &|d| {
+                opt(d.latency.as_ref().and_then(|l| l.percentile_ms(p)), 3)
+            });
         }
-        add(
-            "latency",
-            "max (ms)".into(),
-            col(&|d| opt(d.latency.as_ref().map(|l| l.max_ms), 3)),
-        );
-        if docs.iter().any(|d| d.results.lag_average_ms.is_some()) {
-            add(
-                "latency",
-                "schedule lag average (ms)".into(),
-                col(&|d| opt(d.results.lag_average_ms, 3)),
-            );
+        self.add("latency", "max (ms)".into(), &|d| {
+            opt(d.latency.as_ref().map(|l| l.max_ms), 3)
+        });
+        if self.docs.iter().any(|d| d.results.lag_average_ms.is_some()) {
+            self.add("latency", "schedule lag average (ms)".into(), &|d| {
+                opt(d.results.lag_average_ms, 3)
+            });
         }
-        // Per-command average latencies, keyed by (script number, text), first-seen order.
+    }
+
+    /// The per-command keys (script number, text) of the runs with per-command latencies,
+    /// in first-seen order.
+    fn command_keys(&self) -> Vec<(usize, String)> {
         let mut keys: Vec<(usize, String)> = Vec::new();
-        for d in &docs {
+        for d in &self.docs {
             if !d.config.per_command {
                 continue;
             }
@@ -231,7 +237,14 @@ impl Comparison {
                 }
             }
         }
-        let several_scripts = docs.iter().any(|d| d.scripts.len() > 1);
+        keys
+    }
+
+    /// The `commands` section: each command's average latency, and its failures/retries when
+    /// some run has any; commands are prefixed by their script number when a run has several.
+    fn commands(&mut self) {
+        let keys = self.command_keys();
+        let several_scripts = self.docs.iter().any(|d| d.scripts.len() > 1);
         for (i, text) in &keys {
             let find = |d: &RunDocument| {
                 if !d.config.per_command {
@@ -249,28 +262,26 @@ impl Comparison {
             } else {
                 text.clone()
             };
-            add(
-                "commands",
-                format!("{name} (ms)"),
-                col(&|d| opt(find(d).map(|c| c.average_ms), 3)),
-            );
-            if docs
+            self.add("commands", format!("{name} (ms)"), &|d| {
+                opt(find(d).map(|c| c.average_ms), 3)
+            });
+            if self
+                .docs
                 .iter()
                 .any(|d| find(d).is_some_and(|c| c.failures > 0 || c.retries > 0))
             {
-                add(
-                    "commands",
-                    format!("{name} failures/retries"),
-                    col(&|d| {
-                        find(d).map_or(NONE.to_string(), |c| {
-                            format!("{}/{}", c.failures, c.retries)
-                        })
-                    }),
-                );
+                self.add("commands", format!("{name} failures/retries"), &|d| {
+                    find(d).map_or(NONE.to_string(), |c| {
+                        format!("{}/{}", c.failures, c.retries)
+                    })
+                });
             }
         }
-        // Settings that differ.
-        let maps: Vec<BTreeMap<String, String>> = docs.iter().map(|d| settings(d)).collect();
+    }
+
+    /// The `settings` section: the settings whose values are not the same in every run.
+    fn settings(&mut self) {
+        let maps: Vec<BTreeMap<String, String>> = self.docs.iter().map(|d| settings(d)).collect();
         let mut names: Vec<&String> = maps.iter().flat_map(|m| m.keys()).collect();
         names.sort();
         names.dedup();
@@ -280,12 +291,26 @@ impl Comparison {
                 .map(|m| m.get(name).cloned().unwrap_or_else(|| NONE.to_string()))
                 .collect();
             if cells.iter().any(|c| c != &cells[0]) {
-                add("settings", name.clone(), cells);
+                self.push("settings", name.clone(), cells);
             }
         }
+    }
+}
+
+impl Comparison {
+    /// Builds the comparison of `runs` (name, document), in the given order.
+    pub fn build(runs: &[(String, RunDocument)]) -> Self {
+        let mut rows = Rows {
+            docs: runs.iter().map(|(_, d)| d).collect(),
+            rows: Vec::new(),
+        };
+        rows.results();
+        rows.latency();
+        rows.commands();
+        rows.settings();
         Comparison {
             runs: runs.iter().map(|(n, _)| n.clone()).collect(),
-            rows,
+            rows: rows.rows,
         }
     }
 

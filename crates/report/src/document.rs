@@ -412,85 +412,8 @@ pub struct RunDocument {
 impl RunDocument {
     /// Builds the document of a finished run.
     pub fn build(sum: &RunSummary, ctx: &RunContext) -> Self {
-        let cfg = &sum.config;
         let list = &ctx.percentiles;
         let total = &sum.stats.total;
-        let c = &total.counters;
-        let duration_s = sum.bench_duration_s();
-        let per_s = |n: u64| finite(n as f64 / duration_s);
-        let measured = cfg.latency_measured();
-        let (avg, stddev) = if measured {
-            (
-                finite(total.latency.mean() / 1000.0),
-                finite(total.latency.stddev() / 1000.0),
-            )
-        } else {
-            let avg =
-                0.001 * sum.bench_duration_us as f64 * f64::from(cfg.clients) / c.total() as f64;
-            (finite(avg), None)
-        };
-        let lag_on = cfg.rate.is_some();
-        let results = ResultsDoc {
-            transactions: Counts::of(c),
-            expected_transactions: match cfg.limit {
-                RunLimit::Transactions(t) => Some(i64::from(t) * i64::from(cfg.clients)),
-                RunLimit::Duration(_) => None,
-            },
-            late: total.late,
-            duration_s,
-            tps: per_s(c.successful),
-            latency_average_ms: avg,
-            latency_stddev_ms: stddev,
-            latency_average_includes_failures: !measured && c.failed() > 0,
-            lag_average_ms: lag_on
-                .then(|| finite(0.001 * total.lag.sum / c.successful as f64))
-                .flatten(),
-            lag_max_ms: lag_on.then_some(0.001 * total.lag.max),
-            initial_connection_time_ms: (!cfg.connect_per_tx)
-                .then_some(0.001 * sum.initial_connection_us as f64),
-            average_connection_time_ms: cfg
-                .connect_per_tx
-                .then(|| {
-                    finite(
-                        0.001 * sum.stats.conn_time_us as f64 / (c.successful + c.failed()) as f64,
-                    )
-                })
-                .flatten(),
-            aborted: sum.aborted,
-            interrupted: sum.interrupted,
-        };
-        let scripts = sum
-            .scripts
-            .iter()
-            .enumerate()
-            .map(|(i, info)| {
-                let st = sum.stats.scripts.get(i);
-                let empty_tx;
-                let tx: &TxStats = match st {
-                    Some(s) => &s.tx,
-                    None => {
-                        empty_tx = TxStats::new(false);
-                        &empty_tx
-                    }
-                };
-                let commands = info
-                    .commands_lossy()
-                    .enumerate()
-                    .map(|(j, text)| {
-                        let cs = st.and_then(|s| s.commands.get(j));
-                        command_doc(&text, cs, cfg.per_command, list)
-                    })
-                    .collect();
-                ScriptDoc {
-                    description: info.desc_lossy().into_owned(),
-                    weight: info.weight,
-                    transactions: Counts::of(&tx.counters),
-                    tps: per_s(tx.counters.successful),
-                    latency: Distribution::build(&tx.latency, &tx.latency_hist, list),
-                    commands,
-                }
-            })
-            .collect();
         let start = ctx.start_time_unix_us;
         RunDocument {
             format: FORMAT.to_string(),
@@ -503,14 +426,14 @@ impl RunDocument {
             client: ctx.client.clone(),
             server: ctx.server.clone(),
             config: config_doc(sum),
-            results,
+            results: results_doc(sum),
             percentiles: list.values().to_vec(),
             latency: Distribution::build(&total.latency, &total.latency_hist, list),
             lag: total
                 .lag_hist
                 .as_ref()
                 .and_then(|h| Distribution::build(&total.lag, h, list)),
-            scripts,
+            scripts: script_docs(sum, list),
             time_series: time_series_doc(sum, list),
             warnings: ctx.warnings.clone(),
             report_text: crate::text::render_report_lossy(sum),
@@ -550,6 +473,91 @@ pub enum DocumentError {
     /// An unknown `format_version`.
     #[error("unsupported pgrush run format version {0}")]
     Version(u32),
+}
+
+/// The report's result lines: counts, tps, latency average and stddev (or the average
+/// derived from the duration when latency is not measured), schedule lag, connection time.
+fn results_doc(sum: &RunSummary) -> ResultsDoc {
+    let cfg = &sum.config;
+    let total = &sum.stats.total;
+    let c = &total.counters;
+    let duration_s = sum.bench_duration_s();
+    let measured = cfg.latency_measured();
+    let (avg, stddev) = if measured {
+        (
+            finite(total.latency.mean() / 1000.0),
+            finite(total.latency.stddev() / 1000.0),
+        )
+    } else {
+        let avg = 0.001 * sum.bench_duration_us as f64 * f64::from(cfg.clients) / c.total() as f64;
+        (finite(avg), None)
+    };
+    let lag_on = cfg.rate.is_some();
+    ResultsDoc {
+        transactions: Counts::of(c),
+        expected_transactions: match cfg.limit {
+            RunLimit::Transactions(t) => Some(i64::from(t) * i64::from(cfg.clients)),
+            RunLimit::Duration(_) => None,
+        },
+        late: total.late,
+        duration_s,
+        tps: finite(c.successful as f64 / duration_s),
+        latency_average_ms: avg,
+        latency_stddev_ms: stddev,
+        latency_average_includes_failures: !measured && c.failed() > 0,
+        lag_average_ms: lag_on
+            .then(|| finite(0.001 * total.lag.sum / c.successful as f64))
+            .flatten(),
+        lag_max_ms: lag_on.then_some(0.001 * total.lag.max),
+        initial_connection_time_ms: (!cfg.connect_per_tx)
+            .then_some(0.001 * sum.initial_connection_us as f64),
+        average_connection_time_ms: cfg
+            .connect_per_tx
+            .then(|| {
+                finite(0.001 * sum.stats.conn_time_us as f64 / (c.successful + c.failed()) as f64)
+            })
+            .flatten(),
+        aborted: sum.aborted,
+        interrupted: sum.interrupted,
+    }
+}
+
+/// One document per script: its counts, tps, latency distribution and commands (with
+/// statistics only under `-r`); a script without statistics counts nothing.
+fn script_docs(sum: &RunSummary, list: &PercentileList) -> Vec<ScriptDoc> {
+    let per_command = sum.config.per_command;
+    let duration_s = sum.bench_duration_s();
+    sum.scripts
+        .iter()
+        .enumerate()
+        .map(|(i, info)| {
+            let st = sum.stats.scripts.get(i);
+            let empty_tx;
+            let tx: &TxStats = match st {
+                Some(s) => &s.tx,
+                None => {
+                    empty_tx = TxStats::new(false);
+                    &empty_tx
+                }
+            };
+            let commands = info
+                .commands_lossy()
+                .enumerate()
+                .map(|(j, text)| {
+                    let cs = st.and_then(|s| s.commands.get(j));
+                    command_doc(&text, cs, per_command, list)
+                })
+                .collect();
+            ScriptDoc {
+                description: info.desc_lossy().into_owned(),
+                weight: info.weight,
+                transactions: Counts::of(&tx.counters),
+                tps: finite(tx.counters.successful as f64 / duration_s),
+                latency: Distribution::build(&tx.latency, &tx.latency_hist, list),
+                commands,
+            }
+        })
+        .collect()
 }
 
 fn command_doc(

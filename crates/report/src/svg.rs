@@ -115,18 +115,7 @@ impl Chart {
 
     /// The chart as an `<svg>` element (a text message in it when there is no data).
     pub fn render(&self) -> String {
-        let pts: Vec<Vec<(f64, f64)>> = self
-            .series
-            .iter()
-            .map(|s| {
-                s.points
-                    .iter()
-                    .map(|&(x, y)| (self.x_pos(x), y))
-                    .filter(|(x, y)| x.is_finite() && y.is_finite())
-                    .collect()
-            })
-            .collect();
-        let all: Vec<&(f64, f64)> = pts.iter().flatten().collect();
+        let pts = self.placed_points();
         let mut s = String::with_capacity(4096);
         let _ = write!(
             s,
@@ -136,7 +125,7 @@ impl Chart {
             t = escape(&self.title),
             cx = W / 2.0
         );
-        if all.is_empty() {
+        let Some(plot) = Plot::fit(&pts, self.x_scale) else {
             let _ = write!(
                 s,
                 "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" fill=\"#666\">no data</text></svg>",
@@ -144,83 +133,35 @@ impl Chart {
                 H / 2.0
             );
             return s;
-        }
-        let (mut x0, mut x1) = (f64::INFINITY, f64::NEG_INFINITY);
-        let mut y1 = f64::NEG_INFINITY;
-        for &&(x, y) in &all {
-            x0 = x0.min(x);
-            x1 = x1.max(x);
-            y1 = y1.max(y);
-        }
-        if self.x_scale == XScale::Percentile {
-            x0 = 0.0;
-            x1 = x1.ceil().max(1.0);
-        }
-        if x1 <= x0 {
-            x1 = x0 + 1.0;
-        }
-        let y0 = 0.0;
-        let ystep = nice_step(y1.max(1e-9), 5);
-        let y1 = ((y1 / ystep).ceil() * ystep).max(ystep);
-        let pw = W - LEFT - RIGHT;
-        let ph = H - TOP - BOTTOM;
-        let sx = |x: f64| LEFT + (x - x0) / (x1 - x0) * pw;
-        let sy = |y: f64| TOP + ph - (y - y0) / (y1 - y0) * ph;
-        // Grid and y ticks.
-        let mut v = y0;
-        while v <= y1 + ystep * 1e-6 {
-            let y = sy(v);
-            let _ = write!(
-                s,
-                "<line x1=\"{LEFT}\" y1=\"{y:.1}\" x2=\"{:.1}\" y2=\"{y:.1}\" stroke=\"#e0e0e0\"/>\
-                 <text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\" font-size=\"11\">{}</text>",
-                LEFT + pw,
-                LEFT - 6.0,
-                y + 4.0,
-                fmt_tick(v, ystep)
-            );
-            v += ystep;
-        }
-        // x ticks.
+        };
+        plot.push_y_grid(&mut s);
         match self.x_scale {
-            XScale::Linear => {
-                let xstep = nice_step(x1 - x0, 8);
-                let mut v = (x0 / xstep).ceil() * xstep;
-                while v <= x1 + xstep * 1e-6 {
-                    let x = sx(v);
-                    let _ = write!(
-                        s,
-                        "<line x1=\"{x:.1}\" y1=\"{:.1}\" x2=\"{x:.1}\" y2=\"{:.1}\" stroke=\"#999\"/>\
-                         <text x=\"{x:.1}\" y=\"{:.1}\" text-anchor=\"middle\" font-size=\"11\">{}</text>",
-                        TOP + ph,
-                        TOP + ph + 5.0,
-                        TOP + ph + 18.0,
-                        fmt_tick(v, xstep)
-                    );
-                    v += xstep;
-                }
-            }
-            XScale::Percentile => {
-                let mut k = 0.0;
-                while k <= x1 + 1e-9 {
-                    let label = match k as u32 {
-                        0 => "0%".to_string(),
-                        n => format!("{}%", 100.0 - 100.0 / 10f64.powi(n as i32)),
-                    };
-                    let x = sx(k);
-                    let _ = write!(
-                        s,
-                        "<line x1=\"{x:.1}\" y1=\"{:.1}\" x2=\"{x:.1}\" y2=\"{:.1}\" stroke=\"#e0e0e0\"/>\
-                         <text x=\"{x:.1}\" y=\"{:.1}\" text-anchor=\"middle\" font-size=\"11\">{label}</text>",
-                        TOP,
-                        TOP + ph + 5.0,
-                        TOP + ph + 18.0
-                    );
-                    k += 1.0;
-                }
-            }
+            XScale::Linear => plot.push_linear_x_ticks(&mut s),
+            XScale::Percentile => plot.push_percentile_x_ticks(&mut s),
         }
-        // Axes and labels.
+        self.push_axes(&mut s, &plot);
+        self.push_series(&mut s, &plot, &pts);
+        s.push_str("</svg>");
+        s
+    }
+
+    /// Each series' points with x placed on the axis, non-finite points dropped.
+    fn placed_points(&self) -> Vec<Vec<(f64, f64)>> {
+        self.series
+            .iter()
+            .map(|s| {
+                s.points
+                    .iter()
+                    .map(|&(x, y)| (self.x_pos(x), y))
+                    .filter(|(x, y)| x.is_finite() && y.is_finite())
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// The two axes and their labels.
+    fn push_axes(&self, s: &mut String, plot: &Plot) {
+        let (pw, ph) = (plot.pw, plot.ph);
         let _ = write!(
             s,
             "<line x1=\"{LEFT}\" y1=\"{TOP}\" x2=\"{LEFT}\" y2=\"{b:.1}\" stroke=\"#333\"/>\
@@ -235,22 +176,25 @@ impl Chart {
             xlab = escape(&self.x_label),
             ylab = escape(&self.y_label)
         );
-        // Lines and legend.
-        for (i, (series, p)) in self.series.iter().zip(&pts).enumerate() {
+    }
+
+    /// Each series as a polyline (a dot when it has one point), and its legend entry.
+    fn push_series(&self, s: &mut String, plot: &Plot, pts: &[Vec<(f64, f64)>]) {
+        for (i, (series, p)) in self.series.iter().zip(pts).enumerate() {
             let color = PALETTE[i % PALETTE.len()];
             if p.len() == 1 {
                 let _ = write!(
                     s,
                     "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"3\" fill=\"{color}\"/>",
-                    sx(p[0].0),
-                    sy(p[0].1)
+                    plot.sx(p[0].0),
+                    plot.sy(p[0].1)
                 );
             } else if !p.is_empty() {
                 s.push_str("<polyline fill=\"none\" stroke-width=\"2\" stroke=\"");
                 s.push_str(color);
                 s.push_str("\" points=\"");
                 for &(x, y) in p {
-                    let _ = write!(s, "{:.1},{:.1} ", sx(x), sy(y));
+                    let _ = write!(s, "{:.1},{:.1} ", plot.sx(x), plot.sy(y));
                 }
                 s.push_str("\"/>");
             }
@@ -265,8 +209,128 @@ impl Chart {
                 escape(&series.name)
             );
         }
-        s.push_str("</svg>");
-        s
+    }
+}
+
+/// The plot area's data ranges and size: where data values land in the SVG.
+struct Plot {
+    /// Smallest x shown (placed).
+    x0: f64,
+    /// Largest x shown (placed).
+    x1: f64,
+    /// Smallest y shown (always 0).
+    y0: f64,
+    /// Largest y shown: a whole number of `ystep`s.
+    y1: f64,
+    /// The y tick step.
+    ystep: f64,
+    /// Plot width.
+    pw: f64,
+    /// Plot height.
+    ph: f64,
+}
+
+impl Plot {
+    /// The ranges that fit the placed points; `None` when there are none.
+    fn fit(pts: &[Vec<(f64, f64)>], x_scale: XScale) -> Option<Self> {
+        let all: Vec<&(f64, f64)> = pts.iter().flatten().collect();
+        if all.is_empty() {
+            return None;
+        }
+        let (mut x0, mut x1) = (f64::INFINITY, f64::NEG_INFINITY);
+        let mut y1 = f64::NEG_INFINITY;
+        for &&(x, y) in &all {
+            x0 = x0.min(x);
+            x1 = x1.max(x);
+            y1 = y1.max(y);
+        }
+        if x_scale == XScale::Percentile {
+            x0 = 0.0;
+            x1 = x1.ceil().max(1.0);
+        }
+        if x1 <= x0 {
+            x1 = x0 + 1.0;
+        }
+        let ystep = nice_step(y1.max(1e-9), 5);
+        Some(Plot {
+            x0,
+            x1,
+            y0: 0.0,
+            y1: ((y1 / ystep).ceil() * ystep).max(ystep),
+            ystep,
+            pw: W - LEFT - RIGHT,
+            ph: H - TOP - BOTTOM,
+        })
+    }
+
+    /// The SVG x of a placed x value.
+    fn sx(&self, x: f64) -> f64 {
+        LEFT + (x - self.x0) / (self.x1 - self.x0) * self.pw
+    }
+
+    /// The SVG y of a y value.
+    fn sy(&self, y: f64) -> f64 {
+        TOP + self.ph - (y - self.y0) / (self.y1 - self.y0) * self.ph
+    }
+
+    /// The horizontal grid lines and the y tick labels.
+    fn push_y_grid(&self, s: &mut String) {
+        let mut v = self.y0;
+        while v <= self.y1 + self.ystep * 1e-6 {
+            let y = self.sy(v);
+            let _ = write!(
+                s,
+                "<line x1=\"{LEFT}\" y1=\"{y:.1}\" x2=\"{:.1}\" y2=\"{y:.1}\" stroke=\"#e0e0e0\"/>\
+                 <text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\" font-size=\"11\">{}</text>",
+                LEFT + self.pw,
+                LEFT - 6.0,
+                y + 4.0,
+                fmt_tick(v, self.ystep)
+            );
+            v += self.ystep;
+        }
+    }
+
+    /// The x ticks of a linear axis, at "nice" steps.
+    fn push_linear_x_ticks(&self, s: &mut String) {
+        let ph = self.ph;
+        let xstep = nice_step(self.x1 - self.x0, 8);
+        let mut v = (self.x0 / xstep).ceil() * xstep;
+        while v <= self.x1 + xstep * 1e-6 {
+            let x = self.sx(v);
+            let _ = write!(
+                s,
+                "<line x1=\"{x:.1}\" y1=\"{:.1}\" x2=\"{x:.1}\" y2=\"{:.1}\" stroke=\"#999\"/>\
+                 <text x=\"{x:.1}\" y=\"{:.1}\" text-anchor=\"middle\" font-size=\"11\">{}</text>",
+                TOP + ph,
+                TOP + ph + 5.0,
+                TOP + ph + 18.0,
+                fmt_tick(v, xstep)
+            );
+            v += xstep;
+        }
+    }
+
+    /// The x ticks (full-height grid lines) of a percentile axis: 0 %, 90 %, 99 %, 99.9 %, …
+    fn push_percentile_x_ticks(&self, s: &mut String) {
+        let ph = self.ph;
+        let mut k = 0.0;
+        while k <= self.x1 + 1e-9 {
+            let label = match k as u32 {
+                0 => "0%".to_string(),
+                n => format!("{}%", 100.0 - 100.0 / 10f64.powi(n as i32)),
+            };
+            let x = self.sx(k);
+            let _ = write!(
+                s,
+                "<line x1=\"{x:.1}\" y1=\"{:.1}\" x2=\"{x:.1}\" y2=\"{:.1}\" stroke=\"#e0e0e0\"/>\
+                 <text x=\"{x:.1}\" y=\"{:.1}\" text-anchor=\"middle\" font-size=\"11\">{label}</text>",
+                TOP,
+                TOP + ph + 5.0,
+                TOP + ph + 18.0
+            );
+            k += 1.0;
+        }
     }
 }
 

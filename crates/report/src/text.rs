@@ -81,15 +81,26 @@ fn push_simple_stats(s: &mut TextBuf, prefix: &str, st: &SimpleStats) {
     s.str(" ms\n");
 }
 
+/// The whole final report: the run's settings, then (when some transaction ended) the
+/// failure and retry counts, latency, connection time and tps, then the per-script blocks.
 fn push_report(s: &mut TextBuf, sum: &RunSummary) {
-    let cfg = &sum.config;
-    let total = &sum.stats.total;
-    let c = &total.counters;
-    let failures = c.failed();
-    let total_cnt = c.total();
-    let bench_duration = sum.bench_duration_s();
-    let tps = c.successful as f64 / bench_duration;
+    push_settings(s, sum);
+    // pgbench 18: nothing more when no transaction ended at all.
+    let total_cnt = sum.stats.total.counters.total();
+    if total_cnt == 0 {
+        return;
+    }
+    push_failure_counts(s, sum, total_cnt);
+    push_latency(s, sum, total_cnt);
+    push_connection_time_and_tps(s, sum);
+    push_script_blocks(s, sum, total_cnt, sum.bench_duration_s());
+}
 
+/// The header lines: transaction type, scale, partitioning, query mode, clients, threads,
+/// maximum tries, the run limit and the number of transactions actually processed.
+fn push_settings(s: &mut TextBuf, sum: &RunSummary) {
+    let cfg = &sum.config;
+    let c = &sum.stats.total.counters;
     s.str("transaction type: ");
     match sum.scripts.as_slice() {
         [only] => s.bytes(&only.desc),
@@ -130,11 +141,15 @@ fn push_report(s: &mut TextBuf, sum: &RunSummary) {
             );
         }
     }
-    // pgbench 18: nothing more when no transaction ended at all.
-    if total_cnt == 0 {
-        return;
-    }
-    push_count_pct(s, "number of failed transactions", failures, total_cnt);
+}
+
+/// The failed transactions (with their kinds when `--failures-detailed`), retries, skipped
+/// transactions and those above the latency limit, out of `total_cnt` ended transactions.
+fn push_failure_counts(s: &mut TextBuf, sum: &RunSummary, total_cnt: u64) {
+    let cfg = &sum.config;
+    let total = &sum.stats.total;
+    let c = &total.counters;
+    push_count_pct(s, "number of failed transactions", c.failed(), total_cnt);
     if cfg.failures_detailed {
         push_failure_kinds(s, "", total, total_cnt, cfg.continue_on_error);
     }
@@ -157,6 +172,14 @@ fn push_report(s: &mut TextBuf, sum: &RunSummary) {
         s.fixed(p, 3);
         s.str("%)\n");
     }
+}
+
+/// The latency lines: measured average and stddev, or the average derived from the run's
+/// duration when latencies were not measured; then the rate limit schedule lag.
+fn push_latency(s: &mut TextBuf, sum: &RunSummary, total_cnt: u64) {
+    let cfg = &sum.config;
+    let total = &sum.stats.total;
+    let c = &total.counters;
     if cfg.latency_measured() {
         push_simple_stats(s, "latency", &total.latency);
     } else {
@@ -164,7 +187,7 @@ fn push_report(s: &mut TextBuf, sum: &RunSummary) {
         let avg = 0.001 * sum.bench_duration_us as f64 * f64::from(cfg.clients) / total_cnt as f64;
         s.fixed(avg, 3);
         s.str(" ms");
-        if failures > 0 {
+        if c.failed() > 0 {
             s.str(" (including failures)");
         }
         s.str("\n");
@@ -176,9 +199,15 @@ fn push_report(s: &mut TextBuf, sum: &RunSummary) {
         s.fixed(0.001 * total.lag.max, 3);
         s.str(") ms\n");
     }
-    if cfg.connect_per_tx {
+}
+
+/// The average (per-transaction) or initial connection time, then tps.
+fn push_connection_time_and_tps(s: &mut TextBuf, sum: &RunSummary) {
+    let c = &sum.stats.total.counters;
+    let tps = c.successful as f64 / sum.bench_duration_s();
+    if sum.config.connect_per_tx {
         s.str("average connection time = ");
-        let denom = (c.successful + failures) as f64;
+        let denom = (c.successful + c.failed()) as f64;
         s.fixed(0.001 * sum.stats.conn_time_us as f64 / denom, 3);
         s.str(" ms\ntps = ");
         s.fixed(tps, 6);
@@ -190,7 +219,6 @@ fn push_report(s: &mut TextBuf, sum: &RunSummary) {
         s.fixed(tps, 6);
         s.str(" (without initial connection time)\n");
     }
-    push_script_blocks(s, sum, total_cnt, bench_duration);
 }
 
 fn push_failure_kinds(s: &mut TextBuf, prefix: &str, st: &TxStats, whole: u64, other: bool) {
