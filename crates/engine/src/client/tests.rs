@@ -765,3 +765,23 @@ fn stalled_output_still_completes_a_run() {
 }
 
 mod scheduling;
+
+#[test]
+fn a_refused_preparation_is_read_before_the_execution_is_sent() {
+    let srv = server();
+    srv.borrow_mut().bad_syntax = Some(b"junk".to_vec());
+    let out = run(
+        &config("select 1;\nselect junk;\n", QueryMode::Prepared, 1, 2),
+        &srv,
+    );
+    // As pgbench: the refusal is only logged, the execution then fails.
+    assert_eq!(out.client().state, State::Aborted);
+    assert_eq!(out.client().command, 1);
+    assert_eq!(out.counters().successful, 0);
+    let received = srv.borrow().received.clone();
+    let from = received
+        .iter()
+        .position(|r| r.starts_with("P P_1"))
+        .expect("P_1 prepared");
+    assert_eq!(received[from + 1..from + 3], ["S", "B P_1"]);
+}
