@@ -213,7 +213,10 @@ fn prepare<C: ClientConn, N: Network<Conn = C>>(
 /// Prepares statement `stmt` synchronously, as pgbench's `PQprepare` outside a
 /// pipeline: Parse and Sync are written and the reply read (blocking) before the
 /// execution is queued, so a refusal is printed (libpq's message) before
-/// `sending P_k`, as pgbench does; the run goes on and the execution fails.
+/// `sending P_k`, as pgbench does; the run goes on and the execution fails. Once
+/// per statement and connection: kept out of the sending path.
+#[cold]
+#[inline(never)]
 fn prepare_now<C: ClientConn, N>(
     client_id: u32,
     conn: &mut C,

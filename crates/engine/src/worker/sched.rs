@@ -27,22 +27,31 @@ use crate::context::ThreadCtx;
 /// A timer: (deadline, client index, generation when pushed).
 type Timer = Reverse<(Micros, u32, u32)>;
 
+/// What the scheduler knows of one client.
+#[derive(Debug, Clone, Copy, Default)]
+struct Slot {
+    /// Bumped at each turn; heap entries of older generations are stale.
+    generation: u32,
+    /// Socket readiness seen, not yet consumed by a turn.
+    readable: bool,
+    writable: bool,
+}
+
 /// The ready set of a worker's clients (indexes from 0, in the order of the
 /// thread's client list).
 pub(crate) struct Scheduler {
     /// Clients waiting for a deadline.
     timers: BinaryHeap<Timer>,
-    /// Per client: bumped at each turn; heap entries of older generations are stale.
-    generation: Vec<u32>,
-    /// Clients that can run at once in the next pass.
+    /// Per client.
+    slots: Vec<Slot>,
+    /// Clients that can run at once in the next pass, in client order.
     run_now: Vec<u32>,
-    /// The clients of the current pass (sorted by [`Scheduler::begin_pass`]).
+    /// The clients of the current pass (sorted and deduplicated by
+    /// [`Scheduler::begin_pass`]): socket events, then the run-at-once list, then
+    /// expired timers; at most one of each per client.
     ready: Vec<u32>,
-    /// Per client: already in `ready`.
-    queued: Vec<bool>,
-    /// Socket readiness seen for each client, not yet consumed by a turn.
-    readable: Vec<bool>,
-    writable: Vec<bool>,
+    /// Whether `ready` is in strictly increasing order (no sort needed).
+    in_order: bool,
     /// Readiness checks done so far (one per client considered in a pass).
     checks: u64,
 }
@@ -52,12 +61,11 @@ impl Scheduler {
     pub(crate) fn new(n: usize) -> Scheduler {
         Scheduler {
             timers: BinaryHeap::with_capacity(2 * n + 1),
-            generation: vec![0; n],
+            slots: vec![Slot::default(); n],
             run_now: (0..n as u32).collect(),
-            ready: Vec::with_capacity(n),
-            queued: vec![false; n],
-            readable: vec![false; n],
-            writable: vec![false; n],
+            // A client at most once per source (and the poll's two tokens).
+            ready: Vec::with_capacity(3 * n + 2),
+            in_order: true,
             checks: 0,
         }
     }
@@ -65,9 +73,10 @@ impl Scheduler {
     /// The poll reported client `i`'s socket: note its readiness (kept until the
     /// client's next turn) and consider it in the next pass.
     pub(crate) fn socket_event(&mut self, i: usize, readable: bool, writable: bool) {
-        self.readable[i] |= readable;
-        self.writable[i] |= writable;
-        self.enqueue(i);
+        let slot = &mut self.slots[i];
+        slot.readable |= readable;
+        slot.writable |= writable;
+        self.enqueue(i as u32);
     }
 
     /// Whether some client can run at once (the loop must not sleep).
@@ -79,7 +88,7 @@ impl Scheduler {
     /// The earliest live deadline (stale heap entries on top are dropped).
     pub(crate) fn next_deadline(&mut self) -> Option<Micros> {
         while let Some(&Reverse((t, i, g))) = self.timers.peek() {
-            if self.generation[i as usize] == g {
+            if self.slots[i as usize].generation == g {
                 return Some(t);
             }
             self.timers.pop();
@@ -91,25 +100,30 @@ impl Scheduler {
     /// clients that can run at once and the expired deadlines (every client when
     /// `sweep`), in client order.
     pub(crate) fn begin_pass(&mut self, now: &mut LazyNow, clock: &Clock, sweep: bool) {
-        for k in 0..self.run_now.len() {
-            let i = self.run_now[k] as usize;
-            self.enqueue(i);
+        if let (Some(&last), Some(&first)) = (self.ready.last(), self.run_now.first()) {
+            self.in_order &= last < first;
         }
+        self.ready.extend_from_slice(&self.run_now);
         self.run_now.clear();
         if sweep {
-            for i in 0..self.queued.len() {
-                self.enqueue(i);
-            }
+            self.ready.clear();
+            self.ready.extend(0..self.slots.len() as u32);
+            self.in_order = true;
         }
         while let Some(t) = self.next_deadline() {
             if t > now.get(clock) {
                 break;
             }
-            if let Some(Reverse((_, i, _))) = self.timers.pop() {
-                self.enqueue(i as usize);
+            if let Some(Reverse((_, i, _))) = self.timers.pop()
+                && !sweep
+            {
+                self.enqueue(i);
             }
         }
-        self.ready.sort_unstable();
+        if !self.in_order {
+            self.ready.sort_unstable();
+            self.ready.dedup();
+        }
     }
 
     /// Gives each client of the ready set that is due its turn, in client order,
@@ -127,12 +141,13 @@ impl Scheduler {
             let i = self.ready[k] as usize;
             let client = &mut clients[i];
             self.checks += 1;
-            let (readable, writable) = (self.readable[i], self.writable[i]);
+            let slot = &mut self.slots[i];
+            let (readable, writable) = (slot.readable, slot.writable);
             if !client.is_due(now, &clock, ctx.timer_exceeded, readable, writable) {
                 continue;
             }
-            self.readable[i] = false;
-            self.writable[i] = false;
+            slot.readable = false;
+            slot.writable = false;
             let turn = client.take_turn(ctx, readable);
             self.schedule(i, client.wait());
             if turn == Turn::Ran(Wait::Done) && !finished(client) {
@@ -144,10 +159,8 @@ impl Scheduler {
 
     /// Ends the pass: the ready set is emptied for the next one.
     pub(crate) fn end_pass(&mut self) {
-        for &i in &self.ready {
-            self.queued[i as usize] = false;
-        }
         self.ready.clear();
+        self.in_order = true;
     }
 
     /// The clients of the current pass, in order.
@@ -165,8 +178,9 @@ impl Scheduler {
     /// Client `i` just had a turn and now waits for `wait`: its older timers go
     /// stale; a deadline goes on the heap, `Now` on the run-at-once list.
     pub(crate) fn schedule(&mut self, i: usize, wait: Wait) {
-        let generation = self.generation[i].wrapping_add(1);
-        self.generation[i] = generation;
+        let slot = &mut self.slots[i];
+        slot.generation = slot.generation.wrapping_add(1);
+        let generation = slot.generation;
         match wait {
             Wait::Now => self.run_now.push(i as u32),
             Wait::Until(t) => self.push_timer(t, i as u32, generation),
@@ -178,20 +192,20 @@ impl Scheduler {
     /// client is live, and the heap holds twice as many), so it never grows.
     fn push_timer(&mut self, t: Micros, i: u32, generation: u32) {
         if self.timers.len() == self.timers.capacity() {
-            let live = &self.generation;
+            let slots = &self.slots;
             self.timers
-                .retain(|&Reverse((_, j, g))| live[j as usize] == g);
+                .retain(|&Reverse((_, j, g))| slots[j as usize].generation == g);
         }
         self.timers.push(Reverse((t, i, generation)));
     }
 
-    /// Puts client `i` in the ready set once.
+    /// Puts client `i` in the ready set (duplicates go at the sort).
     #[inline]
-    fn enqueue(&mut self, i: usize) {
-        if !self.queued[i] {
-            self.queued[i] = true;
-            self.ready.push(i as u32);
+    fn enqueue(&mut self, i: u32) {
+        if let Some(&last) = self.ready.last() {
+            self.in_order &= last < i;
         }
+        self.ready.push(i);
     }
 }
 
