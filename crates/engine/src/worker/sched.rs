@@ -8,8 +8,9 @@
 //! - the clients that can run at once: just started, or whose last turn ended in
 //!   [`Wait::Now`] (they yielded to the others);
 //! - the clients whose deadline ([`Wait::Until`]) has passed: a min-heap of
-//!   (deadline, client, generation). Each turn bumps the client's generation, so an
-//!   entry pushed before its client's last turn is stale and skipped.
+//!   (deadline, client, generation). A turn of a client that had a deadline bumps
+//!   its generation, so an entry pushed before its client's last turn is stale and
+//!   skipped.
 //!
 //! When the `-T` end (or Ctrl-C) sets `timer_exceeded`, the worker asks for one
 //! sweep of every client, as pgbench's loop would run each waiting client then.
@@ -30,8 +31,11 @@ type Timer = Reverse<(Micros, u32, u32)>;
 /// What the scheduler knows of one client.
 #[derive(Debug, Clone, Copy, Default)]
 struct Slot {
-    /// Bumped at each turn; heap entries of older generations are stale.
+    /// Bumped when a turn follows a deadline; heap entries of older generations
+    /// are stale.
     generation: u32,
+    /// Whether the heap may hold a live entry for the client.
+    timer: bool,
     /// Socket readiness seen, not yet consumed by a turn.
     readable: bool,
     writable: bool,
@@ -100,11 +104,16 @@ impl Scheduler {
     /// clients that can run at once and the expired deadlines (every client when
     /// `sweep`), in client order.
     pub(crate) fn begin_pass(&mut self, now: &mut LazyNow, clock: &Clock, sweep: bool) {
-        if let (Some(&last), Some(&first)) = (self.ready.last(), self.run_now.first()) {
-            self.in_order &= last < first;
+        if self.ready.is_empty() {
+            // No socket event: the run-at-once list (in client order) is the set.
+            std::mem::swap(&mut self.ready, &mut self.run_now);
+        } else {
+            for k in 0..self.run_now.len() {
+                let i = self.run_now[k];
+                self.enqueue(i);
+            }
+            self.run_now.clear();
         }
-        self.ready.extend_from_slice(&self.run_now);
-        self.run_now.clear();
         if sweep {
             self.ready.clear();
             self.ready.extend(0..self.slots.len() as u32);
@@ -179,11 +188,17 @@ impl Scheduler {
     /// stale; a deadline goes on the heap, `Now` on the run-at-once list.
     pub(crate) fn schedule(&mut self, i: usize, wait: Wait) {
         let slot = &mut self.slots[i];
-        slot.generation = slot.generation.wrapping_add(1);
-        let generation = slot.generation;
+        if slot.timer {
+            slot.generation = slot.generation.wrapping_add(1);
+            slot.timer = false;
+        }
         match wait {
             Wait::Now => self.run_now.push(i as u32),
-            Wait::Until(t) => self.push_timer(t, i as u32, generation),
+            Wait::Until(t) => {
+                slot.timer = true;
+                let generation = slot.generation;
+                self.push_timer(t, i as u32, generation);
+            }
             Wait::Socket | Wait::Done => {}
         }
     }
