@@ -106,11 +106,7 @@ impl<C: ClientConn> Client<C> {
             QueryMode::Prepared => {
                 let name = ctx.stmt_name(stmt);
                 if !self.prepared[stmt] {
-                    if in_pipeline {
-                        prepare(self.id, conn, &mut self.read, ctx, sql, stmt)?;
-                    } else {
-                        prepare_now(self.id, conn, ctx, sql, stmt)?;
-                    }
+                    prepare_first(self.id, conn, &mut self.read, ctx, (sql, stmt), in_pipeline)?;
                     self.prepared[stmt] = true;
                 }
                 if ctx.cfg.output.debug {
@@ -210,13 +206,30 @@ fn prepare<C: ClientConn, N: Network<Conn = C>>(
     Ok(())
 }
 
+/// The first execution of statement `stmt` on this connection prepares it:
+/// synchronously outside a pipeline, queued ahead of the pipeline's commands in
+/// one. Once per statement and connection: kept out of the sending path.
+#[cold]
+#[inline(never)]
+fn prepare_first<C: ClientConn, N: Network<Conn = C>>(
+    client_id: u32,
+    conn: &mut C,
+    read: &mut ReadState,
+    ctx: &ThreadCtx<'_, N>,
+    (sql, stmt): (&SqlCommand, usize),
+    in_pipeline: bool,
+) -> Result<(), SendFailure> {
+    if in_pipeline {
+        prepare(client_id, conn, read, ctx, sql, stmt)
+    } else {
+        prepare_now(client_id, conn, ctx, sql, stmt)
+    }
+}
+
 /// Prepares statement `stmt` synchronously, as pgbench's `PQprepare` outside a
 /// pipeline: Parse and Sync are written and the reply read (blocking) before the
 /// execution is queued, so a refusal is printed (libpq's message) before
-/// `sending P_k`, as pgbench does; the run goes on and the execution fails. Once
-/// per statement and connection: kept out of the sending path.
-#[cold]
-#[inline(never)]
+/// `sending P_k`, as pgbench does; the run goes on and the execution fails.
 fn prepare_now<C: ClientConn, N>(
     client_id: u32,
     conn: &mut C,
