@@ -169,13 +169,13 @@ fn a_nul_byte_in_a_meta_command_ends_it_as_in_pgbench18() {
 #[test]
 fn a_nul_byte_in_a_quoted_string_ends_the_script_as_in_pgbench18() {
     // The string is left open: the server refuses the text, the client aborts.
-    // Prepared mode is left out: pgbench prepares synchronously and prints the
-    // refusal before `sending P_1`, pgrush's engine after it (an engine matter).
+    // In prepared mode the refusal of the preparation is printed before
+    // `sending P_1` (pgbench prepares synchronously), then the execution fails.
     check(
         b"select 1;\nselect 'ab\0cd';\nselect 3;\n",
         &Expect {
             code: 2,
-            modes: &["simple", "extended"],
+            modes: ALL_MODES,
             sent_per_tx: &[],
         },
     );

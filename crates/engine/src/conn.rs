@@ -42,6 +42,9 @@ pub(crate) trait ClientConn {
     fn next_message(&mut self) -> Result<Option<BackendMessage<'_>>, Error>;
     /// Whether the server's texts are UTF-8 (else read byte by byte).
     fn client_encoding_utf8(&self) -> bool;
+    /// Blocks until the socket is writable (`writable`) or readable (a synchronous
+    /// exchange, as libpq's blocking calls).
+    fn wait_socket(&self, writable: bool) -> io::Result<()>;
     /// Asks the server to cancel the statement in progress (blocking, best effort:
     /// pgbench ignores the outcome too).
     fn cancel(&self);
@@ -118,6 +121,29 @@ impl ClientConn for Connection {
     #[inline]
     fn client_encoding_utf8(&self) -> bool {
         Connection::client_encoding_utf8(self)
+    }
+
+    fn wait_socket(&self, writable: bool) -> io::Result<()> {
+        let events = if writable {
+            libc::POLLOUT
+        } else {
+            libc::POLLIN
+        };
+        let mut fd = libc::pollfd {
+            fd: self.as_raw_fd(),
+            events,
+            revents: 0,
+        };
+        loop {
+            // SAFETY: one valid pollfd for the duration of the call.
+            if unsafe { libc::poll(&mut fd, 1, -1) } >= 0 {
+                return Ok(());
+            }
+            let e = io::Error::last_os_error();
+            if e.kind() != io::ErrorKind::Interrupted {
+                return Err(e);
+            }
+        }
     }
 
     fn cancel(&self) {

@@ -66,6 +66,8 @@ pub(super) struct FakeServer {
     pub(super) closes: u32,
     /// Connections refused from this number of connects on.
     pub(super) refuse_connects_after: Option<u32>,
+    /// Parse of a text containing this fails (a syntax error).
+    pub(super) bad_syntax: Option<Vec<u8>>,
 }
 
 impl FakeServer {
@@ -200,6 +202,12 @@ impl FakeConn {
             _ if self.skipping => {}
             Frontend::Parse(name, sql) => {
                 self.note(format!("P {name} {}", String::from_utf8_lossy(&sql)));
+                let bad = self.server.borrow().bad_syntax.clone();
+                if bad.is_some_and(|b| sql.windows(b.len()).any(|w| w == b.as_slice())) {
+                    self.error("42601", "syntax error");
+                    self.skipping = true;
+                    return;
+                }
                 self.statements.insert(name, sql);
                 self.push(b'1', &[]);
             }
@@ -374,6 +382,11 @@ impl ClientConn for FakeConn {
             self.answer(msg);
         }
         Ok(true)
+    }
+
+    fn wait_socket(&self, _writable: bool) -> io::Result<()> {
+        // The fake answers at once: there is never anything to wait for.
+        Ok(())
     }
 
     fn read_some(&mut self) -> io::Result<ReadOutcome> {

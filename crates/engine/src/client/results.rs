@@ -475,7 +475,7 @@ fn error_response<N>(
 
 /// A notice, printed as libpq's default notice processor does (a failed write to
 /// stderr is not reported anywhere).
-fn print_notice(fields: &ErrorFields<'_>, utf8: bool) {
+pub(super) fn print_notice(fields: &ErrorFields<'_>, utf8: bool) {
     let mut line = fields.to_db_error_in(utf8).libpq_message_bytes(None);
     line.push(b'\n');
     let _ignored = std::io::Write::write_all(&mut std::io::stderr().lock(), &line);

@@ -1,8 +1,9 @@
 //! Sending SQL commands in the three query modes.
 //!
 //! Simple mode sends one Query; extended mode Parse/Bind/Describe/Execute/Sync
-//! with the unnamed statement; prepared mode prepares `P_<k>` lazily (Parse +
-//! Sync, queued in the same write as the first execution) and then sends
+//! with the unnamed statement; prepared mode prepares `P_<k>` lazily before its
+//! first execution (outside a pipeline synchronously, as pgbench's `PQprepare`;
+//! inside one, Parse + Sync queued ahead of the pipeline's commands) and then sends
 //! Bind/Describe/Execute/Sync. Inside a pipeline no Sync is sent per command.
 //!
 //! Every queued message is checked: a message the connection refuses (SQL text
@@ -12,7 +13,9 @@
 use pgrush_script::{SqlCommand, Variables};
 use pgrush_stats::QueryMode;
 
-use super::results::ReadState;
+use pgrush_wire::{BackendMessage, ReadOutcome};
+
+use super::results::{ReadState, print_notice};
 use super::{Client, Pipeline};
 use crate::conn::{ClientConn, Network};
 use crate::context::ThreadCtx;
@@ -103,7 +106,7 @@ impl<C: ClientConn> Client<C> {
             QueryMode::Prepared => {
                 let name = ctx.stmt_name(stmt);
                 if !self.prepared[stmt] {
-                    prepare(self.id, conn, &mut self.read, ctx, sql, stmt)?;
+                    prepare_first(self.id, conn, &mut self.read, ctx, (sql, stmt), in_pipeline)?;
                     self.prepared[stmt] = true;
                 }
                 if ctx.cfg.output.debug {
@@ -201,6 +204,81 @@ fn prepare<C: ClientConn, N: Network<Conn = C>>(
     read.prepare_syncs += 1;
     read.prepare_texts.push_back(stmt);
     Ok(())
+}
+
+/// The first execution of statement `stmt` on this connection prepares it:
+/// synchronously outside a pipeline, queued ahead of the pipeline's commands in
+/// one. Once per statement and connection: kept out of the sending path.
+#[cold]
+#[inline(never)]
+fn prepare_first<C: ClientConn, N: Network<Conn = C>>(
+    client_id: u32,
+    conn: &mut C,
+    read: &mut ReadState,
+    ctx: &ThreadCtx<'_, N>,
+    (sql, stmt): (&SqlCommand, usize),
+    in_pipeline: bool,
+) -> Result<(), SendFailure> {
+    if in_pipeline {
+        prepare(client_id, conn, read, ctx, sql, stmt)
+    } else {
+        prepare_now(client_id, conn, ctx, sql, stmt)
+    }
+}
+
+/// Prepares statement `stmt` synchronously, as pgbench's `PQprepare` outside a
+/// pipeline: Parse and Sync are written and the reply read (blocking) before the
+/// execution is queued, so a refusal is printed (libpq's message) before
+/// `sending P_k`, as pgbench does; the run goes on and the execution fails.
+fn prepare_now<C: ClientConn, N>(
+    client_id: u32,
+    conn: &mut C,
+    ctx: &ThreadCtx<'_, N>,
+    sql: &SqlCommand,
+    stmt: usize,
+) -> Result<(), SendFailure> {
+    let name = ctx.stmt_name(stmt);
+    if ctx.cfg.output.debug {
+        messages::debug(
+            ctx.progname(),
+            &format!("client {client_id} preparing {name}"),
+        );
+    }
+    conn.queue_parse(name, &sql.extended_text, sql.params().len())?;
+    conn.queue_sync();
+    while !conn.flush().map_err(|_| SendFailure::Socket)? {
+        conn.wait_socket(true).map_err(|_| SendFailure::Socket)?;
+    }
+    loop {
+        let utf8 = conn.client_encoding_utf8();
+        let more = match conn.next_message() {
+            Ok(Some(BackendMessage::ReadyForQuery(_))) => return Ok(()),
+            Ok(Some(BackendMessage::ErrorResponse(fields))) => {
+                let text = ctx.stmt_text(stmt);
+                messages::error(
+                    ctx.progname(),
+                    &fields.to_db_error_in(utf8).libpq_message_bytes(Some(text)),
+                );
+                false
+            }
+            Ok(Some(BackendMessage::NoticeResponse(fields))) => {
+                print_notice(&fields, utf8);
+                false
+            }
+            Ok(Some(_)) => false,
+            Ok(None) => true,
+            Err(_) => return Err(SendFailure::Socket),
+        };
+        if more {
+            match conn.read_some() {
+                Ok(ReadOutcome::Data(_)) => {}
+                Ok(ReadOutcome::WouldBlock) => {
+                    conn.wait_socket(false).map_err(|_| SendFailure::Socket)?;
+                }
+                Ok(ReadOutcome::Closed) | Err(_) => return Err(SendFailure::Socket),
+            }
+        }
+    }
 }
 
 /// Queues Bind (text parameters), Describe and Execute of the unnamed portal.

@@ -2,7 +2,9 @@
 //! aborts, retries, pipelines, `\if` skipping, and refused sends.
 
 use std::cell::RefCell;
+use std::collections::VecDeque;
 use std::rc::Rc;
+use std::time::Duration;
 
 use pgrush_script::{Seeds, Value, Variables, load_script};
 use pgrush_stats::{QueryMode, RunLimit, StatsLayout, ThreadStats, TxCounters};
@@ -14,6 +16,7 @@ use crate::clock::{Clock, LazyNow};
 use crate::config::{EngineConfig, ErrorPolicy, Output, Pacing};
 use crate::context::ThreadCtx;
 use crate::plan::Plan;
+use crate::worker::sched::Scheduler;
 
 /// A configuration for `clients` clients running `script` `tx` times each.
 fn config(script: &str, mode: QueryMode, clients: u32, tx: u32) -> EngineConfig {
@@ -57,6 +60,8 @@ struct Outcome {
     stats: ThreadStats,
     /// Tokens still registered at the end.
     registered: usize,
+    /// The scheduler's readiness checks.
+    checks: u64,
 }
 
 impl Outcome {
@@ -84,6 +89,16 @@ fn run(cfg: &EngineConfig, server: &Rc<RefCell<FakeServer>>) -> Outcome {
 fn run_with(
     cfg: &EngineConfig,
     server: &Rc<RefCell<FakeServer>>,
+    before: impl FnOnce(&mut ThreadCtx<'_, FakeNetwork>),
+) -> Outcome {
+    run_driven(cfg, server, Drive::default(), before)
+}
+
+/// [`run_with`], driven as `drive` says.
+fn run_driven(
+    cfg: &EngineConfig,
+    server: &Rc<RefCell<FakeServer>>,
+    drive: Drive,
     before: impl FnOnce(&mut ThreadCtx<'_, FakeNetwork>),
 ) -> Outcome {
     let plan = Plan::new(cfg);
@@ -125,34 +140,102 @@ fn run_with(
             assert!(c.connect_initially(&mut ctx).expect("register"));
         }
     }
-    // As the worker's loop: a client runs when its deadline has passed or its
-    // socket is readable (or writable while output is pending; the fake's socket
-    // is always writable). A pass where no client is due and none waits for a
-    // deadline would sleep forever: a hang.
-    for _ in 0..1_000_000 {
-        if clients.iter().all(|c| c.wait() == Wait::Done) {
-            let registered = ctx.net.registered;
-            return Outcome {
-                clients,
-                stats: ctx.stats,
-                registered,
-            };
+    let mut sched = Scheduler::new(clients.len());
+    drive_clients(&mut sched, &mut clients, &mut ctx, drive);
+    let registered = ctx.net.registered;
+    Outcome {
+        clients,
+        stats: ctx.stats,
+        registered,
+        checks: sched.checks(),
+    }
+}
+
+/// How the fake "poll" hands over socket events.
+#[derive(Clone, Copy, PartialEq, Eq, Default)]
+enum Delivery {
+    /// Every pending event in the next pass.
+    #[default]
+    All,
+    /// Every pending event, the last first (the poll's order is not the clients').
+    AllReversed,
+    /// One event per pass: the replies trickle in.
+    OneAtATime,
+}
+
+/// How [`drive_clients`] runs the loop.
+#[derive(Clone, Copy, Default)]
+struct Drive {
+    delivery: Delivery,
+    /// The pass at which the run's time is over (as the `-T` end).
+    end_at_pass: Option<usize>,
+}
+
+/// Drives the clients as the worker's loop does, with its [`Scheduler`]: polls only
+/// when no client can go on at once; the fake answers at once, so a client that
+/// waits for its socket with something to read (or output pending: the fake's
+/// socket is always writable) gets an event. With no event, no client to run at
+/// once and no deadline, the loop would sleep forever: the test fails instead.
+fn drive_clients(
+    sched: &mut Scheduler,
+    clients: &mut [Client<FakeConn>],
+    ctx: &mut ThreadCtx<'_, FakeNetwork>,
+    drive: Drive,
+) {
+    let mut remaining = clients.len();
+    let mut events: VecDeque<usize> = VecDeque::new();
+    let mut in_events = vec![false; clients.len()];
+    let mut swept = false;
+    for pass in 0..10_000_000 {
+        if remaining == 0 {
+            return;
         }
-        let mut progressed = false;
-        for c in clients.iter_mut().filter(|c| c.wait() != Wait::Done) {
-            let readable = c.conn.as_ref().is_some_and(FakeConn::readable);
-            let mut now = LazyNow::new();
-            if c.is_due(&mut now, &clock, ctx.timer_exceeded, readable, true) {
-                progressed = true;
-                c.take_turn(&mut ctx, readable);
-            } else if matches!(c.wait(), Wait::Until(_)) {
-                progressed = true;
+        if drive.end_at_pass == Some(pass) {
+            ctx.timer_exceeded = true;
+        }
+        let sweep = ctx.timer_exceeded && !swept;
+        if !sched.has_run_now() && !sweep {
+            let n = match drive.delivery {
+                Delivery::OneAtATime => 1,
+                _ => events.len(),
+            };
+            if drive.delivery == Delivery::AllReversed {
+                events.make_contiguous().reverse();
+            }
+            if events.is_empty() {
+                match sched.next_deadline() {
+                    Some(t) => {
+                        let wait = (t - ctx.clock.now()).max(0) as u64;
+                        std::thread::sleep(Duration::from_micros(wait));
+                    }
+                    None => {
+                        let waiting: Vec<(u32, State)> =
+                            clients.iter().map(|c| (c.id, c.state)).collect();
+                        panic!("clients wait for replies that never come: {waiting:?}");
+                    }
+                }
+            }
+            for i in events.drain(..n.min(events.len())) {
+                in_events[i] = false;
+                sched.socket_event(i, true, true);
             }
         }
-        if !progressed {
-            let waiting: Vec<(u32, State)> = clients.iter().map(|c| (c.id, c.state)).collect();
-            panic!("clients wait for replies that never come: {waiting:?}");
+        let mut now = LazyNow::new();
+        swept |= sweep;
+        sched.begin_pass(&mut now, &ctx.clock, sweep);
+        sched.run_ready(clients, ctx, &mut now, |_| {
+            remaining -= 1;
+            true
+        });
+        for &i in sched.ready() {
+            let c = &clients[i as usize];
+            let pending = c.out_pending || c.conn.as_ref().is_some_and(FakeConn::readable);
+            if c.wait() == Wait::Socket && pending && !in_events[i as usize] {
+                in_events[i as usize] = true;
+                events.push_back(i as usize);
+            }
         }
+        sched.end_pass();
     }
     panic!("the clients did not finish");
 }
@@ -682,4 +765,26 @@ fn stalled_output_still_completes_a_run() {
         &srv,
     );
     assert_eq!(out.counters().successful, 6);
+}
+
+mod scheduling;
+
+#[test]
+fn a_refused_preparation_is_read_before_the_execution_is_sent() {
+    let srv = server();
+    srv.borrow_mut().bad_syntax = Some(b"junk".to_vec());
+    let out = run(
+        &config("select 1;\nselect junk;\n", QueryMode::Prepared, 1, 2),
+        &srv,
+    );
+    // As pgbench: the refusal is only logged, the execution then fails.
+    assert_eq!(out.client().state, State::Aborted);
+    assert_eq!(out.client().command, 1);
+    assert_eq!(out.counters().successful, 0);
+    let received = srv.borrow().received.clone();
+    let from = received
+        .iter()
+        .position(|r| r.starts_with("P P_1"))
+        .expect("P_1 prepared");
+    assert_eq!(received[from + 1..from + 3], ["S", "B P_1"]);
 }

@@ -12,6 +12,7 @@
 //! [`WAKE_TOKEN`] the `--exit-on-abort` waker.
 
 mod progress;
+pub(crate) mod sched;
 
 use std::time::Duration;
 
@@ -22,7 +23,7 @@ use pgrush_stats::{RunLimit, ThreadStats};
 use pgrush_wire::Connection;
 
 use crate::EngineError;
-use crate::client::{Client, State, Turn, Wait};
+use crate::client::{Client, State};
 use crate::clock::{LazyNow, Micros};
 use crate::config::EngineConfig;
 use crate::conn::Sockets;
@@ -33,6 +34,7 @@ use crate::shared::Shared;
 use crate::txlog::TxLog;
 
 use progress::ProgressReporter;
+use sched::Scheduler;
 
 /// Token of the Ctrl-C self-pipe.
 const SIGNAL_TOKEN: Token = Token(usize::MAX - 1);
@@ -107,10 +109,11 @@ struct Worker<'a> {
     clients: Vec<Client<Connection>>,
     poll: Poll,
     events: Events,
-    /// Socket readiness seen for each client (index = id - first id), not yet consumed.
-    readable: Vec<bool>,
-    writable: Vec<bool>,
+    /// Which clients get a turn in each pass (index = id - first id).
+    sched: Scheduler,
     first_id: usize,
+    /// Whether the sweep of every client after the `-T` end or Ctrl-C was done.
+    swept: bool,
     /// Clients not done yet.
     remaining: usize,
     /// When the initial connections started.
@@ -172,8 +175,8 @@ impl<'a> Worker<'a> {
             clients,
             poll,
             events: Events::with_capacity(n + 2),
-            readable: vec![false; n],
-            writable: vec![false; n],
+            sched: Scheduler::new(n),
+            swept: false,
             remaining: n,
             conn_start: started,
             bench_start: started,
@@ -239,7 +242,9 @@ impl<'a> Worker<'a> {
                 self.interrupt_clients(&mut now);
                 break;
             }
-            if !self.run_clients(&mut now) {
+            let run = self.run_clients(&mut now);
+            self.sched.end_pass();
+            if !run {
                 break;
             }
             if let Some(progress) = self.progress.as_mut() {
@@ -250,8 +255,12 @@ impl<'a> Worker<'a> {
     }
 
     /// How long the loop may sleep: until the earliest client deadline, the next
-    /// progress report, the `-T` end or the end of the Ctrl-C grace period.
-    fn next_wake(&self) -> Wake {
+    /// progress report, the `-T` end or the end of the Ctrl-C grace period; not at
+    /// all when a client can go on at once.
+    fn next_wake(&mut self) -> Wake {
+        if self.sched.has_run_now() {
+            return Wake::Now;
+        }
         let clock = &self.ctx.clock;
         let mut now = LazyNow::new();
         let mut earliest: Option<Micros> = None;
@@ -259,12 +268,8 @@ impl<'a> Worker<'a> {
             let d = t - now.get(clock);
             earliest = Some(earliest.map_or(d, |m| m.min(d)));
         };
-        for client in &self.clients {
-            match client.wait() {
-                Wait::Now => return Wake::Now,
-                Wait::Until(t) => consider(t, &mut now),
-                Wait::Socket | Wait::Done => {}
-            }
+        if let Some(t) = self.sched.next_deadline() {
+            consider(t, &mut now);
         }
         if let Some(progress) = &self.progress {
             consider(progress.next_report(), &mut now);
@@ -297,11 +302,10 @@ impl<'a> Worker<'a> {
             }
             // Events for tokens no client of this thread owns are ignored.
             if let Some(i) = token.0.checked_sub(self.first_id)
-                && i < self.readable.len()
+                && i < self.clients.len()
             {
-                self.readable[i] |=
-                    event.is_readable() || event.is_read_closed() || event.is_error();
-                self.writable[i] |= event.is_writable();
+                let readable = event.is_readable() || event.is_read_closed() || event.is_error();
+                self.sched.socket_event(i, readable, event.is_writable());
             }
         }
         true
@@ -328,37 +332,36 @@ impl<'a> Worker<'a> {
             .is_some_and(|deadline| now.get(&clock) >= deadline)
     }
 
-    /// Gives every due client its turn. False when `--exit-on-abort` stops the run.
+    /// Gives every due client its turn: the ready ones, or all of them once after
+    /// the `-T` end or Ctrl-C. False when `--exit-on-abort` stops the run.
     fn run_clients(&mut self, now: &mut LazyNow) -> bool {
-        let clock = self.ctx.clock;
-        for (i, client) in self.clients.iter_mut().enumerate() {
-            let (readable, writable) = (self.readable[i], self.writable[i]);
-            if !client.is_due(now, &clock, self.ctx.timer_exceeded, readable, writable) {
-                continue;
-            }
-            self.readable[i] = false;
-            self.writable[i] = false;
-            if client.take_turn(&mut self.ctx, readable) != Turn::Ran(Wait::Done) {
-                continue;
-            }
-            self.remaining -= 1;
-            if client.state() == State::Aborted {
-                self.aborted = true;
-                if self.ctx.cfg.errors.exit_on_abort {
-                    // pgbench calls exit(2) here, whose stdio flush keeps what
-                    // every thread logged so far: stop all threads, each one
-                    // flushing its log, and let the caller exit without report.
-                    if self.shared.request_exit() {
-                        messages::error(
-                            self.ctx.progname(),
-                            &format!("Run was aborted due to an error in thread {}", self.tid),
-                        );
-                    }
-                    return false;
+        let sweep = self.ctx.timer_exceeded && !self.swept;
+        self.swept |= sweep;
+        self.sched.begin_pass(now, &self.ctx.clock, sweep);
+        let (remaining, aborted) = (&mut self.remaining, &mut self.aborted);
+        let (shared, tid) = (self.shared, self.tid);
+        let cfg = self.ctx.cfg;
+        self.sched
+            .run_ready(&mut self.clients, &mut self.ctx, now, |client| {
+                *remaining -= 1;
+                if client.state() != State::Aborted {
+                    return true;
                 }
-            }
-        }
-        true
+                *aborted = true;
+                if !cfg.errors.exit_on_abort {
+                    return true;
+                }
+                // pgbench calls exit(2) here, whose stdio flush keeps what every
+                // thread logged so far: stop all threads, each one flushing its
+                // log, and let the caller exit without report.
+                if shared.request_exit() {
+                    messages::error(
+                        &cfg.output.progname,
+                        &format!("Run was aborted due to an error in thread {tid}"),
+                    );
+                }
+                false
+            })
     }
 
     /// End of the Ctrl-C grace period: cancels what is still running and stops
