@@ -23,7 +23,8 @@ fn ready_clients_take_their_turns_in_client_order() {
 #[test]
 fn sleeping_clients_wake_in_deadline_order() {
     let srv = server();
-    let script = "\\set d 50 * (3 - :client_id)\n\\sleep :d ms\nselect :client_id;\n";
+    // Gaps of 250 ms: wide enough that a busy machine does not wake two at once.
+    let script = "\\set d 250 * (3 - :client_id)\n\\sleep :d ms\nselect :client_id;\n";
     let out = run_driven(
         &config(script, QueryMode::Simple, 3, 1),
         &srv,
