@@ -191,6 +191,21 @@ fn prepare<C: ClientConn, N: Network<Conn = C>>(
     sql: &SqlCommand,
     stmt: usize,
 ) -> Result<(), SendFailure> {
+    queue_preparation(client_id, conn, ctx, sql, stmt)?;
+    read.syncs_left += 1;
+    read.prepare_syncs += 1;
+    read.prepare_texts.push_back(stmt);
+    Ok(())
+}
+
+/// Queues Parse + Sync for statement `stmt`, after `--debug`'s `preparing` line.
+fn queue_preparation<C: ClientConn, N>(
+    client_id: u32,
+    conn: &mut C,
+    ctx: &ThreadCtx<'_, N>,
+    sql: &SqlCommand,
+    stmt: usize,
+) -> Result<(), SendFailure> {
     let name = ctx.stmt_name(stmt);
     if ctx.cfg.output.debug {
         messages::debug(
@@ -200,9 +215,6 @@ fn prepare<C: ClientConn, N: Network<Conn = C>>(
     }
     conn.queue_parse(name, &sql.extended_text, sql.params().len())?;
     conn.queue_sync();
-    read.syncs_left += 1;
-    read.prepare_syncs += 1;
-    read.prepare_texts.push_back(stmt);
     Ok(())
 }
 
@@ -237,15 +249,7 @@ fn prepare_now<C: ClientConn, N>(
     sql: &SqlCommand,
     stmt: usize,
 ) -> Result<(), SendFailure> {
-    let name = ctx.stmt_name(stmt);
-    if ctx.cfg.output.debug {
-        messages::debug(
-            ctx.progname(),
-            &format!("client {client_id} preparing {name}"),
-        );
-    }
-    conn.queue_parse(name, &sql.extended_text, sql.params().len())?;
-    conn.queue_sync();
+    queue_preparation(client_id, conn, ctx, sql, stmt)?;
     while !conn.flush().map_err(|_| SendFailure::Socket)? {
         conn.wait_socket(true).map_err(|_| SendFailure::Socket)?;
     }
