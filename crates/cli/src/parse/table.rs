@@ -511,6 +511,9 @@ pub static OPTIONS: &[OptionDef] = &[
     extension("no-warnings", No, None,
         &[help(Extensions, 4, &["do not print warnings about the run's meaningfulness"])],
         Update::Flag(|o| &mut o.no_warnings)),
+    extension("report-latencies", No, None,
+        &[help(Extensions, 6, &["same as -r (its name before PostgreSQL 10)"])],
+        Update::Flag(|o| &mut o.report_per_command)),
     both(b'V', "version", No, None, Any,
         &[help(Common, 6, &["output version information, then exit"])],
         Update::Early(EarlyAction::Version)),
@@ -704,5 +707,17 @@ mod tests {
             !shorts.contains(['V', '?']),
             "-V/-? are only first arguments"
         );
+    }
+
+    #[test]
+    fn report_latencies_is_the_old_name_of_r() {
+        let args = |list: &[&str]| list.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let short = parse(&args(&["-r"]));
+        assert!(short.report_per_command);
+        assert_eq!(parse(&args(&["--report-latencies"])), short);
+        assert_eq!(parse(&args(&["--report-l"])), short);
+        // pgbench's own abbreviations still resolve to pgbench's option.
+        assert_eq!(parse(&args(&["--report"])), short);
+        assert_eq!(parse(&args(&["--rep"])), short);
     }
 }
