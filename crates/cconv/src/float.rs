@@ -54,14 +54,7 @@ pub fn strtodouble(s: &[u8]) -> WholeNumber<f64> {
     if s.contains(&0) {
         return WholeNumber::Syntax;
     }
-    let r = strtod(s);
-    if r.out_of_range {
-        WholeNumber::Range
-    } else if r.is_whole(s) {
-        WholeNumber::Ok(r.value)
-    } else {
-        WholeNumber::Syntax
-    }
+    strtod(s).whole(s)
 }
 
 #[cfg(test)]

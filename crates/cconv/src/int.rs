@@ -112,14 +112,7 @@ pub fn strtoint(s: &[u8]) -> Conversion<i32> {
 /// pgbench's `strtoint64`: `strtoi64` over the whole string. Overflow is
 /// reported before the syntax (so `"99999999999999999999x"` is out of range).
 pub fn strtoint64(s: &[u8]) -> WholeNumber<i64> {
-    let r = strtol(s);
-    if r.out_of_range {
-        WholeNumber::Range
-    } else if r.is_whole(s) {
-        WholeNumber::Ok(r.value)
-    } else {
-        WholeNumber::Syntax
-    }
+    strtol(s).whole(s)
 }
 
 #[cfg(test)]

@@ -72,6 +72,18 @@ impl<T> Conversion<T> {
     pub fn rest_is_space(&self, input: &[u8]) -> bool {
         input[self.consumed..].iter().all(|&b| is_space(b))
     }
+
+    /// pgbench's whole-string verdict on this conversion of `input`: out of range
+    /// first, then the syntax (a number that is all of `input`).
+    pub fn whole(self, input: &[u8]) -> WholeNumber<T> {
+        if self.out_of_range {
+            WholeNumber::Range
+        } else if self.is_whole(input) {
+            WholeNumber::Ok(self.value)
+        } else {
+            WholeNumber::Syntax
+        }
+    }
 }
 
 /// The outcome of pgbench's whole-string conversions ([`strtoint64`],
