@@ -94,14 +94,13 @@ fn run_with(
     run_driven(cfg, server, Drive::default(), before)
 }
 
-/// [`run_with`], driven as `drive` says.
-fn run_driven(
-    cfg: &EngineConfig,
+/// The context of thread 0 of `cfg` over the fake `server`, with statistics laid out
+/// for `cfg`'s scripts (per command, with histograms).
+fn fake_ctx<'a>(
+    cfg: &'a EngineConfig,
+    plan: &'a Plan,
     server: &Rc<RefCell<FakeServer>>,
-    drive: Drive,
-    before: impl FnOnce(&mut ThreadCtx<'_, FakeNetwork>),
-) -> Outcome {
-    let plan = Plan::new(cfg);
+) -> ThreadCtx<'a, FakeNetwork> {
     let layout = StatsLayout {
         commands_per_script: cfg.scripts.iter().map(|s| s.commands.len()).collect(),
         latency_limit_us: (cfg.pacing.latency_limit_us > 0)
@@ -113,7 +112,7 @@ fn run_driven(
     let clock = Clock::new();
     let mut ctx = ThreadCtx::new(
         cfg,
-        &plan,
+        plan,
         clock,
         ThreadStats::new(&layout),
         cfg.thread_rngs[0],
@@ -121,6 +120,18 @@ fn run_driven(
         FakeNetwork::new(server),
     );
     ctx.throttle_trigger = clock.now();
+    ctx
+}
+
+/// [`run_with`], driven as `drive` says.
+fn run_driven(
+    cfg: &EngineConfig,
+    server: &Rc<RefCell<FakeServer>>,
+    drive: Drive,
+    before: impl FnOnce(&mut ThreadCtx<'_, FakeNetwork>),
+) -> Outcome {
+    let plan = Plan::new(cfg);
+    let mut ctx = fake_ctx(cfg, &plan, server);
     before(&mut ctx);
     let mut clients: Vec<Client<FakeConn>> = (0..cfg.clients)
         .map(|id| {
@@ -686,22 +697,7 @@ fn interrupting_cancels_and_closes() {
     let srv = server();
     let cfg = config("select 1;\n", QueryMode::Simple, 1, 1);
     let plan = Plan::new(&cfg);
-    let layout = StatsLayout {
-        commands_per_script: vec![1],
-        latency_limit_us: None,
-        throttled: false,
-        per_command: true,
-        command_histograms: true,
-    };
-    let mut ctx = ThreadCtx::new(
-        &cfg,
-        &plan,
-        Clock::new(),
-        ThreadStats::new(&layout),
-        cfg.thread_rngs[0],
-        None,
-        FakeNetwork::new(&srv),
-    );
+    let mut ctx = fake_ctx(&cfg, &plan, &srv);
     let mut client: Client<FakeConn> = Client::new(0, cfg.variables.clone(), cfg.client_rngs[0], 1);
     assert!(client.connect_initially(&mut ctx).expect("register"));
     let mut now = LazyNow::new();
@@ -720,22 +716,7 @@ fn pending_output_is_written_when_the_socket_is_writable() {
     srv.borrow_mut().stalled_flushes = 2;
     let cfg = config("select 1;\n", QueryMode::Extended, 1, 2);
     let plan = Plan::new(&cfg);
-    let layout = StatsLayout {
-        commands_per_script: vec![1],
-        latency_limit_us: None,
-        throttled: false,
-        per_command: true,
-        command_histograms: true,
-    };
-    let mut ctx = ThreadCtx::new(
-        &cfg,
-        &plan,
-        Clock::new(),
-        ThreadStats::new(&layout),
-        cfg.thread_rngs[0],
-        None,
-        FakeNetwork::new(&srv),
-    );
+    let mut ctx = fake_ctx(&cfg, &plan, &srv);
     let mut client: Client<FakeConn> = Client::new(0, cfg.variables.clone(), cfg.client_rngs[0], 1);
     assert!(client.connect_initially(&mut ctx).expect("register"));
     // The first send stays in the buffer: the client waits for its socket.
