@@ -130,9 +130,7 @@ pub fn percentiles_ms(
     if hist.is_empty() {
         return None;
     }
-    let cap = exact_max_us
-        .filter(|m| m.is_finite() && *m >= 0.0)
-        .unwrap_or(f64::INFINITY);
+    let cap = cap_us(exact_max_us);
     Some(
         list.values()
             .iter()
@@ -162,30 +160,13 @@ pub fn sparse_percentiles_ms(
     if n == 0 {
         return None;
     }
-    // The resolution of a full histogram (its bounds only: nothing is allocated).
-    let resolution = LatencyHistogram::new();
-    let resolution = resolution.inner();
-    let cap = exact_max_us
-        .filter(|m| m.is_finite() && *m >= 0.0)
-        .unwrap_or(f64::INFINITY);
-    Some(
-        list.values()
+    let buckets = || {
+        sparse
+            .buckets
             .iter()
-            .map(|&p| {
-                let rank = nearest_rank(p, n);
-                let mut seen = 0u64;
-                let value = sparse
-                    .buckets
-                    .iter()
-                    .find(|&&(_, count)| {
-                        seen += u64::from(count);
-                        seen >= rank
-                    })
-                    .map_or(0, |&(v, _)| resolution.highest_equivalent(u64::from(v)));
-                (value as f64).min(cap) / 1000.0
-            })
-            .collect(),
-    )
+            .map(|&(v, c)| (u64::from(v), u64::from(c)))
+    };
+    Some(bucket_percentiles_ms(buckets, n, list, exact_max_us))
 }
 
 /// [`percentiles_ms`] of a per-command histogram, read from its buckets: the same values
@@ -200,30 +181,49 @@ pub fn growing_percentiles_ms(
     if n == 0 {
         return None;
     }
+    Some(bucket_percentiles_ms(
+        || hist.iter_recorded(),
+        n,
+        list,
+        exact_max_us,
+    ))
+}
+
+/// The bound on reported values: `exact_max_us` when it is a real value, else none.
+fn cap_us(exact_max_us: Option<f64>) -> f64 {
+    exact_max_us
+        .filter(|m| m.is_finite() && *m >= 0.0)
+        .unwrap_or(f64::INFINITY)
+}
+
+/// The values (ms) at every percentile of `list` among `n` (> 0) values recorded as
+/// ascending `(value, count)` buckets (`buckets()` starts a new pass): each value is its
+/// bucket's highest equivalent value in a full histogram, capped by `exact_max_us`.
+fn bucket_percentiles_ms<I: Iterator<Item = (u64, u64)>>(
+    buckets: impl Fn() -> I,
+    n: u64,
+    list: &PercentileList,
+    exact_max_us: Option<f64>,
+) -> Vec<f64> {
     // The resolution of a full histogram (its bounds only: nothing is allocated).
     let resolution = LatencyHistogram::new();
     let resolution = resolution.inner();
-    let cap = exact_max_us
-        .filter(|m| m.is_finite() && *m >= 0.0)
-        .unwrap_or(f64::INFINITY);
-    let highest = hist.iter_recorded().last().map_or(0, |(v, _)| v);
-    Some(
-        list.values()
-            .iter()
-            .map(|&p| {
-                let rank = nearest_rank(p, n);
-                let mut seen = 0u64;
-                let bucket = hist
-                    .iter_recorded()
-                    .find(|&(_, count)| {
-                        seen = seen.saturating_add(count);
-                        seen >= rank
-                    })
-                    .map_or(highest, |(v, _)| v);
-                (resolution.highest_equivalent(bucket) as f64).min(cap) / 1000.0
-            })
-            .collect(),
-    )
+    let cap = cap_us(exact_max_us);
+    let highest = buckets().last().map_or(0, |(v, _)| v);
+    list.values()
+        .iter()
+        .map(|&p| {
+            let rank = nearest_rank(p, n);
+            let mut seen = 0u64;
+            let bucket = buckets()
+                .find(|&(_, count)| {
+                    seen = seen.saturating_add(count);
+                    seen >= rank
+                })
+                .map_or(highest, |(v, _)| v);
+            (resolution.highest_equivalent(bucket) as f64).min(cap) / 1000.0
+        })
+        .collect()
 }
 
 /// `p50 = 0.223 ms, p90 = 0.301 ms, …`
