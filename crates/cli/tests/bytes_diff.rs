@@ -654,3 +654,102 @@ fn setup_messages_bytes() {
         }
     }
 }
+
+/// Text (written in UTF-8 here) as the bytes of `encoding`, converted by the
+/// server; asserts it holds no byte that pgbench's script scanner could take for
+/// a quote, a backslash, a variable or the end of a command.
+fn encoded(text: &str, encoding: &str) -> Vec<u8> {
+    let hex = psql(
+        "postgres",
+        "UTF8",
+        format!("SELECT encode(convert_to('{text}', '{encoding}'), 'hex')").as_bytes(),
+    );
+    let bytes: Vec<u8> = (0..hex.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).expect("hex"))
+        .collect();
+    assert!(!bytes.is_empty(), "{text} in {encoding}");
+    assert!(
+        !bytes.iter().any(|b| b"\\':;".contains(b)),
+        "{text} in {encoding}: {hex}"
+    );
+    bytes
+}
+
+/// Server errors whose cursor follows multibyte characters in a multibyte client
+/// encoding other than UTF-8: the `LINE n:` caret counts characters and their
+/// screen widths (two columns for the wide ones, one for half-width kana) as
+/// libpq does, also where the line is cut to 60 columns. EUC_JP is a server
+/// encoding; SJIS, GBK and BIG5 are client encodings of a UTF8 database.
+#[test]
+fn caret_counts_characters_in_multibyte_client_encodings() {
+    let cases = [
+        ("mb_eucjp", "EUC_JP", "ｱｲｳ日本語", "日本"),
+        ("mb_sjis", "SJIS", "ｱｲｳ日本語", "日本"),
+        ("mb_gbk", "GBK", "中文字符", "中文"),
+        ("mb_big5", "BIG5", "中文字元", "中文"),
+    ];
+    for (db, encoding, literal, column) in cases {
+        let c = if encoding == "EUC_JP" {
+            database(db, encoding, false)
+        } else {
+            let c = database(db, "UTF8", false);
+            c.psql(&format!(
+                "ALTER DATABASE {db} SET client_encoding = '{encoding}'"
+            ))
+            .expect("set client_encoding");
+            c
+        };
+        let _ = c;
+        let lit = encoded(literal, encoding);
+        let col = encoded(column, encoding);
+        let wide = encoded(&literal.repeat(8), encoding);
+        let short = [
+            &b"SELECT '"[..],
+            &lit,
+            b"', ",
+            &col,
+            b" FROM (SELECT 1) AS s(x);\n",
+        ]
+        .concat();
+        let long = [
+            &b"SELECT '"[..],
+            &wide,
+            b"' AS a, 'x' AS b, ",
+            &col,
+            b" FROM (SELECT 1) AS s(x);\n",
+        ]
+        .concat();
+        let second_line = [&b"SELECT 1,\n\t'"[..], &lit, b"', ", &col, b";\n"].concat();
+        let dir = Dir::new(&[
+            ("short.sql", &short),
+            ("long.sql", &long),
+            ("second.sql", &second_line),
+        ]);
+        for mode in ["simple", "prepared"] {
+            for file in ["short.sql", "long.sql", "second.sql"] {
+                let args: &[&[u8]] = &[
+                    b"-n",
+                    b"-t",
+                    b"1",
+                    b"-M",
+                    mode.as_bytes(),
+                    b"-f",
+                    file.as_bytes(),
+                ];
+                let (theirs, ours) = same_stderr(&dir.0, db, args);
+                assert_eq!(
+                    theirs.code,
+                    2,
+                    "{encoding} {file}: {}",
+                    show(&theirs.stderr)
+                );
+                assert!(
+                    ours.stderr.windows(5).any(|w| w == b"LINE "),
+                    "{encoding} {file}: {}",
+                    show(&ours.stderr)
+                );
+            }
+        }
+    }
+}

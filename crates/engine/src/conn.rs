@@ -12,7 +12,7 @@ use std::os::fd::AsRawFd;
 use mio::unix::SourceFd;
 use mio::{Interest, Token};
 use pgrush_wire::conninfo::ConnParams;
-use pgrush_wire::{BackendMessage, Connection, Error, ReadOutcome};
+use pgrush_wire::{BackendMessage, ClientEncoding, Connection, Error, ReadOutcome};
 
 use crate::messages;
 
@@ -40,8 +40,8 @@ pub(crate) trait ClientConn {
     fn read_some(&mut self) -> io::Result<ReadOutcome>;
     /// Decodes the next complete buffered message (`None`: more must be read).
     fn next_message(&mut self) -> Result<Option<BackendMessage<'_>>, Error>;
-    /// Whether the server's texts are UTF-8 (else read byte by byte).
-    fn client_encoding_utf8(&self) -> bool;
+    /// The session's client encoding (how to read the server's texts).
+    fn client_encoding(&self) -> ClientEncoding;
     /// Blocks until the socket is writable (`writable`) or readable (a synchronous
     /// exchange, as libpq's blocking calls).
     fn wait_socket(&self, writable: bool) -> io::Result<()>;
@@ -119,8 +119,8 @@ impl ClientConn for Connection {
     }
 
     #[inline]
-    fn client_encoding_utf8(&self) -> bool {
-        Connection::client_encoding_utf8(self)
+    fn client_encoding(&self) -> ClientEncoding {
+        Connection::client_encoding(self)
     }
 
     fn wait_socket(&self, writable: bool) -> io::Result<()> {

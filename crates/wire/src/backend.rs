@@ -422,9 +422,12 @@ mod fuzz {
 
         #[test]
         fn caret_display_never_panics(query in "\\PC{0,80}", pos in 0u32..100) {
-            let mut out = String::new();
-            crate::position::append_error_position(&mut out, &query, pos);
-            prop_assert!(out.is_empty() || out.ends_with("^\n"));
+            for encoding in ["UTF8", "LATIN1", "EUC_JP", "SJIS", "GB18030", "MULE_INTERNAL"] {
+                let mut out = Vec::new();
+                let encoding = crate::encoding::ClientEncoding::from_name(encoding);
+                crate::position::append_error_position(&mut out, query.as_bytes(), pos, encoding);
+                prop_assert!(out.is_empty() || out.ends_with(b"^\n"));
+            }
         }
     }
 }

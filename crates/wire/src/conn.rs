@@ -11,6 +11,7 @@ use postgres_protocol::message::frontend;
 
 use crate::backend::{self, BackendMessage, TransactionStatus};
 use crate::cancel::{CancelTarget, CancelToken};
+use crate::encoding::ClientEncoding;
 use crate::error::{DbError, Error};
 use crate::transport::{Transport, wait_fd};
 
@@ -43,11 +44,6 @@ fn default_notice_handler() -> NoticeHandler {
     })
 }
 
-/// Whether an encoding name the server reports means UTF-8.
-fn is_utf8_name(name: &str) -> bool {
-    name.eq_ignore_ascii_case("UTF8") || name.eq_ignore_ascii_case("UNICODE")
-}
-
 /// Identity of the connected server as libpq's PQhost/PQport/PQdb/PQuser report it.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Identity {
@@ -66,8 +62,8 @@ pub struct Connection {
     in_start: usize,
     in_end: usize,
     params: Vec<(String, String)>,
-    /// Whether the server's `client_encoding` is UTF8 (how to read its texts).
-    client_utf8: bool,
+    /// The session's `client_encoding` (how to read the server's texts).
+    client_encoding: ClientEncoding,
     pub(crate) backend_pid: i32,
     pub(crate) secret_key: Vec<u8>,
     notice_handler: NoticeHandler,
@@ -104,7 +100,7 @@ impl Connection {
             in_start: 0,
             in_end: 0,
             params: Vec::new(),
-            client_utf8: true,
+            client_encoding: ClientEncoding::Utf8,
             backend_pid: 0,
             secret_key: Vec::new(),
             notice_handler: default_notice_handler(),
@@ -201,10 +197,10 @@ impl Connection {
         Ok(())
     }
 
-    /// Whether the session's `client_encoding` (as the server last reported it) is
-    /// UTF8; otherwise server texts are read byte by byte ([`DbError::parse_in`]).
-    pub fn client_encoding_utf8(&self) -> bool {
-        self.client_utf8
+    /// The session's `client_encoding`, as the server last reported it: server
+    /// texts are read as UTF-8 in UTF8, otherwise byte by byte ([`DbError::parse_in`]).
+    pub fn client_encoding(&self) -> ClientEncoding {
+        self.client_encoding
     }
 
     /// Whether `flush` is non-blocking.
@@ -391,7 +387,7 @@ impl Connection {
             let end = self.in_start + total;
             match tag {
                 b'N' => {
-                    let notice = DbError::parse_in(&self.inp[body..end], self.client_utf8);
+                    let notice = DbError::parse_in(&self.inp[body..end], self.client_encoding);
                     self.in_start = end;
                     (self.notice_handler)(&notice);
                 }
@@ -400,7 +396,7 @@ impl Connection {
                         backend::decode(tag, &self.inp[body..end])
                     {
                         if name == "client_encoding" {
-                            self.client_utf8 = is_utf8_name(value);
+                            self.client_encoding = ClientEncoding::from_name(value);
                         }
                         match self.params.iter_mut().find(|(n, _)| n == name) {
                             Some((_, v)) => {
@@ -481,11 +477,11 @@ impl Connection {
     pub fn drain_until_ready(&mut self) -> Result<(), Error> {
         let mut first: Option<DbError> = None;
         loop {
-            let utf8 = self.client_utf8;
+            let encoding = self.client_encoding;
             match self.recv().map_err(|e| e.after(&first))? {
                 BackendMessage::ReadyForQuery(_) => break,
                 BackendMessage::ErrorResponse(f) if first.is_none() => {
-                    first = Some(f.to_db_error_in(utf8));
+                    first = Some(f.to_db_error_in(encoding));
                 }
                 _ => {}
             }

@@ -4,6 +4,7 @@
 use std::fmt;
 use std::io;
 
+use crate::encoding::ClientEncoding;
 use crate::position::append_error_position;
 
 /// Every field of an ErrorResponse or NoticeResponse message.
@@ -45,10 +46,11 @@ pub struct DbError {
     pub line: Option<String>,
     /// Source routine (`R`).
     pub routine: Option<String>,
-    /// How the text was decoded: `false` as UTF-8 (invalid sequences replaced),
-    /// `true` one character per byte (U+0000..U+00FF, lossless), for a client
-    /// encoding other than UTF8. [`DbError::libpq_message_bytes`] undoes it.
-    pub bytewise: bool,
+    /// The client encoding the texts were sent in. In UTF8 they were decoded as
+    /// UTF-8 (invalid sequences replaced); in any other encoding one character per
+    /// byte (U+0000..U+00FF, lossless), which [`DbError::libpq_message_bytes`]
+    /// undoes. The encoding also tells how the `LINE n:` display counts characters.
+    pub encoding: ClientEncoding,
 }
 
 /// Each byte as the character of the same number (ISO-8859-1): lossless, and one
@@ -66,18 +68,18 @@ impl DbError {
     /// Parses the body of an ErrorResponse/NoticeResponse (a list of
     /// `code byte, C string` pairs terminated by a zero byte) as UTF-8.
     pub fn parse(body: &[u8]) -> DbError {
-        DbError::parse_in(body, true)
+        DbError::parse_in(body, ClientEncoding::Utf8)
     }
 
-    /// Parses a body sent in the client encoding: UTF-8 when `client_utf8`, else
-    /// byte by byte (see [`DbError::bytewise`]).
-    pub fn parse_in(body: &[u8], client_utf8: bool) -> DbError {
+    /// Parses a body sent in the client encoding `encoding`: as UTF-8 in UTF8, else
+    /// byte by byte (see [`DbError::encoding`]).
+    pub fn parse_in(body: &[u8], encoding: ClientEncoding) -> DbError {
         let mut e = DbError {
-            bytewise: !client_utf8,
+            encoding,
             ..DbError::default()
         };
         for (code, value) in ErrorFields::new(body).iter() {
-            let v = if client_utf8 {
+            let v = if encoding.is_utf8() {
                 String::from_utf8_lossy(value).into_owned()
             } else {
                 bytewise_decode(value)
@@ -119,76 +121,89 @@ impl DbError {
     /// Renders the message with libpq's default verbosity (`PQERRORS_DEFAULT`,
     /// context shown for errors only), without the final newline. `query` is the
     /// statement text that produced the error, used for the `LINE n:` cursor display.
+    /// Texts read byte by byte come back as one character per byte.
     pub fn libpq_message(&self, query: Option<&str>) -> String {
-        let mut out = String::new();
+        let bytes = self.libpq_message_bytes(query.map(str::as_bytes));
+        if self.encoding.is_utf8() {
+            String::from_utf8_lossy(&bytes).into_owned()
+        } else {
+            bytewise_decode(&bytes)
+        }
+    }
+
+    /// [`DbError::libpq_message`] as the bytes libpq prints: the server's own bytes
+    /// when the error was read in a client encoding other than UTF8, the query's
+    /// bytes on the `LINE n:` line.
+    pub fn libpq_message_bytes(&self, query: Option<&[u8]>) -> Vec<u8> {
+        let mut out = Vec::new();
         self.render(&mut out, query);
-        if out.ends_with('\n') {
+        if out.last() == Some(&b'\n') {
             out.pop();
         }
         out
     }
 
-    /// [`DbError::libpq_message`] as the bytes libpq prints: the server's own bytes
-    /// when the error was parsed byte by byte (a LATIN1 or SQL_ASCII client
-    /// encoding), the query's bytes on the `LINE n:` line.
-    pub fn libpq_message_bytes(&self, query: Option<&[u8]>) -> Vec<u8> {
-        if self.bytewise {
-            let q = query.map(bytewise_decode);
-            bytewise_encode(&self.libpq_message(q.as_deref()))
+    /// The bytes of one of the texts as the server sent them.
+    fn push_text(&self, out: &mut Vec<u8>, text: &str) {
+        if self.encoding.is_utf8() {
+            out.extend_from_slice(text.as_bytes());
         } else {
-            let q = query.map(String::from_utf8_lossy);
-            self.libpq_message(q.as_deref()).into_bytes()
+            out.extend(bytewise_encode(text));
         }
     }
 
+    /// Appends `label` and `text` and a newline.
+    fn push_line(&self, out: &mut Vec<u8>, label: &str, text: &str) {
+        out.extend_from_slice(label.as_bytes());
+        self.push_text(out, text);
+        out.push(b'\n');
+    }
+
     /// Appends libpq's default-verbosity rendering, with the final newline.
-    pub(crate) fn render(&self, out: &mut String, query: Option<&str>) {
+    fn render(&self, out: &mut Vec<u8>, query: Option<&[u8]>) {
         if !self.severity.is_empty() {
-            out.push_str(&self.severity);
-            out.push_str(":  ");
+            self.push_text(out, &self.severity);
+            out.extend_from_slice(b":  ");
         }
         if self.message.is_empty() {
-            out.push_str("missing error text");
+            out.extend_from_slice(b"missing error text");
         } else {
-            out.push_str(&self.message);
+            self.push_text(out, &self.message);
         }
-        let mut cursor: Option<(&str, u32)> = None;
+        let internal_query = self.internal_query.as_ref().map(|q| {
+            let mut bytes = Vec::new();
+            self.push_text(&mut bytes, q);
+            bytes
+        });
+        let mut cursor: Option<(&[u8], u32)> = None;
         if let Some(pos) = self.position {
             match query {
                 Some(q) => cursor = Some((q, pos)),
-                None => out.push_str(&format!(" at character {pos}")),
+                None => out.extend_from_slice(format!(" at character {pos}").as_bytes()),
             }
         } else if let Some(pos) = self.internal_position {
-            match self.internal_query.as_deref() {
+            match &internal_query {
                 Some(q) => cursor = Some((q, pos)),
-                None => out.push_str(&format!(" at character {pos}")),
+                None => out.extend_from_slice(format!(" at character {pos}").as_bytes()),
             }
         }
-        out.push('\n');
+        out.push(b'\n');
         if let Some((q, pos)) = cursor {
-            append_error_position(out, q, pos);
+            append_error_position(out, q, pos, self.encoding);
         }
         if let Some(d) = &self.detail {
-            out.push_str("DETAIL:  ");
-            out.push_str(d);
-            out.push('\n');
+            self.push_line(out, "DETAIL:  ", d);
         }
         if let Some(h) = &self.hint {
-            out.push_str("HINT:  ");
-            out.push_str(h);
-            out.push('\n');
+            self.push_line(out, "HINT:  ", h);
         }
         if let Some(q) = &self.internal_query {
-            out.push_str("QUERY:  ");
-            out.push_str(q);
-            out.push('\n');
+            self.push_line(out, "QUERY:  ", q);
         }
         if self.is_error()
             && let Some(c) = &self.context
         {
-            out.push_str("CONTEXT:  ");
-            out.push_str(c);
-            out.push('\n');
+            self.push_line(out, "CONTEXT:  ", c);
         }
     }
 }
@@ -245,8 +260,8 @@ impl<'a> ErrorFields<'a> {
     }
 
     /// Parses every field in the client encoding (see [`DbError::parse_in`]).
-    pub fn to_db_error_in(&self, client_utf8: bool) -> DbError {
-        DbError::parse_in(self.body, client_utf8)
+    pub fn to_db_error_in(&self, encoding: ClientEncoding) -> DbError {
+        DbError::parse_in(self.body, encoding)
     }
 }
 
@@ -466,19 +481,20 @@ mod tests {
         }
         b.push(0);
         let query: &[u8] = b"select '\xe9', caf\xe9";
-        let e = ErrorFields::new(&b).to_db_error_in(false);
-        assert!(e.bytewise);
+        let e = ErrorFields::new(&b).to_db_error_in(ClientEncoding::SingleByte);
+        assert!(!e.encoding.is_utf8());
         assert_eq!(
             e.libpq_message_bytes(Some(query)),
             b"ERROR:  column \"caf\xe9\" does not exist\nLINE 1: select '\xe9', caf\xe9\n                    ^"
                 .to_vec()
         );
-        // Read as UTF-8 the bytes are replaced (the caret stays in place).
-        let lossy = ErrorFields::new(&b).to_db_error_in(true);
-        assert!(!lossy.bytewise);
-        let text = String::from_utf8(lossy.libpq_message_bytes(Some(query))).unwrap();
-        assert!(text.contains("caf\u{fffd}"), "{text}");
-        assert!(text.ends_with("\n                    ^"), "{text}");
+        // Read as UTF-8 the server's invalid bytes are replaced; the query is
+        // echoed as it was sent.
+        let lossy = ErrorFields::new(&b).to_db_error_in(ClientEncoding::Utf8);
+        assert!(lossy.encoding.is_utf8());
+        let text = lossy.libpq_message_bytes(Some(query));
+        assert!(text.starts_with("ERROR:  column \"caf\u{fffd}\"".as_bytes()));
+        assert!(text.windows(query.len()).any(|w| w == query));
     }
 
     #[test]

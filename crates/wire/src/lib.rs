@@ -39,6 +39,7 @@ mod config;
 mod conn;
 mod connect;
 pub mod conninfo;
+mod encoding;
 mod error;
 mod frontend;
 mod params;
@@ -54,5 +55,6 @@ pub use backend::{
 pub use cancel::CancelToken;
 pub use config::{ConnectConfig, Endpoint, EndpointKind};
 pub use conn::{Connection, NoticeHandler, ReadOutcome};
+pub use encoding::{ClientEncoding, MultibyteEncoding};
 pub use error::{ConnectError, DbError, Error, ErrorFields, strerror};
 pub use query::{CopyIn, QueryResult};

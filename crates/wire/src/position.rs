@@ -5,52 +5,44 @@
 //! wider than 60 screen columns are cut: first on the right (keeping at least 10 columns
 //! after the cursor), then on the left, with `...` marking each cut.
 
+use crate::encoding::ClientEncoding;
+
 const DISPLAY_SIZE: usize = 60;
 const MIN_RIGHT_CUT: usize = 10;
 
-/// Screen width of one character (East Asian wide characters take two columns,
-/// everything else, including control and combining characters, one).
-fn char_width(c: char) -> usize {
-    let u = c as u32;
-    let wide = matches!(u,
-        0x1100..=0x115F
-        | 0x2E80..=0xA4CF
-        | 0xAC00..=0xD7A3
-        | 0xF900..=0xFAFF
-        | 0xFE30..=0xFE6F
-        | 0xFF00..=0xFF5F
-        | 0xFFE0..=0xFFE6
-        | 0x20000..=0x2FFFD
-        | 0x30000..=0x3FFFD)
-        && u != 0x303F;
-    if wide { 2 } else { 1 }
-}
-
-/// Appends the cursor display for `position` (1-based, in characters) in `query`.
-/// Appends nothing when the position lies outside the query.
-pub(crate) fn append_error_position(out: &mut String, query: &str, position: u32) {
+/// Appends the cursor display for `position` (1-based, in characters) in `query`,
+/// whose bytes are in the client encoding `encoding` (characters and their screen
+/// widths follow that encoding's rules; the query ends at its first NUL, as a C
+/// string does). Appends nothing when the position lies outside the query.
+pub(crate) fn append_error_position(
+    out: &mut Vec<u8>,
+    query: &[u8],
+    position: u32,
+    encoding: ClientEncoding,
+) {
     if position == 0 {
         return;
     }
+    let query = query.split(|&b| b == 0).next().unwrap_or_default();
     let loc = (position - 1) as usize;
-    let chars: Vec<char> = query
-        .chars()
-        .map(|c| if c == '\t' { ' ' } else { c })
-        .collect();
-    // column[i] = screen column where character i starts; one extra entry for the end.
-    let mut column = Vec::with_capacity(chars.len() + 1);
+    // start[i] = byte offset and column[i] = screen column where character i
+    // starts; one extra entry for the end of the scanned text.
+    let mut start = Vec::new();
+    let mut column = Vec::new();
     let mut line_no = 1usize;
     let mut begin = 0usize;
     let mut end: Option<usize> = None;
-    let mut col = 0usize;
-    let mut scanned = 0usize;
-    for (i, &c) in chars.iter().enumerate() {
+    let (mut offset, mut col, mut scanned) = (0usize, 0usize, 0usize);
+    while offset < query.len() {
+        let i = start.len();
+        let c = query[offset];
+        start.push(offset);
         column.push(col);
         scanned = i;
-        if c == '\r' || c == '\n' {
+        if c == b'\r' || c == b'\n' {
             if i < loc {
                 // A "\r\n" pair counts as one line break.
-                if c == '\r' || i == 0 || chars[i - 1] != '\r' {
+                if c == b'\r' || i == 0 || query[start[i - 1]] != b'\r' {
                     line_no += 1;
                 }
                 begin = i + 1;
@@ -59,12 +51,18 @@ pub(crate) fn append_error_position(out: &mut String, query: &str, position: u32
                 break;
             }
         }
-        col += char_width(c);
+        let (len, width) = match c {
+            b'\t' => (1, 1),
+            _ => encoding.next_char(&query[offset..]),
+        };
+        offset += len;
+        col += width;
         scanned = i + 1;
     }
     let mut end = match end {
         Some(e) => e,
         None => {
+            start.push(offset);
             column.push(col);
             scanned
         }
@@ -92,16 +90,20 @@ pub(crate) fn append_error_position(out: &mut String, query: &str, position: u32
         }
     }
     let prefix = format!("LINE {line_no}: {}", if begin_cut { "..." } else { "" });
-    let prefix_width: usize = prefix.chars().map(char_width).sum();
-    out.push_str(&prefix);
-    out.extend(&chars[begin..end]);
+    out.extend_from_slice(prefix.as_bytes());
+    // Tabs are shown as spaces.
+    out.extend(
+        query[start[begin]..start[end]]
+            .iter()
+            .map(|&b| if b == b'\t' { b' ' } else { b }),
+    );
     if end_cut {
-        out.push_str("...");
+        out.extend_from_slice(b"...");
     }
-    out.push('\n');
-    let caret_col = prefix_width + column[loc] - column[begin];
-    out.extend(std::iter::repeat_n(' ', caret_col));
-    out.push_str("^\n");
+    out.push(b'\n');
+    let caret_col = prefix.len() + column[loc] - column[begin];
+    out.extend(std::iter::repeat_n(b' ', caret_col));
+    out.extend_from_slice(b"^\n");
 }
 
 #[cfg(test)]
@@ -109,8 +111,14 @@ mod tests {
     use super::*;
 
     fn show(q: &str, pos: u32) -> String {
-        let mut s = String::new();
-        append_error_position(&mut s, q, pos);
+        let mut s = Vec::new();
+        append_error_position(&mut s, q.as_bytes(), pos, ClientEncoding::Utf8);
+        String::from_utf8(s).expect("UTF-8 in, UTF-8 out")
+    }
+
+    fn show_in(encoding: &str, q: &[u8], pos: u32) -> Vec<u8> {
+        let mut s = Vec::new();
+        append_error_position(&mut s, q, pos, ClientEncoding::from_name(encoding));
         s
     }
 
@@ -160,5 +168,50 @@ mod tests {
             s,
             format!("LINE 1: selec {}...\n        ^\n", "x".repeat(54))
         );
+    }
+
+    #[test]
+    fn wide_characters_move_the_caret_two_columns() {
+        assert_eq!(
+            show("select 日本, x", 12),
+            "LINE 1: select 日本, x\n                     ^\n"
+        );
+    }
+
+    #[test]
+    fn multibyte_encodings_count_characters_not_bytes() {
+        // EUC_JP "日本" then half-width "ｱ" (one column), then the cursor on "x".
+        let q = b"select \xc6\xfc\xcb\xdc\x8e\xb1 x";
+        let mut want = b"LINE 1: ".to_vec();
+        want.extend_from_slice(q);
+        want.extend_from_slice(b"\n");
+        want.extend_from_slice(&[b' '; 8 + 7 + 4 + 1 + 1]);
+        want.extend_from_slice(b"^\n");
+        assert_eq!(show_in("EUC_JP", q, 12), want);
+        // Read one byte per character, the same bytes put the caret further right.
+        let latin = show_in("LATIN1", q, 15);
+        assert!(latin.ends_with(&[&[b' '; 8 + 14][..], b"^\n"].concat()));
+    }
+
+    #[test]
+    fn long_multibyte_line_is_cut_on_character_boundaries() {
+        let mut q = b"select ".to_vec();
+        for _ in 0..40 {
+            q.extend_from_slice(b"\x93\xfa"); // SJIS "日"
+        }
+        q.extend_from_slice(b" bad");
+        let s = show_in("SJIS", &q, 7 + 40 + 2);
+        let line = s.split(|&b| b == b'\n').next().unwrap_or_default();
+        assert!(line.starts_with(b"LINE 1: ..."), "{}", line.escape_ascii());
+        // Only whole two-byte characters between the cut marks.
+        let body = &line[b"LINE 1: ...".len()..];
+        let kanji = body.iter().take_while(|&&b| b == 0x93 || b == 0xfa).count();
+        assert_eq!(kanji % 2, 0, "{}", line.escape_ascii());
+    }
+
+    #[test]
+    fn query_ends_at_nul() {
+        assert_eq!(show("ab\0cd", 5), "");
+        assert_eq!(show("ab\0cd", 3), "LINE 1: ab\n          ^\n");
     }
 }

@@ -80,7 +80,7 @@ impl Connection {
         let mut copy_refused = false;
         loop {
             // Server texts are in the client encoding as of the messages read so far.
-            let utf8 = self.client_encoding_utf8();
+            let encoding = self.client_encoding();
             match self.recv().map_err(|e| e.after(&error))? {
                 BackendMessage::RowDescription(desc) => {
                     current.columns = desc
@@ -102,7 +102,7 @@ impl Connection {
                 }
                 BackendMessage::ErrorResponse(fields) => {
                     if error.is_none() {
-                        error = Some(fields.to_db_error_in(utf8));
+                        error = Some(fields.to_db_error_in(encoding));
                     }
                     current = QueryResult::default();
                 }
@@ -131,11 +131,11 @@ impl Connection {
         self.queue_query(sql)?;
         self.send_blocking()?;
         loop {
-            let utf8 = self.client_encoding_utf8();
+            let encoding = self.client_encoding();
             match self.recv()? {
                 BackendMessage::CopyInResponse => break,
                 BackendMessage::ErrorResponse(fields) => {
-                    let e = fields.to_db_error_in(utf8);
+                    let e = fields.to_db_error_in(encoding);
                     self.drain_until_ready()?;
                     return Err(e.into());
                 }
@@ -186,7 +186,7 @@ impl CopyIn<'_> {
         let mut rows = 0;
         let mut error: Option<DbError> = None;
         loop {
-            let utf8 = self.conn.client_encoding_utf8();
+            let encoding = self.conn.client_encoding();
             match self.conn.recv().map_err(|e| e.after(&error))? {
                 BackendMessage::CommandComplete(tag) => {
                     rows = tag
@@ -196,7 +196,7 @@ impl CopyIn<'_> {
                         .unwrap_or(0);
                 }
                 BackendMessage::ErrorResponse(f) if error.is_none() => {
-                    error = Some(f.to_db_error_in(utf8));
+                    error = Some(f.to_db_error_in(encoding));
                 }
                 BackendMessage::ReadyForQuery(_) => break,
                 _ => {}

@@ -183,7 +183,7 @@ fn blocking_errors_keep_single_byte_encoding_bytes() {
     ] {
         conn.simple_query(&format!("SET client_encoding = '{encoding}'"))
             .expect("set client_encoding");
-        assert_eq!(conn.client_encoding_utf8(), utf8);
+        assert_eq!(conn.client_encoding().is_utf8(), utf8);
         let Err(e) = conn.simple_query(sql) else {
             panic!("the DO block raises");
         };

@@ -14,7 +14,7 @@ use std::collections::HashMap;
 use std::io;
 use std::rc::Rc;
 
-use pgrush_wire::{BackendMessage, Error, ReadOutcome, TransactionStatus};
+use pgrush_wire::{BackendMessage, ClientEncoding, Error, ReadOutcome, TransactionStatus};
 
 use crate::conn::{ClientConn, Network};
 
@@ -413,8 +413,8 @@ impl ClientConn for FakeConn {
             .map(Some)
     }
 
-    fn client_encoding_utf8(&self) -> bool {
-        true
+    fn client_encoding(&self) -> ClientEncoding {
+        ClientEncoding::Utf8
     }
 
     fn cancel(&self) {

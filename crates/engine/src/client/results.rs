@@ -5,7 +5,9 @@ use std::collections::VecDeque;
 
 use pgrush_script::{CommandKind, GsetKind, RawMessage, Variables};
 use pgrush_stats::QueryMode;
-use pgrush_wire::{BackendMessage, DataRow, ErrorFields, ReadOutcome, RowDescription};
+use pgrush_wire::{
+    BackendMessage, ClientEncoding, DataRow, ErrorFields, ReadOutcome, RowDescription,
+};
 
 use super::{Client, ErrStatus, Next, State, Wait};
 use crate::conn::{ClientConn, Network};
@@ -177,7 +179,7 @@ impl<C: ClientConn> Client<C> {
                     return Poll::Failed;
                 };
                 // How to read the server's texts (in its client encoding).
-                let utf8 = conn.client_encoding_utf8();
+                let encoding = conn.client_encoding();
                 let msg = match conn.next_message() {
                     Ok(Some(m)) => m,
                     Ok(None) => break,
@@ -210,9 +212,9 @@ impl<C: ClientConn> Client<C> {
                         (self.id, self.script, self.command),
                         ctx,
                         &fields,
-                        utf8,
+                        encoding,
                     ),
-                    BackendMessage::NoticeResponse(fields) => print_notice(&fields, utf8),
+                    BackendMessage::NoticeResponse(fields) => print_notice(&fields, encoding),
                     BackendMessage::ReadyForQuery(status) => {
                         self.tx_status = status;
                         if self.ready_for_query(ctx) {
@@ -413,7 +415,7 @@ fn error_response<N>(
     at: (u32, usize, usize),
     ctx: &ThreadCtx<'_, N>,
     fields: &ErrorFields<'_>,
-    utf8: bool,
+    encoding: ClientEncoding,
 ) {
     let (id, script, command_now) = at;
     if read.prepare_syncs > 0 {
@@ -425,7 +427,9 @@ fn error_response<N>(
             .unwrap_or(b"");
         messages::error(
             ctx.progname(),
-            &fields.to_db_error_in(utf8).libpq_message_bytes(Some(text)),
+            &fields
+                .to_db_error_in(encoding)
+                .libpq_message_bytes(Some(text)),
         );
     } else if !read.failed {
         read.failed = true;
@@ -437,7 +441,7 @@ fn error_response<N>(
             _ => command_now,
         };
         let query = ctx.query_text(script, command, sent);
-        let text = fields.to_db_error_in(utf8).libpq_message_bytes(query);
+        let text = fields.to_db_error_in(encoding).libpq_message_bytes(query);
         if status.retryable() || ctx.cfg.errors.continue_on_error {
             if ctx.cfg.errors.verbose_errors {
                 messages::info(
@@ -475,8 +479,8 @@ fn error_response<N>(
 
 /// A notice, printed as libpq's default notice processor does (a failed write to
 /// stderr is not reported anywhere).
-pub(super) fn print_notice(fields: &ErrorFields<'_>, utf8: bool) {
-    let mut line = fields.to_db_error_in(utf8).libpq_message_bytes(None);
+pub(super) fn print_notice(fields: &ErrorFields<'_>, encoding: ClientEncoding) {
+    let mut line = fields.to_db_error_in(encoding).libpq_message_bytes(None);
     line.push(b'\n');
     let _ignored = std::io::Write::write_all(&mut std::io::stderr().lock(), &line);
 }

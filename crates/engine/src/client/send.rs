@@ -254,19 +254,21 @@ fn prepare_now<C: ClientConn, N>(
         conn.wait_socket(true).map_err(|_| SendFailure::Socket)?;
     }
     loop {
-        let utf8 = conn.client_encoding_utf8();
+        let encoding = conn.client_encoding();
         let more = match conn.next_message() {
             Ok(Some(BackendMessage::ReadyForQuery(_))) => return Ok(()),
             Ok(Some(BackendMessage::ErrorResponse(fields))) => {
                 let text = ctx.stmt_text(stmt);
                 messages::error(
                     ctx.progname(),
-                    &fields.to_db_error_in(utf8).libpq_message_bytes(Some(text)),
+                    &fields
+                        .to_db_error_in(encoding)
+                        .libpq_message_bytes(Some(text)),
                 );
                 false
             }
             Ok(Some(BackendMessage::NoticeResponse(fields))) => {
-                print_notice(&fields, utf8);
+                print_notice(&fields, encoding);
                 false
             }
             Ok(Some(_)) => false,

@@ -273,8 +273,8 @@ fn server_failure(
     mode: SslMode,
     tls_used: bool,
 ) -> Failure {
-    let mut text = String::new();
-    db.render(&mut text, None);
+    let mut text = db.libpq_message(None);
+    text.push('\n');
     let next = if db.code == "57P03" {
         Next::OtherHost
     } else if authenticated_phase {
