@@ -208,7 +208,7 @@ fn run_inner(opts: &Options) -> Result<i32, i32> {
 fn open_setup_connection(opts: &Options) -> Result<(ConnParams, Connection), i32> {
     let prog = opts.progname.as_str();
     crate::connect::connect_prompting(opts).map_err(|failure| {
-        messages::error(prog, &failure.message);
+        messages::error(prog, &pgrush_wire::lossless::to_bytes(&failure.message));
         messages::error(prog, "could not create connection for setup");
         if let Some(hint) = failure.terminal_hint(prog) {
             eprint!("{hint}");

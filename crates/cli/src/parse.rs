@@ -163,9 +163,10 @@ fn basename(argv0: &[u8]) -> &[u8] {
     }
 }
 
-/// Lossy conversion of an argument for storage in [`Options`].
+/// An argument for storage in [`Options`], bytes that are not UTF-8 escaped
+/// without loss ([`pgrush_wire::lossless`]): connection parameters are bytes.
 fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
+    pgrush_wire::lossless::from_bytes(bytes)
 }
 
 #[cfg(test)]

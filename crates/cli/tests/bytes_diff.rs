@@ -63,13 +63,24 @@ fn run(prog: Prog, dir: &Path, db: &str, args: &[&[u8]]) -> Raw {
 
 /// [`run`] with `input` on standard input.
 fn run_input(prog: Prog, dir: &Path, db: &str, args: &[&[u8]], input: &[u8]) -> Raw {
+    run_with(prog, dir, &[("PGDATABASE", db.as_bytes())], args, input)
+}
+
+/// [`run`] in database `db` with more environment variables, given as bytes.
+fn run_env(prog: Prog, dir: &Path, db: &[u8], env: &[(&str, &[u8])], args: &[&[u8]]) -> Raw {
+    let env = [&[("PGDATABASE", db)][..], env].concat();
+    run_with(prog, dir, &env, args, b"")
+}
+
+/// Runs `prog` in `dir` against the shared cluster with `env` (bytes) added.
+fn run_with(prog: Prog, dir: &Path, env: &[(&str, &[u8])], args: &[&[u8]], input: &[u8]) -> Raw {
     let mut cmd = match prog {
         Prog::Pgrush => Command::new(env!("CARGO_BIN_EXE_pgrush")),
         Prog::Pgbench => oracle::require(Which::Pgbench18).command(),
     };
     cmd.current_dir(dir)
         .envs(pgrush_testkit::shared().env())
-        .env("PGDATABASE", db)
+        .envs(env.iter().map(|(k, v)| (k, std::ffi::OsStr::from_bytes(v))))
         .env_remove("PGBENCH_RANDOM_SEED")
         .env_remove("PGCLIENTENCODING")
         .args(args.iter().map(|a| std::ffi::OsStr::from_bytes(a)))
@@ -752,4 +763,52 @@ fn caret_counts_characters_in_multibyte_client_encodings() {
             }
         }
     }
+}
+
+/// Connection parameters are bytes, as in libpq: a role and a database whose
+/// names are ISO-8859-1 bytes (made in a SQL_ASCII database, where the server
+/// checks no encoding), given with `-U`/`-d`, in a conninfo string, in
+/// `PGUSER`/`PGDATABASE`, and a socket directory whose name is not UTF-8. The
+/// runs that connect must connect; the ones that fail must print the same bytes.
+#[test]
+fn connection_parameters_are_bytes() {
+    let c = database("bytes_conn_ascii", "SQL_ASCII", false);
+    psql(
+        "bytes_conn_ascii",
+        "SQL_ASCII",
+        b"DROP DATABASE IF EXISTS \"b\xe9se\"; DROP ROLE IF EXISTS \"r\xf4le\"; \
+          CREATE ROLE \"r\xf4le\" LOGIN SUPERUSER; \
+          CREATE DATABASE \"b\xe9se\" ENCODING 'SQL_ASCII' LC_COLLATE 'C' LC_CTYPE 'C' \
+          TEMPLATE template0",
+    );
+    let dir = Dir::new(&[(
+        "who.sql",
+        b"SELECT 1 / (current_user = E'r\\xf4le' AND current_database() = E'b\\xe9se')::int;\n",
+    )]);
+    let who: &[&[u8]] = &[b"-n", b"-t", b"1", b"-f", b"who.sql"];
+    fn with<'a>(who: &[&'a [u8]], extra: &[&'a [u8]]) -> Vec<&'a [u8]> {
+        [who, extra].concat()
+    }
+    // Options, a conninfo string, and a URI with percent-encoded bytes.
+    for args in [
+        with(who, &[b"-U", b"r\xf4le", b"b\xe9se"]),
+        with(who, &[b"-d", b"dbname=b\xe9se user=r\xf4le"]),
+        with(who, &[b"-d", b"postgresql:///b%E9se?user=r%F4le"]),
+    ] {
+        let (theirs, ours) = same_stderr(&dir.0, "postgres", &args);
+        assert_eq!((theirs.code, ours.code), (0, 0), "{}", show(&ours.stderr));
+    }
+    // The environment.
+    for prog in [Prog::Pgbench, Prog::Pgrush] {
+        let out = run_env(prog, &dir.0, b"b\xe9se", &[("PGUSER", b"r\xf4le")], who);
+        assert_eq!(out.code, 0, "{prog:?}: {}", show(&out.stderr));
+    }
+    // Refusals echo the bytes: a role that does not exist, and a socket directory.
+    let missing_role = with(who, &[b"-U", b"n\xe9ant", b"b\xe9se"]);
+    let (theirs, _) = same_stderr(&dir.0, "postgres", &missing_role);
+    assert!(theirs.stderr.contains(&0xe9), "{}", show(&theirs.stderr));
+    let missing_dir = with(who, &[b"-h", b"/nonexistent/r\xe9pertoire", b"b\xe9se"]);
+    let (theirs, _) = same_stderr(&dir.0, "postgres", &missing_dir);
+    assert!(theirs.stderr.contains(&0xe9), "{}", show(&theirs.stderr));
+    let _ = c;
 }

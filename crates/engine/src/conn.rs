@@ -184,7 +184,10 @@ impl Network for Sockets<'_> {
         match Connection::connect(self.params) {
             Ok(mut c) => c.set_nonblocking(true).is_ok().then_some(c),
             Err(e) => {
-                messages::error(self.progname, &e.to_string());
+                messages::error(
+                    self.progname,
+                    &pgrush_wire::lossless::to_bytes(&e.to_string()),
+                );
                 None
             }
         }

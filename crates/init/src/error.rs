@@ -50,7 +50,7 @@ impl InitError {
         match self {
             InitError::Connect(msg) => line(
                 &format!("{progname}: error: "),
-                msg.as_bytes(),
+                &pgrush_wire::lossless::to_bytes(msg),
                 &format!("\n{progname}: error: could not create connection for initialization\n"),
             ),
             InitError::Query { message, sql } => line(

@@ -273,13 +273,17 @@ impl<'i, 'a> Exchange<'i, 'a> {
         let password = input.password.ok_or_else(|| client(NO_PASSWORD))?;
         let mut buf = bytes::BytesMut::new();
         if code == 3 {
-            frontend::password_message(password.as_bytes(), &mut buf)
+            frontend::password_message(&crate::lossless::to_bytes(password), &mut buf)
         } else {
             let salt: [u8; 4] = data
                 .get(..4)
                 .and_then(|s| s.try_into().ok())
                 .ok_or_else(|| client("insufficient data left in message"))?;
-            let hash = md5_hash(input.user.as_bytes(), password.as_bytes(), salt);
+            let hash = md5_hash(
+                &crate::lossless::to_bytes(input.user),
+                &crate::lossless::to_bytes(password),
+                salt,
+            );
             frontend::password_message(hash.as_bytes(), &mut buf)
         }
         .map_err(|e| AuthFailure::Client(e.to_string()))?;
@@ -303,7 +307,7 @@ impl<'i, 'a> Exchange<'i, 'a> {
                 "authentication method requirement \"{spec}\" failed: server requested {mechanism} authentication"
             )));
         }
-        let s = ScramSha256::new(password.as_bytes(), binding);
+        let s = ScramSha256::new(&crate::lossless::to_bytes(password), binding);
         let mut buf = bytes::BytesMut::new();
         frontend::sasl_initial_response(mechanism, s.message(), &mut buf)
             .map_err(|e| AuthFailure::Client(e.to_string()))?;

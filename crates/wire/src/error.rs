@@ -80,7 +80,7 @@ impl DbError {
         };
         for (code, value) in ErrorFields::new(body).iter() {
             let v = if encoding.is_utf8() {
-                String::from_utf8_lossy(value).into_owned()
+                crate::lossless::from_bytes(value)
             } else {
                 bytewise_decode(value)
             };
@@ -123,9 +123,10 @@ impl DbError {
     /// statement text that produced the error, used for the `LINE n:` cursor display.
     /// Texts read byte by byte come back as one character per byte.
     pub fn libpq_message(&self, query: Option<&str>) -> String {
-        let bytes = self.libpq_message_bytes(query.map(str::as_bytes));
+        let query = query.map(crate::lossless::to_bytes);
+        let bytes = self.libpq_message_bytes(query.as_deref());
         if self.encoding.is_utf8() {
-            String::from_utf8_lossy(&bytes).into_owned()
+            crate::lossless::from_bytes(&bytes)
         } else {
             bytewise_decode(&bytes)
         }
@@ -146,7 +147,7 @@ impl DbError {
     /// The bytes of one of the texts as the server sent them.
     fn push_text(&self, out: &mut Vec<u8>, text: &str) {
         if self.encoding.is_utf8() {
-            out.extend_from_slice(text.as_bytes());
+            out.extend_from_slice(&crate::lossless::to_bytes(text));
         } else {
             out.extend(bytewise_encode(text));
         }
@@ -488,12 +489,12 @@ mod tests {
             b"ERROR:  column \"caf\xe9\" does not exist\nLINE 1: select '\xe9', caf\xe9\n                    ^"
                 .to_vec()
         );
-        // Read as UTF-8 the server's invalid bytes are replaced; the query is
-        // echoed as it was sent.
-        let lossy = ErrorFields::new(&b).to_db_error_in(ClientEncoding::Utf8);
-        assert!(lossy.encoding.is_utf8());
-        let text = lossy.libpq_message_bytes(Some(query));
-        assert!(text.starts_with("ERROR:  column \"caf\u{fffd}\"".as_bytes()));
+        // Read as UTF-8, bytes that are not UTF-8 still come back as the server
+        // sent them (as libpq prints them); the query is echoed as it was sent.
+        let utf8 = ErrorFields::new(&b).to_db_error_in(ClientEncoding::Utf8);
+        assert!(utf8.encoding.is_utf8());
+        let text = utf8.libpq_message_bytes(Some(query));
+        assert!(text.starts_with(b"ERROR:  column \"caf\xe9\""));
         assert!(text.windows(query.len()).any(|w| w == query));
     }
 

@@ -42,6 +42,7 @@ pub mod conninfo;
 mod encoding;
 mod error;
 mod frontend;
+pub mod lossless;
 mod params;
 mod position;
 mod query;

@@ -50,7 +50,7 @@ impl Connection {
     /// client encoding (see [`crate::DbError::parse_in`]): print it with
     /// [`Error::libpq_message_bytes`].
     pub fn simple_query(&mut self, sql: &str) -> Result<Vec<QueryResult>, Error> {
-        self.queue_query(sql)?;
+        self.queue_query(crate::lossless::to_bytes(sql))?;
         self.send_blocking()?;
         self.collect_results()
     }
@@ -128,7 +128,7 @@ impl Connection {
 
     /// Starts `COPY ... FROM STDIN` (text or binary) and returns the writer.
     pub fn copy_in(&mut self, sql: &str) -> Result<CopyIn<'_>, Error> {
-        self.queue_query(sql)?;
+        self.queue_query(crate::lossless::to_bytes(sql))?;
         self.send_blocking()?;
         loop {
             let encoding = self.client_encoding();

@@ -5,6 +5,7 @@ use std::ffi::{CStr, CString};
 use std::io;
 use std::net::{IpAddr, SocketAddr, TcpStream};
 use std::os::fd::AsRawFd;
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -84,13 +85,14 @@ pub(crate) fn resolve(ep: &Endpoint) -> Result<Vec<Addr>, String> {
     match ep.kind {
         EndpointKind::Unix => {
             let path = ep.socket_path();
+            let os_path = crate::lossless::to_path(&path);
             // sizeof(sun_path) - 1
-            if path.len() > 107 {
+            if os_path.as_os_str().len() > 107 {
                 return Err(format!(
                     "Unix-domain socket path \"{path}\" is too long (maximum 107 bytes)"
                 ));
             }
-            Ok(vec![Addr::Unix(PathBuf::from(path))])
+            Ok(vec![Addr::Unix(os_path)])
         }
         EndpointKind::Tcp => {
             if let Some(addr) = ep.hostaddr.as_deref().filter(|a| !a.is_empty()) {
@@ -115,7 +117,7 @@ pub(crate) fn prefix(ep: &Endpoint, addr: &Addr) -> String {
     match addr {
         Addr::Unix(path) => format!(
             "connection to server on socket \"{}\" failed: ",
-            path.display()
+            crate::lossless::from_bytes(path.as_os_str().as_bytes())
         ),
         Addr::Tcp(sa) => {
             let ip = sa.ip().to_string();
@@ -255,11 +257,9 @@ fn user_name(uid: libc::uid_t) -> Option<String> {
         return None;
     }
     // SAFETY: pw_name is a NUL-terminated string inside buf.
-    Some(
-        unsafe { CStr::from_ptr(pwd.pw_name) }
-            .to_string_lossy()
-            .into_owned(),
-    )
+    Some(crate::lossless::from_bytes(
+        unsafe { CStr::from_ptr(pwd.pw_name) }.to_bytes(),
+    ))
 }
 
 fn set_int_opt(fd: std::os::fd::RawFd, level: libc::c_int, name: libc::c_int, value: libc::c_int) {

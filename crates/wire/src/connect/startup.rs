@@ -328,7 +328,7 @@ fn write_startup(
         }
         buf.extend_from_slice(k.as_bytes());
         buf.extend_from_slice(b"\0");
-        buf.extend_from_slice(v.as_bytes());
+        buf.extend_from_slice(&crate::lossless::to_bytes(v));
         buf.extend_from_slice(b"\0");
     }
     buf.extend_from_slice(b"\0");

@@ -34,7 +34,7 @@ pub trait Environment {
     /// password database.
     fn home_dir(&self) -> Option<PathBuf> {
         match self.var("HOME") {
-            Some(h) if !h.is_empty() => Some(PathBuf::from(h)),
+            Some(h) if !h.is_empty() => Some(crate::lossless::to_path(&h)),
             _ => self.passwd_home(),
         }
     }
@@ -92,18 +92,14 @@ impl ProcessEnvironment {
         }
         // SAFETY: getpwuid_r succeeded, so pw_name and pw_dir point to
         // NUL-terminated strings inside `buf`.
-        let name = unsafe { CStr::from_ptr(pwd.pw_name) }
-            .to_string_lossy()
-            .into_owned();
+        let name = crate::lossless::from_bytes(unsafe { CStr::from_ptr(pwd.pw_name) }.to_bytes());
         let dir = if pwd.pw_dir.is_null() {
             PathBuf::new()
         } else {
+            use std::os::unix::ffi::OsStrExt;
             // SAFETY: as above.
-            PathBuf::from(
-                unsafe { CStr::from_ptr(pwd.pw_dir) }
-                    .to_string_lossy()
-                    .into_owned(),
-            )
+            let dir = unsafe { CStr::from_ptr(pwd.pw_dir) };
+            PathBuf::from(std::ffi::OsStr::from_bytes(dir.to_bytes()))
         };
         Ok((name, dir))
     }
@@ -111,7 +107,10 @@ impl ProcessEnvironment {
 
 impl Environment for ProcessEnvironment {
     fn var(&self, name: &str) -> Option<String> {
-        std::env::var_os(name).map(|v| v.to_string_lossy().into_owned())
+        {
+            use std::os::unix::ffi::OsStrExt;
+            std::env::var_os(name).map(|v| crate::lossless::from_bytes(v.as_bytes()))
+        }
     }
 
     fn passwd_home(&self) -> Option<PathBuf> {

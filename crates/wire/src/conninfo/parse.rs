@@ -23,9 +23,9 @@ pub fn is_connection_string(s: &str) -> bool {
 }
 
 /// Converts bytes taken from the input (possibly percent-decoded) to a
-/// `String`; invalid UTF-8 is replaced (libpq would keep the raw bytes).
+/// `String`, keeping bytes that are not UTF-8 ([`crate::lossless`]).
 pub(crate) fn bytes_to_string(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
+    crate::lossless::from_bytes(b)
 }
 
 /// Parses a conninfo string (keyword/value or URI) exactly as libpq's

@@ -94,7 +94,7 @@ fn find_password(data: &[u8], fields: &[&str; 4]) -> Option<String> {
         }
         let mut rest = Some(line);
         for field in fields {
-            rest = rest.and_then(|r| match_field(r, field.as_bytes()));
+            rest = rest.and_then(|r| match_field(r, &crate::lossless::to_bytes(field)));
         }
         if let Some(rest) = rest {
             return Some(unescape_password(rest));
@@ -142,7 +142,7 @@ fn unescape_password(field: &[u8]) -> String {
         out.push(field[i]);
         i += 1;
     }
-    String::from_utf8_lossy(&out).into_owned()
+    crate::lossless::from_bytes(&out)
 }
 
 #[cfg(test)]

@@ -346,8 +346,12 @@ fn user_and_dbname(
 /// The password file: `passfile` when set and not empty, else `~/.pgpass`.
 fn passfile(options: &OptionSet, home: Option<&Path>) -> Option<PathBuf> {
     match options.get("passfile").filter(|p| !p.is_empty()) {
-        Some(p) => Some(PathBuf::from(p)),
-        None => home.map(|h| PathBuf::from(format!("{}/.pgpass", h.display()))),
+        Some(p) => Some(crate::lossless::to_path(p)),
+        None => home.map(|h| {
+            let mut file = h.as_os_str().to_owned();
+            file.push("/.pgpass");
+            PathBuf::from(file)
+        }),
     }
 }
 
