@@ -487,12 +487,7 @@ fn gate_run(opts: &Options, doc: &mut RunDocument) -> Result<bool, i32> {
     if opts.assertions.is_empty() {
         return Ok(true);
     }
-    let facts = pgrush_report::assertion::RunFacts {
-        rate: opts.rate > 0.0,
-        latency_limit: opts.latency_limit_us > 0,
-        baseline: false,
-        scripts: gate::script_names(&opts.scripts),
-    };
+    let facts = gate::run_facts(opts);
     let verdicts = gate::verdicts(&opts.assertions, &facts, doc, None);
     gate::print_verdicts(&verdicts, &mut text_out(opts));
     if let Some(path) = &opts.junit {

@@ -6,11 +6,21 @@ use std::io::Write;
 use pgrush_report::assertion::{Assertion, RunFacts, Verdict, evaluate};
 use pgrush_report::document::RunDocument;
 
-use crate::options::{ScriptSource, ScriptSpec};
+use crate::options::{Options, ScriptSource, ScriptSpec};
 
 /// The exit status of a run whose report is fine but an assertion failed (0, 1 and 2
 /// keep pgbench's meanings).
 pub const ASSERTION_FAILED: i32 = 3;
+
+/// What a run with these options can produce (`-R`, `-L`, its scripts; no baseline).
+pub fn run_facts(opts: &Options) -> RunFacts {
+    RunFacts {
+        rate: opts.rate > 0.0,
+        latency_limit: opts.latency_limit_us > 0,
+        baseline: false,
+        scripts: script_names(&opts.scripts),
+    }
+}
 
 /// The names each script of a pgbench command line answers to: its number is its
 /// position; a builtin answers to its name and description, a file to its name as given.

@@ -168,12 +168,7 @@ fn check_assertions(o: &Options, diag: &mut Diag<'_>) -> Result<(), i32> {
         diag.try_help();
         return Err(1);
     }
-    let facts = pgrush_report::assertion::RunFacts {
-        rate: o.rate > 0.0,
-        latency_limit: o.latency_limit_us > 0,
-        baseline: false,
-        scripts: crate::bench::gate::script_names(&o.scripts),
-    };
+    let facts = crate::bench::gate::run_facts(o);
     if let Err(msg) = crate::bench::gate::resolve(&o.assertions, &facts) {
         diag.error(msg.as_bytes());
         diag.try_help();
