@@ -5,6 +5,7 @@
 //! the `--debug` connection line, scale and partition detection (builtin
 //! scripts only), the vacuum lines, then the run and the final report.
 
+pub(crate) mod gate;
 mod setup;
 
 use std::io::Write;
@@ -340,8 +341,9 @@ fn engine_output(opts: &Options) -> Output {
     }
 }
 
-/// The report, the extras (percentiles, JSON, HTML) and the exit status: 2 after an
-/// interrupt or an aborted client, as pgbench.
+/// The report, the extras (percentiles, assertion verdicts, JSON, HTML, JUnit) and the
+/// exit status: 2 after an interrupt or an aborted client, as pgbench; 3 when an
+/// `--assert` failed in a run that was otherwise fine.
 fn finish_run(
     opts: &Options,
     summary: &RunSummary,
@@ -364,5 +366,5 @@ fn finish_run(
         messages::error(&opts.progname, pgrush_report::text::ABORTED_MESSAGE);
         return Ok(2);
     }
-    extras_status.map(|()| 0)
+    extras_status.map(|passed| if passed { 0 } else { gate::ASSERTION_FAILED })
 }

@@ -169,6 +169,11 @@ pub struct Options {
     pub html: Option<String>,
     /// `--no-warnings`: do not print the meaningfulness warnings.
     pub no_warnings: bool,
+    /// `--assert EXPR`, in command-line order: checked after the run (exit status 3
+    /// when one fails).
+    pub assertions: Vec<pgrush_report::assertion::Assertion>,
+    /// `--junit=FILE`: write the assertions' verdicts as JUnit XML.
+    pub junit: Option<String>,
 }
 
 impl Default for Options {
@@ -222,6 +227,8 @@ impl Default for Options {
             json: None,
             html: None,
             no_warnings: false,
+            assertions: Vec::new(),
+            junit: None,
         }
     }
 }

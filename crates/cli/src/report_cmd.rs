@@ -6,6 +6,7 @@ use std::ffi::OsString;
 use std::io::Write;
 
 use pgrush_engine::messages;
+use pgrush_report::assertion::Assertion;
 use pgrush_report::compare::{Comparison, Format};
 use pgrush_report::document::{ClientInfo, RunContext, RunDocument, ServerInfo};
 use pgrush_report::html;
@@ -14,6 +15,7 @@ use pgrush_stats::RunSummary;
 use pgrush_wire::Connection;
 use pgrush_wire::conninfo::ConnParams;
 
+use crate::bench::gate;
 use crate::options::{Options, ScriptSource};
 
 const USAGE: &str = "\
@@ -22,12 +24,19 @@ const USAGE: &str = "\
 Usage:
   {prog} report RUN.json --html=FILE     render one run as a self-contained HTML page
   {prog} report RUN.json...              print a side-by-side table of runs
+  {prog} report [--baseline=BASE.json] RUN.json --assert=EXPR...
+                                         check a saved run (exit status 3 when an
+                                         assertion fails)
 
 Options:
   --html=FILE     write an HTML page to FILE (- for stdout): the report of one run,
                   or the comparison of several runs
   --markdown      print the table as Markdown
   --csv           print the table as CSV
+  --baseline=FILE compare with this saved run: EXPR may use FACTOR*baseline, e.g.
+                  \"tps>=0.95*baseline\", \"p99<=1.1*baseline\"
+  --assert=EXPR   check a result of RUN.json, e.g. \"tps>=1000\", \"p99<5ms\" (repeatable)
+  --junit=FILE    write the --assert verdicts to FILE as JUnit XML
   -?, --help      show this help, then exit
 
 ";
@@ -38,6 +47,12 @@ struct ReportArgs {
     files: Vec<String>,
     html: Option<String>,
     format: Format,
+    /// `--baseline=FILE`: the saved run `…*baseline` thresholds read.
+    baseline: Option<String>,
+    /// `--assert=EXPR`, in order.
+    assertions: Vec<Assertion>,
+    /// `--junit=FILE`.
+    junit: Option<String>,
 }
 
 fn usage_error(prog: &str, msg: &str) -> i32 {
@@ -49,11 +64,47 @@ fn usage_error(prog: &str, msg: &str) -> i32 {
     1
 }
 
+/// The options that take a value (`--NAME VALUE` or `--NAME=VALUE`).
+const VALUE_OPTIONS: [&str; 4] = ["html", "baseline", "assert", "junit"];
+
+/// `arg`'s option name and value when it is one of [`VALUE_OPTIONS`], taking the value
+/// from the next argument when not attached.
+fn option_value(
+    prog: &str,
+    arg: &str,
+    rest: &mut dyn Iterator<Item = String>,
+) -> Result<Option<(&'static str, String)>, i32> {
+    let Some(body) = arg.strip_prefix("--") else {
+        return Ok(None);
+    };
+    for name in VALUE_OPTIONS {
+        if body == name {
+            return match rest.next() {
+                Some(v) => Ok(Some((name, v))),
+                None => Err(usage_error(
+                    prog,
+                    &format!("option '--{name}' requires an argument"),
+                )),
+            };
+        }
+        if let Some(v) = body.strip_prefix(name).and_then(|r| r.strip_prefix('=')) {
+            if v.is_empty() {
+                break;
+            }
+            return Ok(Some((name, v.to_string())));
+        }
+    }
+    Ok(None)
+}
+
 fn parse_report_args(prog: &str, args: &[OsString]) -> Result<Option<ReportArgs>, i32> {
     let mut out = ReportArgs {
         files: Vec::new(),
         html: None,
         format: Format::Text,
+        baseline: None,
+        assertions: Vec::new(),
+        junit: None,
     };
     let mut only_files = false;
     let mut it = args.iter().map(|a| a.to_string_lossy().into_owned());
@@ -67,28 +118,47 @@ fn parse_report_args(prog: &str, args: &[OsString]) -> Result<Option<ReportArgs>
             "--help" | "-?" | "-h" => return Ok(None),
             "--markdown" => out.format = Format::Markdown,
             "--csv" => out.format = Format::Csv,
-            "--html" => match it.next() {
-                Some(v) => out.html = Some(v),
-                None => {
-                    return Err(usage_error(prog, "option '--html' requires an argument"));
-                }
-            },
-            _ => match arg.strip_prefix("--html=") {
-                Some(v) if !v.is_empty() => out.html = Some(v.to_string()),
-                _ => return Err(usage_error(prog, &format!("unrecognized option \"{arg}\""))),
+            _ => match option_value(prog, &arg, &mut it)? {
+                Some(("html", v)) => out.html = Some(v),
+                Some(("baseline", v)) => out.baseline = Some(v),
+                Some(("junit", v)) => out.junit = Some(v),
+                Some((_, v)) => match Assertion::parse(&v) {
+                    Ok(a) => out.assertions.push(a),
+                    Err(e) => {
+                        return Err(usage_error(
+                            prog,
+                            &format!("invalid assertion \"{v}\": {e}"),
+                        ));
+                    }
+                },
+                None => return Err(usage_error(prog, &format!("unrecognized option \"{arg}\""))),
             },
         }
     }
-    if out.files.is_empty() {
-        return Err(usage_error(prog, "no run file given"));
-    }
-    if out.html.is_some() && out.format != Format::Text {
-        return Err(usage_error(
-            prog,
-            "--html cannot be combined with --markdown or --csv",
-        ));
-    }
+    check_report_args(prog, &out)?;
     Ok(Some(out))
+}
+
+/// The combinations `pgrush report` refuses.
+fn check_report_args(prog: &str, args: &ReportArgs) -> Result<(), i32> {
+    let refuse = |msg: &str| Err(usage_error(prog, msg));
+    if args.files.is_empty() {
+        return refuse("no run file given");
+    }
+    if args.html.is_some() && args.format != Format::Text {
+        return refuse("--html cannot be combined with --markdown or --csv");
+    }
+    let gating = !args.assertions.is_empty();
+    if (args.baseline.is_some() || args.junit.is_some()) && !gating {
+        return refuse("--baseline and --junit are allowed only with --assert");
+    }
+    if gating && args.files.len() != 1 {
+        return refuse("--assert checks exactly one run file (the baseline goes in --baseline)");
+    }
+    if gating && args.html.is_some() {
+        return refuse("--assert cannot be combined with --html");
+    }
+    Ok(())
 }
 
 fn read_run(prog: &str, path: &str) -> Result<RunDocument, i32> {
@@ -169,6 +239,9 @@ pub fn run(prog: &str, args: &[OsString]) -> i32 {
             Err(code) => return code,
         }
     }
+    if !parsed.assertions.is_empty() {
+        return gate_saved_run(prog, &parsed, runs);
+    }
     if let Some(path) = &parsed.html {
         let page = match runs.as_slice() {
             [(_, only)] => html::render(only),
@@ -186,13 +259,62 @@ pub fn run(prog: &str, args: &[OsString]) -> i32 {
     }
 }
 
+/// `pgrush report [--baseline=BASE] RUN --assert=EXPR…`: the table of the baseline and
+/// the run, the verdict lines, the `--junit` file; exit status 3 when an assertion failed.
+fn gate_saved_run(prog: &str, parsed: &ReportArgs, mut runs: Vec<(String, RunDocument)>) -> i32 {
+    let base = match &parsed.baseline {
+        Some(path) => match read_run(prog, path) {
+            Ok(doc) => Some((path.clone(), doc)),
+            Err(code) => return code,
+        },
+        None => None,
+    };
+    let Some((_, new)) = runs.first() else {
+        return 1;
+    };
+    let facts = gate::document_facts(new, base.is_some());
+    if let Err(msg) = gate::resolve(&parsed.assertions, &facts) {
+        messages::error(prog, &msg);
+        return 1;
+    }
+    let verdicts = gate::verdicts(
+        &parsed.assertions,
+        &facts,
+        new,
+        base.as_ref().map(|(_, doc)| doc),
+    );
+    if let Some(b) = base {
+        runs.insert(0, b);
+    }
+    let table = Comparison::build(&runs).render(parsed.format);
+    let text = format!("{table}{}", gate::verdict_lines(&verdicts));
+    if let Err(code) = write_output(prog, "-", &text) {
+        return code;
+    }
+    if let Some(path) = &parsed.junit {
+        let suite = format!("{prog} report");
+        let xml = pgrush_report::junit::render(&suite, &verdicts, &text);
+        if let Err(code) = write_output(prog, path, &xml) {
+            return code;
+        }
+    }
+    if gate::all_passed(&verdicts) {
+        0
+    } else {
+        gate::ASSERTION_FAILED
+    }
+}
+
 // ---------------------------------------------------------------------------------------
 // Extras of a benchmark run.
 
 /// Whether any output beyond pgbench's was asked for (warnings are printed only then: by default
 /// pgrush's output is exactly pgbench's).
 pub fn extras_enabled(opts: &Options) -> bool {
-    opts.percentiles.is_some() || opts.json.is_some() || opts.html.is_some()
+    opts.percentiles.is_some()
+        || opts.json.is_some()
+        || opts.html.is_some()
+        || !opts.assertions.is_empty()
 }
 
 /// Whether the text output (banner, report, percentile lines) must go to stderr because
@@ -294,11 +416,12 @@ impl RunExtras {
         Some(after? > before)
     }
 
-    /// After the text report: percentile lines, warnings, `--json` and `--html`.
-    /// Returns exit status 1 when a file cannot be written.
-    pub fn after_run(&self, opts: &Options, summary: &RunSummary) -> Result<(), i32> {
+    /// After the text report: percentile lines, warnings, the `--assert` verdicts,
+    /// `--json`, `--html` and `--junit`. Returns whether every assertion held (true
+    /// without assertions), or exit status 1 when a file cannot be written.
+    pub fn after_run(&self, opts: &Options, summary: &RunSummary) -> Result<bool, i32> {
         if !self.enabled {
-            return Ok(());
+            return Ok(true);
         }
         let prog = opts.progname.as_str();
         let list = opts.percentiles.clone().unwrap_or_default();
@@ -309,6 +432,33 @@ impl RunExtras {
             let _ = out.flush();
         }
         let client = ClientInfo::detect();
+        let found = self.warnings(opts, summary, &client);
+        if opts.json.is_none() && opts.html.is_none() && opts.assertions.is_empty() {
+            return Ok(true);
+        }
+        let ctx = RunContext {
+            command_line: std::env::args_os()
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect(),
+            start_time_unix_us: self.start_time_unix_us,
+            server: self.server.clone(),
+            client,
+            percentiles: list,
+            warnings: found,
+        };
+        let mut doc = RunDocument::build(summary, &ctx);
+        let passed = gate_run(opts, &mut doc)?;
+        if let Some(path) = &opts.json {
+            write_output(prog, path, &doc.to_json())?;
+        }
+        if let Some(path) = &opts.html {
+            write_output(prog, path, &html::render(&doc))?;
+        }
+        Ok(passed)
+    }
+
+    /// The meaningfulness warnings, printed unless `--no-warnings`.
+    fn warnings(&self, opts: &Options, summary: &RunSummary, client: &ClientInfo) -> Vec<String> {
         let found = warnings(&WarningInputs {
             duration_s: summary.bench_duration_s(),
             tpcb_like: tpcb_like(opts),
@@ -324,31 +474,30 @@ impl RunExtras {
         });
         if !opts.no_warnings {
             for w in &found {
-                messages::warning(prog, w);
+                messages::warning(&opts.progname, w);
             }
         }
-        if opts.json.is_none() && opts.html.is_none() {
-            return Ok(());
-        }
-        let ctx = RunContext {
-            command_line: std::env::args_os()
-                .map(|a| a.to_string_lossy().into_owned())
-                .collect(),
-            start_time_unix_us: self.start_time_unix_us,
-            server: self.server.clone(),
-            client,
-            percentiles: list,
-            warnings: found,
-        };
-        let doc = RunDocument::build(summary, &ctx);
-        if let Some(path) = &opts.json {
-            write_output(prog, path, &doc.to_json())?;
-        }
-        if let Some(path) = &opts.html {
-            write_output(prog, path, &html::render(&doc))?;
-        }
-        Ok(())
+        found
     }
+}
+
+/// The `--assert` verdicts of a run: printed after the report, stored in `doc`, written
+/// to `--junit`'s file. Returns whether every assertion held.
+fn gate_run(opts: &Options, doc: &mut RunDocument) -> Result<bool, i32> {
+    if opts.assertions.is_empty() {
+        return Ok(true);
+    }
+    let facts = gate::run_facts(opts);
+    let verdicts = gate::verdicts(&opts.assertions, &facts, doc, None);
+    gate::print_verdicts(&verdicts, &mut text_out(opts));
+    if let Some(path) = &opts.junit {
+        let out = format!("{}{}", doc.report_text, gate::verdict_lines(&verdicts));
+        let xml = pgrush_report::junit::render(&opts.progname, &verdicts, &out);
+        write_output(&opts.progname, path, &xml)?;
+    }
+    let passed = gate::all_passed(&verdicts);
+    doc.assertions = Some(verdicts);
+    Ok(passed)
 }
 
 #[cfg(test)]
@@ -368,6 +517,9 @@ mod tests {
                 files: vec!["a.json".into(), "b.json".into()],
                 html: None,
                 format: Format::Markdown,
+                baseline: None,
+                assertions: Vec::new(),
+                junit: None,
             }))
         );
         let p = parse_report_args("pgrush", &args(&["--html", "x.html", "a.json"]));
@@ -394,6 +546,40 @@ mod tests {
             parse_report_args("pgrush", &args(&["--html=x", "--csv", "a"])),
             Err(1)
         );
+        let p = parse_report_args(
+            "pgrush",
+            &args(&[
+                "--baseline",
+                "b.json",
+                "n.json",
+                "--assert=tps>=0.9*baseline",
+            ]),
+        );
+        let p = p.ok().flatten();
+        assert_eq!(
+            p.as_ref().and_then(|r| r.baseline.clone()),
+            Some("b.json".into())
+        );
+        assert_eq!(p.map(|r| r.assertions.len()), Some(1));
+        let p = parse_report_args(
+            "pgrush",
+            &args(&["n.json", "--assert", "p99<5", "--junit=j"]),
+        );
+        assert_eq!(p.map(|r| r.and_then(|r| r.junit)), Ok(Some("j".into())));
+        for refused in [
+            &["n.json", "--assert", "tps>"][..],
+            &["n.json", "--junit=j"],
+            &["--baseline=b.json", "n.json"],
+            &["a.json", "b.json", "--assert=tps>1"],
+            &["n.json", "--assert=tps>1", "--html=x"],
+            &["n.json", "--assert"],
+        ] {
+            assert_eq!(
+                parse_report_args("pgrush", &args(refused)),
+                Err(1),
+                "{refused:?}"
+            );
+        }
         let p = parse_report_args("pgrush", &args(&["--", "--odd.json"]));
         assert_eq!(
             p.map(|r| r.map(|r| r.files)),

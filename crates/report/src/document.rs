@@ -407,6 +407,9 @@ pub struct RunDocument {
     /// pgbench's text report as printed (from `transaction type:` on); script names and
     /// command texts that are not UTF-8 have their invalid bytes replaced by U+FFFD.
     pub report_text: String,
+    /// The verdicts of `--assert`, in command-line order (absent without `--assert`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub assertions: Option<Vec<crate::assertion::Verdict>>,
 }
 
 impl RunDocument {
@@ -437,6 +440,7 @@ impl RunDocument {
             time_series: time_series_doc(sum, list),
             warnings: ctx.warnings.clone(),
             report_text: crate::text::render_report_lossy(sum),
+            assertions: None,
         }
     }
 

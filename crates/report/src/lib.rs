@@ -2,13 +2,16 @@
 //! ([`progress`]), built from [`pgrush_stats::RunSummary`] and progress snapshots; and
 //! pgrush's opt-in extras: latency [`percentiles`], the JSON run [`document`]
 //! (`--json`), the self-contained [`html`] report with SVG charts (`svg.rs`), run
-//! [`compare`]isons (`pgrush report`) and meaningfulness [`warnings`].
+//! [`compare`]isons (`pgrush report`) and meaningfulness [`warnings`]; and CI gates:
+//! [`assertion`]s on a run's results (`--assert`) with their verdicts as [`junit`] XML.
 #![deny(missing_docs)]
 
+pub mod assertion;
 pub mod compare;
 pub mod document;
 mod hdr;
 pub mod html;
+pub mod junit;
 pub mod percentiles;
 pub mod progress;
 mod svg;

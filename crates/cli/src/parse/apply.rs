@@ -9,6 +9,7 @@ use super::{parse_seed, seeded, text};
 use crate::options::{Action, Options, PartitionMethod, ScriptSource, ScriptSpec};
 use pgrush_cconv::{atof, atoi};
 use pgrush_report::PercentileList;
+use pgrush_report::assertion::Assertion;
 use pgrush_script::{BuiltinError, MAX_SCRIPTS, RawMessage, WeightError};
 use pgrush_stats::QueryMode;
 
@@ -377,6 +378,23 @@ pub fn percentiles(st: &mut State, value: Option<&[u8]>, diag: &mut Diag<'_>) ->
     };
     st.opts.percentiles = Some(list);
     Ok(())
+}
+
+/// `--assert EXPR`: the expression must be well formed now; whether the run can
+/// produce its metric is checked once every option is known.
+pub fn assert(st: &mut State, value: Option<&[u8]>, diag: &mut Diag<'_>) -> Result<(), i32> {
+    let text = String::from_utf8_lossy(value.unwrap_or_default());
+    match Assertion::parse(&text) {
+        Ok(assertion) => {
+            st.opts.assertions.push(assertion);
+            Ok(())
+        }
+        Err(e) => {
+            diag.error(format!("invalid assertion \"{text}\": {e}").as_bytes());
+            diag.try_help();
+            Err(1)
+        }
+    }
 }
 
 /// Prints `error: msg` and yields exit status 1.

@@ -72,6 +72,7 @@ pub fn finish(state: State, positional: &[&[u8]], diag: &mut Diag<'_>) -> Result
         );
     }
     check_benchmark(&opts, diag)?;
+    check_assertions(&opts, diag)?;
     if opts.transactions.is_none() && opts.duration.is_none() {
         opts.transactions = Some(DEFAULT_TRANSACTIONS);
     }
@@ -155,6 +156,23 @@ fn check_benchmark(o: &Options, diag: &mut Diag<'_>) -> Result<(), i32> {
             diag,
             b"an unlimited number of transaction tries can only be used with --latency-limit or a duration (-T)",
         );
+    }
+    Ok(())
+}
+
+/// `--assert` expressions whose metric or script the run cannot produce (lag without
+/// `-R`, late without `-L`, an unknown script, `baseline`), and `--junit` without them.
+fn check_assertions(o: &Options, diag: &mut Diag<'_>) -> Result<(), i32> {
+    if o.junit.is_some() && o.assertions.is_empty() {
+        diag.error(b"--junit is allowed only with --assert");
+        diag.try_help();
+        return Err(1);
+    }
+    let facts = crate::bench::gate::run_facts(o);
+    if let Err(msg) = crate::bench::gate::resolve(&o.assertions, &facts) {
+        diag.error(msg.as_bytes());
+        diag.try_help();
+        return Err(1);
     }
     Ok(())
 }

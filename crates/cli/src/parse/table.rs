@@ -514,6 +514,16 @@ pub static OPTIONS: &[OptionDef] = &[
     extension("report-latencies", No, None,
         &[help(Extensions, 6, &["same as -r (its name before PostgreSQL 10)"])],
         Update::Flag(|o| &mut o.report_per_command)),
+    extension("assert", Required, Some("EXPR"),
+        &[help(Extensions, 7, &[
+            "check a result after the run; repeatable, e.g.",
+            "\"tps>=1000\", \"p99<5ms\", \"select-only:p99.9<=20ms\";",
+            "exit status 3 when one fails (see docs/ci.md)",
+        ])],
+        Update::Custom(apply::assert)),
+    extension("junit", Required, Some("FILE"),
+        &[help(Extensions, 8, &["write the --assert verdicts to FILE as JUnit XML"])],
+        Update::Text(|o| &mut o.junit)),
     both(b'V', "version", No, None, Any,
         &[help(Common, 6, &["output version information, then exit"])],
         Update::Early(EarlyAction::Version)),
@@ -556,6 +566,8 @@ mod tests {
             "percentiles" => "50,99",
             "json" => "run.json",
             "html" => "run.html",
+            "assert" => "tps>=1",
+            "junit" => "run.xml",
             other => panic!("no sample value for --{other}: add one to this test"),
         }
     }
@@ -570,6 +582,7 @@ mod tests {
             "partition-method" => args.push("--partitions=2".to_string()),
             "sampling-rate" | "aggregate-interval" | "log-prefix" => args.push("-l".to_string()),
             "progress-timestamp" => args.push("-P1".to_string()),
+            "junit" => args.push("--assert=failed==0".to_string()),
             _ => {}
         }
         args

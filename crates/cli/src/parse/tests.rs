@@ -531,3 +531,43 @@ fn pgrush_extension_options() {
     assert!(ok(&["--no"]).no_vacuum);
     assert_eq!(ok(&["--h", "x"]).host.as_deref(), Some("x"));
 }
+
+#[test]
+fn assertions_are_kept_in_order_and_checked_against_every_option() {
+    // The script, -R and -L may come after the assertions that need them.
+    let o = ok(&[
+        "--assert",
+        "select-only:p99<5ms",
+        "--assert=lag<2",
+        "--assert",
+        "late==0",
+        "-S",
+        "-R",
+        "100",
+        "-L",
+        "50",
+        "--junit=gate.xml",
+    ]);
+    let sources: Vec<&str> = o.assertions.iter().map(|a| a.source.as_str()).collect();
+    assert_eq!(sources, ["select-only:p99<5ms", "lag<2", "late==0"]);
+    assert_eq!(o.junit.as_deref(), Some("gate.xml"));
+    // The default script answers to its builtin name and number.
+    assert_eq!(ok(&["--assert", "tpcb-like:tps>1"]).assertions.len(), 1);
+    assert_eq!(ok(&["--assert", "1:tps>1"]).assertions.len(), 1);
+    assert_eq!(
+        fails(&["--assert", "p99<5min", "-c", "x"]),
+        "pgrush: error: invalid assertion \"p99<5min\": unknown unit \"min\" (known: ms, us, s, %)\n\
+         pgrush: hint: Try \"pgrush --help\" for more information.\n"
+    );
+    assert_eq!(
+        fails(&["--assert", "2:tps>1", "-S"]),
+        "pgrush: error: invalid assertion \"2:tps>1\": no script \"2\" in this run \
+         (scripts: 1 (select-only, <builtin: select only>))\n\
+         pgrush: hint: Try \"pgrush --help\" for more information.\n"
+    );
+    assert!(fails(&["--assert", "late==0"]).contains("needs a latency limit (-L)"));
+    assert!(fails(&["--junit", "x.xml"]).contains("--junit is allowed only with --assert"));
+    assert!(
+        fails(&["-i", "--assert", "tps>1"]).contains("cannot be used in initialization (-i) mode")
+    );
+}

@@ -1,0 +1,180 @@
+//! Measuring an assertion's metric in a run document and deciding the verdict.
+
+use super::parse::{Assertion, Kind, Metric, Threshold, Unit};
+use crate::document::{Counts, Distribution, RunDocument, ScriptDoc};
+use serde::{Deserialize, Serialize};
+
+/// The outcome of one assertion, as printed after the report and stored in the JSON
+/// document (`assertions`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Verdict {
+    /// The expression as given.
+    pub expression: String,
+    /// The assertion written the canonical way (`p99 < 5 ms`).
+    pub assertion: String,
+    /// Whether the assertion holds (false when the value could not be measured).
+    pub passed: bool,
+    /// The measured value, in `unit` (`null` when the run has none).
+    pub measured: Option<f64>,
+    /// The value compared with, in `unit` (`null` when the baseline has none).
+    pub threshold: Option<f64>,
+    /// The baseline run's value, in `unit` (comparisons with a baseline only).
+    pub baseline: Option<f64>,
+    /// The unit of `measured`, `threshold` and `baseline`: `ms`, `us`, `s`, `%` or empty.
+    pub unit: String,
+    /// Why a value is missing.
+    pub note: Option<String>,
+}
+
+impl Verdict {
+    /// The line printed after the report:
+    /// `assertion passed: tps >= 1000 (measured 1234.567)`,
+    /// `assertion FAILED: p99 < 5 ms (measured 7.210 ms)`.
+    pub fn line(&self) -> String {
+        let state = if self.passed { "passed" } else { "FAILED" };
+        let show = |v: f64| {
+            let number = if self.unit.is_empty() && v.fract() == 0.0 && v.abs() < 1e15 {
+                format!("{v:.0}")
+            } else {
+                format!("{v:.3}")
+            };
+            match self.unit.as_str() {
+                "" => number,
+                "%" => format!("{number}%"),
+                unit => format!("{number} {unit}"),
+            }
+        };
+        let mut facts = Vec::new();
+        if let Some(m) = self.measured {
+            facts.push(format!("measured {}", show(m)));
+        }
+        if let Some(b) = self.baseline {
+            facts.push(format!("baseline {}", show(b)));
+        }
+        if let (Some(t), Some(_)) = (self.threshold, self.baseline) {
+            facts.push(format!("limit {}", show(t)));
+        }
+        if let Some(note) = &self.note {
+            facts.push(note.clone());
+        }
+        format!(
+            "assertion {state}: {} ({})",
+            self.assertion,
+            facts.join(", ")
+        )
+    }
+}
+
+/// Evaluates `assertion` on `doc` (its script `script`, from [`Assertion::check`]),
+/// with `baseline` for `…*baseline` thresholds.
+pub fn evaluate(
+    assertion: &Assertion,
+    script: Option<usize>,
+    doc: &RunDocument,
+    baseline: Option<&RunDocument>,
+) -> Verdict {
+    let unit = match assertion.threshold {
+        Threshold::Value { unit, .. } => unit,
+        Threshold::Baseline { .. } if assertion.metric.kind() == Kind::Time => Unit::Milliseconds,
+        Threshold::Baseline { .. } => Unit::None,
+    };
+    let value_in = |d: &RunDocument| measure(assertion.metric, unit, d, script);
+    let measured = value_in(doc);
+    let (threshold, base) = match assertion.threshold {
+        Threshold::Value { value, .. } => (Ok(value), None),
+        Threshold::Baseline { factor } => {
+            let base = baseline.map_or(Err("no baseline run"), value_in);
+            (base.map(|b| b * factor), Some(base))
+        }
+    };
+    let passed = match (&measured, &threshold) {
+        (Ok(m), Ok(t)) => assertion.op.holds(*m, *t),
+        _ => false,
+    };
+    let note = match (&measured, &base) {
+        (Err(why), _) => Some(format!("not measured: {why}")),
+        (_, Some(Err(why))) => Some(format!("no baseline value: {why}")),
+        _ => None,
+    };
+    Verdict {
+        expression: assertion.source.clone(),
+        assertion: assertion.normalized(),
+        passed,
+        measured: measured.ok(),
+        threshold: threshold.ok(),
+        baseline: base.and_then(Result::ok),
+        unit: unit.as_str().to_string(),
+        note,
+    }
+}
+
+/// What a metric is measured on: the whole run or one script.
+enum Scope<'a> {
+    Run(&'a RunDocument),
+    Script(&'a ScriptDoc),
+}
+
+impl Scope<'_> {
+    fn latency(&self) -> Option<&Distribution> {
+        match self {
+            Scope::Run(d) => d.latency.as_ref(),
+            Scope::Script(s) => s.latency.as_ref(),
+        }
+    }
+
+    fn counts(&self) -> &Counts {
+        match self {
+            Scope::Run(d) => &d.results.transactions,
+            Scope::Script(s) => &s.transactions,
+        }
+    }
+}
+
+const NO_LATENCY: &str = "no successful transactions";
+
+/// The metric's value in `unit`, or why there is none.
+fn measure(
+    metric: Metric,
+    unit: Unit,
+    doc: &RunDocument,
+    script: Option<usize>,
+) -> Result<f64, &'static str> {
+    let scope = match script {
+        None => Scope::Run(doc),
+        Some(i) => Scope::Script(doc.scripts.get(i).ok_or("no such script in this run")?),
+    };
+    let results = &doc.results;
+    let latency = || scope.latency().ok_or(NO_LATENCY);
+    let ms = match (metric, &scope) {
+        (Metric::Tps, Scope::Run(_)) => return results.tps.ok_or(NO_LATENCY),
+        (Metric::Tps, Scope::Script(s)) => return s.tps.ok_or(NO_LATENCY),
+        (Metric::LatencyAverage, Scope::Run(_)) => results.latency_average_ms.ok_or(NO_LATENCY)?,
+        (Metric::LatencyAverage, Scope::Script(_)) => latency()?.average_ms,
+        (Metric::LatencyStddev, Scope::Run(_)) => results
+            .latency_stddev_ms
+            .or_else(|| doc.latency.as_ref().and_then(|l| l.stddev_ms))
+            .ok_or(NO_LATENCY)?,
+        (Metric::LatencyStddev, Scope::Script(_)) => latency()?.stddev_ms.ok_or(NO_LATENCY)?,
+        (Metric::LatencyMax, _) => latency()?.max_ms,
+        (Metric::Percentile(p), _) => latency()?.percentile_ms(p).ok_or(NO_LATENCY)?,
+        (Metric::Failed, _) => return share(scope.counts().failed, scope.counts().total(), unit),
+        (Metric::Retried, _) => return share(scope.counts().retried, scope.counts().total(), unit),
+        (Metric::Late, _) => return share(results.late, results.transactions.processed, unit),
+        (Metric::LagAverage, _) => results.lag_average_ms.ok_or("no schedule lag measured")?,
+        (Metric::LagMax, _) => results.lag_max_ms.ok_or("no schedule lag measured")?,
+        (Metric::ConnectionTime, _) => results
+            .initial_connection_time_ms
+            .or(results.average_connection_time_ms)
+            .ok_or("no connection time measured")?,
+    };
+    Ok(ms / unit.ms_per_unit())
+}
+
+/// A count, or its share of `total` in percent.
+fn share(count: u64, total: u64, unit: Unit) -> Result<f64, &'static str> {
+    match unit {
+        Unit::Percent if total == 0 => Err("no transactions"),
+        Unit::Percent => Ok(100.0 * count as f64 / total as f64),
+        _ => Ok(count as f64),
+    }
+}
