@@ -21,6 +21,7 @@ mod counters;
 pub mod growing;
 pub mod histogram;
 pub mod progress;
+pub mod server;
 mod simple;
 mod summary;
 mod thread;

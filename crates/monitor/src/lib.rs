@@ -1,0 +1,162 @@
+//! What the server was doing during a benchmark (`--server-stats`).
+//!
+//! [`Monitor::start`] opens one extra connection and samples, on a thread of its own:
+//! every wait period (100 ms by default) the waits of the benchmark's backends (found
+//! by application name), the checkpointer and the autovacuum workers, and the waiting
+//! lock requests; every interval (1 s by default) the cumulative counters of
+//! `pg_stat_database`, `pg_stat_wal` (or the WAL position), `pg_stat_checkpointer` or
+//! `pg_stat_bgwriter`, `pg_stat_io` and the pgbench tables. The views and columns are
+//! chosen from the catalog, so servers 13 to 18 work. [`Monitor::finish`] stops it and
+//! returns the [`ServerTimeline`], with the [`findings`] that explain the result.
+//!
+//! The sampler never disturbs the benchmark: when its connection fails it stops and
+//! says so in the timeline's warnings.
+
+pub mod catalog;
+pub mod findings;
+mod sampler;
+pub mod snapshot;
+pub mod waits;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use pgrush_stats::server::{ServerTimeline, WaitShare};
+use pgrush_wire::conninfo::ConnParams;
+use pgrush_wire::{ConnectConfig, Connection};
+
+pub use findings::RunFacts;
+use sampler::{Periods, Sampled};
+
+/// Why sampling could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum MonitorError {
+    /// The extra connection failed.
+    #[error("could not connect for server statistics: {0}")]
+    Connect(String),
+    /// A query failed.
+    #[error("could not read server statistics: {0}")]
+    Query(String),
+}
+
+impl MonitorError {
+    pub(crate) fn query(e: pgrush_wire::Error) -> MonitorError {
+        MonitorError::Query(e.libpq_message(None))
+    }
+}
+
+/// How often to sample.
+#[derive(Debug, Clone, Copy)]
+pub struct MonitorConfig {
+    /// Counter interval (`--server-stats=INTERVAL`).
+    pub interval: Duration,
+    /// Wait sampling period.
+    pub wait_period: Duration,
+}
+
+impl MonitorConfig {
+    /// Counters every `interval`, waits ten times as often (at most every 100 ms).
+    pub fn every(interval: Duration) -> MonitorConfig {
+        MonitorConfig {
+            interval,
+            wait_period: (interval / 10).min(Duration::from_millis(100)),
+        }
+    }
+}
+
+/// A running sampler.
+pub struct Monitor {
+    stop: Arc<AtomicBool>,
+    thread: JoinHandle<Sampled>,
+    caps: catalog::Capabilities,
+    config: MonitorConfig,
+}
+
+/// The application name the sampler's own connection uses.
+pub const SAMPLER_APPLICATION_NAME: &str = "pgrush-server-stats";
+
+impl Monitor {
+    /// Connects with `params` and starts sampling; `start` is the run's start.
+    pub fn start(
+        params: &ConnParams,
+        config: MonitorConfig,
+        start: Instant,
+    ) -> Result<Monitor, MonitorError> {
+        let benchmark_app = params
+            .effective_application_name()
+            .unwrap_or_default()
+            .to_string();
+        let mut cfg =
+            ConnectConfig::from_params(params).map_err(|e| MonitorError::Connect(e.to_string()))?;
+        cfg.application_name = Some(SAMPLER_APPLICATION_NAME.to_string());
+        let mut conn =
+            Connection::connect_config(&cfg).map_err(|e| MonitorError::Connect(e.to_string()))?;
+        let caps = catalog::Capabilities::read(&mut conn)?;
+        let stop = Arc::new(AtomicBool::new(false));
+        let periods = Periods {
+            interval: config.interval,
+            wait: config.wait_period,
+        };
+        let thread = {
+            let (stop, caps) = (Arc::clone(&stop), caps.clone());
+            std::thread::Builder::new()
+                .name("server-stats".into())
+                .spawn(move || sampler::run(conn, &caps, &benchmark_app, periods, start, &stop))
+                .map_err(|e| MonitorError::Connect(e.to_string()))?
+        };
+        Ok(Monitor {
+            stop,
+            thread,
+            caps,
+            config,
+        })
+    }
+
+    /// Stops sampling (reading the counters once more) and builds the timeline.
+    pub fn finish(self, facts: &RunFacts) -> ServerTimeline {
+        self.stop.store(true, Ordering::Release);
+        self.thread.thread().unpark();
+        let mut sampled = self.thread.join().unwrap_or_default();
+        let mut warnings: Vec<String> = self.caps.privilege_warning().into_iter().collect();
+        warnings.extend(sampled.failure.take());
+        let fillfactors = sampled
+            .conn
+            .as_mut()
+            .map(catalog::fillfactors)
+            .unwrap_or_default();
+        if let Some(c) = sampled.conn.take() {
+            let _ = c.close();
+        }
+        let mut tables = snapshot::table_deltas(&sampled.last.tables, &sampled.first.tables);
+        for t in &mut tables {
+            t.fillfactor = fillfactors
+                .iter()
+                .find(|(n, _)| *n == t.name)
+                .and_then(|(_, f)| *f);
+        }
+        let mut waits: Vec<WaitShare> = sampled
+            .waits
+            .shares()
+            .into_iter()
+            .map(|(wait, share)| WaitShare { wait, share })
+            .collect();
+        waits.sort_by(|a, b| b.share.total_cmp(&a.share).then(a.wait.cmp(&b.wait)));
+        let mut timeline = ServerTimeline {
+            interval_s: self.config.interval.as_secs_f64(),
+            wait_sample_s: self.config.wait_period.as_secs_f64(),
+            server_version_num: self.caps.version_num,
+            database: snapshot::database_delta(&sampled.last.database, &sampled.first.database),
+            intervals: sampled.intervals,
+            waits,
+            events: sampled.tracker.finish(),
+            tables,
+            warnings,
+            findings: Vec::new(),
+        };
+        findings::confirm_checkpoints(&mut timeline);
+        timeline.findings = findings::explain(&timeline, facts);
+        timeline
+    }
+}
