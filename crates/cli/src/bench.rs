@@ -183,7 +183,7 @@ fn run_inner(opts: &Options) -> Result<i32, i32> {
         thread_rngs: seeds.threads,
         handle_signals: true,
     };
-    extras.mark_start();
+    extras.mark_start(prog);
     let outcome = match pgrush_engine::run(&cfg, &layout) {
         Ok(o) => o,
         Err(e) => {
@@ -347,7 +347,7 @@ fn engine_output(opts: &Options) -> Output {
 fn finish_run(
     opts: &Options,
     summary: &RunSummary,
-    extras: crate::report_cmd::RunExtras,
+    mut extras: crate::report_cmd::RunExtras,
 ) -> Result<i32, i32> {
     {
         let mut out = crate::report_cmd::text_out(opts);

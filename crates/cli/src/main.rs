@@ -14,6 +14,7 @@ mod options;
 mod parse;
 mod prompt;
 mod report_cmd;
+mod server_stats;
 mod timing_cmd;
 
 use std::ffi::OsString;

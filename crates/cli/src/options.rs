@@ -174,6 +174,11 @@ pub struct Options {
     pub assertions: Vec<pgrush_report::assertion::Assertion>,
     /// `--junit=FILE`: write the assertions' verdicts as JUnit XML.
     pub junit: Option<String>,
+    /// `--server-stats[=INTERVAL]`: sample the server every INTERVAL (explicitly asked
+    /// for: the text summary is printed too).
+    pub server_stats: Option<std::time::Duration>,
+    /// `--no-server-stats`: no sampling, even with `--json` or `--html`.
+    pub no_server_stats: bool,
 }
 
 impl Default for Options {
@@ -229,6 +234,8 @@ impl Default for Options {
             no_warnings: false,
             assertions: Vec::new(),
             junit: None,
+            server_stats: None,
+            no_server_stats: false,
         }
     }
 }

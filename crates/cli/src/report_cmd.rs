@@ -12,11 +12,13 @@ use pgrush_report::document::{ClientInfo, RunContext, RunDocument, ServerInfo};
 use pgrush_report::html;
 use pgrush_report::warnings::{WarningInputs, warnings};
 use pgrush_stats::RunSummary;
+use pgrush_stats::server::ServerTimeline;
 use pgrush_wire::Connection;
 use pgrush_wire::conninfo::ConnParams;
 
 use crate::bench::gate;
 use crate::options::{Options, ScriptSource};
+use crate::server_stats::ServerSampling;
 
 const USAGE: &str = "\
 {prog} report renders and compares saved runs (written with --json=FILE).
@@ -315,6 +317,7 @@ pub fn extras_enabled(opts: &Options) -> bool {
         || opts.json.is_some()
         || opts.html.is_some()
         || !opts.assertions.is_empty()
+        || opts.server_stats.is_some()
 }
 
 /// Whether the text output (banner, report, percentile lines) must go to stderr because
@@ -373,13 +376,14 @@ fn server_info(con: &mut Connection) -> ServerInfo {
 }
 
 /// What the extras need from before the run (taken on the setup connection).
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct RunExtras {
     enabled: bool,
     server: Option<ServerInfo>,
     autovacuum_before: Option<i64>,
     start_time_unix_us: i64,
     params: Option<ConnParams>,
+    sampling: Option<ServerSampling>,
 }
 
 impl RunExtras {
@@ -397,15 +401,20 @@ impl RunExtras {
             },
             start_time_unix_us: 0,
             params: watch_autovacuum.then(|| params.clone()),
+            sampling: ServerSampling::for_run(opts, params),
         }
     }
 
-    /// Marks the start of the run (call just before the engine starts).
-    pub fn mark_start(&mut self) {
+    /// Marks the start of the run (call just before the engine starts) and starts
+    /// the server sampler.
+    pub fn mark_start(&mut self, prog: &str) {
         self.start_time_unix_us = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| i64::try_from(d.as_micros()).unwrap_or(i64::MAX))
             .unwrap_or(0);
+        if let Some(s) = self.sampling.as_mut() {
+            s.start(prog);
+        }
     }
 
     fn autovacuum_during_run(&self) -> Option<bool> {
@@ -419,7 +428,7 @@ impl RunExtras {
     /// After the text report: percentile lines, warnings, the `--assert` verdicts,
     /// `--json`, `--html` and `--junit`. Returns whether every assertion held (true
     /// without assertions), or exit status 1 when a file cannot be written.
-    pub fn after_run(&self, opts: &Options, summary: &RunSummary) -> Result<bool, i32> {
+    pub fn after_run(&mut self, opts: &Options, summary: &RunSummary) -> Result<bool, i32> {
         if !self.enabled {
             return Ok(true);
         }
@@ -433,7 +442,8 @@ impl RunExtras {
         }
         let client = ClientInfo::detect();
         let found = self.warnings(opts, summary, &client);
-        if opts.json.is_none() && opts.html.is_none() && opts.assertions.is_empty() {
+        let sampled = self.sampling.is_some();
+        if opts.json.is_none() && opts.html.is_none() && opts.assertions.is_empty() && !sampled {
             return Ok(true);
         }
         let ctx = RunContext {
@@ -447,6 +457,10 @@ impl RunExtras {
             warnings: found,
         };
         let mut doc = RunDocument::build(summary, &ctx);
+        if let Some(s) = self.sampling.as_mut() {
+            doc.server_stats = s.finish(summary, doc.time_series.as_ref());
+            print_server_stats(opts, doc.server_stats.as_ref());
+        }
         let passed = gate_run(opts, &mut doc)?;
         if let Some(path) = &opts.json {
             write_output(prog, path, &doc.to_json())?;
@@ -478,6 +492,23 @@ impl RunExtras {
             }
         }
         found
+    }
+}
+
+/// The server statistics' warnings, and with `--server-stats` their summary.
+fn print_server_stats(opts: &Options, timeline: Option<&ServerTimeline>) {
+    let Some(timeline) = timeline else {
+        return;
+    };
+    if !opts.no_warnings {
+        for w in &timeline.warnings {
+            messages::warning(&opts.progname, w);
+        }
+    }
+    if opts.server_stats.is_some() {
+        let mut out = text_out(opts);
+        let _ = out.write_all(pgrush_report::server::render_text(timeline).as_bytes());
+        let _ = out.flush();
     }
 }
 

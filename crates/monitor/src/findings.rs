@@ -192,11 +192,16 @@ fn client_cpu_finding(facts: &RunFacts, out: &mut Vec<Finding>) {
     }
 }
 
+/// Tables with at least 100 updates whose updates were not all HOT, or whose
+/// fillfactor was set (what a fillfactor comparison looks for).
 fn hot_update_findings(t: &ServerTimeline, out: &mut Vec<Finding>) {
     for table in &t.tables {
         let Some(share) = table.hot_share().filter(|_| table.updates >= 100) else {
             continue;
         };
+        if share >= 0.99 && table.fillfactor.is_none() {
+            continue;
+        }
         let fillfactor = table.fillfactor.unwrap_or(100);
         out.push(finding(
             "hot-updates",
@@ -214,7 +219,27 @@ fn hot_update_findings(t: &ServerTimeline, out: &mut Vec<Finding>) {
     }
 }
 
+/// Autovacuum runs seen working, then the ones only the counters saw (too short to
+/// be sampled).
 fn autovacuum_findings(t: &ServerTimeline, out: &mut Vec<Finding>) {
+    for table in &t.tables {
+        let sighted = t
+            .events
+            .iter()
+            .any(|e| e.kind == EventKind::Autovacuum && e.relation.as_deref() == Some(&table.name));
+        if table.autovacuums > 0 && !sighted {
+            out.push(finding(
+                "autovacuum-during-run",
+                format!(
+                    "autovacuum finished {} run{} on {} during the run",
+                    table.autovacuums,
+                    if table.autovacuums == 1 { "" } else { "s" },
+                    table.name
+                ),
+                &[("runs", table.autovacuums as f64)],
+            ));
+        }
+    }
     for e in t.events.iter().filter(|e| e.kind != EventKind::Checkpoint) {
         let what = if e.kind == EventKind::Autovacuum {
             "autovacuum"

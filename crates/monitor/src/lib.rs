@@ -91,6 +91,14 @@ impl Monitor {
         let mut cfg =
             ConnectConfig::from_params(params).map_err(|e| MonitorError::Connect(e.to_string()))?;
         cfg.application_name = Some(SAMPLER_APPLICATION_NAME.to_string());
+        cfg.startup
+            .retain(|(k, _)| k != "application_name" && k != "fallback_application_name");
+        if !cfg.startup.is_empty() {
+            cfg.startup.push((
+                "application_name".to_string(),
+                SAMPLER_APPLICATION_NAME.to_string(),
+            ));
+        }
         let mut conn =
             Connection::connect_config(&cfg).map_err(|e| MonitorError::Connect(e.to_string()))?;
         let caps = catalog::Capabilities::read(&mut conn)?;

@@ -7,6 +7,7 @@
 
 use crate::hdr;
 use crate::percentiles::{PercentileList, percentiles_ms, sparse_percentiles_ms};
+use pgrush_stats::server::ServerTimeline;
 use pgrush_stats::{
     CommandStats, IntervalStats, LatencyHistogram, RunLimit, RunSummary, SimpleStats, TxCounters,
     TxStats,
@@ -407,6 +408,9 @@ pub struct RunDocument {
     /// pgbench's text report as printed (from `transaction type:` on); script names and
     /// command texts that are not UTF-8 have their invalid bytes replaced by U+FFFD.
     pub report_text: String,
+    /// What the server was doing (`--server-stats`; absent without it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_stats: Option<ServerTimeline>,
     /// The verdicts of `--assert`, in command-line order (absent without `--assert`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub assertions: Option<Vec<crate::assertion::Verdict>>,
@@ -440,6 +444,7 @@ impl RunDocument {
             time_series: time_series_doc(sum, list),
             warnings: ctx.warnings.clone(),
             report_text: crate::text::render_report_lossy(sum),
+            server_stats: None,
             assertions: None,
         }
     }

@@ -14,6 +14,7 @@ pub mod html;
 pub mod junit;
 pub mod percentiles;
 pub mod progress;
+pub mod server;
 mod svg;
 pub mod text;
 mod textbuf;

@@ -380,6 +380,31 @@ pub fn percentiles(st: &mut State, value: Option<&[u8]>, diag: &mut Diag<'_>) ->
     Ok(())
 }
 
+/// `--server-stats[=INTERVAL]`: a positive number of seconds (1 when not given).
+pub fn server_stats(st: &mut State, value: Option<&[u8]>, diag: &mut Diag<'_>) -> Result<(), i32> {
+    let seconds = match value {
+        None => 1.0,
+        Some(v) => match std::str::from_utf8(v)
+            .ok()
+            .and_then(|s| s.trim().parse::<f64>().ok())
+        {
+            Some(s) if s.is_finite() && (0.01..=3600.0).contains(&s) => s,
+            _ => {
+                return fatal(
+                    diag,
+                    &cat(&[
+                        b"invalid server statistics interval: \"",
+                        v,
+                        b"\" (seconds from 0.01 to 3600 expected)",
+                    ]),
+                );
+            }
+        },
+    };
+    st.opts.server_stats = Some(std::time::Duration::from_secs_f64(seconds));
+    Ok(())
+}
+
 /// `--assert EXPR`: the expression must be well formed now; whether the run can
 /// produce its metric is checked once every option is known.
 pub fn assert(st: &mut State, value: Option<&[u8]>, diag: &mut Diag<'_>) -> Result<(), i32> {

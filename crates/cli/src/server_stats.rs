@@ -1,0 +1,105 @@
+//! `--server-stats`: the server sampler around a benchmark run, and what the client
+//! side adds to its findings (tps per interval, the client's CPU time).
+
+use std::time::{Duration, Instant};
+
+use pgrush_engine::messages;
+use pgrush_monitor::{Monitor, MonitorConfig, RunFacts};
+use pgrush_report::document::TimeSeriesDoc;
+use pgrush_stats::RunSummary;
+use pgrush_stats::server::ServerTimeline;
+use pgrush_wire::conninfo::ConnParams;
+
+use crate::options::Options;
+
+/// Whether the run samples the server: asked for, or implied by `--json`/`--html`.
+pub fn enabled(opts: &Options) -> bool {
+    !opts.no_server_stats
+        && (opts.server_stats.is_some() || opts.json.is_some() || opts.html.is_some())
+}
+
+/// The sampler of one run, from its start to its end.
+pub struct ServerSampling {
+    params: ConnParams,
+    interval: Duration,
+    monitor: Option<Monitor>,
+    cpu_at_start: Option<f64>,
+}
+
+impl std::fmt::Debug for ServerSampling {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServerSampling")
+            .field("interval", &self.interval)
+            .field("running", &self.monitor.is_some())
+            .finish()
+    }
+}
+
+impl ServerSampling {
+    /// The sampler the options ask for, if any.
+    pub fn for_run(opts: &Options, params: &ConnParams) -> Option<ServerSampling> {
+        enabled(opts).then(|| ServerSampling {
+            params: params.clone(),
+            interval: opts.server_stats.unwrap_or(Duration::from_secs(1)),
+            monitor: None,
+            cpu_at_start: None,
+        })
+    }
+
+    /// Starts sampling (call when the run starts). A sampler that cannot start is a
+    /// warning: the benchmark runs without it.
+    pub fn start(&mut self, prog: &str) {
+        self.cpu_at_start = process_cpu_seconds();
+        match Monitor::start(
+            &self.params,
+            MonitorConfig::every(self.interval),
+            Instant::now(),
+        ) {
+            Ok(m) => self.monitor = Some(m),
+            Err(e) => messages::warning(prog, &format!("server statistics: {e}")),
+        }
+    }
+
+    /// Stops sampling and returns the timeline, with findings drawn from the client's
+    /// side of the run too.
+    pub fn finish(
+        &mut self,
+        summary: &RunSummary,
+        series: Option<&TimeSeriesDoc>,
+    ) -> Option<ServerTimeline> {
+        let monitor = self.monitor.take()?;
+        let facts = RunFacts {
+            tps_intervals: series
+                .map(|s| {
+                    s.intervals
+                        .iter()
+                        .map(|i| (i.start_s, i.duration_s, i.tps))
+                        .collect()
+                })
+                .unwrap_or_default(),
+            clients: summary.config.clients,
+            threads: summary.config.threads,
+            scale: (summary.config.scale > 0).then_some(summary.config.scale),
+            client_cpu_s: self
+                .cpu_at_start
+                .zip(process_cpu_seconds())
+                .map(|(a, b)| b - a),
+            elapsed_s: summary.bench_duration_s(),
+        };
+        Some(monitor.finish(&facts))
+    }
+}
+
+/// User plus system CPU time of this process so far (s).
+fn process_cpu_seconds() -> Option<f64> {
+    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: getrusage writes into the struct we pass and nothing else.
+    let rc = unsafe { libc::getrusage(libc::RUSAGE_SELF, usage.as_mut_ptr()) };
+    if rc != 0 {
+        return None;
+    }
+    // SAFETY: getrusage succeeded, so the struct is initialized.
+    let usage = unsafe { usage.assume_init() };
+    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    Some(secs(usage.ru_utime) + secs(usage.ru_stime))
+}

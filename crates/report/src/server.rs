@@ -1,0 +1,155 @@
+//! The text summary of what the server was doing (`--server-stats`), printed after
+//! pgbench's report: where the backends spent their time, checkpoints, autovacuum,
+//! HOT updates, the cache hit ratio, WAL per transaction, then the findings.
+
+use std::fmt::Write;
+
+use pgrush_stats::server::{EventKind, ServerTimeline};
+
+/// How many waits the summary names.
+const TOP_WAITS: usize = 5;
+
+/// The summary, ending with a newline.
+pub fn render_text(t: &ServerTimeline) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "server statistics (counters every {} s, waits every {} ms):",
+        trim_float(t.interval_s),
+        trim_float(t.wait_sample_s * 1000.0)
+    );
+    if !t.waits.is_empty() {
+        let top: Vec<String> = t
+            .waits
+            .iter()
+            .take(TOP_WAITS)
+            .map(|w| format!("{} {:.1}%", w.wait, w.share * 100.0))
+            .collect();
+        let _ = writeln!(out, "backend time: {}", top.join(", "));
+    }
+    let checkpoints: Vec<String> = t
+        .events
+        .iter()
+        .filter(|e| e.kind == EventKind::Checkpoint)
+        .map(|e| format!("{:.1} s to {:.1} s", e.start_s, e.end_s))
+        .collect();
+    let _ = writeln!(
+        out,
+        "checkpoints during the run: {}{}",
+        checkpoints.len(),
+        if checkpoints.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", checkpoints.join(", "))
+        }
+    );
+    for e in t.events.iter().filter(|e| e.kind != EventKind::Checkpoint) {
+        let what = if e.kind == EventKind::Autovacuum {
+            "autovacuum"
+        } else {
+            "autoanalyze"
+        };
+        let _ = writeln!(
+            out,
+            "{what}: {} from {:.1} s to {:.1} s",
+            e.relation.as_deref().unwrap_or("?"),
+            e.start_s,
+            e.end_s
+        );
+    }
+    let hot: Vec<String> = t
+        .tables
+        .iter()
+        .filter_map(|tb| {
+            tb.hot_share()
+                .map(|s| format!("{} {:.1}%", tb.name, s * 100.0))
+        })
+        .collect();
+    if !hot.is_empty() {
+        let _ = writeln!(out, "HOT updates: {}", hot.join(", "));
+    }
+    if let Some(r) = t.database.hit_ratio() {
+        let _ = writeln!(out, "buffer cache hit ratio: {:.2}%", r * 100.0);
+    }
+    let wal: u64 = t.intervals.iter().map(|i| i.wal_bytes).sum();
+    if t.database.commits > 0 {
+        let _ = writeln!(
+            out,
+            "WAL: {:.0} bytes per commit ({:.1} MB in all)",
+            wal as f64 / t.database.commits as f64,
+            wal as f64 / 1e6
+        );
+    }
+    if !t.findings.is_empty() {
+        let _ = writeln!(out, "findings:");
+        for f in &t.findings {
+            let _ = writeln!(out, "- {}", f.text);
+        }
+    }
+    out
+}
+
+/// A number without a useless fraction (`1`, `0.5`).
+fn trim_float(v: f64) -> String {
+    let s = format!("{v:.3}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pgrush_stats::server::{
+        DatabaseActivity, Finding, ServerEvent, ServerInterval, TableActivity, WaitShare,
+    };
+
+    #[test]
+    fn summary_lines() {
+        let t = ServerTimeline {
+            interval_s: 1.0,
+            wait_sample_s: 0.1,
+            waits: vec![WaitShare {
+                wait: "Client:ClientRead".into(),
+                share: 0.612,
+            }],
+            events: vec![ServerEvent {
+                kind: EventKind::Checkpoint,
+                relation: None,
+                start_s: 1.0,
+                end_s: 2.5,
+            }],
+            tables: vec![TableActivity {
+                name: "pgbench_tellers".into(),
+                updates: 10,
+                hot_updates: 10,
+                ..TableActivity::default()
+            }],
+            database: DatabaseActivity {
+                commits: 100,
+                blocks_hit: 999,
+                blocks_read: 1,
+                ..DatabaseActivity::default()
+            },
+            intervals: vec![ServerInterval {
+                wal_bytes: 50_000,
+                ..ServerInterval::default()
+            }],
+            findings: vec![Finding {
+                rule: "x".into(),
+                text: "something happened".into(),
+                evidence: Default::default(),
+            }],
+            ..ServerTimeline::default()
+        };
+        assert_eq!(
+            render_text(&t),
+            "server statistics (counters every 1 s, waits every 100 ms):\n\
+             backend time: Client:ClientRead 61.2%\n\
+             checkpoints during the run: 1 (1.0 s to 2.5 s)\n\
+             HOT updates: pgbench_tellers 100.0%\n\
+             buffer cache hit ratio: 99.90%\n\
+             WAL: 500 bytes per commit (0.1 MB in all)\n\
+             findings:\n\
+             - something happened\n"
+        );
+    }
+}
