@@ -130,16 +130,16 @@ fn checkpoint_and_lock_waits_on_15() {
     checkpoint_and_contention(15);
 }
 
-/// The HOT share of pgbench_accounts' updates in a short tpcb-like run.
-fn accounts_hot_share(c: &Cluster, db: &str) -> f64 {
-    let (_dir, json) = json_path("run.json");
+/// The HOT share of pgbench_accounts' updates in a short tpcb-like run whose
+/// document is written to `json`.
+fn accounts_hot_share(c: &Cluster, db: &str, json: &Path) -> f64 {
     let out = pgrush(c, db)
         .args(["-n", "-c", "2", "-T", "3"])
         .arg(format!("--json={}", json.display()))
         .output()
         .expect("run");
     assert!(out.status.success(), "{}", text(&out).1);
-    let doc = read_json(&json);
+    let doc = read_json(json);
     let tables = doc["server_stats"]["tables"]
         .as_array()
         .expect("tables")
@@ -158,12 +158,33 @@ fn fillfactor_80_gives_more_hot_updates_than_100() {
     let c = cluster(18, &[]);
     init(&c, "ff100", 100);
     init(&c, "ff80", 80);
-    let full = accounts_hot_share(&c, "ff100");
-    let spaced = accounts_hot_share(&c, "ff80");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (a, b) = (dir.path().join("ff100.json"), dir.path().join("ff80.json"));
+    let full = accounts_hot_share(&c, "ff100", &a);
+    let spaced = accounts_hot_share(&c, "ff80", &b);
     assert!(
         spaced > full + 0.2,
         "HOT share at fillfactor 80: {spaced}, at 100: {full}"
     );
+    // `pgrush report` puts the two side by side.
+    let out = Command::new(env!("CARGO_BIN_EXE_pgrush"))
+        .arg("report")
+        .args([&a, &b])
+        .output()
+        .expect("report");
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "{stderr}");
+    let row = stdout
+        .lines()
+        .find(|l| l.contains("HOT updates on pgbench_accounts"))
+        .unwrap_or_else(|| panic!("no HOT row: {stdout}"));
+    let cells: Vec<&str> = row
+        .split_whitespace()
+        .filter(|c| c.ends_with('%'))
+        .collect();
+    assert_eq!(cells.len(), 2, "{row}");
+    assert_ne!(cells[0], cells[1], "{row}");
+    assert!(stdout.contains("buffer cache hit ratio"), "{stdout}");
 }
 
 #[test]

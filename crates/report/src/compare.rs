@@ -4,6 +4,7 @@
 
 use crate::document::RunDocument;
 use crate::percentiles::label;
+use pgrush_stats::server::EventKind;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
@@ -297,6 +298,87 @@ impl Rows<'_> {
     }
 }
 
+impl Rows<'_> {
+    /// The `server` section (runs with `--server-stats`): the waits that took at least
+    /// 5% of backend time in some run, checkpoints, HOT shares, hit ratio, WAL per commit.
+    fn server(&mut self) {
+        if self.docs.iter().all(|d| d.server_stats.is_none()) {
+            return;
+        }
+        let pct =
+            |v: Option<f64>| v.map_or_else(|| NONE.to_string(), |v| format!("{:.1}%", v * 100.0));
+        let mut waits: Vec<String> = self
+            .docs
+            .iter()
+            .filter_map(|d| d.server_stats.as_ref())
+            .flat_map(|s| {
+                s.waits
+                    .iter()
+                    .filter(|w| w.share >= 0.05)
+                    .map(|w| w.wait.clone())
+            })
+            .collect();
+        waits.sort();
+        waits.dedup();
+        for wait in waits {
+            self.add("server", format!("backend time in {wait}"), &|d| {
+                pct(d.server_stats.as_ref().map(|s| {
+                    s.waits
+                        .iter()
+                        .find(|w| w.wait == wait)
+                        .map_or(0.0, |w| w.share)
+                }))
+            });
+        }
+        self.add("server", "checkpoints".into(), &|d| {
+            d.server_stats.as_ref().map_or_else(
+                || NONE.to_string(),
+                |s| {
+                    s.events
+                        .iter()
+                        .filter(|e| e.kind == EventKind::Checkpoint)
+                        .count()
+                        .to_string()
+                },
+            )
+        });
+        let mut tables: Vec<String> = self
+            .docs
+            .iter()
+            .filter_map(|d| d.server_stats.as_ref())
+            .flat_map(|s| {
+                s.tables
+                    .iter()
+                    .filter(|t| t.updates > 0)
+                    .map(|t| t.name.clone())
+            })
+            .collect();
+        tables.sort();
+        tables.dedup();
+        for table in tables {
+            self.add("server", format!("HOT updates on {table}"), &|d| {
+                pct(d
+                    .server_stats
+                    .as_ref()
+                    .and_then(|s| s.tables.iter().find(|t| t.name == table))
+                    .and_then(|t| t.hot_share()))
+            });
+        }
+        self.add("server", "buffer cache hit ratio".into(), &|d| {
+            pct(d.server_stats.as_ref().and_then(|s| s.database.hit_ratio()))
+        });
+        self.add("server", "WAL bytes per commit".into(), &|d| {
+            opt(
+                d.server_stats.as_ref().and_then(|s| {
+                    let wal: u64 = s.intervals.iter().map(|i| i.wal_bytes).sum();
+                    (s.database.commits > 0).then(|| wal as f64 / s.database.commits as f64)
+                }),
+                0,
+            )
+        });
+    }
+}
+
 impl Comparison {
     /// Builds the comparison of `runs` (name, document), in the given order.
     pub fn build(runs: &[(String, RunDocument)]) -> Self {
@@ -307,6 +389,7 @@ impl Comparison {
         rows.results();
         rows.latency();
         rows.commands();
+        rows.server();
         rows.settings();
         Comparison {
             runs: runs.iter().map(|(n, _)| n.clone()).collect(),

@@ -578,6 +578,7 @@ mod tests {
             "html" => "run.html",
             "assert" => "tps>=1",
             "junit" => "run.xml",
+            "server-stats" => "0.5",
             other => panic!("no sample value for --{other}: add one to this test"),
         }
     }

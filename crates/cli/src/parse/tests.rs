@@ -571,3 +571,26 @@ fn assertions_are_kept_in_order_and_checked_against_every_option() {
         fails(&["-i", "--assert", "tps>1"]).contains("cannot be used in initialization (-i) mode")
     );
 }
+
+#[test]
+fn server_stats_interval() {
+    use std::time::Duration;
+    assert_eq!(
+        ok(&["--server-stats"]).server_stats,
+        Some(Duration::from_secs(1))
+    );
+    assert_eq!(
+        ok(&["--server-stats=0.5"]).server_stats,
+        Some(Duration::from_millis(500))
+    );
+    assert!(ok(&["--json=x.json", "--no-server-stats"]).no_server_stats);
+    for bad in ["0", "abc", "-1", "inf", "5000"] {
+        let err = fails(&[&format!("--server-stats={bad}")]);
+        assert_eq!(
+            err,
+            format!(
+                "pgrush: error: invalid server statistics interval: \"{bad}\" (seconds from 0.01 to 3600 expected)\n"
+            )
+        );
+    }
+}
