@@ -50,6 +50,20 @@ fn json_path(name: &str) -> (tempfile::TempDir, PathBuf) {
     (dir, path)
 }
 
+/// The run schema's complaints about `doc`.
+fn schema_errors(doc: &Value) -> Vec<String> {
+    let schema: Value = serde_json::from_str(include_str!(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../schema/pgrush-run.v1.schema.json"
+    )))
+    .expect("schema");
+    let validator = jsonschema::validator_for(&schema).expect("valid schema");
+    validator
+        .iter_errors(doc)
+        .map(|e| format!("{e} at {}", e.instance_path()))
+        .collect()
+}
+
 fn read_json(path: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(path).expect("read json")).expect("parse json")
 }
@@ -69,10 +83,12 @@ fn checkpoint_and_contention(major: u32) {
         &[("checkpoint_timeout", "1h"), ("max_wal_size", "4GB")],
     );
     init(&c, "bench", 100);
-    let (_dir, json) = json_path("run.json");
+    let (dir, json) = json_path("run.json");
+    let html = dir.path().join("run.html");
     let child = pgrush(&c, "bench")
         .args(["-n", "-c", "8", "-j", "2", "-T", "5", "--server-stats"])
         .arg(format!("--json={}", json.display()))
+        .arg(format!("--html={}", html.display()))
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -87,6 +103,17 @@ fn checkpoint_and_contention(major: u32) {
         "{stdout}"
     );
     let doc = read_json(&json);
+    assert_eq!(schema_errors(&doc), Vec::<String>::new());
+    let page = std::fs::read_to_string(&html).expect("html");
+    assert!(
+        page.contains("Where the benchmark&#39;s backends spent their time")
+            || page.contains("Where the benchmark's backends spent their time"),
+        "no waits chart"
+    );
+    assert!(
+        page.contains("<title>checkpoint</title>"),
+        "no checkpoint mark"
+    );
     let ss = &doc["server_stats"];
     assert_eq!(
         ss["server_version_num"].as_u64().map(|v| v / 10000),

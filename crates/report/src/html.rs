@@ -5,7 +5,7 @@
 use crate::compare::Comparison;
 use crate::document::{Distribution, IntervalDoc, RunDocument, TimeSeriesDoc};
 use crate::percentiles::{label, value_at_percentile};
-use crate::svg::{Chart, Series, XScale, escape};
+use crate::svg::{Chart, Series, Stacking, XScale, escape};
 use std::fmt::Write as _;
 
 const STYLE: &str = "body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:24px;color:#222;background:#fafafa}\
@@ -168,8 +168,9 @@ fn time_charts(s: &mut String, d: &RunDocument) {
             },
         ],
     };
+    let marks = crate::server::marks(d.server_stats.as_ref());
     s.push_str("<h2>Throughput over time</h2>");
-    s.push_str(&tps.render());
+    s.push_str(&tps.render_with(&marks, Stacking::Lines));
     let mut series: Vec<Series> = d
         .percentiles
         .iter()
@@ -199,7 +200,7 @@ fn time_charts(s: &mut String, d: &RunDocument) {
         series,
     };
     s.push_str("<h2>Latency percentiles over time</h2>");
-    s.push_str(&lat.render());
+    s.push_str(&lat.render_with(&marks, Stacking::Lines));
 }
 
 fn distribution_chart(s: &mut String, d: &RunDocument) {
@@ -462,6 +463,9 @@ pub fn render(d: &RunDocument) -> String {
     s.push_str("<h2>Summary</h2>");
     summary_table(&mut s, d);
     time_charts(&mut s, d);
+    if let Some(t) = &d.server_stats {
+        s.push_str(&crate::server::html_section(t));
+    }
     distribution_chart(&mut s, d);
     command_table(&mut s, d);
     settings_tables(&mut s, d);

@@ -4,7 +4,7 @@
 
 use std::fmt::Write;
 
-use pgrush_stats::server::{EventKind, ServerTimeline};
+use pgrush_stats::server::{EventKind, ServerInterval, ServerTimeline};
 
 /// How many waits the summary names.
 const TOP_WAITS: usize = 5;
@@ -98,9 +98,7 @@ fn trim_float(v: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use pgrush_stats::server::{
-        DatabaseActivity, Finding, ServerEvent, ServerInterval, TableActivity, WaitShare,
-    };
+    use pgrush_stats::server::{DatabaseActivity, Finding, ServerEvent, TableActivity, WaitShare};
 
     #[test]
     fn summary_lines() {
@@ -152,4 +150,129 @@ mod tests {
              - something happened\n"
         );
     }
+}
+
+/// Checkpoints and autovacuum runs as shaded spans of a time chart.
+pub(crate) fn marks(t: Option<&ServerTimeline>) -> Vec<crate::svg::Mark> {
+    let Some(t) = t else {
+        return Vec::new();
+    };
+    t.events
+        .iter()
+        .map(|e| crate::svg::Mark {
+            label: match e.kind {
+                EventKind::Checkpoint => "checkpoint".to_string(),
+                EventKind::Autovacuum => {
+                    format!("autovacuum {}", e.relation.as_deref().unwrap_or(""))
+                }
+                EventKind::Autoanalyze => {
+                    format!("autoanalyze {}", e.relation.as_deref().unwrap_or(""))
+                }
+            },
+            from: e.start_s,
+            to: e.end_s,
+            color: if e.kind == EventKind::Checkpoint {
+                "#d62728"
+            } else {
+                "#2ca02c"
+            },
+        })
+        .collect()
+}
+
+/// How many waits the stacked chart shows separately (the rest are "other").
+const CHARTED_WAITS: usize = 6;
+
+/// The HTML section: waits as stacked shares, WAL bytes per second and the buffer
+/// hit ratio over time (each with the events shaded), the findings and the summary.
+pub(crate) fn html_section(t: &ServerTimeline) -> String {
+    use crate::svg::{Chart, Series, Stacking, XScale, escape};
+    let mut s = String::from("<h2>What the server was doing</h2>");
+    if !t.findings.is_empty() {
+        s.push_str("<ul>");
+        for f in &t.findings {
+            let _ = write!(s, "<li>{}</li>", escape(&f.text));
+        }
+        s.push_str("</ul>");
+    }
+    let marks = marks(Some(t));
+    let mid = |i: &ServerInterval| i.start_s + i.duration_s / 2.0;
+    let charted: Vec<&str> = t
+        .waits
+        .iter()
+        .take(CHARTED_WAITS)
+        .map(|w| w.wait.as_str())
+        .collect();
+    let mut cumulative = vec![0.0; t.intervals.len()];
+    let mut series: Vec<Series> = Vec::new();
+    let others = |i: &ServerInterval| {
+        i.waits
+            .iter()
+            .filter(|(k, _)| !charted.contains(&k.as_str()))
+            .map(|(_, v)| *v)
+            .sum::<f64>()
+    };
+    // The charted waits one by one, then the rest together (`None`).
+    let layers = charted
+        .iter()
+        .map(|w| Some(*w))
+        .chain(std::iter::once(None));
+    for layer in layers {
+        let points = t
+            .intervals
+            .iter()
+            .zip(cumulative.iter_mut())
+            .map(|(i, c)| {
+                let share = match layer {
+                    Some(w) => i.waits.get(w).copied().unwrap_or(0.0),
+                    None => others(i),
+                };
+                *c += share * 100.0;
+                (mid(i), *c)
+            })
+            .collect();
+        let name = layer.unwrap_or("other").to_string();
+        series.push(Series { name, points });
+    }
+    let waits = Chart {
+        title: "Where the benchmark's backends spent their time".into(),
+        x_label: "time since start (s)".into(),
+        y_label: "share of backend time (%, stacked)".into(),
+        x_scale: XScale::Linear,
+        series,
+    };
+    s.push_str(&waits.render_with(&marks, Stacking::Stacked));
+    let wal = Chart {
+        title: "WAL written".into(),
+        x_label: "time since start (s)".into(),
+        y_label: "MB per second".into(),
+        x_scale: XScale::Linear,
+        series: vec![Series {
+            name: "WAL MB/s".into(),
+            points: t
+                .intervals
+                .iter()
+                .filter(|i| i.duration_s > 0.0)
+                .map(|i| (mid(i), i.wal_bytes as f64 / 1e6 / i.duration_s))
+                .collect(),
+        }],
+    };
+    s.push_str(&wal.render_with(&marks, Stacking::Lines));
+    let hits = Chart {
+        title: "Buffer cache hit ratio".into(),
+        x_label: "time since start (s)".into(),
+        y_label: "hits (%)".into(),
+        x_scale: XScale::Linear,
+        series: vec![Series {
+            name: "hit ratio".into(),
+            points: t
+                .intervals
+                .iter()
+                .filter_map(|i| Some((mid(i), i.database.hit_ratio()? * 100.0)))
+                .collect(),
+        }],
+    };
+    s.push_str(&hits.render_with(&marks, Stacking::Lines));
+    let _ = write!(s, "<pre>{}</pre>", escape(&render_text(t)));
+    s
 }

@@ -27,6 +27,30 @@ pub struct Series {
     pub points: Vec<(f64, f64)>,
 }
 
+/// A span of the x axis to shade (a checkpoint, an autovacuum run), with its label.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Mark {
+    /// Short label shown at the top of the band.
+    pub label: String,
+    /// Start (x units).
+    pub from: f64,
+    /// End (x units).
+    pub to: f64,
+    /// Fill color.
+    pub color: &'static str,
+}
+
+/// How the series are drawn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Stacking {
+    /// Independent lines.
+    #[default]
+    Lines,
+    /// Cumulative series (each already includes the ones before it), the areas
+    /// between consecutive series filled.
+    Stacked,
+}
+
 /// A chart to draw.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Chart {
@@ -115,6 +139,11 @@ impl Chart {
 
     /// The chart as an `<svg>` element (a text message in it when there is no data).
     pub fn render(&self) -> String {
+        self.render_with(&[], Stacking::Lines)
+    }
+
+    /// [`Chart::render`] with shaded spans of the x axis (linear axes) and stacking.
+    pub fn render_with(&self, marks: &[Mark], stacking: Stacking) -> String {
         let pts = self.placed_points();
         let mut s = String::with_capacity(4096);
         let _ = write!(
@@ -138,6 +167,12 @@ impl Chart {
         match self.x_scale {
             XScale::Linear => plot.push_linear_x_ticks(&mut s),
             XScale::Percentile => plot.push_percentile_x_ticks(&mut s),
+        }
+        if self.x_scale == XScale::Linear {
+            plot.push_marks(&mut s, marks);
+        }
+        if stacking == Stacking::Stacked {
+            push_stacked_areas(&mut s, &plot, &pts);
         }
         self.push_axes(&mut s, &plot);
         self.push_series(&mut s, &plot, &pts);
@@ -230,7 +265,52 @@ struct Plot {
     ph: f64,
 }
 
+/// The area under each cumulative series, above the one before it.
+fn push_stacked_areas(s: &mut String, plot: &Plot, pts: &[Vec<(f64, f64)>]) {
+    for (i, p) in pts.iter().enumerate() {
+        if p.len() < 2 {
+            continue;
+        }
+        let below: Vec<(f64, f64)> = match i.checked_sub(1).and_then(|j| pts.get(j)) {
+            Some(prev) if prev.len() == p.len() => prev.clone(),
+            _ => p.iter().map(|&(x, _)| (x, 0.0)).collect(),
+        };
+        let _ = write!(
+            s,
+            "<polygon fill=\"{}\" fill-opacity=\"0.35\" stroke=\"none\" points=\"",
+            PALETTE[i % PALETTE.len()]
+        );
+        for &(x, y) in p.iter().chain(below.iter().rev()) {
+            let _ = write!(s, "{:.1},{:.1} ", plot.sx(x), plot.sy(y));
+        }
+        s.push_str("\"/>");
+    }
+}
+
 impl Plot {
+    /// The shaded spans, clipped to the plot.
+    fn push_marks(&self, s: &mut String, marks: &[Mark]) {
+        for m in marks {
+            let from = m.from.max(self.x0);
+            let to = m.to.min(self.x1);
+            if to <= from {
+                continue;
+            }
+            let (x0, x1) = (self.sx(from), self.sx(to));
+            let _ = write!(
+                s,
+                "<rect x=\"{x0:.1}\" y=\"{TOP}\" width=\"{:.1}\" height=\"{:.1}\" fill=\"{c}\" \
+                 fill-opacity=\"0.18\"><title>{t}</title></rect>\
+                 <text x=\"{x0:.1}\" y=\"{:.1}\" font-size=\"10\" fill=\"{c}\">{t}</text>",
+                (x1 - x0).max(1.0),
+                self.ph,
+                TOP + 10.0,
+                c = m.color,
+                t = escape(&m.label)
+            );
+        }
+    }
+
     /// The ranges that fit the placed points; `None` when there are none.
     fn fit(pts: &[Vec<(f64, f64)>], x_scale: XScale) -> Option<Self> {
         let all: Vec<&(f64, f64)> = pts.iter().flatten().collect();
