@@ -95,63 +95,6 @@ fn trim_float(v: f64) -> String {
     s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use pgrush_stats::server::{DatabaseActivity, Finding, ServerEvent, TableActivity, WaitShare};
-
-    #[test]
-    fn summary_lines() {
-        let t = ServerTimeline {
-            interval_s: 1.0,
-            wait_sample_s: 0.1,
-            waits: vec![WaitShare {
-                wait: "Client:ClientRead".into(),
-                share: 0.612,
-            }],
-            events: vec![ServerEvent {
-                kind: EventKind::Checkpoint,
-                relation: None,
-                start_s: 1.0,
-                end_s: 2.5,
-            }],
-            tables: vec![TableActivity {
-                name: "pgbench_tellers".into(),
-                updates: 10,
-                hot_updates: 10,
-                ..TableActivity::default()
-            }],
-            database: DatabaseActivity {
-                commits: 100,
-                blocks_hit: 999,
-                blocks_read: 1,
-                ..DatabaseActivity::default()
-            },
-            intervals: vec![ServerInterval {
-                wal_bytes: 50_000,
-                ..ServerInterval::default()
-            }],
-            findings: vec![Finding {
-                rule: "x".into(),
-                text: "something happened".into(),
-                evidence: Default::default(),
-            }],
-            ..ServerTimeline::default()
-        };
-        assert_eq!(
-            render_text(&t),
-            "server statistics (counters every 1 s, waits every 100 ms):\n\
-             backend time: Client:ClientRead 61.2%\n\
-             checkpoints during the run: 1 (1.0 s to 2.5 s)\n\
-             HOT updates: pgbench_tellers 100.0%\n\
-             buffer cache hit ratio: 99.90%\n\
-             WAL: 500 bytes per commit (0.1 MB in all)\n\
-             findings:\n\
-             - something happened\n"
-        );
-    }
-}
-
 /// Checkpoints and autovacuum runs as shaded spans of a time chart.
 pub(crate) fn marks(t: Option<&ServerTimeline>) -> Vec<crate::svg::Mark> {
     let Some(t) = t else {
@@ -275,4 +218,61 @@ pub(crate) fn html_section(t: &ServerTimeline) -> String {
     s.push_str(&hits.render_with(&marks, Stacking::Lines));
     let _ = write!(s, "<pre>{}</pre>", escape(&render_text(t)));
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pgrush_stats::server::{DatabaseActivity, Finding, ServerEvent, TableActivity, WaitShare};
+
+    #[test]
+    fn summary_lines() {
+        let t = ServerTimeline {
+            interval_s: 1.0,
+            wait_sample_s: 0.1,
+            waits: vec![WaitShare {
+                wait: "Client:ClientRead".into(),
+                share: 0.612,
+            }],
+            events: vec![ServerEvent {
+                kind: EventKind::Checkpoint,
+                relation: None,
+                start_s: 1.0,
+                end_s: 2.5,
+            }],
+            tables: vec![TableActivity {
+                name: "pgbench_tellers".into(),
+                updates: 10,
+                hot_updates: 10,
+                ..TableActivity::default()
+            }],
+            database: DatabaseActivity {
+                commits: 100,
+                blocks_hit: 999,
+                blocks_read: 1,
+                ..DatabaseActivity::default()
+            },
+            intervals: vec![ServerInterval {
+                wal_bytes: 50_000,
+                ..ServerInterval::default()
+            }],
+            findings: vec![Finding {
+                rule: "x".into(),
+                text: "something happened".into(),
+                evidence: Default::default(),
+            }],
+            ..ServerTimeline::default()
+        };
+        assert_eq!(
+            render_text(&t),
+            "server statistics (counters every 1 s, waits every 100 ms):\n\
+             backend time: Client:ClientRead 61.2%\n\
+             checkpoints during the run: 1 (1.0 s to 2.5 s)\n\
+             HOT updates: pgbench_tellers 100.0%\n\
+             buffer cache hit ratio: 99.90%\n\
+             WAL: 500 bytes per commit (0.1 MB in all)\n\
+             findings:\n\
+             - something happened\n"
+        );
+    }
 }
