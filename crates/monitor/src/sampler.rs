@@ -26,6 +26,10 @@ pub struct Sampled {
     pub first: Snapshot,
     /// The last counters read.
     pub last: Snapshot,
+    /// The counters at the start of the last interval.
+    before_last: Option<Snapshot>,
+    /// The wait samples of the last interval.
+    last_waits: WaitCounts,
     /// Why sampling stopped early, if it did.
     pub failure: Option<String>,
     /// The connection, for the final reads (None after a failure).
@@ -96,8 +100,24 @@ pub fn run(
                     return out;
                 }
             };
-            out.intervals
-                .push(interval(interval_start, t, &out.last, &snap, &current));
+            let short_tail = stopping
+                && t - interval_start < periods.interval.as_secs_f64() / 2.0
+                && !out.intervals.is_empty();
+            if short_tail {
+                // The end of sampling just after an interval: the fragment's counters
+                // join the last interval rather than make a misleading short one.
+                let last = out.intervals.len() - 1;
+                let start_s = out.intervals[last].start_s;
+                let before = out.before_last.take().unwrap_or_else(|| out.last.clone());
+                let mut waits = out.last_waits.clone();
+                waits.merge(&current);
+                out.intervals[last] = interval(start_s, t, &before, &snap, &waits);
+            } else {
+                out.before_last = Some(out.last.clone());
+                out.last_waits = current.clone();
+                out.intervals
+                    .push(interval(interval_start, t, &out.last, &snap, &current));
+            }
             out.waits.merge(&current);
             current = WaitCounts::default();
             interval_start = t;
