@@ -66,14 +66,20 @@ pub fn table(summary: &SweepSummary) -> Vec<Vec<String>> {
                 .map(|v| format!("{:.3}", v.ms))
         });
     }
-    for (script, text) in summary.statement_rows() {
-        let label = match summary.cells.iter().any(|c| {
+    let statements = summary.statement_rows();
+    if !statements.is_empty() {
+        push("statement latencies (ms):".into(), &|_| Some(String::new()));
+    }
+    for (script, text) in statements {
+        let shared = summary.cells.iter().any(|c| {
             c.statements
                 .iter()
                 .any(|s| s.text == text && s.script != script)
-        }) {
-            true => format!("{script} {text} (ms)"),
-            false => format!("{text} (ms)"),
+        });
+        let label = if shared {
+            format!("  {script} {text}")
+        } else {
+            format!("  {text}")
         };
         push(label, &|c| {
             c.statements
