@@ -219,7 +219,7 @@ fn setting_axis_is_applied_restored_after_ctrl_c_and_resumed() {
     ];
     args.extend(conn.iter().map(String::as_str));
 
-    let mut child = sweep(&args)
+    let child = sweep(&args)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
