@@ -33,6 +33,22 @@ fn read_json(path: &Path) -> Value {
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
+/// The sweep schema, checked in beside the run schema.
+const SCHEMA: &str = include_str!(concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../schema/pgrush-sweep.v1.schema.json"
+));
+
+fn assert_valid(summary: &Value) {
+    let schema: Value = serde_json::from_str(SCHEMA).expect("schema is JSON");
+    let validator = jsonschema::validator_for(&schema).expect("schema is valid");
+    let errors: Vec<String> = validator
+        .iter_errors(summary)
+        .map(|e| format!("{e} at {}", e.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+}
+
 /// The value of `axis` in `cell` of a summary.
 fn axis_value<'a>(summary: &'a Value, cell: &'a Value, axis: &str) -> &'a str {
     let k = summary["axes"]
@@ -124,6 +140,7 @@ fn two_by_two_sweep_on_a_throwaway_cluster_runs_every_cell_then_resumes() {
 
     let summary = read_json(&json);
     assert_eq!(summary["format"], "pgrush-sweep");
+    assert_valid(&summary);
     let cells = summary["cells"].as_array().unwrap();
     assert_eq!(cells.len(), 4);
     for cell in cells {
@@ -308,7 +325,10 @@ fn setting_axis_is_applied_restored_after_ctrl_c_and_resumed() {
 fn restart_settings_restart_the_throwaway_cluster() {
     let dir = tempfile::tempdir().unwrap();
     let out_dir = dir.path().join("sweep");
+    let json = dir.path().join("summary.json");
     let out = run(&mut sweep(&[
+        "--json",
+        json.to_str().unwrap(),
         "--vary",
         "set:shared_buffers=16MB,24MB",
         "--repeat",
@@ -328,6 +348,10 @@ fn restart_settings_restart_the_throwaway_cluster() {
         "{}",
         out.stdout
     );
+    let summary = read_json(&json);
+    assert_valid(&summary);
+    assert_eq!(summary["untested"], true);
+    assert_eq!(summary["comparisons"][0]["verdict"], "untested");
     let plan = read_json(&out_dir.join("sweep.json"));
     for (cell, wanted) in ["16MB", "24MB"].iter().enumerate() {
         let doc = read_json(&out_dir.join(format!("runs/cell-{:02}-repeat-1.json", cell + 1)));
