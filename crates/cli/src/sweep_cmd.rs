@@ -43,6 +43,7 @@ Options:
   --seed N            seed of the run order and the bootstrap (default: random,
                       printed)
   --json FILE         write the results as JSON (schema pgrush-sweep.v1)
+  --html FILE         write the results as an HTML page with charts
   --markdown          print the table as Markdown
   --csv               print the table as CSV
   -?, --help          show this help, then exit
@@ -64,6 +65,7 @@ struct SweepArgs {
     out: Option<PathBuf>,
     seed: Option<u64>,
     json: Option<PathBuf>,
+    html: Option<PathBuf>,
     format: Option<TableFormat>,
     help: bool,
     /// Everything else, for pgbench's parser.
@@ -98,7 +100,7 @@ fn parse_own(args: &[OsString]) -> Result<SweepArgs, String> {
         };
         let takes_value = matches!(
             name,
-            "--vary" | "--repeat" | "--warmup" | "--out" | "--seed" | "--json"
+            "--vary" | "--repeat" | "--warmup" | "--out" | "--seed" | "--json" | "--html"
         );
         let value = if takes_value {
             match inline {
@@ -134,6 +136,7 @@ fn parse_own(args: &[OsString]) -> Result<SweepArgs, String> {
                 )
             }
             "--json" => out.json = Some(PathBuf::from(value)),
+            "--html" => out.html = Some(PathBuf::from(value)),
             "--markdown" => out.format = Some(TableFormat::Markdown),
             "--csv" => out.format = Some(TableFormat::Csv),
             "--help" | "-?" => out.help = true,
@@ -327,12 +330,43 @@ fn report(summary: &SweepSummary, own: &SweepArgs) -> i32 {
     let _ = stdout
         .write_all(text.as_bytes())
         .and_then(|()| stdout.flush());
-    if let Some(path) = &own.json
-        && let Err(e) = std::fs::write(path, summary.to_json())
-    {
-        return fail(&format!("{}: {e}", path.display()));
+    let files = [
+        (&own.json, summary.to_json()),
+        (
+            &own.html,
+            own.html
+                .as_ref()
+                .map(|_| sweep::html::render(summary))
+                .unwrap_or_default(),
+        ),
+    ];
+    for (path, text) in files {
+        if let Some(path) = path
+            && let Err(e) = std::fs::write(path, text)
+        {
+            return fail(&format!("{}: {e}", path.display()));
+        }
     }
     0
+}
+
+/// True when `arg` names a directory holding a sweep (`pgrush report DIR`).
+pub fn is_saved_sweep(arg: Option<&OsString>) -> bool {
+    arg.is_some_and(|dir| PathBuf::from(dir).join(sweep::PLAN_FILE).is_file())
+}
+
+/// `pgrush report DIR [--markdown|--csv] [--json FILE] [--html FILE]`: the results of
+/// the runs a sweep saved in DIR (finished or not); returns the exit status.
+pub fn report_saved(args: &[OsString]) -> i32 {
+    let own = match parse_own(args) {
+        Ok(own) if own.rest.len() == 1 && own.axes.is_empty() => own,
+        Ok(_) => return fail("report: give one sweep directory and output options only"),
+        Err(msg) => return fail(&format!("report: {msg}")),
+    };
+    match sweep::load_summary(std::path::Path::new(&own.rest[0])) {
+        Ok(summary) => report(&summary, &own),
+        Err(e) => fail(&format!("report: {e}")),
+    }
 }
 
 /// Runs `pgrush sweep ARGS`; returns the exit status.

@@ -184,6 +184,20 @@ fn two_by_two_sweep_on_a_throwaway_cluster_runs_every_cell_then_resumes() {
     assert_eq!(before, after);
     assert_eq!(read_json(&json)["cells"], summary["cells"]);
 
+    // pgrush report DIR renders the saved sweep: the same table and comparisons.
+    let html = dir.path().join("sweep.html");
+    let report = run(Command::new(env!("CARGO_BIN_EXE_pgrush")).args([
+        "report",
+        out_s,
+        "--html",
+        html.to_str().unwrap(),
+    ]));
+    assert_ok(&report);
+    assert!(report.stdout.len() > 200 && out.stdout.ends_with(&report.stdout));
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert_eq!(page.matches("<rect ").count(), 4 + 4 * 11, "{page}");
+    assert!(page.contains("unlogged=on clients=2"));
+
     // Another sweep in the same directory is refused.
     let mut other = args.to_vec();
     other[5] = "3";

@@ -6,7 +6,8 @@
 //! warm-up. Every run is an ordinary `pgrush --json` run document under the output
 //! directory, so a second invocation resumes ([`run_sweep`]). The results
 //! ([`SweepSummary`]) give medians with bootstrap intervals ([`stats`]) and compare
-//! the cells that differ in one axis; [`output`] renders them as tables.
+//! the cells that differ in one axis; [`output`] renders them as tables, [`html`] as a
+//! page with charts.
 //!
 //! Modules: `axes` (what varies), `plan` (cells, order, `sweep.json`), `server`
 //! (throwaway cluster or given server), `settings` (`set:` axes), `child` (child
@@ -14,6 +15,7 @@
 
 mod axes;
 mod child;
+pub mod html;
 pub mod output;
 mod plan;
 mod runner;
