@@ -197,6 +197,11 @@ fn two_by_two_sweep_on_a_throwaway_cluster_runs_every_cell_then_resumes() {
     let page = std::fs::read_to_string(&html).unwrap();
     assert_eq!(page.matches("<rect ").count(), 4 + 4 * 11, "{page}");
     assert!(page.contains("unlogged=on clients=2"));
+    assert_eq!(
+        page.matches("<polyline ").count(),
+        4,
+        "one spectrum per cell"
+    );
 
     // Another sweep in the same directory is refused.
     let mut other = args.to_vec();

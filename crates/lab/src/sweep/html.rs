@@ -85,6 +85,72 @@ fn bar_chart(title: &str, unit: &str, bars: &[Bar], group: usize, decimals: usiz
     )
 }
 
+/// `log10(1 / (1 - p/100))`: the spectrum's x position of percentile `p`.
+fn nines(p: f64) -> f64 {
+    (1.0 / (1.0 - p / 100.0).max(1e-9)).log10()
+}
+
+/// The cells' latency spectra overlaid: x the percentile on a scale of nines, y the
+/// latency; one polyline per cell.
+fn spectrum_chart(summary: &SweepSummary) -> String {
+    let (plot_w, plot_h, left, top) = (PLOT_W + 180.0, 260.0, 80.0, 30.0);
+    let points = summary.cells.iter().flat_map(|c| &c.latency_spectrum);
+    let (max_x, max_ms) = points.fold((1.0_f64, 0.0_f64), |(x, y), v| {
+        (x.max(nines(v.p)), y.max(v.ms))
+    });
+    let max_x = max_x.ceil();
+    let max_ms = max_ms.max(f64::MIN_POSITIVE);
+    let px = |p: f64| left + nines(p) / max_x * plot_w;
+    let py = |ms: f64| top + plot_h - ms / max_ms * plot_h;
+    let mut body = String::new();
+    for k in 0..=(max_x as u32) {
+        let label = match k {
+            0 => "0%".to_string(),
+            k => format!("{}%", 100.0 - 100.0 / 10f64.powi(k as i32)),
+        };
+        let x = left + f64::from(k) / max_x * plot_w;
+        body.push_str(&format!(
+            "<line x1=\"{x:.1}\" x2=\"{x:.1}\" y1=\"{top:.1}\" y2=\"{:.1}\" stroke=\"#ddd\"/>\
+             <text x=\"{x:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{label}</text>\n",
+            top + plot_h,
+            top + plot_h + 14.0
+        ));
+    }
+    body.push_str(&format!(
+        "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{max_ms:.3} ms</text>\
+         <text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">0</text>\n",
+        left - 4.0,
+        top + 4.0,
+        left - 4.0,
+        top + plot_h
+    ));
+    for (i, cell) in summary.cells.iter().enumerate() {
+        let colour = PALETTE[i % PALETTE.len()];
+        let line: Vec<String> = cell
+            .latency_spectrum
+            .iter()
+            .map(|v| format!("{:.1},{:.1}", px(v.p), py(v.ms)))
+            .collect();
+        body.push_str(&format!(
+            "<polyline fill=\"none\" stroke=\"{colour}\" stroke-width=\"1.5\" points=\"{}\"/>\
+             <text x=\"{:.1}\" y=\"{:.1}\" fill=\"{colour}\">{}: {}</text>\n",
+            line.join(" "),
+            left + 10.0,
+            top + 14.0 + 14.0 * i as f64,
+            i + 1,
+            escape(&cell.label)
+        ));
+    }
+    format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{:.0}\" height=\"{:.0}\" \
+         font-family=\"sans-serif\" font-size=\"11\">\n\
+         <text x=\"4\" y=\"16\" font-size=\"13\" font-weight=\"bold\">latency percentile \
+         spectrum (run with the median tps of each cell)</text>\n{body}</svg>\n",
+        left + plot_w + 20.0,
+        top + plot_h + 24.0
+    )
+}
+
 /// The page.
 pub fn render(summary: &SweepSummary) -> String {
     let colour = |i: usize| PALETTE[i % PALETTE.len()];
@@ -152,6 +218,9 @@ pub fn render(summary: &SweepSummary) -> String {
             summary.cells.len(),
             3,
         ));
+    }
+    if summary.cells.iter().any(|c| !c.latency_spectrum.is_empty()) {
+        html.push_str(&spectrum_chart(summary));
     }
     html.push_str("<h2>Comparisons</h2>\n<ul>\n");
     for line in comparisons_text(summary).lines() {

@@ -36,7 +36,7 @@ pub struct RunRecord {
     pub settings: BTreeMap<String, String>,
 }
 
-/// A latency percentile, the median over a cell's runs.
+/// A latency percentile: the median over a cell's runs, or a point of a spectrum.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PercentileMedian {
     /// The percentile.
@@ -73,6 +73,9 @@ pub struct CellSummary {
     pub latency_percentiles: Vec<PercentileMedian>,
     /// Per-statement latencies.
     pub statements: Vec<StatementLatency>,
+    /// The latency percentile spectrum (10 points per decade of `1/(1-p)`) of the
+    /// cell's run with the median tps (the lower middle one for an even count).
+    pub latency_spectrum: Vec<PercentileMedian>,
 }
 
 /// Two cells that differ in one axis.
@@ -215,7 +218,32 @@ fn cell_summary(
         latency_average_ms: stats::median_interval(&averages, rng),
         latency_percentiles,
         statements: statements(runs, rng),
+        latency_spectrum: median_run(runs)
+            .and_then(|d| d.latency.as_ref())
+            .map(|dist| {
+                pgrush_report::html::spectrum(dist)
+                    .into_iter()
+                    .map(|(p, ms)| PercentileMedian { p, ms })
+                    .collect()
+            })
+            .unwrap_or_default(),
     }
+}
+
+/// The run with the median tps (the lower middle one for an even count).
+fn median_run(runs: &CellRuns) -> Option<&RunDocument> {
+    let mut docs: Vec<&RunDocument> = runs
+        .iter()
+        .map(|(_, _, d, _)| d)
+        .filter(|d| d.results.tps.is_some())
+        .collect();
+    docs.sort_by(|a, b| {
+        a.results
+            .tps
+            .unwrap_or(0.0)
+            .total_cmp(&b.results.tps.unwrap_or(0.0))
+    });
+    docs.get(docs.len().saturating_sub(1) / 2).copied()
 }
 
 /// Each statement's average latency over the runs.
