@@ -272,6 +272,21 @@ fn statements(runs: &CellRuns, rng: &mut fastrand::Rng) -> Vec<StatementLatency>
         .collect()
 }
 
+/// The pairs of cells (i < j) whose values differ in exactly one axis, with that
+/// axis: (i, j, axis index).
+pub fn one_axis_pairs(values: &[Vec<String>]) -> Vec<(usize, usize, usize)> {
+    let mut out = Vec::new();
+    for (i, a) in values.iter().enumerate() {
+        for (j, b) in values.iter().enumerate().skip(i + 1) {
+            let mut differing = (0..a.len()).filter(|&k| a[k] != b[k]);
+            if let (Some(k), None) = (differing.next(), differing.next()) {
+                out.push((i, j, k));
+            }
+        }
+    }
+    out
+}
+
 /// Every pair of cells that differ in exactly one axis, the earlier value as baseline.
 fn comparisons(
     axes: &[Axis],
@@ -279,35 +294,54 @@ fn comparisons(
     runs: &[CellRuns],
     rng: &mut fastrand::Rng,
 ) -> Vec<Comparison> {
+    let values: Vec<Vec<String>> = cells.iter().map(|c| c.values.clone()).collect();
     let mut out = Vec::new();
-    for (i, a) in cells.iter().enumerate() {
-        for (j, b) in cells.iter().enumerate().skip(i + 1) {
-            let differing: Vec<usize> = (0..axes.len())
-                .filter(|&k| a.values[k] != b.values[k])
-                .collect();
-            let [k] = differing[..] else { continue };
-            let others = axes
-                .iter()
-                .zip(&a.values)
-                .enumerate()
-                .filter(|(n, _)| *n != k)
-                .map(|(_, (axis, v))| format!("{}={v}", axis.name()))
-                .collect::<Vec<_>>()
-                .join(" ");
-            let (ta, tb) = (tps_values(&runs[i]), tps_values(&runs[j]));
-            let tps_ratio = stats::ratio_interval(&ta, &tb, rng);
-            let n = ta.len().min(tb.len());
-            let verdict = tps_ratio.map_or(Verdict::Untested, |r| stats::verdict(&r, n));
-            out.push(Comparison {
-                axis: axes[k].name(),
-                from: a.values[k].clone(),
-                to: b.values[k].clone(),
-                others,
-                cells: [i, j],
-                tps_ratio,
-                verdict,
-            });
-        }
+    for (i, j, k) in one_axis_pairs(&values) {
+        let (a, b) = (&cells[i], &cells[j]);
+        let others = axes
+            .iter()
+            .zip(&a.values)
+            .enumerate()
+            .filter(|(n, _)| *n != k)
+            .map(|(_, (axis, v))| format!("{}={v}", axis.name()))
+            .collect::<Vec<_>>()
+            .join(" ");
+        let (ta, tb) = (tps_values(&runs[i]), tps_values(&runs[j]));
+        let tps_ratio = stats::ratio_interval(&ta, &tb, rng);
+        let n = ta.len().min(tb.len());
+        let verdict = tps_ratio.map_or(Verdict::Untested, |r| stats::verdict(&r, n));
+        out.push(Comparison {
+            axis: axes[k].name(),
+            from: a.values[k].clone(),
+            to: b.values[k].clone(),
+            others,
+            cells: [i, j],
+            tps_ratio,
+            verdict,
+        });
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pairs_differ_in_exactly_one_axis() {
+        let axes: Vec<Axis> = ["fillfactor=100,80", "clients=1,2,4"]
+            .iter()
+            .map(|s| Axis::parse(s).unwrap())
+            .collect();
+        let cells = super::super::plan::product(&axes).unwrap();
+        let values: Vec<Vec<String>> = cells.into_iter().map(|c| c.values).collect();
+        let pairs = one_axis_pairs(&values);
+        // 2x3 cells: 3 fillfactor pairs (one per client count) and 3 client pairs per
+        // fillfactor (1-2, 1-4, 2-4).
+        assert_eq!(pairs.len(), 3 + 2 * 3);
+        assert!(pairs.contains(&(0, 3, 0)));
+        assert!(pairs.contains(&(0, 2, 1)));
+        assert!(!pairs.iter().any(|&(i, j, _)| (i, j) == (0, 4)));
+        assert!(one_axis_pairs(&[vec!["a".into()]]).is_empty());
+    }
 }
