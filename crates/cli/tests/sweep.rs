@@ -203,6 +203,26 @@ fn two_by_two_sweep_on_a_throwaway_cluster_runs_every_cell_then_resumes() {
         "one spectrum per cell"
     );
 
+    let csv = run(Command::new(env!("CARGO_BIN_EXE_pgrush")).args(["report", out_s, "--csv"]));
+    assert_ok(&csv);
+    let lines: Vec<&str> = csv.stdout.lines().collect();
+    assert_eq!(lines[0], ",cell 1,cell 2,cell 3,cell 4");
+    assert_eq!(lines[1], "unlogged,off,off,on,on");
+    assert!(lines[4].starts_with("tps,\""), "{}", csv.stdout);
+    let markdown =
+        run(Command::new(env!("CARGO_BIN_EXE_pgrush")).args(["report", out_s, "--markdown"]));
+    assert_ok(&markdown);
+    assert!(
+        markdown
+            .stdout
+            .starts_with("|  | cell 1 | cell 2 | cell 3 | cell 4 |\n| --- |")
+    );
+    assert!(
+        markdown
+            .stdout
+            .contains("\n- clients 1 -> 2 (unlogged=off): tps x")
+    );
+
     // Another sweep in the same directory is refused.
     let mut other = args.to_vec();
     other[5] = "3";

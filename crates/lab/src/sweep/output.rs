@@ -16,6 +16,9 @@ pub enum TableFormat {
     Csv,
 }
 
+/// Beyond this estimate the sentence says "more than" (the JSON keeps the number).
+const MAX_REPEATS_SHOWN: u32 = 1000;
+
 /// The longest row label in the text format (statements are cut).
 const TEXT_LABEL_WIDTH: usize = 50;
 
@@ -192,6 +195,12 @@ pub fn comparisons_text(summary: &SweepSummary) -> String {
         let verdict = match c.verdict {
             Verdict::Untested => "untested".to_string(),
             Verdict::Different => "larger than the noise".to_string(),
+            Verdict::WithinNoise {
+                repeats_needed: Some(n),
+            } if n > MAX_REPEATS_SHOWN => format!(
+                "within the noise; more than {MAX_REPEATS_SHOWN} repeats per cell would be \
+                 needed to tell (the difference, if any, is small against the noise)"
+            ),
             Verdict::WithinNoise {
                 repeats_needed: Some(n),
             } => format!("within the noise; about {n} repeats per cell could tell"),
