@@ -102,8 +102,8 @@ fn two_by_two_sweep_on_a_throwaway_cluster_runs_every_cell_then_resumes() {
         "1",
         "-F",
         "90",
-        "-T",
-        "1",
+        "-t",
+        "50",
     ];
     let out = run(&mut sweep(&args));
     assert_ok(&out);
@@ -153,6 +153,7 @@ fn two_by_two_sweep_on_a_throwaway_cluster_runs_every_cell_then_resumes() {
             let doc = read_json(&out_dir.join(record["document"].as_str().unwrap()));
             assert_eq!(doc["config"]["clients"], clients, "{}", record["document"]);
             assert_eq!(doc["format"], "pgrush-run");
+            assert_eq!(doc["results"]["transactions"]["processed"], 50 * clients);
             let tables = record["tables"].as_array().unwrap();
             let accounts = tables
                 .iter()
