@@ -49,11 +49,15 @@ pub enum Target {
 }
 
 impl Target {
-    /// How the plan file names the target.
+    /// How the plan file names the target (passwords redacted).
     pub fn describe(&self) -> String {
         match self {
             Target::Throwaway => "throwaway cluster".to_string(),
-            Target::Given { child_args, .. } => child_args.join(" "),
+            Target::Given { child_args, .. } => child_args
+                .iter()
+                .map(|a| child::redact_password(a))
+                .collect::<Vec<_>>()
+                .join(" "),
         }
     }
 }
