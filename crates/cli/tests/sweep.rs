@@ -238,6 +238,34 @@ fn two_by_two_sweep_on_a_throwaway_cluster_runs_every_cell_then_resumes() {
     );
 }
 
+/// Starts `pgrush sweep ARGS`, sends it `signal` once `runs` run documents exist in
+/// `out_dir`, and waits for it.
+fn start_and_signal(
+    args: &[&str],
+    out_dir: &Path,
+    runs: usize,
+    signal: libc::c_int,
+) -> std::process::Output {
+    let child = sweep(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while documents(out_dir).len() < runs {
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "no run finished"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // SAFETY: signalling the child this test started.
+    unsafe {
+        libc::kill(child.id() as i32, signal);
+    }
+    child.wait_with_output().unwrap()
+}
+
 /// The connection arguments of a test cluster.
 fn conn_args(cluster: &Cluster) -> Vec<String> {
     vec![
@@ -276,33 +304,28 @@ fn setting_axis_is_applied_restored_after_ctrl_c_and_resumed() {
     ];
     args.extend(conn.iter().map(String::as_str));
 
-    let child = sweep(&args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let started = Instant::now();
-    while documents(&out_dir).is_empty() {
-        assert!(
-            started.elapsed() < Duration::from_secs(30),
-            "no run finished"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    // SAFETY: signalling the child this test started.
-    unsafe {
-        libc::kill(child.id() as i32, libc::SIGINT);
-    }
-    let output = child.wait_with_output().unwrap();
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    // Killed outright after its first run: no chance to restore, but a journal says
+    // what to put back.
+    let killed = start_and_signal(&args, &out_dir, 1, libc::SIGKILL);
+    assert_eq!(killed.status.code(), None);
+    assert_ne!(cluster.show("synchronous_commit").unwrap(), "local");
+    assert!(out_dir.join("settings-to-restore.json").is_file());
+    // The run the killed sweep left behind ends by itself (-T 1).
+    std::thread::sleep(Duration::from_millis(1500));
+
+    // Ctrl-C after one more run: the finished runs stay, the settings are restored
+    // (to the value before the first, killed, invocation).
+    let interrupted = start_and_signal(&args, &out_dir, 2, libc::SIGINT);
+    let stderr = String::from_utf8_lossy(&interrupted.stderr);
+    assert_eq!(interrupted.status.code(), Some(1), "{stderr}");
     assert!(
         stderr.contains("interrupted; the finished runs are kept"),
         "{stderr}"
     );
     assert_eq!(cluster.show("synchronous_commit").unwrap(), "local");
+    assert!(!out_dir.join("settings-to-restore.json").exists());
     let kept = documents(&out_dir).len();
-    assert!((1..6).contains(&kept), "{kept} runs kept");
+    assert!((2..6).contains(&kept), "{kept} runs kept");
 
     let out = run(&mut sweep(&args));
     assert_ok(&out);

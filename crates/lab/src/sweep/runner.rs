@@ -93,7 +93,11 @@ pub fn run_plan(
         .filter(|s| finished_document(&cfg.out_dir, s).is_none())
         .collect();
     let skipped = plan.steps.len() - todo.len();
-    if todo.is_empty() {
+    // A journal matters only on a given server: a throwaway cluster is new each time.
+    let journal = matches!(cfg.target, Target::Given { .. })
+        .then(|| cfg.out_dir.join(super::settings::JOURNAL_FILE));
+    let mut settings = Settings::new(journal.as_deref());
+    if todo.is_empty() && !settings.pending() {
         say(
             console,
             &format!("all {} runs are already done", plan.steps.len()),
@@ -120,7 +124,6 @@ pub fn run_plan(
     };
     let line = format!("server: {}", server.describe());
     say(console, &line);
-    let mut settings = Settings::new();
     let mut session = Session {
         cfg,
         plan,

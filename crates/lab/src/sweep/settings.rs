@@ -2,20 +2,28 @@
 //! configuration reload, or a restart when the setting needs one
 //! (`pg_settings.pending_restart`) and pgrush controls the cluster; restored at the
 //! end (the value `postgresql.auto.conf` had before the sweep, or `ALTER SYSTEM
-//! RESET`).
+//! RESET`). What to put back is also written to a journal file in the output
+//! directory as soon as a setting changes, so that a sweep killed before it could
+//! restore (SIGKILL, a crash) restores at its next invocation.
 
 use super::SweepError;
 use super::server::Server;
 use pgrush_cluster::quote_literal;
 use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
+
+/// The journal's name in the output directory.
+pub const JOURNAL_FILE: &str = "settings-to-restore.json";
 
 /// How long a configuration reload may take to reach the sweep's session.
 const RELOAD_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The settings a sweep changes, what they were, and what they are now.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Settings {
+    /// Where `previous` is kept until restored (`None`: nowhere).
+    journal: Option<PathBuf>,
     /// Each changed setting's `postgresql.auto.conf` value before the sweep (`None`:
     /// it had none).
     previous: BTreeMap<String, Option<String>>,
@@ -24,9 +32,34 @@ pub struct Settings {
 }
 
 impl Settings {
-    /// Nothing changed yet.
-    pub fn new() -> Settings {
-        Settings::default()
+    /// Nothing changed yet, or, when `journal` names a journal left by an earlier
+    /// invocation, what that one changed (restored by [`Settings::restore`]).
+    pub fn new(journal: Option<&Path>) -> Settings {
+        let previous = journal
+            .and_then(|p| std::fs::read_to_string(p).ok())
+            .and_then(|text| serde_json::from_str(&text).ok())
+            .unwrap_or_default();
+        Settings {
+            journal: journal.map(Path::to_path_buf),
+            previous,
+            applied: BTreeMap::new(),
+        }
+    }
+
+    /// True when something is to be restored.
+    pub fn pending(&self) -> bool {
+        !self.previous.is_empty()
+    }
+
+    /// Writes what to restore to the journal.
+    fn write_journal(&self) -> Result<(), SweepError> {
+        let Some(path) = &self.journal else {
+            return Ok(());
+        };
+        let text = serde_json::to_string_pretty(&self.previous)
+            .map_err(|e| SweepError::Io(e.to_string()))?;
+        std::fs::write(path, text + "\n")
+            .map_err(|e| SweepError::Io(format!("{}: {e}", path.display())))
     }
 
     /// Makes the server run with `wanted` (name, value) and returns each setting's
@@ -44,6 +77,7 @@ impl Settings {
             if !self.previous.contains_key(name) {
                 let before = auto_conf_value(server, name)?;
                 self.previous.insert(name.clone(), before);
+                self.write_journal()?;
             }
             server.query(&format!(
                 "ALTER SYSTEM SET {name} = {}",
@@ -85,6 +119,9 @@ impl Settings {
         let names = self.previous.keys().cloned().collect();
         self.previous.clear();
         self.applied.clear();
+        if let Some(path) = &self.journal {
+            let _ = std::fs::remove_file(path);
+        }
         Ok(names)
     }
 }
