@@ -24,22 +24,26 @@ pgrush sweep compares configurations: every combination of the varied values
 cell's median with a 95% bootstrap confidence interval.
 
 Usage:
-  pgrush sweep --vary AXIS=V1,V2[,...] [--vary ...] [OPTION]... [PGBENCH OPTION]... [DBNAME]
+  pgrush sweep --vary AXIS=V1,V2[,...] [--vary ...] [OPTION]...
+               [PGBENCH OPTION]... [DBNAME]
 
 Axes:
   fillfactor, unlogged (on/off), scale, partitions, partition-method,
-  foreign-keys (on/off)            initialization options (re-initializes)
-  clients, jobs, protocol, rate,
-  script (a builtin's name or a file)          run options
-  set:NAME                         a server setting (ALTER SYSTEM, reload, or a
-                                   restart of pgrush's own throwaway cluster)
+  foreign-keys (on/off)      initialization options (the tables are
+                             initialized again when one changes)
+  clients, jobs, protocol, rate, script (a builtin's name or a file)
+                             run options
+  set:NAME                   a server setting: ALTER SYSTEM and a reload (or
+                             a restart of pgrush's own throwaway cluster),
+                             restored at the end, also after Ctrl-C
 
 Options:
   --vary AXIS=V1,V2   vary AXIS over the values (repeatable)
   --repeat N          runs per cell (default 3; 1 leaves differences untested)
   --warmup SECONDS    discarded warm-up before each run (default 5; 0: none)
-  --out DIR           where runs and sweep.json go (default pgrush-sweep-DATE-TIME);
-                      the same command with the same --out resumes a sweep
+  --out DIR           where the runs and sweep.json go (default
+                      pgrush-sweep-DATE-TIME); the same command with the same
+                      --out resumes, skipping finished runs
   --seed N            seed of the run order and the bootstrap (default: random,
                       printed)
   --json FILE         write the results as JSON (schema pgrush-sweep.v1)
@@ -52,7 +56,7 @@ Every other option is pgbench's, passed to each initialization (-s, -F, ...)
 or run (-c, -T, -M, ...); runs default to -T 60 and always report per-statement
 latencies (-r). Without -h/-p/-d/DBNAME and PGHOST/PGPORT/PGDATABASE the sweep
 runs on a throwaway cluster, as pgrush demo; otherwise it replaces the pgbench
-tables of the database named.
+tables of the database named. \"pgrush report DIR\" prints a saved sweep again.
 
 ";
 

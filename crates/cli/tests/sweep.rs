@@ -451,6 +451,9 @@ fn bad_sweeps_are_refused_with_a_clear_message() {
     let help = run(&mut sweep(&["--help"]));
     assert_ok(&help);
     assert!(help.stdout.contains("--vary AXIS=V1,V2"));
+    for line in help.stdout.lines() {
+        assert!(line.chars().count() < 80, "help line too long: {line:?}");
+    }
     // pgbench's own checks apply to the options passed through.
     let out = run(&mut sweep(&["--vary", "clients=1,2", "-T", "1", "-t", "5"]));
     assert_eq!(out.code, 1);
