@@ -22,8 +22,12 @@ const MAX_REPEATS_SHOWN: u32 = 1000;
 /// The longest row label in the text format (statements are cut).
 const TEXT_LABEL_WIDTH: usize = 50;
 
-/// `1234.5 [1200.1, 1250.3]` with `decimals` digits.
+/// `1234.5 [1200.1, 1250.3]` with `decimals` digits; the value alone when the
+/// interval has no width (a single run).
 fn interval_text(i: &Interval, decimals: usize) -> String {
+    if i.low == i.high && i.low == i.estimate {
+        return format!("{:.d$}", i.estimate, d = decimals);
+    }
     format!(
         "{:.d$} [{:.d$}, {:.d$}]",
         i.estimate,
