@@ -161,6 +161,14 @@ impl Plan {
             path: shown.clone(),
             reason: e.to_string(),
         })?;
+        if stored.cells != product(&stored.key.axes)?
+            || stored.steps.iter().any(|s| s.cell >= stored.cells.len())
+        {
+            return Err(PlanError::Unreadable {
+                path: shown,
+                reason: "its cells or steps do not match its axes".into(),
+            });
+        }
         if let Some(what) = differences(&stored.key, &key, seed.filter(|s| *s != stored.seed)) {
             return Err(PlanError::Differs { path: shown, what });
         }
@@ -340,6 +348,11 @@ mod tests {
                 .contains("(the repeats, the pgbench options differ)"),
             "{err}"
         );
+        let mut broken = plan.clone();
+        broken.steps[0].cell = 99;
+        broken.save(dir.path()).unwrap();
+        let err = Plan::load_or_new(dir.path(), key(), None).unwrap_err();
+        assert!(err.to_string().contains("do not match its axes"), "{err}");
         std::fs::write(dir.path().join(PLAN_FILE), "{").unwrap();
         assert!(matches!(
             Plan::load_or_new(dir.path(), key(), None),
