@@ -167,6 +167,7 @@ pub fn load_summary(dir: &Path) -> Result<SweepSummary, SweepError> {
             reason: e.to_string(),
         })
     })?;
+    plan.check(&path.display().to_string())?;
     Ok(summarize(dir, &plan))
 }
 

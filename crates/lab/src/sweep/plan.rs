@@ -161,18 +161,25 @@ impl Plan {
             path: shown.clone(),
             reason: e.to_string(),
         })?;
-        if stored.cells != product(&stored.key.axes)?
-            || stored.steps.iter().any(|s| s.cell >= stored.cells.len())
-        {
-            return Err(PlanError::Unreadable {
-                path: shown,
-                reason: "its cells or steps do not match its axes".into(),
-            });
-        }
+        stored.check(&shown)?;
         if let Some(what) = differences(&stored.key, &key, seed.filter(|s| *s != stored.seed)) {
             return Err(PlanError::Differs { path: shown, what });
         }
         Ok(stored)
+    }
+
+    /// Checks that the cells are the product of the axes and the steps name cells (a
+    /// file read back may have been edited); `path` names it in the error.
+    pub fn check(&self, path: &str) -> Result<(), PlanError> {
+        if self.cells != product(&self.key.axes)?
+            || self.steps.iter().any(|s| s.cell >= self.cells.len())
+        {
+            return Err(PlanError::Unreadable {
+                path: path.to_string(),
+                reason: "its cells or steps do not match its axes".into(),
+            });
+        }
+        Ok(())
     }
 
     /// Writes `sweep.json` into `dir`.
