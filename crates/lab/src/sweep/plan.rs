@@ -81,7 +81,7 @@ pub struct PlanKey {
 /// The plan file: the key, the seed, the cells and the order.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Plan {
-    /// Always [`PLAN_FORMAT`].
+    /// Always `pgrush-sweep-plan`.
     pub format: String,
     /// What defines the results.
     #[serde(flatten)]

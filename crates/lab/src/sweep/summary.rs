@@ -101,9 +101,9 @@ pub struct Comparison {
 /// A sweep's results.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SweepSummary {
-    /// Always [`FORMAT`].
+    /// Always `pgrush-sweep`.
     pub format: String,
-    /// [`FORMAT_VERSION`].
+    /// The format version, 1.
     pub format_version: u32,
     /// The seed of the run order and the bootstrap.
     pub seed: u64,
