@@ -464,3 +464,52 @@ fn bad_sweeps_are_refused_with_a_clear_message() {
         out.stderr
     );
 }
+
+#[test]
+fn a_role_without_checkpoint_rights_still_sweeps_with_a_warning() {
+    let cluster = Cluster::builder().start().expect("test cluster");
+    cluster.psql("CREATE ROLE bench LOGIN").unwrap();
+    cluster.create_database("benchdb").unwrap();
+    cluster
+        .psql("ALTER DATABASE benchdb OWNER TO bench")
+        .unwrap();
+    cluster
+        .psql_db("benchdb", "ALTER SCHEMA public OWNER TO bench")
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let out_dir = dir.path().join("sweep");
+    let (socket, port) = (
+        cluster.socket_dir().display().to_string(),
+        cluster.port().to_string(),
+    );
+    let out = run(&mut sweep(&[
+        "--vary",
+        "clients=1,2",
+        "--repeat",
+        "1",
+        "--warmup",
+        "0",
+        "--out",
+        out_dir.to_str().unwrap(),
+        "-s",
+        "1",
+        "-t",
+        "10",
+        "-h",
+        &socket,
+        "-p",
+        &port,
+        "-U",
+        "bench",
+        "benchdb",
+    ]));
+    assert_ok(&out);
+    let warnings = out
+        .stdout
+        .lines()
+        .filter(|l| l.contains("warning: CHECKPOINT"))
+        .count();
+    assert_eq!(warnings, 1, "{}", out.stdout);
+    assert!(out.stdout.contains("must be superuser"), "{}", out.stdout);
+    assert_eq!(documents(&out_dir).len(), 2);
+}

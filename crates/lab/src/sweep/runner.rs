@@ -132,6 +132,8 @@ pub fn run_plan(
         launcher: &launcher,
         init_key: None,
         tables: Vec::new(),
+        checkpoint_refused: false,
+        notes: Vec::new(),
     };
     let outcome = session.run_steps(&todo, console);
     let restored = settings.restore(&mut server);
@@ -165,6 +167,10 @@ struct Session<'a> {
     init_key: Option<Vec<String>>,
     /// The tables after the last initialization.
     tables: Vec<TableFacts>,
+    /// True once CHECKPOINT was refused (said once).
+    checkpoint_refused: bool,
+    /// Lines for the console.
+    notes: Vec<String>,
 }
 
 impl Session<'_> {
@@ -184,7 +190,11 @@ impl Session<'_> {
             let key = cell.init_key(axes);
             if self.init_key.as_ref() != Some(&key) {
                 say(console, &format!("{progress} initializing"));
-                if self.initialize(cell)? == ChildEnd::Interrupted {
+                let end = self.initialize(cell)?;
+                for note in self.notes.drain(..) {
+                    say(console, &note);
+                }
+                if end == ChildEnd::Interrupted {
                     return Ok((done, true));
                 }
                 self.init_key = Some(key);
@@ -218,7 +228,16 @@ impl Session<'_> {
         }
         self.server
             .query(&format!("VACUUM ANALYZE {}", TABLES.replace('\'', "")))?;
-        self.server.query("CHECKPOINT")?;
+        // CHECKPOINT needs a superuser or pg_checkpoint: without it the sweep goes on,
+        // and says so once.
+        if let Err(e) = self.server.query("CHECKPOINT")
+            && !self.checkpoint_refused
+        {
+            self.checkpoint_refused = true;
+            self.notes.push(format!(
+                "warning: {e}; the cells start without a checkpoint after initialization"
+            ));
+        }
         let results = self.server.query(&format!(
             "SELECT c.relname, c.relpersistence, \
              coalesce(pg_catalog.array_to_string(c.reloptions, ','), '') \
