@@ -63,6 +63,11 @@ pub const SUBCOMMANDS: &[(&str, &str, &str)] = &[
         "render or compare runs saved with --json",
     ),
     (
+        "sweep",
+        " --vary AXIS=V1,V2",
+        "compare configurations over repeats",
+    ),
+    (
         "timing",
         "",
         "measure the clock's overhead (as pg_test_timing)",

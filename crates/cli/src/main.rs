@@ -2,7 +2,7 @@
 //!
 //! The binary picks its personality from the name it was started by
 //! (`pg_test_timing` runs the clock-overhead check) and from a leading
-//! subcommand word (`timing`, `demo`, `report`; not when started as `pgbench`, where a
+//! subcommand word (`timing`, `demo`, `report`, `sweep`; not when started as `pgbench`, where a
 //! first word is a database name); anything else is a pgbench command line.
 
 mod bench;
@@ -15,6 +15,7 @@ mod parse;
 mod prompt;
 mod report_cmd;
 mod server_stats;
+mod sweep_cmd;
 mod timing_cmd;
 
 use std::ffi::OsString;
@@ -46,7 +47,11 @@ fn dispatch(args: Vec<OsString>) -> i32 {
     match subcommand {
         Some("timing") => return timing_cmd::run(&argv0, &args[2..], false),
         Some("demo") => return demo::run(&args[2..]),
+        Some("report") if sweep_cmd::is_saved_sweep(args.get(2)) => {
+            return sweep_cmd::report_saved(&args[2..]);
+        }
         Some("report") => return report_cmd::run(&base, &args[2..]),
+        Some("sweep") => return sweep_cmd::run(&args[2..]),
         _ => {}
     }
     let opts = match parse::parse_args(&args) {

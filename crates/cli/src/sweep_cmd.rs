@@ -1,0 +1,478 @@
+//! `pgrush sweep`: the command line of a configuration sweep (`pgrush_lab::sweep`).
+//!
+//! The sweep's own options (`--vary`, `--repeat`, `--warmup`, `--out`, `--seed`,
+//! `--json`, `--markdown`, `--csv`) are taken out first; every other argument is a
+//! pgbench option, read with pgrush's own option table (`parse::table`) and sorted by
+//! its mode: initialization options go to each `pgrush -i`, benchmarking options to
+//! each run, connection options to both. Both command lines are checked by the
+//! ordinary parser before anything starts, so a bad option gets pgbench's message.
+
+use std::ffi::OsString;
+use std::io::Write;
+use std::path::PathBuf;
+
+use pgrush_lab::sweep::{
+    self, Axis, PlanKey, SweepConfig, SweepSummary, Target, output::TableFormat,
+};
+
+use crate::parse::getopt::Getopt;
+use crate::parse::table::{self, Mode, OptionDef};
+
+const USAGE: &str = "\
+pgrush sweep compares configurations: every combination of the varied values
+(a cell) runs several times, in a shuffled order, and the report gives each
+cell's median with a 95% bootstrap confidence interval.
+
+Usage:
+  pgrush sweep --vary AXIS=V1,V2[,...] [--vary ...] [OPTION]...
+               [PGBENCH OPTION]... [DBNAME]
+
+Axes:
+  fillfactor, unlogged (on/off), scale, partitions, partition-method,
+  foreign-keys (on/off)      initialization options (the tables are
+                             initialized again when one changes)
+  clients, jobs, protocol, rate, script (a builtin's name or a file)
+                             run options
+  set:NAME                   a server setting: ALTER SYSTEM and a reload (or
+                             a restart of pgrush's own throwaway cluster),
+                             restored at the end, also after Ctrl-C
+
+Options:
+  --vary AXIS=V1,V2   vary AXIS over the values (repeatable)
+  --repeat N          runs per cell (default 3; 1 leaves differences untested)
+  --warmup SECONDS    discarded warm-up before each run (default 5; 0: none)
+  --out DIR           where the runs and sweep.json go (default
+                      pgrush-sweep-DATE-TIME); the same command with the same
+                      --out resumes, skipping finished runs
+  --seed N            seed of the run order and the bootstrap (default: random,
+                      printed)
+  --json FILE         write the results as JSON (schema pgrush-sweep.v1)
+  --html FILE         write the results as an HTML page with charts
+  --markdown          print the table as Markdown
+  --csv               print the table as CSV
+  -?, --help          show this help, then exit
+
+Every other option is pgbench's, passed to each initialization (-s, -F, ...)
+or run (-c, -T, -M, ...); runs default to -T 60 and always report per-statement
+latencies (-r). Without -h/-p/-d/DBNAME and PGHOST/PGPORT/PGDATABASE the sweep
+runs on a throwaway cluster, as pgrush demo; otherwise it replaces the pgbench
+tables of the database named. \"pgrush report DIR\" prints a saved sweep again.
+
+";
+
+/// The sweep's own options.
+#[derive(Debug, Clone, PartialEq, Default)]
+struct SweepArgs {
+    axes: Vec<Axis>,
+    repeat: u32,
+    warmup: u32,
+    out: Option<PathBuf>,
+    seed: Option<u64>,
+    json: Option<PathBuf>,
+    html: Option<PathBuf>,
+    format: Option<TableFormat>,
+    help: bool,
+    /// Everything else, for pgbench's parser.
+    rest: Vec<String>,
+}
+
+/// The pgbench options sorted by where they go.
+#[derive(Debug, Clone, PartialEq, Default)]
+struct Passed {
+    init: Vec<String>,
+    run: Vec<String>,
+    conn: Vec<String>,
+    /// The long names seen (to find conflicts with axes).
+    names: Vec<&'static str>,
+}
+
+/// Takes the sweep's own options out of `args`.
+fn parse_own(args: &[OsString]) -> Result<SweepArgs, String> {
+    let mut out = SweepArgs {
+        repeat: 3,
+        warmup: 5,
+        ..SweepArgs::default()
+    };
+    let mut it = args.iter();
+    while let Some(arg) = it.next() {
+        let arg = arg
+            .to_str()
+            .ok_or_else(|| format!("argument {arg:?} is not UTF-8"))?;
+        let (name, inline) = match arg.split_once('=') {
+            Some((n, v)) if n.starts_with("--") => (n, Some(v.to_string())),
+            _ => (arg, None),
+        };
+        let takes_value = matches!(
+            name,
+            "--vary" | "--repeat" | "--warmup" | "--out" | "--seed" | "--json" | "--html"
+        );
+        let value = if takes_value {
+            match inline {
+                Some(v) => v,
+                None => it
+                    .next()
+                    .and_then(|v| v.to_str())
+                    .ok_or_else(|| format!("option {name} needs a value"))?
+                    .to_string(),
+            }
+        } else {
+            String::new()
+        };
+        let number = |what: &str, min: u32| {
+            value
+                .parse::<u32>()
+                .ok()
+                .filter(|n| *n >= min)
+                .ok_or_else(|| format!("invalid {what} \"{value}\""))
+        };
+        match name {
+            "--vary" => out
+                .axes
+                .push(Axis::parse(&value).map_err(|e| e.to_string())?),
+            "--repeat" => out.repeat = number("repeat count (at least 1)", 1)?,
+            "--warmup" => out.warmup = number("warm-up duration", 0)?,
+            "--out" => out.out = Some(PathBuf::from(value)),
+            "--seed" => {
+                out.seed = Some(
+                    value
+                        .parse()
+                        .map_err(|_| format!("invalid seed \"{value}\""))?,
+                )
+            }
+            "--json" => out.json = Some(PathBuf::from(value)),
+            "--html" => out.html = Some(PathBuf::from(value)),
+            "--markdown" => out.format = Some(TableFormat::Markdown),
+            "--csv" => out.format = Some(TableFormat::Csv),
+            "--help" | "-?" => out.help = true,
+            _ => out.rest.push(arg.to_string()),
+        }
+    }
+    sweep::check_distinct(&out.axes).map_err(|e| e.to_string())?;
+    Ok(out)
+}
+
+/// Sorts pgbench options by mode, in `--long=value` form.
+fn sort_options(rest: &[String]) -> Result<Passed, String> {
+    let raw: Vec<Vec<u8>> = rest.iter().map(|a| a.as_bytes().to_vec()).collect();
+    let (shorts, longs) = (table::short_options(), table::long_options());
+    let mut scan = Getopt::new(&raw, &shorts, &longs, false);
+    let mut passed = Passed::default();
+    while let Some(item) = scan.next_opt() {
+        let found = item.map_err(|e| {
+            let mut line = Vec::new();
+            let _ = e.write_to(b"pgrush sweep", &mut line);
+            String::from_utf8_lossy(&line).trim_end().to_string()
+        })?;
+        let def: &OptionDef = found.id;
+        let text = match found.arg {
+            Some(v) => format!("--{}={}", def.long, String::from_utf8_lossy(v)),
+            None => format!("--{}", def.long),
+        };
+        passed.names.push(def.long);
+        match (def.long, def.mode) {
+            ("initialize" | "show-script", _) => {
+                return Err(format!(
+                    "--{} cannot be used: the sweep initializes the tables itself",
+                    def.long
+                ));
+            }
+            ("dbname" | "host" | "port" | "username", _) => passed.conn.push(text),
+            ("scale", _) | (_, Mode::Initialization) => passed.init.push(text),
+            ("no-vacuum" | "debug", _) => {
+                passed.init.push(text.clone());
+                passed.run.push(text);
+            }
+            _ => passed.run.push(text),
+        }
+    }
+    match scan.positional()[..] {
+        [] => {}
+        [db] => passed.conn.push(String::from_utf8_lossy(db).into_owned()),
+        [_, extra, ..] => {
+            return Err(format!(
+                "too many command-line arguments (first is \"{}\")",
+                String::from_utf8_lossy(extra)
+            ));
+        }
+    }
+    Ok(passed)
+}
+
+/// An axis that sets an option also given on the command line.
+fn conflict(axes: &[Axis], passed: &Passed) -> Option<String> {
+    axes.iter().find_map(|axis| {
+        let name = axis
+            .option_names()
+            .iter()
+            .find(|n| passed.names.contains(n))?;
+        Some(format!(
+            "--vary {} conflicts with --{name}: give one or the other",
+            axis.name()
+        ))
+    })
+}
+
+/// Checks the initialization and run command lines (with each axis' first value) with
+/// pgbench's parser; on error the message is printed and the status returned.
+fn check_with_parser(
+    axes: &[Axis],
+    passed: &Passed,
+) -> Result<pgrush_wire::conninfo::ConnectRequest, i32> {
+    let first = |init: bool| -> Vec<String> {
+        axes.iter()
+            .filter(|a| a.is_init() == init)
+            .flat_map(|a| a.args(&a.values[0]))
+            .collect()
+    };
+    let argv = |parts: &[&[String]]| -> Vec<OsString> {
+        std::iter::once(OsString::from("pgrush"))
+            .chain(parts.iter().flat_map(|p| p.iter().map(OsString::from)))
+            .collect()
+    };
+    let init_flag = vec!["--initialize".to_string()];
+    crate::parse::parse_args(&argv(&[
+        &init_flag,
+        &passed.init,
+        &first(true),
+        &passed.conn,
+    ]))?;
+    let opts = crate::parse::parse_args(&argv(&[&passed.run, &first(false), &passed.conn]))?;
+    Ok(opts.connect_request())
+}
+
+/// Whether the environment names a server.
+fn env_names_server() -> bool {
+    ["PGHOST", "PGPORT", "PGDATABASE"]
+        .iter()
+        .any(|v| std::env::var_os(v).is_some_and(|s| !s.is_empty()))
+}
+
+/// `pgrush-sweep-YYYYMMDD-HHMMSS` (UTC, now).
+fn default_out_dir() -> PathBuf {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_micros()).unwrap_or(i64::MAX));
+    let stamp: String = pgrush_report::document::rfc3339_utc(now)
+        .chars()
+        .take(19)
+        .filter(char::is_ascii_digit)
+        .collect();
+    PathBuf::from(format!("pgrush-sweep-{}-{}", &stamp[..8], &stamp[8..]))
+}
+
+fn fail(msg: &str) -> i32 {
+    eprintln!("pgrush: error: sweep: {msg}");
+    1
+}
+
+/// The sweep's configuration from the command line, or the exit status.
+fn configure(own: &SweepArgs) -> Result<SweepConfig, i32> {
+    let usage = |msg: &str| {
+        fail(msg);
+        eprintln!("Try \"pgrush sweep --help\" for more information.");
+        1
+    };
+    if own.axes.is_empty() {
+        return Err(usage(
+            "nothing to compare: give at least one --vary AXIS=V1,V2",
+        ));
+    }
+    let mut passed = sort_options(&own.rest).map_err(|m| usage(&m))?;
+    if let Some(msg) = conflict(&own.axes, &passed) {
+        return Err(usage(&msg));
+    }
+    if !passed
+        .names
+        .iter()
+        .any(|n| *n == "time" || *n == "transactions")
+    {
+        passed.run.push("--time=60".into());
+    }
+    let request = check_with_parser(&own.axes, &passed)?;
+    let target = if passed.conn.is_empty() && !env_names_server() {
+        Target::Throwaway
+    } else {
+        Target::Given {
+            request,
+            child_args: passed.conn.clone(),
+        }
+    };
+    let exe = std::env::current_exe()
+        .map_err(|e| fail(&format!("cannot find the pgrush binary: {e}")))?;
+    Ok(SweepConfig {
+        key: PlanKey {
+            axes: own.axes.clone(),
+            repeats: own.repeat,
+            warmup_s: own.warmup,
+            init_args: passed.init,
+            run_args: passed.run,
+            target: target.describe(),
+        },
+        seed: own.seed,
+        out_dir: own.out.clone().unwrap_or_else(default_out_dir),
+        exe,
+        target,
+    })
+}
+
+/// Prints the table and the comparisons; writes `--json`.
+fn report(summary: &SweepSummary, own: &SweepArgs) -> i32 {
+    let format = own.format.unwrap_or(TableFormat::Text);
+    let mut text = sweep::output::render_table(summary, format);
+    if format != TableFormat::Csv {
+        text.push('\n');
+        let sentences = sweep::output::comparisons_text(summary);
+        for line in sentences.lines() {
+            if format == TableFormat::Markdown {
+                text.push_str("- ");
+            }
+            text.push_str(line);
+            text.push('\n');
+        }
+    }
+    let mut stdout = std::io::stdout().lock();
+    let _ = stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush());
+    let files = [
+        (&own.json, summary.to_json()),
+        (
+            &own.html,
+            own.html
+                .as_ref()
+                .map(|_| sweep::html::render(summary))
+                .unwrap_or_default(),
+        ),
+    ];
+    for (path, text) in files {
+        if let Some(path) = path
+            && let Err(e) = std::fs::write(path, text)
+        {
+            return fail(&format!("{}: {e}", path.display()));
+        }
+    }
+    0
+}
+
+/// True when `arg` names a directory holding a sweep (`pgrush report DIR`).
+pub fn is_saved_sweep(arg: Option<&OsString>) -> bool {
+    arg.is_some_and(|dir| PathBuf::from(dir).join(sweep::PLAN_FILE).is_file())
+}
+
+/// `pgrush report DIR [--markdown|--csv] [--json FILE] [--html FILE]`: the results of
+/// the runs a sweep saved in DIR (finished or not); returns the exit status.
+pub fn report_saved(args: &[OsString]) -> i32 {
+    let own = match parse_own(args) {
+        Ok(own) if own.rest.len() == 1 && own.axes.is_empty() => own,
+        Ok(_) => return fail("report: give one sweep directory and output options only"),
+        Err(msg) => return fail(&format!("report: {msg}")),
+    };
+    match sweep::load_summary(std::path::Path::new(&own.rest[0])) {
+        Ok(summary) => report(&summary, &own),
+        Err(e) => fail(&format!("report: {e}")),
+    }
+}
+
+/// Runs `pgrush sweep ARGS`; returns the exit status.
+pub fn run(args: &[OsString]) -> i32 {
+    let own = match parse_own(args) {
+        Ok(own) => own,
+        Err(msg) => {
+            fail(&msg);
+            eprintln!("Try \"pgrush sweep --help\" for more information.");
+            return 1;
+        }
+    };
+    if own.help {
+        print!("{USAGE}{}", crate::help::bug_report_lines());
+        return 0;
+    }
+    let cfg = match configure(&own) {
+        Ok(cfg) => cfg,
+        Err(status) => return status,
+    };
+    let mut console = std::io::stdout();
+    match sweep::run_sweep(&cfg, &mut console) {
+        Ok((summary, outcome)) => {
+            println!();
+            let status = report(&summary, &own);
+            if outcome.interrupted {
+                eprintln!(
+                    "pgrush sweep: interrupted; the finished runs are kept in {}: run the same \
+                     command with --out {} to resume",
+                    cfg.out_dir.display(),
+                    cfg.out_dir.display()
+                );
+                return 1;
+            }
+            status
+        }
+        Err(e) => fail(&e.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn os(list: &[&str]) -> Vec<OsString> {
+        list.iter().map(OsString::from).collect()
+    }
+
+    #[test]
+    fn own_options_are_taken_out() {
+        let own = parse_own(&os(&[
+            "--vary",
+            "fillfactor=100,80",
+            "--vary=clients=1,2",
+            "-c",
+            "4",
+            "--repeat=2",
+            "--warmup",
+            "0",
+            "--seed",
+            "9",
+            "--out",
+            "d",
+            "--csv",
+            "-T1",
+            "bench",
+        ]))
+        .unwrap();
+        assert_eq!(own.axes.len(), 2);
+        assert_eq!((own.repeat, own.warmup, own.seed), (2, 0, Some(9)));
+        assert_eq!(own.out, Some(PathBuf::from("d")));
+        assert_eq!(own.format, Some(TableFormat::Csv));
+        assert_eq!(own.rest, ["-c", "4", "-T1", "bench"]);
+        assert!(parse_own(&os(&["--repeat", "0"])).is_err());
+        assert!(parse_own(&os(&["--vary"])).is_err());
+        assert!(parse_own(&os(&["--vary", "clients=1", "--vary", "clients=2"])).is_err());
+    }
+
+    #[test]
+    fn pgbench_options_go_where_their_mode_says() {
+        let rest: Vec<String> = [
+            "-s", "2", "-F90", "-c", "4", "-T", "1", "-h", "/tmp", "-n", "-M", "prepared", "db",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let p = sort_options(&rest).unwrap();
+        assert_eq!(p.init, ["--scale=2", "--fillfactor=90", "--no-vacuum"]);
+        assert_eq!(
+            p.run,
+            [
+                "--client=4",
+                "--time=1",
+                "--no-vacuum",
+                "--protocol=prepared"
+            ]
+        );
+        assert_eq!(p.conn, ["--host=/tmp", "db"]);
+        let axes = [Axis::parse("clients=1,2").unwrap()];
+        assert!(conflict(&axes, &p).unwrap().contains("--client"));
+        assert!(sort_options(&["-i".to_string()]).is_err());
+        assert!(sort_options(&["a".to_string(), "b".to_string()]).is_err());
+        assert!(sort_options(&["--bogus".to_string()]).is_err());
+    }
+}

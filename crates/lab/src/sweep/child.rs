@@ -1,0 +1,164 @@
+//! Child `pgrush` processes (one per initialization, warm-up and measured run), their
+//! output appended to the sweep's log file, and Ctrl-C: SIGINT and SIGTERM only raise
+//! a flag in the sweep; the running child is sent one SIGINT and waited for, so the
+//! sweep can restore the server's settings before it exits.
+
+use super::SweepError;
+use std::fs::File;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+/// How often a running child is checked.
+const POLL: Duration = Duration::from_millis(20);
+
+/// How a child ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChildEnd {
+    /// Exit status 0, no interruption.
+    Success,
+    /// Ctrl-C arrived while it ran (whatever its status).
+    Interrupted,
+}
+
+/// Runs the `pgrush` binary with arguments, output to a log file, watching Ctrl-C.
+pub struct Launcher {
+    exe: PathBuf,
+    log: PathBuf,
+    interrupted: Arc<AtomicBool>,
+    hooks: Vec<signal_hook::SigId>,
+}
+
+impl Launcher {
+    /// A launcher of `exe` writing to `log`; catches SIGINT and SIGTERM until dropped.
+    pub fn new(exe: &Path, log: &Path) -> Result<Launcher, SweepError> {
+        let interrupted = Arc::new(AtomicBool::new(false));
+        let mut hooks = Vec::new();
+        for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+            let id = signal_hook::flag::register(sig, Arc::clone(&interrupted))
+                .map_err(|e| SweepError::Io(format!("cannot catch signals: {e}")))?;
+            hooks.push(id);
+        }
+        Ok(Launcher {
+            exe: exe.to_path_buf(),
+            log: log.to_path_buf(),
+            interrupted,
+            hooks,
+        })
+    }
+
+    /// True once Ctrl-C (or SIGTERM) arrived.
+    pub fn interrupted(&self) -> bool {
+        self.interrupted.load(Ordering::SeqCst)
+    }
+
+    /// Runs `pgrush ARGS`, its output appended to the log under a `== title` line.
+    /// A non-zero exit status is an error quoting the end of the log.
+    pub fn run(&self, title: &str, args: &[String]) -> Result<ChildEnd, SweepError> {
+        let io = |e: std::io::Error| SweepError::Io(format!("{}: {e}", self.log.display()));
+        let mut log = File::options()
+            .create(true)
+            .append(true)
+            .open(&self.log)
+            .map_err(io)?;
+        let shown: Vec<String> = args.iter().map(|a| redact_password(a)).collect();
+        writeln!(log, "== {title}\n$ pgrush {}", shown.join(" ")).map_err(io)?;
+        let mut child = Command::new(&self.exe)
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(log.try_clone().map_err(io)?)
+            .stderr(log)
+            .spawn()
+            .map_err(|e| SweepError::Io(format!("cannot run {}: {e}", self.exe.display())))?;
+        let mut forwarded = false;
+        let status = loop {
+            if let Some(status) = child.try_wait().map_err(io)? {
+                break status;
+            }
+            if self.interrupted() && !forwarded {
+                forwarded = true;
+                if let Ok(pid) = i32::try_from(child.id()) {
+                    // SAFETY: sending a signal to our own child process by its id.
+                    unsafe {
+                        libc::kill(pid, libc::SIGINT);
+                    }
+                }
+            }
+            std::thread::sleep(POLL);
+        };
+        if self.interrupted() {
+            return Ok(ChildEnd::Interrupted);
+        }
+        if status.success() {
+            return Ok(ChildEnd::Success);
+        }
+        Err(SweepError::Child {
+            what: title.to_string(),
+            status: status.to_string(),
+            log_tail: log_tail(&self.log, 15),
+        })
+    }
+}
+
+impl Drop for Launcher {
+    fn drop(&mut self) {
+        for id in self.hooks.drain(..) {
+            signal_hook::low_level::unregister(id);
+        }
+    }
+}
+
+/// `arg` with the password of a conninfo string (`password=...`) or URI
+/// (`postgresql://user:secret@host`) replaced by `***`, for files a person may share.
+pub fn redact_password(arg: &str) -> String {
+    let mut out = arg.to_string();
+    if let Some(start) = out.find("password=") {
+        let value = start + "password=".len();
+        let end = out[value..]
+            .find([' ', '&'])
+            .map_or(out.len(), |n| value + n);
+        out.replace_range(value..end, "***");
+    }
+    if let Some(scheme) = out.find("://") {
+        let rest = scheme + 3;
+        let authority_end = out[rest..].find(['/', '?']).map_or(out.len(), |n| rest + n);
+        if let Some(at) = out[rest..authority_end].rfind('@') {
+            let userinfo = rest..rest + at;
+            if let Some(colon) = out[userinfo.clone()].find(':') {
+                out.replace_range(rest + colon + 1..userinfo.end, "***");
+            }
+        }
+    }
+    out
+}
+
+/// The last `lines` lines of the log.
+fn log_tail(path: &Path, lines: usize) -> String {
+    let text = std::fs::read(path)
+        .map(|b| String::from_utf8_lossy(&b).into_owned())
+        .unwrap_or_default();
+    let all: Vec<&str> = text.lines().collect();
+    all[all.len().saturating_sub(lines)..].join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::redact_password;
+
+    #[test]
+    fn passwords_are_redacted() {
+        assert_eq!(
+            redact_password("--dbname=host=a password=s3cret user=b"),
+            "--dbname=host=a password=*** user=b"
+        );
+        assert_eq!(
+            redact_password("postgresql://me:s3cret@db:5432/x?sslmode=require&password=p"),
+            "postgresql://me:***@db:5432/x?sslmode=require&password=***"
+        );
+        assert_eq!(redact_password("--client=4"), "--client=4");
+        assert_eq!(redact_password("postgres://me@db/x"), "postgres://me@db/x");
+    }
+}

@@ -1,0 +1,188 @@
+//! `pgrush sweep`: compares configurations. The cells are the product of the axes
+//! ([`Axis`]: initialization options, run options, server settings); each cell runs
+//! `repeats` times in a shuffled, interleaved order ([`Plan`], seeded); the database
+//! is initialized again only when an initialization option changes, followed by the
+//! same `VACUUM ANALYZE` and `CHECKPOINT`; each measured run follows a discarded
+//! warm-up. Every run is an ordinary `pgrush --json` run document under the output
+//! directory, so a second invocation resumes ([`run_sweep`]). The results
+//! ([`SweepSummary`]) give medians with bootstrap intervals ([`stats`]) and compare
+//! the cells that differ in one axis; [`output`] renders them as tables, [`html`] as a
+//! page with charts.
+//!
+//! Modules: `axes` (what varies), `plan` (cells, order, `sweep.json`), `server`
+//! (throwaway cluster or given server), `settings` (`set:` axes), `child` (child
+//! processes, Ctrl-C), `runner` (the loop), `stats`, `summary`, `output`.
+
+mod axes;
+mod child;
+pub mod html;
+pub mod output;
+mod plan;
+mod runner;
+mod server;
+mod settings;
+pub mod stats;
+mod summary;
+
+pub use axes::{Axis, AxisError, AxisKind, InitOption, RunOption, check_distinct};
+pub use plan::{Cell, PLAN_FILE, Plan, PlanError, PlanKey, Step};
+pub use runner::{LOG_FILE, RUNS_DIR, RunFacts, RunReport, TableFacts};
+pub use summary::{CellSummary, Comparison, RunRecord, SweepSummary};
+
+use pgrush_wire::conninfo::ConnectRequest;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use thiserror::Error;
+
+/// Where the runs go.
+#[derive(Debug, Clone)]
+pub enum Target {
+    /// A throwaway cluster started for the sweep (the default).
+    Throwaway,
+    /// A server named by the command line or the environment.
+    Given {
+        /// The sweep's own setup connection.
+        request: ConnectRequest,
+        /// The connection arguments given to every child.
+        child_args: Vec<String>,
+    },
+}
+
+impl Target {
+    /// How the plan file names the target (passwords redacted).
+    pub fn describe(&self) -> String {
+        match self {
+            Target::Throwaway => "throwaway cluster".to_string(),
+            Target::Given { child_args, .. } => child_args
+                .iter()
+                .map(|a| child::redact_password(a))
+                .collect::<Vec<_>>()
+                .join(" "),
+        }
+    }
+}
+
+/// A sweep to run.
+#[derive(Debug, Clone)]
+pub struct SweepConfig {
+    /// What defines the results.
+    pub key: PlanKey,
+    /// The order's seed, when given (`--seed`).
+    pub seed: Option<u64>,
+    /// The output directory.
+    pub out_dir: PathBuf,
+    /// The `pgrush` binary the children run.
+    pub exe: PathBuf,
+    /// The server.
+    pub target: Target,
+}
+
+/// Why a sweep failed.
+#[derive(Debug, Error)]
+#[non_exhaustive]
+pub enum SweepError {
+    /// The plan cannot be made or resumed.
+    #[error(transparent)]
+    Plan(#[from] PlanError),
+    /// A file could not be written or read, or a process started.
+    #[error("{0}")]
+    Io(String),
+    /// The throwaway cluster failed.
+    #[error("throwaway cluster: {0}")]
+    Cluster(String),
+    /// The setup connection failed.
+    #[error("cannot connect: {0}")]
+    Connect(String),
+    /// The setup connection is gone.
+    #[error("not connected")]
+    NotConnected,
+    /// A statement of the sweep failed.
+    #[error("{sql}: {message}")]
+    Query {
+        /// The statement.
+        sql: String,
+        /// The server's message.
+        message: String,
+    },
+    /// A child `pgrush` failed.
+    #[error("{what} failed ({status}); the end of its output:\n{log_tail}")]
+    Child {
+        /// Which step.
+        what: String,
+        /// Its exit status.
+        status: String,
+        /// The last lines it wrote.
+        log_tail: String,
+    },
+    /// A `set:` axis names no server setting.
+    #[error("unknown server setting \"{0}\"")]
+    UnknownSetting(String),
+    /// A setting needs a restart, and the server is not pgrush's.
+    #[error(
+        "setting {0} needs a server restart, which pgrush does only for its own throwaway \
+         cluster (run without connection options, or restart the server yourself)"
+    )]
+    NeedsRestart(String),
+    /// A restart was asked of a server pgrush does not control.
+    #[error("pgrush cannot restart a server it did not start")]
+    CannotRestart,
+    /// The configuration reload did not show up.
+    #[error("the server did not reload its configuration within {0} s")]
+    ReloadTimeout(u64),
+}
+
+/// Runs (or resumes) a sweep, then reads every finished run back; progress lines go
+/// to `console`.
+pub fn run_sweep(
+    cfg: &SweepConfig,
+    console: &mut dyn Write,
+) -> Result<(SweepSummary, RunReport), SweepError> {
+    let io = |e: std::io::Error| SweepError::Io(format!("{}: {e}", cfg.out_dir.display()));
+    std::fs::create_dir_all(cfg.out_dir.join(RUNS_DIR)).map_err(io)?;
+    let plan = Plan::load_or_new(&cfg.out_dir, cfg.key.clone(), cfg.seed)?;
+    plan.save(&cfg.out_dir).map_err(io)?;
+    let _ = writeln!(
+        console,
+        "pgrush sweep: {} cells x {} repeats = {} runs, results in {}; order seed {} \
+         (--seed {} repeats this order)",
+        plan.cells.len(),
+        plan.key.repeats,
+        plan.steps.len(),
+        cfg.out_dir.display(),
+        plan.seed,
+        plan.seed
+    );
+    let report = runner::run_plan(cfg, &plan, console)?;
+    Ok((summarize(&cfg.out_dir, &plan), report))
+}
+
+/// The summary of the runs finished so far in `dir` (a saved sweep).
+pub fn load_summary(dir: &Path) -> Result<SweepSummary, SweepError> {
+    let path = dir.join(PLAN_FILE);
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| SweepError::Io(format!("{}: {e}", path.display())))?;
+    let plan: Plan = serde_json::from_str(&text).map_err(|e| {
+        SweepError::Plan(PlanError::Unreadable {
+            path: path.display().to_string(),
+            reason: e.to_string(),
+        })
+    })?;
+    plan.check(&path.display().to_string())?;
+    Ok(summarize(dir, &plan))
+}
+
+/// Reads the finished runs of each cell and builds the summary.
+fn summarize(dir: &Path, plan: &Plan) -> SweepSummary {
+    let mut runs: Vec<summary::CellRuns> = vec![Vec::new(); plan.cells.len()];
+    for step in &plan.steps {
+        if let Some(doc) = runner::finished_document(dir, step) {
+            let facts = runner::read_facts(dir, step).unwrap_or_default();
+            let file = format!("{RUNS_DIR}/{}", step.document_name());
+            runs[step.cell].push((step.repeat, file, doc, facts));
+        }
+    }
+    for cell in &mut runs {
+        cell.sort_by_key(|(repeat, ..)| *repeat);
+    }
+    SweepSummary::build(plan, &runs)
+}

@@ -1,0 +1,254 @@
+//! A sweep's results as a table (cells as columns; rows: the axes, runs, tps with its
+//! interval, latency average and percentiles, then each statement's latency) in three
+//! formats: aligned text, Markdown and CSV; and the comparisons as sentences.
+
+use super::stats::{Interval, Verdict};
+use super::summary::SweepSummary;
+
+/// The output formats of the table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TableFormat {
+    /// Aligned columns for a terminal.
+    Text,
+    /// A Markdown table.
+    Markdown,
+    /// Comma-separated values (RFC 4180 quoting).
+    Csv,
+}
+
+/// Beyond this estimate the sentence says "more than" (the JSON keeps the number).
+const MAX_REPEATS_SHOWN: u32 = 1000;
+
+/// The longest row label in the text format (statements are cut).
+const TEXT_LABEL_WIDTH: usize = 50;
+
+/// `1234.5 [1200.1, 1250.3]` with `decimals` digits; the value alone when the
+/// interval has no width (a single run).
+fn interval_text(i: &Interval, decimals: usize) -> String {
+    if i.low == i.high && i.low == i.estimate {
+        return format!("{:.d$}", i.estimate, d = decimals);
+    }
+    format!(
+        "{:.d$} [{:.d$}, {:.d$}]",
+        i.estimate,
+        i.low,
+        i.high,
+        d = decimals
+    )
+}
+
+/// The table: a header row, then labelled rows, one column per cell.
+pub fn table(summary: &SweepSummary) -> Vec<Vec<String>> {
+    let mut rows = Vec::new();
+    let mut header = vec![String::new()];
+    header.extend((1..=summary.cells.len()).map(|n| format!("cell {n}")));
+    rows.push(header);
+    for (k, axis) in summary.axes.iter().enumerate() {
+        let mut row = vec![axis.name()];
+        row.extend(summary.cells.iter().map(|c| c.values[k].clone()));
+        rows.push(row);
+    }
+    let mut push = |label: String, f: &dyn Fn(&super::summary::CellSummary) -> Option<String>| {
+        let mut row = vec![label];
+        row.extend(
+            summary
+                .cells
+                .iter()
+                .map(|c| f(c).unwrap_or_else(|| "-".into())),
+        );
+        rows.push(row);
+    };
+    push("runs".into(), &|c| Some(c.runs.len().to_string()));
+    push("tps".into(), &|c| {
+        c.tps.as_ref().map(|i| interval_text(i, 1))
+    });
+    push("latency average (ms)".into(), &|c| {
+        c.latency_average_ms.as_ref().map(|i| interval_text(i, 3))
+    });
+    for p in super::summary::PERCENTILES {
+        push(format!("latency p{p} (ms)"), &|c| {
+            c.latency_percentiles
+                .iter()
+                .find(|v| v.p == p)
+                .map(|v| format!("{:.3}", v.ms))
+        });
+    }
+    let statements = summary.statement_rows();
+    if !statements.is_empty() {
+        push("statement latencies (ms):".into(), &|_| Some(String::new()));
+    }
+    for (script, text) in statements {
+        let shared = summary.cells.iter().any(|c| {
+            c.statements
+                .iter()
+                .any(|s| s.text == text && s.script != script)
+        });
+        let label = if shared {
+            format!("  {script} {text}")
+        } else {
+            format!("  {text}")
+        };
+        push(label, &|c| {
+            c.statements
+                .iter()
+                .find(|s| s.script == script && s.text == text)
+                .map(|s| interval_text(&s.latency_ms, 3))
+        });
+    }
+    rows
+}
+
+/// The table in `format`.
+pub fn render_table(summary: &SweepSummary, format: TableFormat) -> String {
+    let rows = table(summary);
+    match format {
+        TableFormat::Text => text_table(&rows),
+        TableFormat::Markdown => markdown_table(&rows),
+        TableFormat::Csv => rows
+            .iter()
+            .map(|r| r.iter().map(|c| csv_field(c)).collect::<Vec<_>>().join(","))
+            .map(|line| line + "\n")
+            .collect(),
+    }
+}
+
+fn text_table(rows: &[Vec<String>]) -> String {
+    let cut = |s: &str| {
+        if s.chars().count() > TEXT_LABEL_WIDTH {
+            let head: String = s.chars().take(TEXT_LABEL_WIDTH - 1).collect();
+            format!("{head}…")
+        } else {
+            s.to_string()
+        }
+    };
+    let rows: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| {
+            let mut r = r.clone();
+            r[0] = cut(&r[0]);
+            r
+        })
+        .collect();
+    let columns = rows.first().map_or(0, Vec::len);
+    let widths: Vec<usize> = (0..columns)
+        .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
+        .collect();
+    let mut out = String::new();
+    for row in &rows {
+        let mut line = String::new();
+        for (i, cell) in row.iter().enumerate() {
+            let pad = widths[i] - cell.chars().count();
+            if i == 0 {
+                line.push_str(cell);
+                line.push_str(&" ".repeat(pad));
+            } else {
+                line.push_str("  ");
+                line.push_str(&" ".repeat(pad));
+                line.push_str(cell);
+            }
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+fn markdown_table(rows: &[Vec<String>]) -> String {
+    let escape = |s: &str| s.replace('|', "\\|");
+    let mut out = String::new();
+    for (n, row) in rows.iter().enumerate() {
+        let cells: Vec<String> = row.iter().map(|c| escape(c)).collect();
+        out.push_str(&format!("| {} |\n", cells.join(" | ")));
+        if n == 0 {
+            let rule: Vec<&str> = (0..row.len())
+                .map(|i| if i == 0 { "---" } else { "---:" })
+                .collect();
+            out.push_str(&format!("| {} |\n", rule.join(" | ")));
+        }
+    }
+    out
+}
+
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+/// One sentence per comparison, and the single-repeat warning.
+pub fn comparisons_text(summary: &SweepSummary) -> String {
+    let mut out = String::new();
+    if summary.untested {
+        out.push_str(
+            "A cell has a single run: the differences below are untested \
+             (use --repeat 3 or more).\n",
+        );
+    }
+    for c in &summary.comparisons {
+        let context = if c.others.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", c.others)
+        };
+        let ratio = c
+            .tps_ratio
+            .as_ref()
+            .map_or("-".to_string(), |r| format!("x{}", interval_text(r, 3)));
+        let verdict = match c.verdict {
+            Verdict::Untested => "untested".to_string(),
+            Verdict::Different => "larger than the noise".to_string(),
+            Verdict::WithinNoise {
+                repeats_needed: Some(n),
+            } if n > MAX_REPEATS_SHOWN => format!(
+                "within the noise; more than {MAX_REPEATS_SHOWN} repeats per cell would be \
+                 needed to tell (the difference, if any, is small against the noise)"
+            ),
+            Verdict::WithinNoise {
+                repeats_needed: Some(n),
+            } => format!("within the noise; about {n} repeats per cell could tell"),
+            Verdict::WithinNoise {
+                repeats_needed: None,
+            } => "within the noise".to_string(),
+        };
+        out.push_str(&format!(
+            "{} {} -> {}{context}: tps {ratio}, {verdict}\n",
+            c.axis, c.from, c.to
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_columns_are_right_aligned_and_labels_cut() {
+        let rows = vec![
+            vec!["".into(), "cell 1".into(), "cell 2".into()],
+            vec![
+                "tps".into(),
+                "1.0 [1.0, 1.0]".into(),
+                "22.5 [20.0, 25.0]".into(),
+            ],
+            vec!["x".repeat(60), "-".into(), "1".into()],
+        ];
+        let text = text_table(&rows);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(
+            lines[1],
+            format!("tps{}  1.0 [1.0, 1.0]  22.5 [20.0, 25.0]", " ".repeat(47))
+        );
+        assert!(lines[2].starts_with(&format!("{}…", "x".repeat(49))));
+        assert!(lines[2].ends_with("  1"));
+        let md = markdown_table(&rows[..2]);
+        assert_eq!(
+            md,
+            "|  | cell 1 | cell 2 |\n| --- | ---: | ---: |\n| tps | 1.0 [1.0, 1.0] | 22.5 [20.0, 25.0] |\n"
+        );
+        assert_eq!(csv_field("a,b"), "\"a,b\"");
+        assert_eq!(csv_field("say \"x\""), "\"say \"\"x\"\"\"");
+    }
+}
