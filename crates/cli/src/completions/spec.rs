@@ -213,7 +213,7 @@ fn packaging_subcommands() -> Vec<SubcommandSpec> {
                     Vec::new(),
                     Operands::Words(crate::completions::Shell::NAMES.map(String::from).to_vec()),
                 ),
-                _ => (
+                "man" => (
                     vec![OptionSpec {
                         short: None,
                         long: Some("list".to_string()),
@@ -224,6 +224,7 @@ fn packaging_subcommands() -> Vec<SubcommandSpec> {
                     }],
                     Operands::Words(subcommand_names.clone()),
                 ),
+                _ => (Vec::new(), Operands::Files),
             };
             SubcommandSpec {
                 name: name.to_string(),
