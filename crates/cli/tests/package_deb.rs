@@ -32,6 +32,7 @@ fn build_package(out: &Path) -> PathBuf {
         PGRUSH,
         "--out",
         out.to_str().expect("utf-8"),
+        "--fast",
     ]));
     let stdout = String::from_utf8(built.stdout).expect("utf-8");
     let deb = PathBuf::from(stdout.lines().last().expect("the .deb's path"));
