@@ -15,6 +15,9 @@ fn static_build_has_no_shared_libraries() {
     let out = Command::new(root.join("scripts/build-static"))
         .arg("--dev")
         .env("CARGO_TARGET_DIR", &target_dir)
+        // Linking statically is what is checked: no debug info, no incremental cache to write.
+        .env("CARGO_PROFILE_DEV_DEBUG", "0")
+        .env("CARGO_INCREMENTAL", "0")
         .output()
         .expect("run scripts/build-static");
     let stderr = String::from_utf8_lossy(&out.stderr);
