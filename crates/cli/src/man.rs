@@ -22,6 +22,9 @@ const PROG: &str = "pgrush man";
 
 /// `pgrush man [--list | SUBCOMMAND]`: prints a page; returns the exit status.
 pub fn run(args: &[OsString]) -> i32 {
+    if matches!(args, [flag] if flag == "--help" || flag == "-?") {
+        return write_stdout(PROG, usage().as_bytes());
+    }
     let spec = match CommandSpec::gather() {
         Ok(spec) => spec,
         Err(err) => {
@@ -50,6 +53,18 @@ pub fn run(args: &[OsString]) -> i32 {
         }
     };
     write_stdout(PROG, page.as_bytes())
+}
+
+/// `pgrush man --help`.
+fn usage() -> String {
+    format!(
+        "pgrush man prints pgrush's manual pages in roff.\n\n\
+         Usage:\n  pgrush man              pgrush(1)\n  \
+         pgrush man SUBCOMMAND   pgrush-SUBCOMMAND(1)\n  \
+         pgrush man --list       the pages' names\n\n\
+         Read one with: man -l <(pgrush man)\n\n{}",
+        bug_report_lines()
+    )
 }
 
 /// The pages' names: `pgrush`, then `pgrush-NAME` per documented subcommand.

@@ -322,3 +322,16 @@ fn bad_shell_names_are_errors() {
         assert!(out.stdout.is_empty());
     }
 }
+
+#[test]
+fn help_names_the_shells() {
+    for flag in ["--help", "-?"] {
+        let out = pgrush(&["completions", flag]);
+        assert!(out.status.success(), "{flag}");
+        let text = String::from_utf8(out.stdout).expect("utf-8");
+        assert!(
+            text.contains("pgrush completions bash|zsh|fish\n"),
+            "{text}"
+        );
+    }
+}

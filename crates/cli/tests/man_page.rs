@@ -140,3 +140,15 @@ fn unknown_pages_are_errors() {
     );
     assert!(out.stdout.is_empty());
 }
+
+#[test]
+fn help_names_the_forms() {
+    let text = stdout_of(&["man", "--help"]);
+    for form in [
+        "pgrush man   ",
+        "pgrush man SUBCOMMAND",
+        "pgrush man --list",
+    ] {
+        assert!(text.contains(form), "{form}: {text}");
+    }
+}

@@ -59,6 +59,9 @@ impl Shell {
 pub fn run(args: &[OsString]) -> i32 {
     const PROG: &str = "pgrush completions";
     let names = Shell::NAMES.join(", ");
+    if matches!(args, [flag] if flag == "--help" || flag == "-?") {
+        return write_stdout(PROG, usage().as_bytes());
+    }
     let shell = match args {
         [name] => match name.to_str().and_then(Shell::from_name) {
             Some(shell) => shell,
@@ -86,6 +89,16 @@ pub fn run(args: &[OsString]) -> i32 {
         }
     };
     write_stdout(PROG, shell.script(&spec).as_bytes())
+}
+
+/// `pgrush completions --help`.
+fn usage() -> String {
+    format!(
+        "pgrush completions prints a shell completion script.\n\n\
+         Usage:\n  pgrush completions bash|zsh|fish\n\n\
+         For example: source <(pgrush completions bash)\n\n{}",
+        crate::help::bug_report_lines()
+    )
 }
 
 /// Writes `bytes` to standard output; 0, or 1 after a complaint.
