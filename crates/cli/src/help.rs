@@ -74,6 +74,21 @@ pub const SUBCOMMANDS: &[(&str, &str, &str)] = &[
     ),
 ];
 
+/// Subcommands for packagers and shell set-up, left out of `--help` (whose text
+/// stays pgbench's plus [`SUBCOMMANDS`]); the man page and the completions list them.
+pub const PACKAGING_SUBCOMMANDS: &[(&str, &str, &str)] = &[
+    (
+        "completions",
+        " bash|zsh|fish",
+        "print a shell completion script",
+    ),
+    (
+        "man",
+        " [--list | SUBCOMMAND]",
+        "print a manual page (roff)",
+    ),
+];
+
 /// Heading of the subcommand section of `--help`.
 pub const SUBCOMMANDS_HEADER: &str = "Subcommands (pgrush only):\n";
 
@@ -110,7 +125,10 @@ pub fn bug_report_lines() -> String {
 }
 
 /// The options described in `section`, in their help order.
-fn section_entries(docs: &[OptionDoc], section: Section) -> Vec<(&OptionDoc, &'static HelpEntry)> {
+pub(crate) fn section_entries(
+    docs: &[OptionDoc],
+    section: Section,
+) -> Vec<(&OptionDoc, &'static HelpEntry)> {
     let mut entries: Vec<(&OptionDoc, &'static HelpEntry)> = docs
         .iter()
         .flat_map(|doc| doc.help.iter().map(move |entry| (doc, entry)))

@@ -2,14 +2,17 @@
 //!
 //! The binary picks its personality from the name it was started by
 //! (`pg_test_timing` runs the clock-overhead check) and from a leading
-//! subcommand word (`timing`, `demo`, `report`, `sweep`; not when started as `pgbench`, where a
+//! subcommand word (`timing`, `demo`, `report`, `sweep`, and `completions` and `man`
+//! for packagers; not when started as `pgbench`, where a
 //! first word is a database name); anything else is a pgbench command line.
 
 mod bench;
+mod completions;
 mod connect;
 mod demo;
 mod help;
 mod init_cmd;
+mod man;
 mod options;
 mod parse;
 mod prompt;
@@ -52,6 +55,8 @@ fn dispatch(args: Vec<OsString>) -> i32 {
         }
         Some("report") => return report_cmd::run(&base, &args[2..]),
         Some("sweep") => return sweep_cmd::run(&args[2..]),
+        Some("completions") => return completions::run(&args[2..]),
+        Some("man") => return man::run(&args[2..]),
         _ => {}
     }
     let opts = match parse::parse_args(&args) {
