@@ -125,6 +125,8 @@ fn bash_completes_options_values_and_subcommands() {
     let file_line = format!("pgrush -f {file}");
     let file_words = ["pgrush", "-f", file];
     with_file.push((&file_line, &file_words[..]));
+    let (_, subcommands) = help_words();
+    let listed = format!("{}|completions|man", subcommands.join("|"));
     let expected = [
         "--client",
         "tpcb-like|simple-update|select-only",
@@ -132,7 +134,7 @@ fn bash_completes_options_values_and_subcommands() {
         "",
         "simple|extended|prepared",
         "hash",
-        "demo|report|timing|completions|man",
+        &listed,
         "",
         "",
         "bash|zsh|fish",
@@ -208,18 +210,18 @@ fn zsh_completes_options_values_and_subcommands() {
         v.sort();
         v
     };
+    let (_, subcommands) = help_words();
+    let help_subcommands: Vec<&str> = subcommands.iter().map(String::as_str).collect();
+    let all_subcommands = [&help_subcommands[..], &["completions", "man"]].concat();
     let cases: &[(&str, &[&str])] = &[
         ("pgrush --cl", &["--client"]),
         ("pgrush -b ", &["tpcb-like", "simple-update", "select-only"]),
         ("pgrush -b tpcb-like@", &[]),
         ("pgrush -M ", &["simple", "extended", "prepared"]),
         ("pgrush --partition-method=", &["range", "hash"]),
-        (
-            "pgrush ",
-            &["demo", "report", "timing", "completions", "man"],
-        ),
+        ("pgrush ", &all_subcommands),
         ("pgrush report --m", &["--markdown"]),
-        ("pgrush man ", &["demo", "report", "timing"]),
+        ("pgrush man ", &help_subcommands),
     ];
     std::fs::write(dir.path().join("capture.zsh"), ZSH_CAPTURE).expect("write");
     // Each capture starts an interactive zsh and compinit: run them side by side.
@@ -259,6 +261,10 @@ fn fish_completes_options_values_and_subcommands() {
     std::fs::write(dir.path().join("run.sql"), "SELECT 1;\n").expect("write");
     let file_line = format!("pgrush --file {}", dir.path().join("ru").display());
     let file_match = dir.path().join("run.sql").display().to_string();
+    let (_, subcommands) = help_words();
+    let mut all_subcommands: Vec<&str> = subcommands.iter().map(String::as_str).collect();
+    all_subcommands.extend(["completions", "man"]);
+    all_subcommands.sort();
     let cases: Vec<(&str, Vec<&str>)> = vec![
         ("pgrush --cl", vec!["--client"]),
         (
@@ -270,10 +276,7 @@ fn fish_completes_options_values_and_subcommands() {
             "pgrush --partition-method=",
             vec!["--partition-method=hash", "--partition-method=range"],
         ),
-        (
-            "pgrush ",
-            vec!["completions", "demo", "man", "report", "timing"],
-        ),
+        ("pgrush ", all_subcommands),
         ("pgrush report --m", vec!["--markdown"]),
         ("pgrush completions ", vec!["bash", "fish", "zsh"]),
         ("pgrush -c ", vec![]),
