@@ -12,8 +12,10 @@
 //! violation, an unhandled critical extension, and a leaf whose key usage or extended
 //! key usage excludes TLS servers (even when it is its own root).
 //!
-//! Not implemented: certificate revocation lists (`sslcrl`, `sslcrldir`,
-//! `~/.postgresql/root.crl`), name constraints, and signatures other than RSA PKCS#1
+//! Revocation lists ([`super::crl`]) are checked for every certificate of the chain
+//! when a [`CrlSet`] is given, before the signatures (OpenSSL's order).
+//!
+//! Not implemented: name constraints, and signatures other than RSA PKCS#1
 //! with SHA-2, ECDSA P-256/P-384 and Ed25519 (refused). Policies are not checked, as
 //! OpenSSL's defaults do not check them either.
 
@@ -21,6 +23,8 @@ use ring::signature::{self, UnparsedPublicKey, VerificationAlgorithm};
 use x509_parser::certificate::X509Certificate;
 use x509_parser::extensions::ParsedExtension;
 use x509_parser::oid_registry::Oid;
+
+use super::crl::CrlSet;
 
 /// Why a chain was refused (all reported by libpq as `certificate verify failed`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -45,6 +49,8 @@ pub(crate) enum ChainError {
     UnhandledCritical,
     /// The chain is longer than OpenSSL's default depth limit.
     TooLong,
+    /// A certificate has no current CRL from its issuer, or is revoked.
+    Revoked,
     /// A signature does not verify with its issuer's key. libpq reports the first
     /// error OpenSSL queued, given here: the RSA layer's reason for an RSA key, else
     /// `EVP lib`.
@@ -55,11 +61,13 @@ pub(crate) enum ChainError {
 const MAX_CHAIN: usize = 102;
 
 /// Verifies `leaf` (DER) with the server's `intermediates` against the trust store
-/// `roots` (parsed once, see [`parse_roots`]), at `now` (seconds since the epoch).
+/// `roots` (parsed once, see [`parse_roots`]), at `now` (seconds since the epoch),
+/// with revocation checks when `crls` is given.
 pub(crate) fn verify(
     leaf: &[u8],
     intermediates: &[&[u8]],
     roots: &[Cert],
+    crls: Option<&CrlSet>,
     now: i64,
 ) -> Result<(), ChainError> {
     let leaf_cert = Cert::parse(leaf).ok_or(ChainError::Malformed)?;
@@ -96,7 +104,35 @@ pub(crate) fn verify(
         }
     }
 
-    check_chain(&chain, now)
+    check_chain_extensions(&chain)?;
+    if let Some(crls) = crls {
+        check_revocation(&chain, crls, now)?;
+    }
+    check_signatures_and_times(&chain, now)
+}
+
+/// `X509_V_FLAG_CRL_CHECK_ALL`: each certificate needs a current CRL signed by its
+/// issuer (the root by itself) that does not list its serial number.
+fn check_revocation(chain: &[&Cert], crls: &CrlSet, now: i64) -> Result<(), ChainError> {
+    for (i, cert) in chain.iter().enumerate() {
+        let issuer = chain.get(i + 1).copied().unwrap_or(cert);
+        if !issuer.crl_sign {
+            return Err(ChainError::Revoked);
+        }
+        let crl = crls
+            .crls
+            .iter()
+            .filter(|c| c.issuer == cert.issuer)
+            .find(|c| {
+                signature_valid(&c.signature_alg, &c.tbs, &c.signature, issuer)
+                    && c.current_at(now)
+            })
+            .ok_or(ChainError::Revoked)?;
+        if crl.revokes(&cert.serial) {
+            return Err(ChainError::Revoked);
+        }
+    }
+    Ok(())
 }
 
 /// The trust store's certificates, parsed; unparsable ones are left out.
@@ -104,10 +140,9 @@ pub(crate) fn parse_roots<'a>(ders: impl IntoIterator<Item = &'a [u8]>) -> Vec<C
     ders.into_iter().filter_map(Cert::parse).collect()
 }
 
-/// OpenSSL's checks in its order: `check_chain_extensions` from the leaf up (unhandled
-/// critical extensions, CA-ness, path lengths, the leaf's purpose), then
-/// `internal_verify` from the root down (validity periods, signatures).
-fn check_chain(chain: &[&Cert], now: i64) -> Result<(), ChainError> {
+/// OpenSSL's `check_chain_extensions` from the leaf up: unhandled critical
+/// extensions, CA-ness, path lengths, the leaf's purpose.
+fn check_chain_extensions(chain: &[&Cert]) -> Result<(), ChainError> {
     let mut plen = 0u32;
     for (i, cert) in chain.iter().enumerate() {
         if cert.unhandled_critical {
@@ -139,6 +174,11 @@ fn check_chain(chain: &[&Cert], now: i64) -> Result<(), ChainError> {
             return Err(ChainError::Purpose);
         }
     }
+    Ok(())
+}
+
+/// OpenSSL's `internal_verify` from the root down: signatures, validity periods.
+fn check_signatures_and_times(chain: &[&Cert], now: i64) -> Result<(), ChainError> {
     // The trust anchor's own signature is not checked (no X509_V_FLAG_CHECK_SS_SIGNATURE).
     for (i, cert) in chain.iter().enumerate().rev() {
         if let Some(issuer) = chain.get(i + 1)
@@ -176,6 +216,10 @@ pub(crate) struct Cert {
     path_len: Option<u32>,
     /// Key usage bits when the extension is present: (keyCertSign, TLS server use).
     key_usage: Option<(bool, bool)>,
+    /// Whether the key may sign CRLs (no key usage extension, or `cRLSign`).
+    crl_sign: bool,
+    /// The serial number, without leading zeros.
+    serial: Vec<u8>,
     /// Extended key usage when present: whether it allows a TLS server.
     eku_server: Option<bool>,
     skid: Option<Vec<u8>>,
@@ -243,6 +287,11 @@ impl Cert {
                 k.digital_signature() || k.key_encipherment() || k.key_agreement(),
             )
         });
+        let crl_sign = x
+            .key_usage()
+            .ok()
+            .flatten()
+            .is_none_or(|k| k.value.crl_sign());
         let eku = x.extended_key_usage().ok().flatten().map(|e| {
             let e = e.value;
             // serverAuth, or the Netscape/Microsoft server gated crypto purposes.
@@ -277,6 +326,8 @@ impl Cert {
             basic_ca: bc.as_ref().map(|b| b.value.ca),
             path_len: bc.and_then(|b| b.value.path_len_constraint),
             key_usage: ku,
+            crl_sign,
+            serial: strip_zeros(x.raw_serial()).to_vec(),
             eku_server: eku,
             skid,
             akid,
@@ -360,15 +411,16 @@ fn signature_failure(cert: &Cert, issuer: &Cert) -> &'static str {
 
 /// Whether `issuer`'s key verifies `cert`'s signature.
 fn verify_signature(cert: &Cert, issuer: &Cert) -> bool {
-    let Some(alg) = algorithm(
-        &cert.signature_alg,
-        &issuer.key_alg,
-        issuer.key_curve.as_deref(),
-    ) else {
+    signature_valid(&cert.signature_alg, &cert.tbs, &cert.signature, issuer)
+}
+
+/// Whether `issuer`'s key verifies `signature` (algorithm OID `alg`) over `signed`.
+fn signature_valid(alg: &str, signed: &[u8], signature: &[u8], issuer: &Cert) -> bool {
+    let Some(alg) = algorithm(alg, &issuer.key_alg, issuer.key_curve.as_deref()) else {
         return false;
     };
     UnparsedPublicKey::new(alg, &issuer.public_key)
-        .verify(&cert.tbs, &cert.signature)
+        .verify(signed, signature)
         .is_ok()
 }
 
@@ -428,27 +480,27 @@ mod tests {
         let (other, _) = ca("Same Name");
         let leaf = leaf(&issuer);
         let store = |ders: &[&Vec<u8>]| parse_roots(ders.iter().map(|d| d.as_slice()));
-        assert_eq!(verify(&leaf, &[], &store(&[&root]), NOW), Ok(()));
+        assert_eq!(verify(&leaf, &[], &store(&[&root]), None, NOW), Ok(()));
         assert_eq!(
-            verify(&leaf, &[], &store(&[&other]), NOW),
+            verify(&leaf, &[], &store(&[&other]), None, NOW),
             Err(ChainError::NoIssuer)
         );
         // The right root found after a same-named wrong one.
-        assert_eq!(verify(&leaf, &[], &store(&[&other, &root]), NOW), Ok(()));
+        assert_eq!(verify(&leaf, &[], &store(&[&other, &root]), None, NOW), Ok(()));
         // A self-signed CA is its own chain when trusted, and only then (a
         // same-named stand-in is not enough); as a leaf its key usage must allow TLS.
         assert_eq!(
-            verify(&root, &[], &store(&[&root]), NOW),
+            verify(&root, &[], &store(&[&root]), None, NOW),
             Err(ChainError::Purpose)
         );
         assert_eq!(
-            verify(&root, &[], &store(&[&other]), NOW),
+            verify(&root, &[], &store(&[&other]), None, NOW),
             Err(ChainError::SelfSignedNotTrusted)
         );
         // The server sends its root too: it must still be the trusted one.
-        assert_eq!(verify(&leaf, &[&root], &store(&[&root]), NOW), Ok(()));
+        assert_eq!(verify(&leaf, &[&root], &store(&[&root]), None, NOW), Ok(()));
         assert_eq!(
-            verify(&leaf, &[&root], &store(&[&other]), NOW),
+            verify(&leaf, &[&root], &store(&[&other]), None, NOW),
             Err(ChainError::SelfSignedNotTrusted)
         );
     }
