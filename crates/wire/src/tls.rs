@@ -10,15 +10,13 @@ use std::sync::atomic::{AtomicU8, Ordering};
 
 use rustls::client::ResolvesClientCert;
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
-use rustls::sign::CertifiedKey;
 use rustls::crypto::{
     CryptoProvider, verify_tls12_signature, verify_tls13_signature,
     verify_tls13_signature_with_raw_key,
 };
+use rustls::sign::CertifiedKey;
 use rustls::{ClientConfig, DigitallySignedStruct, SignatureScheme};
-use rustls_pki_types::{
-    CertificateDer, ServerName, SubjectPublicKeyInfoDer, UnixTime,
-};
+use rustls_pki_types::{CertificateDer, ServerName, SubjectPublicKeyInfoDer, UnixTime};
 
 use crate::config::{SslMode, TlsSettings};
 

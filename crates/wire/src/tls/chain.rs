@@ -119,15 +119,12 @@ fn check_revocation(chain: &[&Cert], crls: &CrlSet, now: i64) -> Result<(), Chai
         if !issuer.crl_sign {
             return Err(ChainError::Revoked);
         }
-        let crl = crls
-            .crls
-            .iter()
-            .filter(|c| c.issuer == cert.issuer)
-            .find(|c| {
-                signature_valid(&c.signature_alg, &c.tbs, &c.signature, issuer)
-                    && c.current_at(now)
-            })
-            .ok_or(ChainError::Revoked)?;
+        let crl = crls.pick(&cert.issuer, now).ok_or(ChainError::Revoked)?;
+        if !crl.current_at(now)
+            || !signature_valid(&crl.signature_alg, &crl.tbs, &crl.signature, issuer)
+        {
+            return Err(ChainError::Revoked);
+        }
         if crl.revokes(&cert.serial) {
             return Err(ChainError::Revoked);
         }
@@ -486,7 +483,10 @@ mod tests {
             Err(ChainError::NoIssuer)
         );
         // The right root found after a same-named wrong one.
-        assert_eq!(verify(&leaf, &[], &store(&[&other, &root]), None, NOW), Ok(()));
+        assert_eq!(
+            verify(&leaf, &[], &store(&[&other, &root]), None, NOW),
+            Ok(())
+        );
         // A self-signed CA is its own chain when trusted, and only then (a
         // same-named stand-in is not enough); as a leaf its key usage must allow TLS.
         assert_eq!(

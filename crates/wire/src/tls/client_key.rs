@@ -113,28 +113,35 @@ struct PemBlock {
 fn pem_blocks(text: &[u8]) -> Vec<PemBlock> {
     use base64ct::{Base64, Encoding};
     let mut blocks = Vec::new();
-    let mut current: Option<(String, Vec<(String, String)>, String)> = None;
+    // The block being read and its base64 text.
+    let mut current: Option<(PemBlock, String)> = None;
     for line in text.lines().map_while(Result::ok) {
         let line = line.trim_end();
         if let Some(label) = line
             .strip_prefix("-----BEGIN ")
             .and_then(|l| l.strip_suffix("-----"))
         {
-            current = Some((label.to_string(), Vec::new(), String::new()));
+            current = Some((
+                PemBlock {
+                    label: label.to_string(),
+                    headers: Vec::new(),
+                    der: Vec::new(),
+                },
+                String::new(),
+            ));
         } else if line.starts_with("-----END ") {
-            if let Some((label, headers, body)) = current.take()
+            if let Some((mut block, body)) = current.take()
                 && let Ok(der) = Base64::decode_vec(&body)
             {
-                blocks.push(PemBlock {
-                    label,
-                    headers,
-                    der,
-                });
+                block.der = der;
+                blocks.push(block);
             }
-        } else if let Some((_, headers, body)) = current.as_mut() {
+        } else if let Some((block, body)) = current.as_mut() {
             match line.split_once(':') {
                 Some((k, v)) if body.is_empty() => {
-                    headers.push((k.trim().to_string(), v.trim().to_string()));
+                    block
+                        .headers
+                        .push((k.trim().to_string(), v.trim().to_string()));
                 }
                 _ => body.push_str(line.trim()),
             }
@@ -189,10 +196,12 @@ fn decrypt(block: &PemBlock, pass: &[u8]) -> Result<PrivateKeyDer<'static>, KeyE
         let info = pkcs8::EncryptedPrivateKeyInfo::try_from(block.der.as_slice())
             .map_err(|_| KeyError::NoKey)?;
         let doc = info.decrypt(pass).map_err(|e| match e {
-            pkcs8::Error::EncryptedPrivateKey(pkcs8::pkcs5::Error::AlgorithmParametersInvalid { .. })
-            | pkcs8::Error::EncryptedPrivateKey(pkcs8::pkcs5::Error::UnsupportedAlgorithm { .. }) => {
-                KeyError::Unsupported
-            }
+            pkcs8::Error::EncryptedPrivateKey(
+                pkcs8::pkcs5::Error::AlgorithmParametersInvalid { .. },
+            )
+            | pkcs8::Error::EncryptedPrivateKey(pkcs8::pkcs5::Error::UnsupportedAlgorithm {
+                ..
+            }) => KeyError::Unsupported,
             _ => KeyError::BadDecrypt,
         })?;
         return Ok(PrivatePkcs8KeyDer::from(doc.as_bytes().to_vec()).into());
@@ -263,7 +272,7 @@ fn bytes_to_key(pass: &[u8], salt: &[u8], len: usize) -> Vec<u8> {
 }
 
 fn decode_hex(s: &str) -> Option<Vec<u8>> {
-    if s.len() % 2 != 0 {
+    if !s.len().is_multiple_of(2) {
         return None;
     }
     (0..s.len())

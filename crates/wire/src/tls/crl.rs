@@ -33,8 +33,7 @@ pub(crate) struct Crl {
 impl Crl {
     /// Parses DER; `None` when it is not a CRL.
     fn parse(der: &[u8]) -> Option<Crl> {
-        let (_, crl): (_, CertificateRevocationList<'_>) =
-            x509_parser::parse_x509_crl(der).ok()?;
+        let (_, crl): (_, CertificateRevocationList<'_>) = x509_parser::parse_x509_crl(der).ok()?;
         Some(Crl {
             issuer: crl.issuer().as_raw().to_vec(),
             this_update: crl.last_update().timestamp(),
@@ -69,7 +68,28 @@ fn strip_zeros(bytes: &[u8]) -> &[u8] {
 /// The CRLs of a store with revocation checking on (`None` from [`load`] when off).
 #[derive(Debug, Default)]
 pub(crate) struct CrlSet {
-    pub(crate) crls: Vec<Crl>,
+    crls: Vec<Crl>,
+}
+
+impl CrlSet {
+    /// The CRL OpenSSL picks for a certificate issued by `issuer` (DER name): among
+    /// those of that issuer (file and directory alike), a current one first, then
+    /// the latest `thisUpdate`, then the first.
+    pub(crate) fn pick(&self, issuer: &[u8], now: i64) -> Option<&Crl> {
+        let mut best: Option<&Crl> = None;
+        for crl in self.crls.iter().filter(|c| c.issuer == issuer) {
+            let better = match best {
+                None => true,
+                Some(b) => {
+                    (crl.current_at(now), crl.this_update) > (b.current_at(now), b.this_update)
+                }
+            };
+            if better {
+                best = Some(crl);
+            }
+        }
+        best
+    }
 }
 
 /// Loads `file` and `dir` as libpq does; `None` when revocation checking stays off
@@ -84,7 +104,7 @@ pub(crate) fn load(file: Option<&Path>, dir: Option<&Path>) -> Option<CrlSet> {
         if crls.is_empty() && certs == 0 {
             return None;
         }
-        set.crls.extend(crls);
+        set.crls = crls;
     }
     if let Some(dir) = dir {
         set.crls.extend(read_hashed_dir(dir));
