@@ -388,10 +388,15 @@ pub(crate) fn client_config(
         client_key::client_identity(settings)?
     };
     let key = match identity {
-        Some((certs, key)) => Some(Arc::new(
-            CertifiedKey::from_der(certs, key, &provider)
+        // Not `CertifiedKey::from_der`: webpki cannot parse the version 1 certificates
+        // `openssl x509 -req` makes, which OpenSSL sends all the same.
+        Some((certs, key)) => Some(Arc::new(CertifiedKey::new(
+            certs,
+            provider
+                .key_provider
+                .load_private_key(key)
                 .map_err(|e| TlsSetupError(format!("SSL error: {e}")))?,
-        )),
+        ))),
         None => None,
     };
     if below_tls12(&settings.protocol_range.1) {

@@ -195,14 +195,14 @@ fn decrypt(block: &PemBlock, pass: &[u8]) -> Result<PrivateKeyDer<'static>, KeyE
     if block.label == "ENCRYPTED PRIVATE KEY" {
         let info = pkcs8::EncryptedPrivateKeyInfo::try_from(block.der.as_slice())
             .map_err(|_| KeyError::NoKey)?;
+        // A padding error is a wrong passphrase; a wrong passphrase that leaves valid
+        // padding by chance gives bytes no decoder takes (OpenSSL: `unsupported`).
         let doc = info.decrypt(pass).map_err(|e| match e {
+            // pkcs5 0.7 reports a bad padding as `EncryptFailed`.
             pkcs8::Error::EncryptedPrivateKey(
-                pkcs8::pkcs5::Error::AlgorithmParametersInvalid { .. },
-            )
-            | pkcs8::Error::EncryptedPrivateKey(pkcs8::pkcs5::Error::UnsupportedAlgorithm {
-                ..
-            }) => KeyError::Unsupported,
-            _ => KeyError::BadDecrypt,
+                pkcs8::pkcs5::Error::DecryptFailed | pkcs8::pkcs5::Error::EncryptFailed,
+            ) => KeyError::BadDecrypt,
+            _ => KeyError::Unsupported,
         })?;
         return Ok(PrivatePkcs8KeyDer::from(doc.as_bytes().to_vec()).into());
     }
@@ -213,9 +213,14 @@ fn decrypt(block: &PemBlock, pass: &[u8]) -> Result<PrivateKeyDer<'static>, KeyE
         .map(|(_, v)| v.as_str())
         .ok_or(KeyError::NoKey)?;
     let der = decrypt_traditional(dek, &block.der, pass)?;
-    // A wrong passphrase may leave valid padding by chance: the DER must parse too.
-    if x509_parser::der_parser::parse_der(&der).is_err() {
-        return Err(KeyError::BadDecrypt);
+    // A wrong passphrase may leave valid padding by chance: the bytes must be one
+    // whole DER sequence, else no decoder takes them (OpenSSL: `unsupported`).
+    let whole_sequence = matches!(
+        x509_parser::der_parser::parse_der(&der),
+        Ok((rest, obj)) if rest.is_empty() && obj.as_sequence().is_ok()
+    );
+    if !whole_sequence {
+        return Err(KeyError::Unsupported);
     }
     plain_key(&block.label, der)
 }
