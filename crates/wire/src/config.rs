@@ -128,8 +128,9 @@ pub struct TlsSettings {
     pub password: Option<String>,
     /// `sslcertmode=require`: the server must ask for and get a client certificate.
     pub cert_required: bool,
-    /// `ssl_min_protocol_version` and `ssl_max_protocol_version` as written, for
-    /// libpq's hint after a protocol version failure (empty: no bound).
+    /// `ssl_min_protocol_version` and `ssl_max_protocol_version` as libpq prints them
+    /// in its hint after a protocol version failure: as written (even empty), else
+    /// `TLSv1` and `TLSv1.3`.
     pub protocol_range: (String, String),
 }
 

@@ -113,11 +113,11 @@ impl ConnectConfig {
                 protocol_range: (
                     params
                         .get("ssl_min_protocol_version")
-                        .unwrap_or_default()
+                        .unwrap_or("TLSv1")
                         .to_string(),
                     params
                         .get("ssl_max_protocol_version")
-                        .unwrap_or_default()
+                        .unwrap_or("TLSv1.3")
                         .to_string(),
                 ),
             },

@@ -422,12 +422,9 @@ fn below_tls12(max: &str) -> bool {
     max.eq_ignore_ascii_case("TLSv1") || max.eq_ignore_ascii_case("TLSv1.1")
 }
 
-/// OpenSSL's message for the server's `protocol_version` alert and libpq 18's hint
-/// (libpq 15 prints the first line only).
+/// OpenSSL's message for the server's `protocol_version` alert and libpq's hint.
 fn protocol_version_alert(settings: &TlsSettings) -> String {
     let (min, max) = &settings.protocol_range;
-    let min = if min.is_empty() { "TLSv1" } else { min };
-    let max = if max.is_empty() { "TLSv1.3" } else { max };
     format!(
         "SSL error: tlsv1 alert protocol version\nThis may indicate that the server does not support any SSL protocol version between {min} and {max}."
     )

@@ -291,12 +291,27 @@ pub fn ours(conninfo: &str, files: &[(&str, &Path)]) -> Output {
 
 /// pgbench 15's run alone, in a home with `files` in `~/.postgresql/`.
 pub fn pgbench15(conninfo: &str, files: &[(&str, &Path)]) -> Output {
+    oracle_run(Which::Pgbench15, conninfo, files)
+}
+
+/// An oracle's run alone, in a home with `files` in `~/.postgresql/`.
+pub fn oracle_run(which: Which, conninfo: &str, files: &[(&str, &Path)]) -> Output {
     let home = home_with(files);
-    run(
-        oracle::require(Which::Pgbench15).command(),
-        home.path(),
-        conninfo,
-    )
+    run(oracle::require(which).command(), home.path(), conninfo)
+}
+
+/// Like [`compare`] with pgbench 18 (built without TLS: only for what libpq checks
+/// before connecting, such as option values).
+pub fn same_as_pgbench18(conninfo: &str) -> Output {
+    let theirs = oracle_run(Which::Pgbench18, conninfo, &[]);
+    let ours = ours(conninfo, &[]);
+    assert_eq!(ours.code, theirs.code, "exit code for {conninfo}");
+    assert_eq!(
+        ours.stderr,
+        theirs.stderr.replace("pgbench", "pgrush"),
+        "stderr for {conninfo}"
+    );
+    ours
 }
 
 /// Runs both programs (stdin empty, not a terminal) in a home with `files` in
