@@ -416,6 +416,16 @@ fn ed25519_keys() {
 }
 
 #[test]
+fn ecdsa_p521_keys() {
+    key_type(Key::P521);
+}
+
+#[test]
+fn rsa_pss_keys() {
+    key_type(Key::RsaPss);
+}
+
+#[test]
 fn expired_and_not_yet_valid() {
     let pki = Pki::new();
     pki.self_signed("root", Key::Rsa, "/CN=Dates CA", &[]);

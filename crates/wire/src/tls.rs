@@ -23,6 +23,8 @@ use crate::config::{SslMode, TlsSettings};
 mod chain;
 mod client_key;
 mod crl;
+mod p521_kx;
+mod signature;
 
 /// How much of the server certificate to check.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -93,6 +95,9 @@ impl ServerCertVerifier for PgVerifier {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        if let Some(result) = verify_extra(message, cert, dss) {
+            return result;
+        }
         let algs = &self.provider.signature_verification_algorithms;
         match verify_tls12_signature(message, cert, dss, algs) {
             Err(e) if unparsable_by_webpki(&e) => {
@@ -122,6 +127,9 @@ impl ServerCertVerifier for PgVerifier {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        if let Some(result) = verify_extra(message, cert, dss) {
+            return result;
+        }
         let algs = &self.provider.signature_verification_algorithms;
         match verify_tls13_signature(message, cert, dss, algs) {
             Err(e) if unparsable_by_webpki(&e) => {
@@ -138,10 +146,49 @@ impl ServerCertVerifier for PgVerifier {
     }
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.provider
+        let mut schemes = self
+            .provider
             .signature_verification_algorithms
-            .supported_schemes()
+            .supported_schemes();
+        schemes.extend(signature::extra_schemes());
+        schemes
     }
+}
+
+/// A handshake signature ring cannot verify ([`signature::verify_extra_scheme`]);
+/// `None` for the others.
+fn verify_extra(
+    message: &[u8],
+    cert: &CertificateDer<'_>,
+    dss: &DigitallySignedStruct,
+) -> Option<Result<HandshakeSignatureValid, rustls::Error>> {
+    let (key, p521) = match leaf_key_and_curve(cert) {
+        Ok(k) => k,
+        Err(e) => return Some(Err(e)),
+    };
+    let verified =
+        signature::verify_extra_scheme(dss.scheme, &key, p521, message, dss.signature())?;
+    Some(if verified {
+        Ok(HandshakeSignatureValid::assertion())
+    } else {
+        Err(rustls::Error::InvalidCertificate(
+            rustls::CertificateError::BadSignature,
+        ))
+    })
+}
+
+/// The server certificate's key bits and whether the key is on P-521.
+fn leaf_key_and_curve(cert: &CertificateDer<'_>) -> Result<(Vec<u8>, bool), rustls::Error> {
+    let (_, x) = x509_parser::parse_x509_certificate(cert.as_ref())
+        .map_err(|_| rustls::Error::InvalidCertificate(rustls::CertificateError::BadEncoding))?;
+    let spki = x.public_key();
+    let p521 = spki
+        .algorithm
+        .parameters
+        .as_ref()
+        .and_then(|p| p.as_oid().ok())
+        .is_some_and(|o| o.to_id_string() == signature::P521);
+    Ok((spki.subject_public_key.data.to_vec(), p521))
 }
 
 /// Whether rustls refused a certificate that webpki cannot parse but OpenSSL takes
@@ -315,7 +362,9 @@ pub(crate) fn client_config(
     settings: &TlsSettings,
     host: &str,
 ) -> Result<(Arc<ClientConfig>, CertRecord), TlsSetupError> {
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut provider = rustls::crypto::ring::default_provider();
+    provider.kx_groups.push(&p521_kx::P521Group);
+    let provider = Arc::new(provider);
     let system = settings.rootcert.as_deref() == Some("system");
     let mut check = match settings.mode {
         SslMode::VerifyFull => Check::Full,

@@ -21,6 +21,9 @@ pub enum Key {
     P256,
     P384,
     Ed25519,
+    /// An RSASSA-PSS key (`openssl req -newkey rsa-pss`).
+    RsaPss,
+    P521,
 }
 
 impl Key {
@@ -30,6 +33,8 @@ impl Key {
             Key::P256 => &["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256"],
             Key::P384 => &["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-384"],
             Key::Ed25519 => &["-newkey", "ed25519"],
+            Key::RsaPss => &["-newkey", "rsa-pss", "-pkeyopt", "rsa_keygen_bits:2048"],
+            Key::P521 => &["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-521"],
         }
     }
 }
@@ -97,6 +102,11 @@ impl Pki {
     /// `name.crt` from `name.csr`, signed by `ca` with `openssl x509 -req`; with
     /// `extensions` (lines of an extension file) or none (a version 1 certificate).
     pub fn sign(&self, name: &str, ca: &str, extensions: Option<&str>) {
+        self.sign_with(name, ca, extensions, &[]);
+    }
+
+    /// [`Pki::sign`] with more `openssl x509` arguments (`-sha1`, `-sigopt ...`).
+    pub fn sign_with(&self, name: &str, ca: &str, extensions: Option<&str>, more: &[&str]) {
         let (csr, crt) = (format!("{name}.csr"), format!("{name}.crt"));
         let (ca_crt, ca_key) = (format!("{ca}.crt"), format!("{ca}.key"));
         let ext = format!("{name}.ext");
@@ -119,6 +129,7 @@ impl Pki {
             self.write(&ext, lines);
             args.extend_from_slice(&["-extfile", &ext]);
         }
+        args.extend_from_slice(more);
         self.openssl(&args);
     }
 

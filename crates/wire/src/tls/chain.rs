@@ -15,8 +15,9 @@
 //! Revocation lists ([`super::crl`]) are checked for every certificate of the chain
 //! when a [`CrlSet`] is given, before the signatures (OpenSSL's order).
 //!
-//! Not implemented: name constraints, and signatures other than RSA PKCS#1
-//! with SHA-2, ECDSA P-256/P-384 and Ed25519 (refused). Policies are not checked, as
+//! Not implemented: name constraints, and signatures other than RSA PKCS#1 and
+//! RSASSA-PSS with SHA-2, ECDSA P-256/P-384/P-521 and Ed25519 (refused; SHA-1 and MD5
+//! are refused below the trust anchor as OpenSSL's security level 1 and up does). Policies are not checked, as
 //! OpenSSL's defaults do not check them either.
 
 use ring::signature::{self, UnparsedPublicKey, VerificationAlgorithm};
@@ -51,6 +52,8 @@ pub(crate) enum ChainError {
     TooLong,
     /// A certificate has no current CRL from its issuer, or is revoked.
     Revoked,
+    /// A certificate below the trust anchor is signed with SHA-1 or MD5.
+    WeakDigest,
     /// A signature does not verify with its issuer's key. libpq reports the first
     /// error OpenSSL queued, given here: the RSA layer's reason for an RSA key, else
     /// `EVP lib`.
@@ -162,6 +165,9 @@ fn check_chain_extensions(chain: &[&Cert]) -> Result<(), ChainError> {
         // The leaf must allow a TLS server, even when it is its own trust anchor; a
         // CA's extended key usage too, but for the trust anchor (self-signed, from the
         // store), trusted for any purpose (OpenSSL's trust_compat).
+        if i + 1 < chain.len() && WEAK_SIGNATURES.contains(&cert.signature_alg.as_str()) {
+            return Err(ChainError::WeakDigest);
+        }
         let purpose_ok = if i == 0 {
             cert.server_purpose()
         } else {
@@ -332,7 +338,7 @@ impl Cert {
             not_before: x.validity().not_before.timestamp(),
             not_after: x.validity().not_after.timestamp(),
             tbs: x.tbs_certificate.as_ref().to_vec(),
-            signature_alg: x.signature_algorithm.algorithm.to_id_string(),
+            signature_alg: signature_alg_id(&x.signature_algorithm),
             signature: x.signature_value.data.to_vec(),
             key_alg: spki.algorithm.algorithm.to_id_string(),
             key_curve: spki
@@ -384,6 +390,33 @@ impl Cert {
     }
 }
 
+/// A signature algorithm as [`signature_valid`] looks it up: its OID, and for
+/// RSASSA-PSS the hash's OID and the salt length after slashes.
+pub(crate) fn signature_alg_id(alg: &x509_parser::x509::AlgorithmIdentifier<'_>) -> String {
+    use x509_parser::signature_algorithm::SignatureAlgorithm;
+    let oid = alg.algorithm.to_id_string();
+    match SignatureAlgorithm::try_from(alg) {
+        Ok(SignatureAlgorithm::RSASSA_PSS(params)) => {
+            format!(
+                "{oid}/{}/{}",
+                params.hash_algorithm_oid().to_id_string(),
+                params.salt_length()
+            )
+        }
+        _ => oid,
+    }
+}
+
+/// Signatures with digests OpenSSL's default security level refuses (SHA-1, MD5):
+/// `X509_V_ERR_CA_MD_TOO_WEAK` / `EE_MD_TOO_WEAK` below the trust anchor.
+const WEAK_SIGNATURES: &[&str] = &[
+    "1.2.840.113549.1.1.4", // md5WithRSAEncryption
+    "1.2.840.113549.1.1.5", // sha1WithRSAEncryption
+    "1.2.840.10045.4.1",    // ecdsa-with-SHA1
+    "1.3.14.3.2.29",        // sha1WithRSA (OIW)
+    "1.2.840.10040.4.3",    // dsa-with-sha1
+];
+
 /// `bytes` without leading zero bytes.
 fn strip_zeros(bytes: &[u8]) -> &[u8] {
     let start = bytes.iter().position(|b| *b != 0).unwrap_or(bytes.len());
@@ -413,6 +446,15 @@ fn verify_signature(cert: &Cert, issuer: &Cert) -> bool {
 
 /// Whether `issuer`'s key verifies `signature` (algorithm OID `alg`) over `signed`.
 fn signature_valid(alg: &str, signed: &[u8], signature: &[u8], issuer: &Cert) -> bool {
+    if issuer.key_curve.as_deref() == Some(super::signature::P521) {
+        return super::signature::verify_p521(&issuer.public_key, alg, signed, signature);
+    }
+    if let Some(params) = alg.strip_prefix("1.2.840.113549.1.1.10/") {
+        let rsa_key =
+            ["1.2.840.113549.1.1.1", "1.2.840.113549.1.1.10"].contains(&issuer.key_alg.as_str());
+        return rsa_key
+            && super::signature::verify_rsa_pss(&issuer.public_key, params, signed, signature);
+    }
     let Some(alg) = algorithm(alg, &issuer.key_alg, issuer.key_curve.as_deref()) else {
         return false;
     };
