@@ -1,5 +1,10 @@
 //! TLS client configuration with libpq's `sslmode` semantics, certificate checks with
 //! libpq's messages, and the `tls-server-end-point` channel binding data.
+//!
+//! Parts: [`chain`] verifies the server's chain with OpenSSL's rules, [`crl`] loads
+//! and applies revocation lists, [`client_key`] loads the client certificate and its
+//! (possibly encrypted) key, [`signature`] and [`p521_kx`] add what OpenSSL has and
+//! ring lacks (RSA-PSS keys, P-521).
 
 use std::fs::File;
 use std::io::BufReader;
@@ -356,15 +361,16 @@ fn load_certs(path: &Path) -> Result<Vec<CertificateDer<'static>>, String> {
         })
 }
 
-/// Builds the client configuration for `settings` when connecting to `host`, and the
-/// record of what happened to the client certificate during the handshake.
-pub(crate) fn client_config(
-    settings: &TlsSettings,
-    host: &str,
-) -> Result<(Arc<ClientConfig>, CertRecord), TlsSetupError> {
-    let mut provider = rustls::crypto::ring::default_provider();
-    provider.kx_groups.push(&p521_kx::P521Group);
-    let provider = Arc::new(provider);
+/// What the verifier checks the server against.
+struct TrustStore {
+    check: Check,
+    roots: Vec<CertificateDer<'static>>,
+    crls: Option<crl::CrlSet>,
+}
+
+/// The trust store as libpq sets it up: `sslrootcert` (a file, or `system`), its
+/// existence deciding what `sslmode` checks, and the CRLs loaded with the file.
+fn trust_store(settings: &TlsSettings) -> Result<TrustStore, TlsSetupError> {
     let system = settings.rootcert.as_deref() == Some("system");
     let mut check = match settings.mode {
         SslMode::VerifyFull => Check::Full,
@@ -408,6 +414,19 @@ pub(crate) fn client_config(
             crls = crl::load(settings.crl.as_deref(), settings.crldir.as_deref());
         }
     }
+    Ok(TrustStore { check, roots, crls })
+}
+
+/// Builds the client configuration for `settings` when connecting to `host`, and the
+/// record of what happened to the client certificate during the handshake.
+pub(crate) fn client_config(
+    settings: &TlsSettings,
+    host: &str,
+) -> Result<(Arc<ClientConfig>, CertRecord), TlsSetupError> {
+    let mut provider = rustls::crypto::ring::default_provider();
+    provider.kx_groups.push(&p521_kx::P521Group);
+    let provider = Arc::new(provider);
+    let TrustStore { check, roots, crls } = trust_store(settings)?;
     let verifier = Arc::new(PgVerifier {
         check,
         roots: chain::parse_roots(roots.iter().map(|c| c.as_ref())),
