@@ -175,6 +175,21 @@ fn traditional_encrypted_keys() {
     private(&pki, "client.key");
     let (code, err) = with_key(&c, &pki, "client.key", "sslpassword=unused");
     assert_eq!(code, 0, "{err}");
+    // The key of another certificate: of the same type, and of another type.
+    pki.request("stranger-rsa", Key::Rsa, "/CN=postgres");
+    pki.request("stranger-ec", Key::P256, "/CN=postgres");
+    for (key, message) in [
+        ("stranger-rsa.key", "could not load private key file"),
+        (
+            "stranger-ec.key",
+            "certificate does not match private key file",
+        ),
+    ] {
+        private(&pki, key);
+        let (code, err) = with_key(&c, &pki, key, "");
+        assert_eq!(code, 1, "{key}");
+        assert!(err.contains(message), "{key}: {err}");
+    }
     // No key file at all.
     let (code, err) = with_key(&c, &pki, "missing.key", "");
     assert_eq!(code, 1);

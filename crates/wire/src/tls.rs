@@ -458,13 +458,16 @@ pub(crate) fn client_config(
     let key = match identity {
         // Not `CertifiedKey::from_der`: webpki cannot parse the version 1 certificates
         // `openssl x509 -req` makes, which OpenSSL sends all the same.
-        Some((certs, key)) => Some(Arc::new(CertifiedKey::new(
-            certs,
-            provider
+        Some((certs, key)) => {
+            let key = provider
                 .key_provider
                 .load_private_key(key)
-                .map_err(|e| TlsSetupError(format!("SSL error: {e}")))?,
-        ))),
+                .map_err(|e| TlsSetupError(format!("SSL error: {e}")))?;
+            if let (Some(cert), Some(path)) = (certs.first(), settings.key.as_deref()) {
+                client_key::check_key_matches(cert, key.as_ref(), path)?;
+            }
+            Some(Arc::new(CertifiedKey::new(certs, key)))
+        }
         None => None,
     };
     if below_tls12(&settings.protocol_range.1) {

@@ -68,6 +68,39 @@ pub(crate) fn client_identity(settings: &TlsSettings) -> Result<Option<Identity>
     Ok(Some((certs, key)))
 }
 
+/// OpenSSL's checks of the key against the certificate, in libpq's messages: a key of
+/// another type than the certificate's is stored beside it and found missing
+/// (`no certificate assigned`); one of the same type must be the certificate's.
+pub(crate) fn check_key_matches(
+    cert: &CertificateDer<'_>,
+    key: &dyn rustls::sign::SigningKey,
+    path: &Path,
+) -> Result<(), TlsSetupError> {
+    let Ok((_, x)) = x509_parser::parse_x509_certificate(cert.as_ref()) else {
+        return Ok(());
+    };
+    let spki = x.public_key();
+    let cert_type = match spki.algorithm.algorithm.to_id_string().as_str() {
+        "1.2.840.113549.1.1.1" => rustls::SignatureAlgorithm::RSA,
+        "1.2.840.10045.2.1" => rustls::SignatureAlgorithm::ECDSA,
+        "1.3.101.112" => rustls::SignatureAlgorithm::ED25519,
+        _ => return Ok(()),
+    };
+    if key.algorithm() != cert_type {
+        return Err(TlsSetupError(format!(
+            "certificate does not match private key file \"{}\": no certificate assigned",
+            path.display()
+        )));
+    }
+    match key.public_key() {
+        Some(public) if public.as_ref() != spki.raw => Err(TlsSetupError(format!(
+            "could not load private key file \"{}\": key values mismatch",
+            path.display()
+        ))),
+        _ => Ok(()),
+    }
+}
+
 /// libpq refuses a key file that others may read: a file owned by root may be
 /// readable by its group (0640), any other file must be 0600 or less.
 fn check_key_permissions(path: &Path) -> Result<(), TlsSetupError> {
