@@ -236,3 +236,62 @@ fn crl_with_an_intermediate_ca() {
         VERIFY_FAILED,
     );
 }
+
+#[test]
+fn crl_dates_and_signature() {
+    let pki = crl_pki();
+    // A CRL past its nextUpdate, one not yet in force, and one signed by a stand-in
+    // with the CA's name but another key.
+    pki.crl_dated(
+        "ca",
+        &[],
+        "expired.crl",
+        &[
+            "-crl_lastupdate",
+            "20200101000000Z",
+            "-crl_nextupdate",
+            "20200201000000Z",
+        ],
+    );
+    pki.crl_dated(
+        "ca",
+        &[],
+        "future.crl",
+        &[
+            "-crl_lastupdate",
+            "20990101000000Z",
+            "-crl_nextupdate",
+            "20990201000000Z",
+        ],
+    );
+    pki.self_signed("standin", Key::Rsa, "/CN=CRL test CA", &[]);
+    pki.crl("standin", &[], "forged.crl");
+    let c = pki.cluster("server.crt", "server.key");
+    for crl in ["expired.crl", "future.crl"] {
+        refuses(
+            &verified(&c, &pki, &format!("sslcrl={}", pki.path(crl).display())),
+            None,
+            VERIFY_FAILED,
+        );
+    }
+    // A bad CRL signature: libpq reports the RSA layer's reason OpenSSL queued first.
+    refuses(
+        &verified(
+            &c,
+            &pki,
+            &format!("sslcrl={}", pki.path("forged.crl").display()),
+        ),
+        None,
+        "SSL error: ",
+    );
+    // A current CRL next to the expired one is the one taken.
+    pki.concat("expired+current.crl", &["expired.crl", "empty.crl"]);
+    accepts(
+        &verified(
+            &c,
+            &pki,
+            &format!("sslcrl={}", pki.path("expired+current.crl").display()),
+        ),
+        None,
+    );
+}

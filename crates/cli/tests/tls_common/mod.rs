@@ -213,6 +213,12 @@ impl Pki {
     /// `out`: a CRL from `ca` (`ca.crt`, `ca.key`) listing the certificates `revoked`
     /// (names of `.crt` files), made with `openssl ca -revoke` and `-gencrl`.
     pub fn crl(&self, ca: &str, revoked: &[&str], out: &str) {
+        self.crl_dated(ca, revoked, out, &[]);
+    }
+
+    /// [`Pki::crl`] with `dates` (`-crl_lastupdate`, `-crl_nextupdate` arguments,
+    /// `YYYYMMDDHHMMSSZ`).
+    pub fn crl_dated(&self, ca: &str, revoked: &[&str], out: &str, dates: &[&str]) {
         let (db, cnf) = (format!("{out}.index"), format!("{out}.cnf"));
         self.write(&db, "");
         self.write(
@@ -229,9 +235,11 @@ impl Pki {
                 "ca", "-config", &cnf, "-cert", &ca_crt, "-keyfile", &ca_key, "-revoke", &crt,
             ]);
         }
-        self.openssl(&[
+        let mut args = vec![
             "ca", "-config", &cnf, "-cert", &ca_crt, "-keyfile", &ca_key, "-gencrl", "-out", out,
-        ]);
+        ];
+        args.extend_from_slice(dates);
+        self.openssl(&args);
     }
 
     /// A hashed CRL directory `dir` holding `crls` as `<issuer hash>.r<n>` (what

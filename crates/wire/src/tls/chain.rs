@@ -123,9 +123,15 @@ fn check_revocation(chain: &[&Cert], crls: &CrlSet, now: i64) -> Result<(), Chai
             return Err(ChainError::Revoked);
         }
         let crl = crls.pick(&cert.issuer, now).ok_or(ChainError::Revoked)?;
-        if !crl.current_at(now)
-            || !signature_valid(&crl.signature_alg, &crl.tbs, &crl.signature, issuer)
-        {
+        // OpenSSL's check_crl: the signature (its failure queues the key's reason
+        // first, as for a certificate), then the dates.
+        if !signature_valid(&crl.signature_alg, &crl.tbs, &crl.signature, issuer) {
+            return Err(ChainError::Signature(signature_failure(
+                &crl.signature,
+                issuer,
+            )));
+        }
+        if !crl.current_at(now) {
             return Err(ChainError::Revoked);
         }
         if crl.revokes(&cert.serial) {
@@ -187,7 +193,10 @@ fn check_signatures_and_times(chain: &[&Cert], now: i64) -> Result<(), ChainErro
         if let Some(issuer) = chain.get(i + 1)
             && !verify_signature(cert, issuer)
         {
-            return Err(ChainError::Signature(signature_failure(cert, issuer)));
+            return Err(ChainError::Signature(signature_failure(
+                &cert.signature,
+                issuer,
+            )));
         }
         if !cert.valid_at(now) {
             return Err(ChainError::Time);
@@ -423,16 +432,17 @@ fn strip_zeros(bytes: &[u8]) -> &[u8] {
     &bytes[start..]
 }
 
-/// The reason OpenSSL queues first when `issuer`'s key does not verify `cert`: for
+/// The reason OpenSSL queues first when `issuer`'s key does not verify `signature` (a
+/// certificate's or a CRL's): for
 /// RSA, `rsa_ossl_public_decrypt`'s checks in order (length, magnitude, padding).
-fn signature_failure(cert: &Cert, issuer: &Cert) -> &'static str {
+fn signature_failure(signature: &[u8], issuer: &Cert) -> &'static str {
     let Some(modulus) = &issuer.rsa_modulus else {
         return "EVP lib";
     };
-    if cert.signature.len() > modulus.len() {
+    if signature.len() > modulus.len() {
         return "data greater than mod len";
     }
-    let sig = strip_zeros(&cert.signature);
+    let sig = strip_zeros(signature);
     if (sig.len(), sig) >= (modulus.len(), modulus.as_slice()) {
         return "data too large for modulus";
     }
