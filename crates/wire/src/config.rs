@@ -120,6 +120,18 @@ pub struct TlsSettings {
     pub direct: bool,
     /// `sslkeylogfile`: append the session secrets in NSS key log format.
     pub keylog_file: Option<PathBuf>,
+    /// `sslcrl` (or `~/.postgresql/root.crl`): a PEM file of CRLs.
+    pub crl: Option<PathBuf>,
+    /// `sslcrldir`: an OpenSSL hashed directory of CRLs.
+    pub crldir: Option<PathBuf>,
+    /// `sslpassword`: the passphrase of an encrypted client key (`None`: prompt).
+    pub password: Option<String>,
+    /// `sslcertmode=require`: the server must ask for and get a client certificate.
+    pub cert_required: bool,
+    /// `ssl_min_protocol_version` and `ssl_max_protocol_version` as libpq prints them
+    /// in its hint after a protocol version failure: as written (even empty), else
+    /// `TLSv1` and `TLSv1.3`.
+    pub protocol_range: (String, String),
 }
 
 /// TCP socket options (`keepalives*`, `tcp_user_timeout`).

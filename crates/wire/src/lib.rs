@@ -7,7 +7,8 @@
 //!   (including `@abstract` ones), `connect_timeout` per address, TLS with rustls and
 //!   libpq's `sslmode` semantics (chain verified whenever a root file exists; host
 //!   names checked against SANs with CN fallback), `sslnegotiation=direct`,
-//!   `sslkeylogfile`, TLS version bounds, client certificates, trust /
+//!   `sslkeylogfile`, TLS version bounds, client certificates (encrypted keys with
+//!   `sslpassword`), `sslcertmode`, CRLs (`sslcrl`, `sslcrldir`), trust /
 //!   cleartext / md5 / SCRAM-SHA-256 / SCRAM-SHA-256-PLUS authentication,
 //!   `channel_binding`, `require_auth`, `target_session_attrs`, protocol 3.0 or 3.2.
 //!   A failure's `Display` is libpq's `PQerrorMessage` text without the final newline.

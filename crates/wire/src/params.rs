@@ -106,6 +106,20 @@ impl ConnectConfig {
                 min_tls13: params.ssl_min_protocol_version() == Some(conninfo::TlsVersion::Tls1_3),
                 direct: params.sslnegotiation() == conninfo::SslNegotiation::Direct,
                 keylog_file: params.sslkeylogfile().map(std::path::PathBuf::from),
+                crl: params.sslcrl(),
+                crldir: params.sslcrldir(),
+                password: params.sslpassword().map(str::to_string),
+                cert_required: params.sslcertmode() == conninfo::SslCertMode::Require,
+                protocol_range: (
+                    params
+                        .get("ssl_min_protocol_version")
+                        .unwrap_or("TLSv1")
+                        .to_string(),
+                    params
+                        .get("ssl_max_protocol_version")
+                        .unwrap_or("TLSv1.3")
+                        .to_string(),
+                ),
             },
             tcp: TcpSettings {
                 keepalives_off: !params.keepalives().map_err(err)?,

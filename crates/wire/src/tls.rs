@@ -1,25 +1,35 @@
 //! TLS client configuration with libpq's `sslmode` semantics, certificate checks with
 //! libpq's messages, and the `tls-server-end-point` channel binding data.
+//!
+//! Parts: [`chain`] verifies the server's chain with OpenSSL's rules, [`crl`] loads
+//! and applies revocation lists, [`client_key`] loads the client certificate and its
+//! (possibly encrypted) key, [`signature`] and [`p521_kx`] add what OpenSSL has and
+//! ring lacks (RSA-PSS keys, P-521).
 
 use std::fs::File;
 use std::io::BufReader;
 use std::net::IpAddr;
 use std::path::Path;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, Ordering};
 
+use rustls::client::ResolvesClientCert;
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::crypto::{
     CryptoProvider, verify_tls12_signature, verify_tls13_signature,
     verify_tls13_signature_with_raw_key,
 };
+use rustls::sign::CertifiedKey;
 use rustls::{ClientConfig, DigitallySignedStruct, SignatureScheme};
-use rustls_pki_types::{
-    CertificateDer, PrivateKeyDer, ServerName, SubjectPublicKeyInfoDer, UnixTime,
-};
+use rustls_pki_types::{CertificateDer, ServerName, SubjectPublicKeyInfoDer, UnixTime};
 
 use crate::config::{SslMode, TlsSettings};
 
 mod chain;
+mod client_key;
+mod crl;
+mod p521_kx;
+mod signature;
 
 /// How much of the server certificate to check.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,6 +49,8 @@ struct PgVerifier {
     check: Check,
     /// The trust store: `sslrootcert`'s certificates or the system's, parsed.
     roots: Vec<chain::Cert>,
+    /// The revocation lists when CRL checking is on.
+    crls: Option<crl::CrlSet>,
     host: String,
     provider: Arc<CryptoProvider>,
 }
@@ -57,7 +69,13 @@ impl ServerCertVerifier for PgVerifier {
         }
         let intermediates: Vec<&[u8]> = intermediates.iter().map(|c| c.as_ref()).collect();
         let now = i64::try_from(now.as_secs()).unwrap_or(i64::MAX);
-        match chain::verify(end_entity.as_ref(), &intermediates, &self.roots, now) {
+        match chain::verify(
+            end_entity.as_ref(),
+            &intermediates,
+            &self.roots,
+            self.crls.as_ref(),
+            now,
+        ) {
             Ok(()) => {}
             // libpq reports the first error in OpenSSL's queue, which a failed
             // signature check (a same-named wrong issuer) leaves there.
@@ -82,6 +100,9 @@ impl ServerCertVerifier for PgVerifier {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        if let Some(result) = verify_extra(message, cert, dss) {
+            return result;
+        }
         let algs = &self.provider.signature_verification_algorithms;
         match verify_tls12_signature(message, cert, dss, algs) {
             Err(e) if unparsable_by_webpki(&e) => {
@@ -111,6 +132,9 @@ impl ServerCertVerifier for PgVerifier {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        if let Some(result) = verify_extra(message, cert, dss) {
+            return result;
+        }
         let algs = &self.provider.signature_verification_algorithms;
         match verify_tls13_signature(message, cert, dss, algs) {
             Err(e) if unparsable_by_webpki(&e) => {
@@ -127,10 +151,49 @@ impl ServerCertVerifier for PgVerifier {
     }
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.provider
+        let mut schemes = self
+            .provider
             .signature_verification_algorithms
-            .supported_schemes()
+            .supported_schemes();
+        schemes.extend(signature::extra_schemes());
+        schemes
     }
+}
+
+/// A handshake signature ring cannot verify ([`signature::verify_extra_scheme`]);
+/// `None` for the others.
+fn verify_extra(
+    message: &[u8],
+    cert: &CertificateDer<'_>,
+    dss: &DigitallySignedStruct,
+) -> Option<Result<HandshakeSignatureValid, rustls::Error>> {
+    let (key, p521) = match leaf_key_and_curve(cert) {
+        Ok(k) => k,
+        Err(e) => return Some(Err(e)),
+    };
+    let verified =
+        signature::verify_extra_scheme(dss.scheme, &key, p521, message, dss.signature())?;
+    Some(if verified {
+        Ok(HandshakeSignatureValid::assertion())
+    } else {
+        Err(rustls::Error::InvalidCertificate(
+            rustls::CertificateError::BadSignature,
+        ))
+    })
+}
+
+/// The server certificate's key bits and whether the key is on P-521.
+fn leaf_key_and_curve(cert: &CertificateDer<'_>) -> Result<(Vec<u8>, bool), rustls::Error> {
+    let (_, x) = x509_parser::parse_x509_certificate(cert.as_ref())
+        .map_err(|_| rustls::Error::InvalidCertificate(rustls::CertificateError::BadEncoding))?;
+    let spki = x.public_key();
+    let p521 = spki
+        .algorithm
+        .parameters
+        .as_ref()
+        .and_then(|p| p.as_oid().ok())
+        .is_some_and(|o| o.to_id_string() == signature::P521);
+    Ok((spki.subject_public_key.data.to_vec(), p521))
 }
 
 /// Whether rustls refused a certificate that webpki cannot parse but OpenSSL takes
@@ -298,12 +361,16 @@ fn load_certs(path: &Path) -> Result<Vec<CertificateDer<'static>>, String> {
         })
 }
 
-/// Builds the client configuration for `settings` when connecting to `host`.
-pub(crate) fn client_config(
-    settings: &TlsSettings,
-    host: &str,
-) -> Result<Arc<ClientConfig>, TlsSetupError> {
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
+/// What the verifier checks the server against.
+struct TrustStore {
+    check: Check,
+    roots: Vec<CertificateDer<'static>>,
+    crls: Option<crl::CrlSet>,
+}
+
+/// The trust store as libpq sets it up: `sslrootcert` (a file, or `system`), its
+/// existence deciding what `sslmode` checks, and the CRLs loaded with the file.
+fn trust_store(settings: &TlsSettings) -> Result<TrustStore, TlsSetupError> {
     let system = settings.rootcert.as_deref() == Some("system");
     let mut check = match settings.mode {
         SslMode::VerifyFull => Check::Full,
@@ -314,6 +381,7 @@ pub(crate) fn client_config(
         check = Check::Full;
     }
     let mut roots = Vec::new();
+    let mut crls = None;
     if system {
         roots = rustls_native_certs::load_native_certs().certs;
     } else {
@@ -342,11 +410,27 @@ pub(crate) fn client_config(
                     "could not read root certificate file \"{p}\": no certificate or crl found"
                 )));
             }
+            // libpq loads the CRLs into the store of the root file, and only then.
+            crls = crl::load(settings.crl.as_deref(), settings.crldir.as_deref());
         }
     }
+    Ok(TrustStore { check, roots, crls })
+}
+
+/// Builds the client configuration for `settings` when connecting to `host`, and the
+/// record of what happened to the client certificate during the handshake.
+pub(crate) fn client_config(
+    settings: &TlsSettings,
+    host: &str,
+) -> Result<(Arc<ClientConfig>, CertRecord), TlsSetupError> {
+    let mut provider = rustls::crypto::ring::default_provider();
+    provider.kx_groups.push(&p521_kx::P521Group);
+    let provider = Arc::new(provider);
+    let TrustStore { check, roots, crls } = trust_store(settings)?;
     let verifier = Arc::new(PgVerifier {
         check,
         roots: chain::parse_roots(roots.iter().map(|c| c.as_ref())),
+        crls,
         host: host.to_string(),
         provider: provider.clone(),
     });
@@ -361,7 +445,7 @@ pub(crate) fn client_config(
             (false, true) => &[&rustls::version::TLS13],
             (false, false) => &[&rustls::version::TLS13, &rustls::version::TLS12],
         };
-    let builder = ClientConfig::builder_with_provider(provider)
+    let builder = ClientConfig::builder_with_provider(provider.clone())
         .with_protocol_versions(versions)
         .map_err(|e| TlsSetupError(format!("SSL error: {e}")))?
         .dangerous()
@@ -369,96 +453,111 @@ pub(crate) fn client_config(
     let identity = if settings.no_client_cert {
         None
     } else {
-        client_identity(settings)?
+        client_key::client_identity(settings)?
     };
-    let mut config = match identity {
-        Some((certs, key)) => builder
-            .with_client_auth_cert(certs, key)
-            .map_err(|e| TlsSetupError(format!("SSL error: {e}")))?,
-        None => builder.with_no_client_auth(),
+    let key = match identity {
+        // Not `CertifiedKey::from_der`: webpki cannot parse the version 1 certificates
+        // `openssl x509 -req` makes, which OpenSSL sends all the same.
+        Some((certs, key)) => {
+            let key = provider
+                .key_provider
+                .load_private_key(key)
+                .map_err(|e| TlsSetupError(format!("SSL error: {e}")))?;
+            if let (Some(cert), Some(path)) = (certs.first(), settings.key.as_deref()) {
+                client_key::check_key_matches(cert, key.as_ref(), path)?;
+            }
+            Some(Arc::new(CertifiedKey::new(certs, key)))
+        }
+        None => None,
     };
+    if below_tls12(&settings.protocol_range.1) {
+        // rustls speaks TLS 1.2 and 1.3 only; a server with PostgreSQL's default
+        // minimum (TLSv1.2) refuses the older versions this way.
+        return Err(TlsSetupError(protocol_version_alert(settings)));
+    }
+    let record = CertRecord::default();
+    let mut config = builder.with_client_cert_resolver(Arc::new(RecordingResolver {
+        key,
+        record: record.clone(),
+    }));
     config.enable_sni = settings.sni;
     config.alpn_protocols = vec![b"postgresql".to_vec()];
     if let Some(path) = &settings.keylog_file {
         config.key_log = Arc::new(KeyLogFile(path.clone()));
     }
-    Ok(Arc::new(config))
+    Ok((Arc::new(config), record))
 }
 
-type Identity = (Vec<CertificateDer<'static>>, PrivateKeyDer<'static>);
+/// Whether an `ssl_max_protocol_version` value is below TLSv1.2.
+fn below_tls12(max: &str) -> bool {
+    max.eq_ignore_ascii_case("TLSv1") || max.eq_ignore_ascii_case("TLSv1.1")
+}
 
-/// Loads the client certificate and key when the certificate file exists.
-fn client_identity(settings: &TlsSettings) -> Result<Option<Identity>, TlsSetupError> {
-    let Some(cert_path) = settings.cert.as_deref() else {
-        return Ok(None);
-    };
-    let f = match File::open(cert_path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => {
-            return Err(TlsSetupError(format!(
-                "could not open certificate file \"{}\": {}",
-                cert_path.display(),
-                crate::error::strerror(&e)
-            )));
+/// OpenSSL's message for the server's `protocol_version` alert and libpq's hint.
+fn protocol_version_alert(settings: &TlsSettings) -> String {
+    let (min, max) = &settings.protocol_range;
+    format!(
+        "SSL error: tlsv1 alert protocol version\nThis may indicate that the server does not support any SSL protocol version between {min} and {max}."
+    )
+}
+
+/// A failed handshake in libpq's words.
+pub(crate) fn handshake_error_text(e: &rustls::Error, settings: &TlsSettings) -> String {
+    match e {
+        rustls::Error::General(msg) => msg.clone(),
+        rustls::Error::AlertReceived(rustls::AlertDescription::ProtocolVersion) => {
+            protocol_version_alert(settings)
         }
-    };
-    let certs = rustls_pemfile::certs(&mut BufReader::new(f))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| {
-            TlsSetupError(format!(
-                "could not read certificate file \"{}\": {e}",
-                cert_path.display()
-            ))
-        })?;
-    let Some(key_path) = settings.key.as_deref() else {
-        return Err(TlsSetupError(format!(
-            "certificate present, but not private key file \"{}\"",
-            cert_path.display()
-        )));
-    };
-    let kf = File::open(key_path).map_err(|_| {
-        TlsSetupError(format!(
-            "certificate present, but not private key file \"{}\"",
-            key_path.display()
-        ))
-    })?;
-    check_key_permissions(key_path)?;
-    let key = rustls_pemfile::private_key(&mut BufReader::new(kf))
-        .ok()
-        .flatten()
-        .ok_or_else(|| {
-            TlsSetupError(format!(
-                "could not load private key file \"{}\": no private key found",
-                key_path.display()
-            ))
-        })?;
-    Ok(Some((certs, key)))
+        other => format!("SSL error: {other}"),
+    }
 }
 
-/// libpq refuses private keys readable by group/world (root-owned: group read allowed).
-fn check_key_permissions(path: &Path) -> Result<(), TlsSetupError> {
-    use std::os::unix::fs::MetadataExt;
-    let Ok(meta) = std::fs::metadata(path) else {
-        return Ok(());
-    };
-    let mode = meta.mode();
-    // SAFETY: geteuid has no preconditions.
-    let euid = unsafe { libc::geteuid() };
-    let bad = if meta.uid() == euid {
-        mode & 0o077 != 0
-    } else if meta.uid() == 0 {
-        mode & 0o037 != 0
-    } else {
-        false
-    };
-    if bad {
-        return Err(TlsSetupError(format!(
-            "private key file \"{}\" has group or world access; file must have permissions u=rw (0600) or less if owned by the current user, or permissions u=rw,g=r (0640) or less if owned by root",
-            path.display()
-        )));
+/// What happened to the client certificate in the handshake, for `sslcertmode=require`
+/// (shared with the resolver that rustls asks when the server requests one).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct CertRecord(Arc<AtomicU8>);
+
+const CERT_REQUESTED: u8 = 1;
+const CERT_SENT: u8 = 2;
+
+impl CertRecord {
+    /// libpq's `sslcertmode=require` failure once authentication succeeded, if any
+    /// (`None` for the record of a connection without TLS).
+    pub(crate) fn require_failure(record: Option<&CertRecord>) -> Option<&'static str> {
+        let bits = record.map_or(0, |r| r.0.load(Ordering::Relaxed));
+        if bits & CERT_REQUESTED == 0 {
+            Some("server did not request an SSL certificate")
+        } else if bits & CERT_SENT == 0 {
+            Some("server accepted connection without a valid SSL certificate")
+        } else {
+            None
+        }
     }
-    Ok(())
+}
+
+/// Offers the client certificate (if any) when the server asks, and records it.
+#[derive(Debug)]
+struct RecordingResolver {
+    key: Option<Arc<CertifiedKey>>,
+    record: CertRecord,
+}
+
+impl ResolvesClientCert for RecordingResolver {
+    fn resolve(
+        &self,
+        _root_hint_subjects: &[&[u8]],
+        sigschemes: &[SignatureScheme],
+    ) -> Option<Arc<CertifiedKey>> {
+        self.record.0.fetch_or(CERT_REQUESTED, Ordering::Relaxed);
+        let key = self.key.as_ref()?;
+        key.key.choose_scheme(sigschemes)?;
+        self.record.0.fetch_or(CERT_SENT, Ordering::Relaxed);
+        Some(key.clone())
+    }
+
+    fn has_certs(&self) -> bool {
+        true
+    }
 }
 
 /// The server name given to rustls: the host when it is a DNS name or IP, else the hostaddr.

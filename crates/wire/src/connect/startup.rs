@@ -11,7 +11,7 @@ use super::failure::{Failure, Next, io_failure, timed_out};
 use super::net::{Addr, check_peer, open_socket};
 use crate::auth::{AuthFailure, AuthInput, authenticate};
 use crate::cancel::CancelTarget;
-use crate::config::{ConnectConfig, Endpoint, EndpointKind, SslMode};
+use crate::config::{ConnectConfig, Endpoint, EndpointKind, SslMode, TlsSettings};
 use crate::conn::{Connection, Identity};
 use crate::error::{DbError, Error, strerror};
 use crate::tls;
@@ -75,10 +75,10 @@ pub(crate) fn attempt(
 ) -> Result<Connection, Failure> {
     let deadline = cfg.connect_timeout.map(|t| Instant::now() + t);
     let mut transport = open_transport(cfg, addr, deadline)?;
-    let end_point = if try_tls && matches!(addr, Addr::Tcp(_)) {
+    let (end_point, cert_record) = if try_tls && matches!(addr, Addr::Tcp(_)) {
         start_tls(cfg, ep, &mut transport, deadline)?
     } else {
-        None
+        (None, None)
     };
     let mut conn = Connection::from_transport(transport);
     conn.deadline = deadline;
@@ -88,6 +88,12 @@ pub(crate) fn attempt(
     });
     send_startup(&mut conn, cfg)?;
     run_authentication(&mut conn, cfg, password, end_point)?;
+    // libpq checks sslcertmode=require when authentication succeeds.
+    if cfg.tls.cert_required
+        && let Some(msg) = tls::CertRecord::require_failure(cert_record.as_ref())
+    {
+        return Err(Failure::new(msg, Next::Stop));
+    }
     conn.deadline = None;
     conn.identity = identity(cfg, ep);
     Ok(conn)
@@ -111,13 +117,14 @@ fn open_transport(
 
 /// TLS on a TCP connection as `sslmode` and `sslnegotiation` ask: SSLRequest
 /// (unless direct), then the handshake if the server agreed. Returns the
-/// `tls-server-end-point` channel binding data when TLS is in use.
+/// `tls-server-end-point` channel binding data and the client certificate's record
+/// when TLS is in use.
 fn start_tls(
     cfg: &ConnectConfig,
     ep: &Endpoint,
     transport: &mut Transport,
     deadline: Option<Instant>,
-) -> Result<Option<Vec<u8>>, Failure> {
+) -> Result<(Option<Vec<u8>>, Option<tls::CertRecord>), Failure> {
     // sslnegotiation=direct: TLS right away, no SSLRequest (PostgreSQL 17+).
     let agreed = cfg.tls.direct || negotiate_ssl(&mut transport.sock, deadline)?;
     if agreed {
@@ -128,26 +135,27 @@ fn start_tls(
             Next::Stop,
         ))
     } else {
-        Ok(None)
+        Ok((None, None))
     }
 }
 
 /// The TLS handshake (and, for direct SSL, the ALPN check). Returns the
-/// server certificate's `tls-server-end-point` hash (None without one).
+/// server certificate's `tls-server-end-point` hash (None without one) and the
+/// client certificate's record.
 fn tls_handshake(
     cfg: &ConnectConfig,
     ep: &Endpoint,
     transport: &mut Transport,
     deadline: Option<Instant>,
-) -> Result<Option<Vec<u8>>, Failure> {
-    let config =
+) -> Result<(Option<Vec<u8>>, Option<tls::CertRecord>), Failure> {
+    let (config, record) =
         tls::client_config(&cfg.tls, &ep.host).map_err(|e| Failure::new(e.0, Next::Stop))?;
     let name = tls::server_name(&ep.host, ep.hostaddr.as_deref());
     let session = rustls::ClientConnection::new(config, name)
         .map_err(|e| Failure::new(format!("SSL error: {e}"), Next::Stop))?;
     transport.tls = Some(Box::new(session));
     if let Err(e) = transport.handshake(deadline) {
-        return Err(handshake_failure(&e, cfg.tls.mode));
+        return Err(handshake_failure(&e, &cfg.tls));
     }
     if cfg.tls.direct
         && transport
@@ -161,18 +169,19 @@ fn tls_handshake(
             Next::Stop,
         ));
     }
-    Ok(transport
+    let end_point = transport
         .tls
         .as_ref()
         .and_then(|t| t.peer_certificates())
         .and_then(|c| c.first())
-        .map(|c| tls::server_end_point(c.as_ref())))
+        .map(|c| tls::server_end_point(c.as_ref()));
+    Ok((end_point, Some(record)))
 }
 
 /// A failed TLS handshake in libpq's words; `sslmode=prefer` retries without
 /// TLS, a timeout moves on to the next address.
-fn handshake_failure(e: &io::Error, mode: SslMode) -> Failure {
-    let retry = if mode == SslMode::Prefer {
+fn handshake_failure(e: &io::Error, settings: &TlsSettings) -> Failure {
+    let retry = if settings.mode == SslMode::Prefer {
         Next::RetryPlain
     } else {
         Next::Stop
@@ -184,8 +193,7 @@ fn handshake_failure(e: &io::Error, mode: SslMode) -> Failure {
         .get_ref()
         .and_then(|inner| inner.downcast_ref::<rustls::Error>())
     {
-        Some(rustls::Error::General(msg)) => msg.clone(),
-        Some(other) => format!("SSL error: {other}"),
+        Some(inner) => tls::handshake_error_text(inner, settings),
         None if e.kind() == io::ErrorKind::UnexpectedEof => {
             "SSL SYSCALL error: EOF detected".to_string()
         }

@@ -12,15 +12,20 @@
 //! violation, an unhandled critical extension, and a leaf whose key usage or extended
 //! key usage excludes TLS servers (even when it is its own root).
 //!
-//! Not implemented: certificate revocation lists (`sslcrl`, `sslcrldir`,
-//! `~/.postgresql/root.crl`), name constraints, and signatures other than RSA PKCS#1
-//! with SHA-2, ECDSA P-256/P-384 and Ed25519 (refused). Policies are not checked, as
+//! Revocation lists ([`super::crl`]) are checked for every certificate of the chain
+//! when a [`CrlSet`] is given, before the signatures (OpenSSL's order).
+//!
+//! Not implemented: name constraints, and signatures other than RSA PKCS#1 and
+//! RSASSA-PSS with SHA-2, ECDSA P-256/P-384/P-521 and Ed25519 (refused; SHA-1 and MD5
+//! are refused below the trust anchor as OpenSSL's security level 1 and up does). Policies are not checked, as
 //! OpenSSL's defaults do not check them either.
 
 use ring::signature::{self, UnparsedPublicKey, VerificationAlgorithm};
 use x509_parser::certificate::X509Certificate;
 use x509_parser::extensions::ParsedExtension;
 use x509_parser::oid_registry::Oid;
+
+use super::crl::CrlSet;
 
 /// Why a chain was refused (all reported by libpq as `certificate verify failed`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -45,6 +50,10 @@ pub(crate) enum ChainError {
     UnhandledCritical,
     /// The chain is longer than OpenSSL's default depth limit.
     TooLong,
+    /// A certificate has no current CRL from its issuer, or is revoked.
+    Revoked,
+    /// A certificate below the trust anchor is signed with SHA-1 or MD5.
+    WeakDigest,
     /// A signature does not verify with its issuer's key. libpq reports the first
     /// error OpenSSL queued, given here: the RSA layer's reason for an RSA key, else
     /// `EVP lib`.
@@ -55,11 +64,13 @@ pub(crate) enum ChainError {
 const MAX_CHAIN: usize = 102;
 
 /// Verifies `leaf` (DER) with the server's `intermediates` against the trust store
-/// `roots` (parsed once, see [`parse_roots`]), at `now` (seconds since the epoch).
+/// `roots` (parsed once, see [`parse_roots`]), at `now` (seconds since the epoch),
+/// with revocation checks when `crls` is given.
 pub(crate) fn verify(
     leaf: &[u8],
     intermediates: &[&[u8]],
     roots: &[Cert],
+    crls: Option<&CrlSet>,
     now: i64,
 ) -> Result<(), ChainError> {
     let leaf_cert = Cert::parse(leaf).ok_or(ChainError::Malformed)?;
@@ -96,7 +107,38 @@ pub(crate) fn verify(
         }
     }
 
-    check_chain(&chain, now)
+    check_chain_extensions(&chain)?;
+    if let Some(crls) = crls {
+        check_revocation(&chain, crls, now)?;
+    }
+    check_signatures_and_times(&chain, now)
+}
+
+/// `X509_V_FLAG_CRL_CHECK_ALL`: each certificate needs a current CRL signed by its
+/// issuer (the root by itself) that does not list its serial number.
+fn check_revocation(chain: &[&Cert], crls: &CrlSet, now: i64) -> Result<(), ChainError> {
+    for (i, cert) in chain.iter().enumerate() {
+        let issuer = chain.get(i + 1).copied().unwrap_or(cert);
+        if !issuer.crl_sign {
+            return Err(ChainError::Revoked);
+        }
+        let crl = crls.pick(&cert.issuer, now).ok_or(ChainError::Revoked)?;
+        // OpenSSL's check_crl: the signature (its failure queues the key's reason
+        // first, as for a certificate), then the dates.
+        if !signature_valid(&crl.signature_alg, &crl.tbs, &crl.signature, issuer) {
+            return Err(ChainError::Signature(signature_failure(
+                &crl.signature,
+                issuer,
+            )));
+        }
+        if !crl.current_at(now) {
+            return Err(ChainError::Revoked);
+        }
+        if crl.revokes(&cert.serial) {
+            return Err(ChainError::Revoked);
+        }
+    }
+    Ok(())
 }
 
 /// The trust store's certificates, parsed; unparsable ones are left out.
@@ -104,10 +146,9 @@ pub(crate) fn parse_roots<'a>(ders: impl IntoIterator<Item = &'a [u8]>) -> Vec<C
     ders.into_iter().filter_map(Cert::parse).collect()
 }
 
-/// OpenSSL's checks in its order: `check_chain_extensions` from the leaf up (unhandled
-/// critical extensions, CA-ness, path lengths, the leaf's purpose), then
-/// `internal_verify` from the root down (validity periods, signatures).
-fn check_chain(chain: &[&Cert], now: i64) -> Result<(), ChainError> {
+/// OpenSSL's `check_chain_extensions` from the leaf up: unhandled critical
+/// extensions, CA-ness, path lengths, the leaf's purpose.
+fn check_chain_extensions(chain: &[&Cert]) -> Result<(), ChainError> {
     let mut plen = 0u32;
     for (i, cert) in chain.iter().enumerate() {
         if cert.unhandled_critical {
@@ -130,6 +171,9 @@ fn check_chain(chain: &[&Cert], now: i64) -> Result<(), ChainError> {
         // The leaf must allow a TLS server, even when it is its own trust anchor; a
         // CA's extended key usage too, but for the trust anchor (self-signed, from the
         // store), trusted for any purpose (OpenSSL's trust_compat).
+        if i + 1 < chain.len() && WEAK_SIGNATURES.contains(&cert.signature_alg.as_str()) {
+            return Err(ChainError::WeakDigest);
+        }
         let purpose_ok = if i == 0 {
             cert.server_purpose()
         } else {
@@ -139,12 +183,20 @@ fn check_chain(chain: &[&Cert], now: i64) -> Result<(), ChainError> {
             return Err(ChainError::Purpose);
         }
     }
+    Ok(())
+}
+
+/// OpenSSL's `internal_verify` from the root down: signatures, validity periods.
+fn check_signatures_and_times(chain: &[&Cert], now: i64) -> Result<(), ChainError> {
     // The trust anchor's own signature is not checked (no X509_V_FLAG_CHECK_SS_SIGNATURE).
     for (i, cert) in chain.iter().enumerate().rev() {
         if let Some(issuer) = chain.get(i + 1)
             && !verify_signature(cert, issuer)
         {
-            return Err(ChainError::Signature(signature_failure(cert, issuer)));
+            return Err(ChainError::Signature(signature_failure(
+                &cert.signature,
+                issuer,
+            )));
         }
         if !cert.valid_at(now) {
             return Err(ChainError::Time);
@@ -176,6 +228,10 @@ pub(crate) struct Cert {
     path_len: Option<u32>,
     /// Key usage bits when the extension is present: (keyCertSign, TLS server use).
     key_usage: Option<(bool, bool)>,
+    /// Whether the key may sign CRLs (no key usage extension, or `cRLSign`).
+    crl_sign: bool,
+    /// The serial number, without leading zeros.
+    serial: Vec<u8>,
     /// Extended key usage when present: whether it allows a TLS server.
     eku_server: Option<bool>,
     skid: Option<Vec<u8>>,
@@ -243,6 +299,11 @@ impl Cert {
                 k.digital_signature() || k.key_encipherment() || k.key_agreement(),
             )
         });
+        let crl_sign = x
+            .key_usage()
+            .ok()
+            .flatten()
+            .is_none_or(|k| k.value.crl_sign());
         let eku = x.extended_key_usage().ok().flatten().map(|e| {
             let e = e.value;
             // serverAuth, or the Netscape/Microsoft server gated crypto purposes.
@@ -277,6 +338,8 @@ impl Cert {
             basic_ca: bc.as_ref().map(|b| b.value.ca),
             path_len: bc.and_then(|b| b.value.path_len_constraint),
             key_usage: ku,
+            crl_sign,
+            serial: strip_zeros(x.raw_serial()).to_vec(),
             eku_server: eku,
             skid,
             akid,
@@ -284,7 +347,7 @@ impl Cert {
             not_before: x.validity().not_before.timestamp(),
             not_after: x.validity().not_after.timestamp(),
             tbs: x.tbs_certificate.as_ref().to_vec(),
-            signature_alg: x.signature_algorithm.algorithm.to_id_string(),
+            signature_alg: signature_alg_id(&x.signature_algorithm),
             signature: x.signature_value.data.to_vec(),
             key_alg: spki.algorithm.algorithm.to_id_string(),
             key_curve: spki
@@ -336,22 +399,50 @@ impl Cert {
     }
 }
 
+/// A signature algorithm as [`signature_valid`] looks it up: its OID, and for
+/// RSASSA-PSS the hash's OID and the salt length after slashes.
+pub(crate) fn signature_alg_id(alg: &x509_parser::x509::AlgorithmIdentifier<'_>) -> String {
+    use x509_parser::signature_algorithm::SignatureAlgorithm;
+    let oid = alg.algorithm.to_id_string();
+    match SignatureAlgorithm::try_from(alg) {
+        Ok(SignatureAlgorithm::RSASSA_PSS(params)) => {
+            format!(
+                "{oid}/{}/{}",
+                params.hash_algorithm_oid().to_id_string(),
+                params.salt_length()
+            )
+        }
+        _ => oid,
+    }
+}
+
+/// Signatures with digests OpenSSL's default security level refuses (SHA-1, MD5):
+/// `X509_V_ERR_CA_MD_TOO_WEAK` / `EE_MD_TOO_WEAK` below the trust anchor.
+const WEAK_SIGNATURES: &[&str] = &[
+    "1.2.840.113549.1.1.4", // md5WithRSAEncryption
+    "1.2.840.113549.1.1.5", // sha1WithRSAEncryption
+    "1.2.840.10045.4.1",    // ecdsa-with-SHA1
+    "1.3.14.3.2.29",        // sha1WithRSA (OIW)
+    "1.2.840.10040.4.3",    // dsa-with-sha1
+];
+
 /// `bytes` without leading zero bytes.
 fn strip_zeros(bytes: &[u8]) -> &[u8] {
     let start = bytes.iter().position(|b| *b != 0).unwrap_or(bytes.len());
     &bytes[start..]
 }
 
-/// The reason OpenSSL queues first when `issuer`'s key does not verify `cert`: for
+/// The reason OpenSSL queues first when `issuer`'s key does not verify `signature` (a
+/// certificate's or a CRL's): for
 /// RSA, `rsa_ossl_public_decrypt`'s checks in order (length, magnitude, padding).
-fn signature_failure(cert: &Cert, issuer: &Cert) -> &'static str {
+fn signature_failure(signature: &[u8], issuer: &Cert) -> &'static str {
     let Some(modulus) = &issuer.rsa_modulus else {
         return "EVP lib";
     };
-    if cert.signature.len() > modulus.len() {
+    if signature.len() > modulus.len() {
         return "data greater than mod len";
     }
-    let sig = strip_zeros(&cert.signature);
+    let sig = strip_zeros(signature);
     if (sig.len(), sig) >= (modulus.len(), modulus.as_slice()) {
         return "data too large for modulus";
     }
@@ -360,15 +451,25 @@ fn signature_failure(cert: &Cert, issuer: &Cert) -> &'static str {
 
 /// Whether `issuer`'s key verifies `cert`'s signature.
 fn verify_signature(cert: &Cert, issuer: &Cert) -> bool {
-    let Some(alg) = algorithm(
-        &cert.signature_alg,
-        &issuer.key_alg,
-        issuer.key_curve.as_deref(),
-    ) else {
+    signature_valid(&cert.signature_alg, &cert.tbs, &cert.signature, issuer)
+}
+
+/// Whether `issuer`'s key verifies `signature` (algorithm OID `alg`) over `signed`.
+fn signature_valid(alg: &str, signed: &[u8], signature: &[u8], issuer: &Cert) -> bool {
+    if issuer.key_curve.as_deref() == Some(super::signature::P521) {
+        return super::signature::verify_p521(&issuer.public_key, alg, signed, signature);
+    }
+    if let Some(params) = alg.strip_prefix("1.2.840.113549.1.1.10/") {
+        let rsa_key =
+            ["1.2.840.113549.1.1.1", "1.2.840.113549.1.1.10"].contains(&issuer.key_alg.as_str());
+        return rsa_key
+            && super::signature::verify_rsa_pss(&issuer.public_key, params, signed, signature);
+    }
+    let Some(alg) = algorithm(alg, &issuer.key_alg, issuer.key_curve.as_deref()) else {
         return false;
     };
     UnparsedPublicKey::new(alg, &issuer.public_key)
-        .verify(&cert.tbs, &cert.signature)
+        .verify(signed, signature)
         .is_ok()
 }
 
@@ -428,27 +529,30 @@ mod tests {
         let (other, _) = ca("Same Name");
         let leaf = leaf(&issuer);
         let store = |ders: &[&Vec<u8>]| parse_roots(ders.iter().map(|d| d.as_slice()));
-        assert_eq!(verify(&leaf, &[], &store(&[&root]), NOW), Ok(()));
+        assert_eq!(verify(&leaf, &[], &store(&[&root]), None, NOW), Ok(()));
         assert_eq!(
-            verify(&leaf, &[], &store(&[&other]), NOW),
+            verify(&leaf, &[], &store(&[&other]), None, NOW),
             Err(ChainError::NoIssuer)
         );
         // The right root found after a same-named wrong one.
-        assert_eq!(verify(&leaf, &[], &store(&[&other, &root]), NOW), Ok(()));
+        assert_eq!(
+            verify(&leaf, &[], &store(&[&other, &root]), None, NOW),
+            Ok(())
+        );
         // A self-signed CA is its own chain when trusted, and only then (a
         // same-named stand-in is not enough); as a leaf its key usage must allow TLS.
         assert_eq!(
-            verify(&root, &[], &store(&[&root]), NOW),
+            verify(&root, &[], &store(&[&root]), None, NOW),
             Err(ChainError::Purpose)
         );
         assert_eq!(
-            verify(&root, &[], &store(&[&other]), NOW),
+            verify(&root, &[], &store(&[&other]), None, NOW),
             Err(ChainError::SelfSignedNotTrusted)
         );
         // The server sends its root too: it must still be the trusted one.
-        assert_eq!(verify(&leaf, &[&root], &store(&[&root]), NOW), Ok(()));
+        assert_eq!(verify(&leaf, &[&root], &store(&[&root]), None, NOW), Ok(()));
         assert_eq!(
-            verify(&leaf, &[&root], &store(&[&other]), NOW),
+            verify(&leaf, &[&root], &store(&[&other]), None, NOW),
             Err(ChainError::SelfSignedNotTrusted)
         );
     }
