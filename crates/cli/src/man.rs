@@ -180,7 +180,8 @@ pub fn main_page(spec: &CommandSpec) -> String {
     page.control("SH", ["EXIT STATUS"]);
     page.text([roman(
         "As pgbench: 0 after a successful run, 1 for bad options and for errors before \
-         the benchmark starts (such as a failed first connection), 2 for errors during the run.",
+         the benchmark starts (such as a failed first connection), 2 for errors during the run. \
+         In addition, 3 when the run succeeded but an --assert check failed.",
     )]);
     page.control("SH", ["ENVIRONMENT"]);
     page.text([roman(
