@@ -50,9 +50,6 @@ fn dispatch(args: Vec<OsString>) -> i32 {
     match subcommand {
         Some("timing") => return timing_cmd::run(&argv0, &args[2..], false),
         Some("demo") => return demo::run(&args[2..]),
-        Some("report") if sweep_cmd::is_saved_sweep(args.get(2)) => {
-            return sweep_cmd::report_saved(&args[2..]);
-        }
         Some("report") => return report_cmd::run(&base, &args[2..]),
         Some("sweep") => return sweep_cmd::run(&args[2..]),
         Some("completions") => return completions::run(&args[2..]),

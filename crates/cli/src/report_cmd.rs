@@ -4,9 +4,11 @@
 
 use std::ffi::OsString;
 use std::io::Write;
+use std::path::Path;
 
 use pgrush_engine::messages;
-use pgrush_report::assertion::Assertion;
+use pgrush_lab::sweep::{self, output::TableFormat};
+use pgrush_report::assertion::{Assertion, Verdict};
 use pgrush_report::compare::{Comparison, Format};
 use pgrush_report::document::{ClientInfo, RunContext, RunDocument, ServerInfo};
 use pgrush_report::html;
@@ -29,6 +31,10 @@ Usage:
   {prog} report [--baseline=BASE.json] RUN.json --assert=EXPR...
                                          check a saved run (exit status 3 when an
                                          assertion fails)
+  {prog} report [--baseline=BASE_DIR] DIR --assert=EXPR...
+                                         check every cell of a saved sweep (on the
+                                         cell's run with the median tps)
+  {prog} report DIR                      print a saved sweep again (see sweep --help)
 
 Options:
   --html=FILE     write an HTML page to FILE (- for stdout): the report of one run,
@@ -220,8 +226,29 @@ fn write_output(prog: &str, path: &str, text: &str) -> Result<(), i32> {
     })
 }
 
+/// Whether the arguments ask for a gate (`--assert`, `--baseline`, `--junit`): a saved
+/// sweep is then checked here rather than printed by `pgrush sweep`'s report.
+fn gate_options_given(args: &[OsString]) -> bool {
+    args.iter()
+        .map(|a| a.to_string_lossy())
+        .take_while(|a| a != "--")
+        .any(|a| {
+            ["--assert", "--baseline", "--junit"]
+                .iter()
+                .any(|o| a == *o || a.starts_with(&format!("{o}=")))
+        })
+}
+
+/// True when `path` is a directory holding a saved sweep.
+fn is_sweep_dir(path: &str) -> bool {
+    Path::new(path).join(sweep::PLAN_FILE).is_file()
+}
+
 /// `pgrush report …`: returns the exit status.
 pub fn run(prog: &str, args: &[OsString]) -> i32 {
+    if !gate_options_given(args) && crate::sweep_cmd::is_saved_sweep(args.first()) {
+        return crate::sweep_cmd::report_saved(args);
+    }
     let parsed = match parse_report_args(prog, args) {
         Ok(Some(p)) => p,
         Ok(None) => {
@@ -234,6 +261,9 @@ pub fn run(prog: &str, args: &[OsString]) -> i32 {
         }
         Err(code) => return code,
     };
+    if !parsed.assertions.is_empty() && parsed.files.iter().any(|f| is_sweep_dir(f)) {
+        return gate_saved_sweep(prog, &parsed);
+    }
     let mut runs = Vec::with_capacity(parsed.files.len());
     for f in &parsed.files {
         match read_run(prog, f) {
@@ -290,17 +320,70 @@ fn gate_saved_run(prog: &str, parsed: &ReportArgs, mut runs: Vec<(String, RunDoc
     }
     let table = Comparison::build(&runs).render(parsed.format);
     let text = format!("{table}{}", gate::verdict_lines(&verdicts));
-    if let Err(code) = write_output(prog, "-", &text) {
+    finish_gate(prog, parsed, &verdicts, &text)
+}
+
+/// A saved sweep's summary, or exit status 1 with the reason printed.
+fn load_sweep(prog: &str, dir: &str) -> Result<sweep::SweepSummary, i32> {
+    if !is_sweep_dir(dir) {
+        messages::error(
+            prog,
+            &format!(
+                "\"{dir}\" is not a sweep directory (no {})",
+                sweep::PLAN_FILE
+            ),
+        );
+        return Err(1);
+    }
+    sweep::load_summary(Path::new(dir)).map_err(|e| {
+        messages::error(prog, &format!("\"{dir}\": {e}"));
+        1
+    })
+}
+
+/// `pgrush report [--baseline=BASE_DIR] DIR --assert=EXPR…`: the sweep's table, one
+/// verdict line per cell and assertion, the `--junit` file (one test case per cell
+/// and assertion); exit status 3 when an assertion failed in any cell.
+fn gate_saved_sweep(prog: &str, parsed: &ReportArgs) -> i32 {
+    let Some(dir) = parsed.files.first() else {
+        return 1;
+    };
+    let summary = match load_sweep(prog, dir) {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    let cells = gate::sweep::gated_cells(Path::new(dir), &summary);
+    let base_cells = match &parsed.baseline {
+        Some(base) => match load_sweep(prog, base) {
+            Ok(s) => Some(gate::sweep::gated_cells(Path::new(base), &s)),
+            Err(code) => return code,
+        },
+        None => None,
+    };
+    let resolved = gate::sweep::resolve(&parsed.assertions, &cells, base_cells.is_some());
+    if let Err(msg) = resolved {
+        messages::error(prog, &msg);
+        return 1;
+    }
+    let verdicts = gate::sweep::verdicts(&parsed.assertions, &cells, base_cells.as_deref());
+    let table = sweep::output::render_table(&summary, TableFormat::Text);
+    let text = format!("{table}\n{}", gate::verdict_lines(&verdicts));
+    finish_gate(prog, parsed, &verdicts, &text)
+}
+
+/// Prints `text`, writes `--junit`'s file and gives the exit status of the verdicts.
+fn finish_gate(prog: &str, parsed: &ReportArgs, verdicts: &[Verdict], text: &str) -> i32 {
+    if let Err(code) = write_output(prog, "-", text) {
         return code;
     }
     if let Some(path) = &parsed.junit {
         let suite = format!("{prog} report");
-        let xml = pgrush_report::junit::render(&suite, &verdicts, &text);
+        let xml = pgrush_report::junit::render(&suite, verdicts, text);
         if let Err(code) = write_output(prog, path, &xml) {
             return code;
         }
     }
-    if gate::all_passed(&verdicts) {
+    if gate::all_passed(verdicts) {
         0
     } else {
         gate::ASSERTION_FAILED

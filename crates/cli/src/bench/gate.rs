@@ -1,6 +1,8 @@
 //! Benchmarks as CI gates: the `--assert` verdicts of a run (or of a saved run with
 //! `pgrush report`), their lines after the report, the `--junit` file and the exit status.
 
+pub mod sweep;
+
 use std::io::Write;
 
 use pgrush_report::assertion::{Assertion, RunFacts, Verdict, evaluate};
