@@ -57,8 +57,9 @@ struct ReportArgs {
     format: Format,
     /// `--baseline=FILE`: the saved run `…*baseline` thresholds read.
     baseline: Option<String>,
-    /// `--assert=EXPR`, in order.
-    assertions: Vec<Assertion>,
+    /// `--assert=EXPR`, in order, as given: parsed once the kind of results is known
+    /// (runs and sweeps take run metrics, `pgrush ops` results take step names).
+    expressions: Vec<String>,
     /// `--junit=FILE`.
     junit: Option<String>,
 }
@@ -111,7 +112,7 @@ fn parse_report_args(prog: &str, args: &[OsString]) -> Result<Option<ReportArgs>
         html: None,
         format: Format::Text,
         baseline: None,
-        assertions: Vec::new(),
+        expressions: Vec::new(),
         junit: None,
     };
     let mut only_files = false;
@@ -130,21 +131,24 @@ fn parse_report_args(prog: &str, args: &[OsString]) -> Result<Option<ReportArgs>
                 Some(("html", v)) => out.html = Some(v),
                 Some(("baseline", v)) => out.baseline = Some(v),
                 Some(("junit", v)) => out.junit = Some(v),
-                Some((_, v)) => match Assertion::parse(&v) {
-                    Ok(a) => out.assertions.push(a),
-                    Err(e) => {
-                        return Err(usage_error(
-                            prog,
-                            &format!("invalid assertion \"{v}\": {e}"),
-                        ));
-                    }
-                },
+                Some((_, v)) => out.expressions.push(v),
                 None => return Err(usage_error(prog, &format!("unrecognized option \"{arg}\""))),
             },
         }
     }
     check_report_args(prog, &out)?;
     Ok(Some(out))
+}
+
+/// The `--assert` expressions as run assertions; a malformed one is an option error.
+fn parse_assertions(prog: &str, expressions: &[String]) -> Result<Vec<Assertion>, i32> {
+    expressions
+        .iter()
+        .map(|v| {
+            Assertion::parse(v)
+                .map_err(|e| usage_error(prog, &format!("invalid assertion \"{v}\": {e}")))
+        })
+        .collect()
 }
 
 /// The combinations `pgrush report` refuses.
@@ -156,7 +160,7 @@ fn check_report_args(prog: &str, args: &ReportArgs) -> Result<(), i32> {
     if args.html.is_some() && args.format != Format::Text {
         return refuse("--html cannot be combined with --markdown or --csv");
     }
-    let gating = !args.assertions.is_empty();
+    let gating = !args.expressions.is_empty();
     if (args.baseline.is_some() || args.junit.is_some()) && !gating {
         return refuse("--baseline and --junit are allowed only with --assert");
     }
@@ -261,8 +265,12 @@ pub fn run(prog: &str, args: &[OsString]) -> i32 {
         }
         Err(code) => return code,
     };
-    if !parsed.assertions.is_empty() && parsed.files.iter().any(|f| is_sweep_dir(f)) {
-        return gate_saved_sweep(prog, &parsed);
+    let assertions = match parse_assertions(prog, &parsed.expressions) {
+        Ok(a) => a,
+        Err(code) => return code,
+    };
+    if !assertions.is_empty() && parsed.files.iter().any(|f| is_sweep_dir(f)) {
+        return gate_saved_sweep(prog, &parsed, &assertions);
     }
     let mut runs = Vec::with_capacity(parsed.files.len());
     for f in &parsed.files {
@@ -271,8 +279,8 @@ pub fn run(prog: &str, args: &[OsString]) -> i32 {
             Err(code) => return code,
         }
     }
-    if !parsed.assertions.is_empty() {
-        return gate_saved_run(prog, &parsed, runs);
+    if !assertions.is_empty() {
+        return gate_saved_run(prog, &parsed, &assertions, runs);
     }
     if let Some(path) = &parsed.html {
         let page = match runs.as_slice() {
@@ -293,7 +301,12 @@ pub fn run(prog: &str, args: &[OsString]) -> i32 {
 
 /// `pgrush report [--baseline=BASE] RUN --assert=EXPR…`: the table of the baseline and
 /// the run, the verdict lines, the `--junit` file; exit status 3 when an assertion failed.
-fn gate_saved_run(prog: &str, parsed: &ReportArgs, mut runs: Vec<(String, RunDocument)>) -> i32 {
+fn gate_saved_run(
+    prog: &str,
+    parsed: &ReportArgs,
+    assertions: &[Assertion],
+    mut runs: Vec<(String, RunDocument)>,
+) -> i32 {
     let base = match &parsed.baseline {
         Some(path) => match read_run(prog, path) {
             Ok(doc) => Some((path.clone(), doc)),
@@ -305,16 +318,11 @@ fn gate_saved_run(prog: &str, parsed: &ReportArgs, mut runs: Vec<(String, RunDoc
         return 1;
     };
     let facts = gate::document_facts(new, base.is_some());
-    if let Err(msg) = gate::resolve(&parsed.assertions, &facts) {
+    if let Err(msg) = gate::resolve(assertions, &facts) {
         messages::error(prog, &msg);
         return 1;
     }
-    let verdicts = gate::verdicts(
-        &parsed.assertions,
-        &facts,
-        new,
-        base.as_ref().map(|(_, doc)| doc),
-    );
+    let verdicts = gate::verdicts(assertions, &facts, new, base.as_ref().map(|(_, doc)| doc));
     if let Some(b) = base {
         runs.insert(0, b);
     }
@@ -344,7 +352,7 @@ fn load_sweep(prog: &str, dir: &str) -> Result<sweep::SweepSummary, i32> {
 /// `pgrush report [--baseline=BASE_DIR] DIR --assert=EXPR…`: the sweep's table, one
 /// verdict line per cell and assertion, the `--junit` file (one test case per cell
 /// and assertion); exit status 3 when an assertion failed in any cell.
-fn gate_saved_sweep(prog: &str, parsed: &ReportArgs) -> i32 {
+fn gate_saved_sweep(prog: &str, parsed: &ReportArgs, assertions: &[Assertion]) -> i32 {
     let Some(dir) = parsed.files.first() else {
         return 1;
     };
@@ -360,12 +368,12 @@ fn gate_saved_sweep(prog: &str, parsed: &ReportArgs) -> i32 {
         },
         None => None,
     };
-    let resolved = gate::sweep::resolve(&parsed.assertions, &cells, base_cells.is_some());
+    let resolved = gate::sweep::resolve(assertions, &cells, base_cells.is_some());
     if let Err(msg) = resolved {
         messages::error(prog, &msg);
         return 1;
     }
-    let verdicts = gate::sweep::verdicts(&parsed.assertions, &cells, base_cells.as_deref());
+    let verdicts = gate::sweep::verdicts(assertions, &cells, base_cells.as_deref());
     let table = sweep::output::render_table(&summary, TableFormat::Text);
     let text = format!("{table}\n{}", gate::verdict_lines(&verdicts));
     finish_gate(prog, parsed, &verdicts, &text)
@@ -632,7 +640,7 @@ mod tests {
                 html: None,
                 format: Format::Markdown,
                 baseline: None,
-                assertions: Vec::new(),
+                expressions: Vec::new(),
                 junit: None,
             }))
         );
@@ -674,15 +682,15 @@ mod tests {
             p.as_ref().and_then(|r| r.baseline.clone()),
             Some("b.json".into())
         );
-        assert_eq!(p.map(|r| r.assertions.len()), Some(1));
+        assert_eq!(p.map(|r| r.expressions.len()), Some(1));
         let p = parse_report_args(
             "pgrush",
             &args(&["n.json", "--assert", "p99<5", "--junit=j"]),
         );
         assert_eq!(p.map(|r| r.and_then(|r| r.junit)), Ok(Some("j".into())));
+        assert_eq!(parse_assertions("pgrush", &["tps>".to_string()]), Err(1));
         for refused in [
-            &["n.json", "--assert", "tps>"][..],
-            &["n.json", "--junit=j"],
+            &["n.json", "--junit=j"][..],
             &["--baseline=b.json", "n.json"],
             &["a.json", "b.json", "--assert=tps>1"],
             &["n.json", "--assert=tps>1", "--html=x"],
