@@ -8,7 +8,7 @@ use std::path::Path;
 
 use pgrush_engine::messages;
 use pgrush_lab::sweep::{self, output::TableFormat};
-use pgrush_report::assertion::{Assertion, Verdict};
+use pgrush_report::assertion::{Assertion, ContextError, Threshold, Verdict};
 use pgrush_report::compare::{Comparison, Format};
 use pgrush_report::document::{ClientInfo, RunContext, RunDocument, ServerInfo};
 use pgrush_report::html;
@@ -265,6 +265,9 @@ pub fn run(prog: &str, args: &[OsString]) -> i32 {
         }
         Err(code) => return code,
     };
+    if let Some(code) = gate_saved_ops(prog, &parsed) {
+        return code;
+    }
     let assertions = match parse_assertions(prog, &parsed.expressions) {
         Ok(a) => a,
         Err(code) => return code,
@@ -377,6 +380,60 @@ fn gate_saved_sweep(prog: &str, parsed: &ReportArgs, assertions: &[Assertion]) -
     let table = sweep::output::render_table(&summary, TableFormat::Text);
     let text = format!("{table}\n{}", gate::verdict_lines(&verdicts));
     finish_gate(prog, parsed, &verdicts, &text)
+}
+
+/// `pgrush report [--baseline=BASE.json] OPS.json --assert=STEP<=DURATION…` when the
+/// file holds `pgrush ops` results: one verdict line per scale and assertion, the
+/// `--junit` file; `None` when there is no assertion or the file is no ops result.
+fn gate_saved_ops(prog: &str, parsed: &ReportArgs) -> Option<i32> {
+    use pgrush_report::assertion::ops;
+    if parsed.expressions.is_empty() {
+        return None;
+    }
+    let path = parsed.files.first()?;
+    let text = std::fs::read_to_string(path).ok()?;
+    if !ops::is_ops_text(&text) {
+        return None;
+    }
+    let assertions = match ops::parse_assertions(&parsed.expressions) {
+        Ok(a) => a,
+        Err(msg) => return Some(usage_error(prog, &msg)),
+    };
+    let no_baseline = assertions
+        .iter()
+        .find(|a| matches!(a.threshold, Threshold::Baseline { .. }) && parsed.baseline.is_none());
+    if let Some(a) = no_baseline {
+        let why = ContextError::NoBaseline;
+        messages::error(prog, &format!("invalid assertion \"{}\": {why}", a.source));
+        return Some(1);
+    }
+    let read = |path: &str, text: &str| {
+        ops::parse_results(text).map_err(|e| {
+            messages::error(prog, &format!("\"{path}\": {e}"));
+            1
+        })
+    };
+    let doc = match read(path, &text) {
+        Ok(doc) => doc,
+        Err(code) => return Some(code),
+    };
+    let base = match &parsed.baseline {
+        Some(base) => match std::fs::read_to_string(base) {
+            Ok(text) => match read(base, &text) {
+                Ok(b) => Some(b),
+                Err(code) => return Some(code),
+            },
+            Err(e) => {
+                let why = pgrush_wire::strerror(&e);
+                messages::error(prog, &format!("could not open file \"{base}\": {why}"));
+                return Some(1);
+            }
+        },
+        None => None,
+    };
+    let verdicts = ops::verdicts(&assertions, &doc, base.as_ref());
+    let text = gate::verdict_lines(&verdicts);
+    Some(finish_gate(prog, parsed, &verdicts, &text))
 }
 
 /// Prints `text`, writes `--junit`'s file and gives the exit status of the verdicts.

@@ -24,13 +24,19 @@
 //! | `lag-max` | | maximum schedule lag (`-R`) | time |
 //! | `connection-time` | `conn-time` | initial (or, with `-C`, average) connection time | time |
 //!
+//! [`StepAssertion`] is the form for `pgrush ops` results: a step's duration
+//! (`load<=60s`, `restore<=1.2*baseline`; seconds without a unit).
+//!
 //! Per script (`SCRIPT:` being the script's number from 1, its builtin name or its file
 //! name as the report shows it): `tps`, the latency metrics, `failed` and `retried`.
 
 mod eval;
+pub mod ops;
 mod parse;
+mod step;
 
 pub use eval::{Verdict, evaluate};
 pub use parse::{
     Assertion, AssertionError, ContextError, Metric, Op, RunFacts, ScriptKey, Threshold, Unit,
 };
+pub use step::StepAssertion;

@@ -295,6 +295,14 @@ pub enum AssertionError {
     /// A metric without per-script values.
     #[error("metric {0} is not measured per script")]
     NotPerScript(String),
+    /// A step name the results do not know (`pgrush ops` results).
+    #[error("unknown step \"{step}\" (known: {known})")]
+    UnknownStep {
+        /// The name given.
+        step: String,
+        /// The steps known, comma-separated.
+        known: String,
+    },
 }
 
 impl Assertion {
@@ -438,7 +446,7 @@ fn script_key(text: &str) -> Result<ScriptKey, AssertionError> {
 }
 
 /// The first operator in `text` and its byte position.
-fn find_operator(text: &str) -> Option<(usize, Op)> {
+pub(super) fn find_operator(text: &str) -> Option<(usize, Op)> {
     text.match_indices(['<', '>', '=', '!'])
         .find_map(|(at, _)| {
             Op::ALL
@@ -464,7 +472,7 @@ fn plain_number(text: &str) -> Option<f64> {
 }
 
 /// The right-hand side: `VALUE[UNIT]` or `[FACTOR*]baseline`.
-fn threshold(text: &str, metric: Metric) -> Result<Threshold, AssertionError> {
+pub(super) fn threshold(text: &str, metric: Metric) -> Result<Threshold, AssertionError> {
     if text.is_empty() {
         return Err(AssertionError::NoValue);
     }
