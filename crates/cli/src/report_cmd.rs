@@ -35,6 +35,9 @@ Usage:
                                          check every cell of a saved sweep (on the
                                          cell's run with the median tps)
   {prog} report DIR                      print a saved sweep again (see sweep --help)
+  {prog} report [--baseline=BASE.json] OPS.json --assert=STEP<=DURATION...
+                                         check pgrush ops results at every scale
+                                         (\"load<=60s\", \"restore<=1.2*baseline\")
 
 Options:
   --html=FILE     write an HTML page to FILE (- for stdout): the report of one run,
@@ -377,7 +380,12 @@ fn gate_saved_sweep(prog: &str, parsed: &ReportArgs, assertions: &[Assertion]) -
         return 1;
     }
     let verdicts = gate::sweep::verdicts(assertions, &cells, base_cells.as_deref());
-    let table = sweep::output::render_table(&summary, TableFormat::Text);
+    let format = match parsed.format {
+        Format::Text => TableFormat::Text,
+        Format::Markdown => TableFormat::Markdown,
+        Format::Csv => TableFormat::Csv,
+    };
+    let table = sweep::output::render_table(&summary, format);
     let text = format!("{table}\n{}", gate::verdict_lines(&verdicts));
     finish_gate(prog, parsed, &verdicts, &text)
 }
