@@ -4,7 +4,8 @@
 //! each cell with the baseline's cell of the same axis values, and a cell the baseline
 //! lacks fails with a note.
 //!
-//! The sweep directories are built from two real run documents (`-c 1` and `-c 2` on
+//! `a_real_sweep_is_gated_end_to_end` gates what `pgrush sweep` wrote; the other sweep
+//! directories are built from two real run documents (`-c 1` and `-c 2` on
 //! the shared sandbox cluster) and a plan written by the sweep's own types, which is
 //! what `pgrush sweep` leaves behind; their tps are then set to known values so that
 //! the expected verdicts are exact.
@@ -333,5 +334,60 @@ fn a_cell_missing_in_the_baseline_fails_with_a_note() {
              (measured 100, no baseline value: the baseline sweep has no cell clients=2)",
             "assertion passed: [clients=2] tps > 0 (measured 100)",
         ]
+    );
+}
+
+#[test]
+fn a_real_sweep_is_gated_end_to_end() {
+    let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let dir = tmp.path();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_pgrush"));
+    testkit::clear_pg_env(&mut cmd);
+    let args = [
+        "sweep",
+        "--vary",
+        "clients=1,2",
+        "--repeat",
+        "1",
+        "--warmup",
+        "0",
+        "--seed",
+        "5",
+        "--out",
+        "real",
+        "-s",
+        "1",
+        "-t",
+        "30",
+    ];
+    let out = testkit::run(cmd.args(args).current_dir(dir));
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+
+    let pass = report(
+        &[
+            "--baseline",
+            "real",
+            "real",
+            "--assert",
+            "tps>=baseline",
+            "--assert",
+            "failed==0",
+        ],
+        dir,
+    );
+    assert_eq!(pass.code, 0, "{}\n{}", pass.stdout, pass.stderr);
+    let lines = verdict_lines(&pass.stdout);
+    assert_eq!(lines.len(), 4, "{}", pass.stdout);
+    assert!(lines[0].starts_with("assertion passed: [clients=1] tps >= baseline (measured "));
+    assert!(lines[2].starts_with("assertion passed: [clients=2] tps >= baseline (measured "));
+
+    let fail = report(&["real", "--assert", "tps>=1e12"], dir);
+    assert_eq!(fail.code, 3, "{}\n{}", fail.stdout, fail.stderr);
+    let lines = verdict_lines(&fail.stdout);
+    assert_eq!(lines.len(), 2, "{}", fail.stdout);
+    assert!(
+        lines
+            .iter()
+            .all(|l| l.starts_with("assertion FAILED: [clients="))
     );
 }
