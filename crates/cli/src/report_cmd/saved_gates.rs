@@ -1,0 +1,184 @@
+//! Gates over saved results (`pgrush report [--baseline BASE] RESULTS --assert EXPR…`):
+//! a run document, a sweep directory (every cell) or `pgrush ops` results (every scale).
+//! Each prints its verdict lines, writes `--junit`'s file and exits with status 3 when
+//! an assertion failed, 1 when the files or the assertions do not fit.
+
+use std::path::Path;
+
+use pgrush_engine::messages;
+use pgrush_lab::sweep::{self, output::TableFormat};
+use pgrush_report::assertion::{Assertion, ContextError, Threshold, Verdict};
+use pgrush_report::compare::{Comparison, Format};
+use pgrush_report::document::RunDocument;
+
+use super::{ReportArgs, is_sweep_dir, read_run, usage_error, write_output};
+use crate::bench::gate;
+
+/// The `--assert` expressions as run assertions; a malformed one is an option error.
+pub(super) fn parse_assertions(prog: &str, expressions: &[String]) -> Result<Vec<Assertion>, i32> {
+    expressions
+        .iter()
+        .map(|v| {
+            Assertion::parse(v)
+                .map_err(|e| usage_error(prog, &format!("invalid assertion \"{v}\": {e}")))
+        })
+        .collect()
+}
+
+/// `pgrush report [--baseline=BASE] RUN --assert=EXPR…`: the table of the baseline and
+/// the run, the verdict lines, the `--junit` file; exit status 3 when an assertion failed.
+pub(super) fn gate_saved_run(
+    prog: &str,
+    parsed: &ReportArgs,
+    assertions: &[Assertion],
+    mut runs: Vec<(String, RunDocument)>,
+) -> i32 {
+    let base = match &parsed.baseline {
+        Some(path) => match read_run(prog, path) {
+            Ok(doc) => Some((path.clone(), doc)),
+            Err(code) => return code,
+        },
+        None => None,
+    };
+    let Some((_, new)) = runs.first() else {
+        return 1;
+    };
+    let facts = gate::document_facts(new, base.is_some());
+    if let Err(msg) = gate::resolve(assertions, &facts) {
+        messages::error(prog, &msg);
+        return 1;
+    }
+    let verdicts = gate::verdicts(assertions, &facts, new, base.as_ref().map(|(_, doc)| doc));
+    if let Some(b) = base {
+        runs.insert(0, b);
+    }
+    let table = Comparison::build(&runs).render(parsed.format);
+    let text = format!("{table}{}", gate::verdict_lines(&verdicts));
+    finish_gate(prog, parsed, &verdicts, &text)
+}
+
+/// A saved sweep's summary, or exit status 1 with the reason printed.
+fn load_sweep(prog: &str, dir: &str) -> Result<sweep::SweepSummary, i32> {
+    if !is_sweep_dir(dir) {
+        messages::error(
+            prog,
+            &format!(
+                "\"{dir}\" is not a sweep directory (no {})",
+                sweep::PLAN_FILE
+            ),
+        );
+        return Err(1);
+    }
+    sweep::load_summary(Path::new(dir)).map_err(|e| {
+        messages::error(prog, &format!("\"{dir}\": {e}"));
+        1
+    })
+}
+
+/// `pgrush report [--baseline=BASE_DIR] DIR --assert=EXPR…`: the sweep's table, one
+/// verdict line per cell and assertion, the `--junit` file (one test case per cell
+/// and assertion); exit status 3 when an assertion failed in any cell.
+pub(super) fn gate_saved_sweep(prog: &str, parsed: &ReportArgs, assertions: &[Assertion]) -> i32 {
+    let Some(dir) = parsed.files.first() else {
+        return 1;
+    };
+    let summary = match load_sweep(prog, dir) {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    let cells = gate::sweep::gated_cells(Path::new(dir), &summary);
+    let base_cells = match &parsed.baseline {
+        Some(base) => match load_sweep(prog, base) {
+            Ok(s) => Some(gate::sweep::gated_cells(Path::new(base), &s)),
+            Err(code) => return code,
+        },
+        None => None,
+    };
+    let resolved = gate::sweep::resolve(assertions, &cells, base_cells.is_some());
+    if let Err(msg) = resolved {
+        messages::error(prog, &msg);
+        return 1;
+    }
+    let verdicts = gate::sweep::verdicts(assertions, &cells, base_cells.as_deref());
+    let format = match parsed.format {
+        Format::Text => TableFormat::Text,
+        Format::Markdown => TableFormat::Markdown,
+        Format::Csv => TableFormat::Csv,
+    };
+    let table = sweep::output::render_table(&summary, format);
+    let text = format!("{table}\n{}", gate::verdict_lines(&verdicts));
+    finish_gate(prog, parsed, &verdicts, &text)
+}
+
+/// `pgrush report [--baseline=BASE.json] OPS.json --assert=STEP<=DURATION…` when the
+/// file holds `pgrush ops` results: one verdict line per scale and assertion, the
+/// `--junit` file; `None` when there is no assertion or the file is no ops result.
+pub(super) fn gate_saved_ops(prog: &str, parsed: &ReportArgs) -> Option<i32> {
+    use pgrush_report::assertion::ops;
+    if parsed.expressions.is_empty() {
+        return None;
+    }
+    let path = parsed.files.first()?;
+    let text = std::fs::read_to_string(path).ok()?;
+    if !ops::is_ops_text(&text) {
+        return None;
+    }
+    let assertions = match ops::parse_assertions(&parsed.expressions) {
+        Ok(a) => a,
+        Err(msg) => return Some(usage_error(prog, &msg)),
+    };
+    let no_baseline = assertions
+        .iter()
+        .find(|a| matches!(a.threshold, Threshold::Baseline { .. }) && parsed.baseline.is_none());
+    if let Some(a) = no_baseline {
+        let why = ContextError::NoBaseline;
+        messages::error(prog, &format!("invalid assertion \"{}\": {why}", a.source));
+        return Some(1);
+    }
+    let read = |path: &str, text: &str| {
+        ops::parse_results(text).map_err(|e| {
+            messages::error(prog, &format!("\"{path}\": {e}"));
+            1
+        })
+    };
+    let doc = match read(path, &text) {
+        Ok(doc) => doc,
+        Err(code) => return Some(code),
+    };
+    let base = match &parsed.baseline {
+        Some(base) => match std::fs::read_to_string(base) {
+            Ok(text) => match read(base, &text) {
+                Ok(b) => Some(b),
+                Err(code) => return Some(code),
+            },
+            Err(e) => {
+                let why = pgrush_wire::strerror(&e);
+                messages::error(prog, &format!("could not open file \"{base}\": {why}"));
+                return Some(1);
+            }
+        },
+        None => None,
+    };
+    let verdicts = ops::verdicts(&assertions, &doc, base.as_ref());
+    let text = gate::verdict_lines(&verdicts);
+    Some(finish_gate(prog, parsed, &verdicts, &text))
+}
+
+/// Prints `text`, writes `--junit`'s file and gives the exit status of the verdicts.
+fn finish_gate(prog: &str, parsed: &ReportArgs, verdicts: &[Verdict], text: &str) -> i32 {
+    if let Err(code) = write_output(prog, "-", text) {
+        return code;
+    }
+    if let Some(path) = &parsed.junit {
+        let suite = format!("{prog} report");
+        let xml = pgrush_report::junit::render(&suite, verdicts, text);
+        if let Err(code) = write_output(prog, path, &xml) {
+            return code;
+        }
+    }
+    if gate::all_passed(verdicts) {
+        0
+    } else {
+        gate::ASSERTION_FAILED
+    }
+}
