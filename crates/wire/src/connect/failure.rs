@@ -17,6 +17,9 @@ pub(crate) enum Next {
     RetryPlain,
     /// Reconnect to the same address with TLS (`allow`).
     RetryTls,
+    /// Reconnect to the same address without GSSAPI encryption
+    /// (`gssencmode=prefer` after a failed GSSAPI attempt).
+    RetryWithoutGss,
 }
 
 /// A failed attempt: text after the `connection to server ... failed: ` prefix
@@ -38,6 +41,16 @@ impl Failure {
         }
         Failure {
             text,
+            sqlstate: None,
+            next,
+            reached: true,
+        }
+    }
+
+    /// A failure that adds nothing to the error text (libpq retries quietly).
+    pub(crate) fn silent(next: Next) -> Self {
+        Failure {
+            text: String::new(),
             sqlstate: None,
             next,
             reached: true,

@@ -1,16 +1,18 @@
-//! Establishing a connection: host list, address resolution, sockets, SSL negotiation,
-//! startup, authentication, target_session_attrs — with libpq's accumulated messages.
+//! Establishing a connection: host list, address resolution, sockets, GSSAPI and SSL
+//! negotiation, startup, authentication, target_session_attrs — with libpq's
+//! accumulated messages.
 
 mod failure;
+mod gssenc;
 mod net;
 mod startup;
 
 use failure::{Failure, Next};
 pub(crate) use net::connect_unix;
 use net::{Addr, open_socket, prefix, resolve};
-use startup::attempt;
+use startup::{Encryption, attempt};
 
-use crate::config::{ConnectConfig, Endpoint, SslMode, TargetSessionAttrs};
+use crate::config::{ConnectConfig, Endpoint, GssEncMode, SslMode, TargetSessionAttrs};
 use crate::conn::Connection;
 use crate::error::ConnectError;
 
@@ -146,9 +148,11 @@ impl Connection {
                         return Err(ConnectError::new(errors, sqlstate).with_server_reached(true));
                     }
                     let mut try_tls = !matches!(cfg.tls.mode, SslMode::Disable | SslMode::Allow);
+                    let mut try_gss = cfg.gss.enc_mode != GssEncMode::Disable;
                     let mut retried = false;
                     loop {
-                        let failure = match attempt(cfg, ep, addr, try_tls, password) {
+                        let choice = Encryption { try_tls, try_gss };
+                        let failure = match attempt(cfg, ep, addr, choice, password) {
                             Ok(mut conn) => match check_session(&mut conn, want) {
                                 Ok(()) => return Ok(conn),
                                 Err(f) => {
@@ -158,8 +162,10 @@ impl Connection {
                             },
                             Err(f) => f,
                         };
-                        errors.push_str(&pre);
-                        errors.push_str(&failure.text);
+                        if !failure.text.is_empty() {
+                            errors.push_str(&pre);
+                            errors.push_str(&failure.text);
+                        }
                         server_reached |= failure.reached;
                         if failure.text.starts_with(crate::auth::NO_PASSWORD) {
                             needs_password = true;
@@ -184,6 +190,11 @@ impl Connection {
                                 return Err(ConnectError::new(errors, sqlstate)
                                     .with_needs_password(needs_password)
                                     .with_server_reached(server_reached));
+                            }
+                            // One retry without GSSAPI, besides the TLS retry.
+                            Next::RetryWithoutGss => {
+                                try_gss = false;
+                                continue;
                             }
                             Next::RetryPlain => try_tls = false,
                             Next::RetryTls => try_tls = true,
