@@ -31,6 +31,9 @@ pub(crate) struct Failure {
     /// Whether the socket was connected (something listened at the address);
     /// false when the attempt failed before any server could answer.
     pub(crate) reached: bool,
+    /// Whether the text follows the `connection to server ... failed: `
+    /// prefix (false for libpq's checks made before a socket exists).
+    pub(crate) prefixed: bool,
 }
 
 impl Failure {
@@ -44,6 +47,15 @@ impl Failure {
             sqlstate: None,
             next,
             reached: true,
+            prefixed: true,
+        }
+    }
+
+    /// The same failure without the `connection to server ...` prefix.
+    pub(crate) fn unprefixed(self) -> Self {
+        Failure {
+            prefixed: false,
+            ..self
         }
     }
 
@@ -54,6 +66,7 @@ impl Failure {
             sqlstate: None,
             next,
             reached: true,
+            prefixed: true,
         }
     }
 

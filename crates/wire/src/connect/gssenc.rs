@@ -24,7 +24,10 @@ const MAX_AUTH_PACKET: usize = 65536;
 /// Whether this attempt asks for GSSAPI encryption, with the credential to use:
 /// `None` when it does not (`disable`; `prefer` on a Unix socket or without a
 /// credential cache). `require` without a way to encrypt fails with libpq 18's
-/// messages.
+/// messages, which come before any socket and so without the `connection to
+/// server ...` prefix (libpq 15 checked after connecting and said `GSSAPI
+/// encryption required but was impossible (possibly no credential cache, no
+/// server support, or using a local socket)`).
 pub(crate) fn credential_for(
     cfg: &ConnectConfig,
     addr: &Addr,
@@ -39,7 +42,8 @@ pub(crate) fn credential_for(
             Err(Failure::new(
                 "GSSAPI encryption required but it is not supported over a local socket",
                 Next::Stop,
-            ))
+            )
+            .unprefixed())
         } else {
             Ok(None)
         };
@@ -49,7 +53,8 @@ pub(crate) fn credential_for(
         None if require => Err(Failure::new(
             "GSSAPI encryption required but no credential cache",
             Next::Stop,
-        )),
+        )
+        .unprefixed()),
         None => Ok(None),
     }
 }

@@ -162,10 +162,10 @@ impl Connection {
                             },
                             Err(f) => f,
                         };
-                        if !failure.text.is_empty() {
+                        if failure.prefixed && !failure.text.is_empty() {
                             errors.push_str(&pre);
-                            errors.push_str(&failure.text);
                         }
+                        errors.push_str(&failure.text);
                         server_reached |= failure.reached;
                         if failure.text.starts_with(crate::auth::NO_PASSWORD) {
                             needs_password = true;

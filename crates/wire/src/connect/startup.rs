@@ -63,13 +63,13 @@ pub(crate) fn attempt(
     password: Option<&str>,
 ) -> Result<Connection, Failure> {
     let deadline = cfg.connect_timeout.map(|t| Instant::now() + t);
-    let mut transport = open_transport(cfg, addr, deadline)?;
-    // As libpq 15: the GSSAPI checks come once the socket is connected.
+    // As libpq 18: `gssencmode=require` fails before any socket when it cannot work.
     let cred = if choice.try_gss {
         gssenc::credential_for(cfg, addr)?
     } else {
         None
     };
+    let mut transport = open_transport(cfg, addr, deadline)?;
     let gss_used = match cred {
         Some(cred) => gssenc::start(cfg, ep, &mut transport, cred, deadline)?,
         None => false,
@@ -300,6 +300,7 @@ fn server_failure(
         sqlstate: Some(db.code.clone()),
         next,
         reached: true,
+        prefixed: true,
     }
 }
 
