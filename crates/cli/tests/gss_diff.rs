@@ -231,7 +231,101 @@ fn gssapi_matches_pgbench15() {
         &conn(&cluster, &format!("user={REJECTED} gssencmode=require")),
         "pg_hba.conf rejects connection",
     );
+    without_the_library(&kdc, &cluster);
+    benchmark_over_encryption(&kdc, &cluster);
     server_without_gssapi(&kdc);
+}
+
+/// A GSSAPI library that does not exist (`PGRUSH_GSSAPI_LIBRARY`): pgrush
+/// behaves as pgbench 18 (libpq without GSSAPI) does, the loader's reason
+/// added to libpq's words.
+fn without_the_library(kdc: &Kdc, cluster: &Cluster) {
+    const MISSING: &str = "libnosuch-gssapi.so.9";
+    let reason = format!("{MISSING}: cannot open shared object file: No such file or directory");
+    let setup = Setup {
+        kdc,
+        ccache: None,
+        env: &[("PGRUSH_GSSAPI_LIBRARY", MISSING)],
+        script: "SELECT 1;\n",
+    };
+    let home = tempfile::tempdir().expect("tempdir");
+    std::fs::write(home.path().join("script.sql"), setup.script).expect("write script");
+    let pgbench18 = oracle::require(Which::Pgbench18);
+    let cases = [
+        (
+            "gssencmode=require",
+            "when GSSAPI support is not compiled in".to_string(),
+            format!("when GSSAPI support is not available: {reason}"),
+        ),
+        (
+            "gssencmode=prefer",
+            "GSSAPI authentication not supported".to_string(),
+            format!("GSSAPI authentication not supported: {reason}"),
+        ),
+    ];
+    for (rest, in18, ours_text) in cases {
+        let conninfo = conn(cluster, rest);
+        let args = ["-n", "-t", "1", "-f", "script.sql", conninfo.as_str()];
+        let theirs = run(pgbench18.command(), home.path(), &setup, &args);
+        let ours = run(pgrush(), home.path(), &setup, &args);
+        assert_eq!((ours.code, theirs.code), (1, 1), "{rest}: {}", ours.stderr);
+        assert!(theirs.stderr.contains(&in18), "{rest}: {}", theirs.stderr);
+        assert_eq!(
+            ours.stderr,
+            theirs
+                .stderr
+                .replace("pgbench", "pgrush")
+                .replace(&in18, &ours_text),
+            "{rest}"
+        );
+    }
+}
+
+/// A short select-only run over GSSAPI encryption, with the simple and the
+/// prepared protocol: every transaction completes, as with pgbench 15.
+fn benchmark_over_encryption(kdc: &Kdc, cluster: &Cluster) {
+    let home = tempfile::tempdir().expect("tempdir");
+    let socket = format!(
+        "host={} port={} user=postgres dbname=postgres",
+        cluster.socket_dir().display(),
+        cluster.port()
+    );
+    let setup = Setup {
+        kdc,
+        ccache: None,
+        env: &[],
+        script: "",
+    };
+    let init = run(
+        oracle::require(Which::Pgbench15).command(),
+        home.path(),
+        &setup,
+        &["-i", "-q", "-s", "1", &socket],
+    );
+    assert_eq!(init.code, 0, "pgbench -i: {}", init.stderr);
+    let conninfo = conn(cluster, "gssencmode=require");
+    for mode in ["simple", "prepared"] {
+        let args = [
+            "-n", "-S", "-c", "2", "-j", "2", "-t", "200", "-M", mode, &conninfo,
+        ];
+        let theirs = run(
+            oracle::require(Which::Pgbench15).command(),
+            home.path(),
+            &setup,
+            &args,
+        );
+        let ours = run(pgrush(), home.path(), &setup, &args);
+        for (who, out) in [("pgbench 15", &theirs), ("pgrush", &ours)] {
+            assert_eq!(out.code, 0, "{who} -M {mode}: {}", out.stderr);
+            assert!(
+                out.stdout
+                    .contains("number of transactions actually processed: 400/400"),
+                "{who} -M {mode}: {}",
+                out.stdout
+            );
+        }
+        assert_eq!(ours.stderr, theirs.stderr, "-M {mode}");
+    }
 }
 
 /// `gssencmode=require` without a ticket, or on a Unix socket: libpq 18 says
