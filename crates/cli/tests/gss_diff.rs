@@ -282,7 +282,8 @@ fn without_the_library(kdc: &Kdc, cluster: &Cluster) {
 }
 
 /// A short select-only run over GSSAPI encryption, with the simple and the
-/// prepared protocol: every transaction completes, as with pgbench 15.
+/// prepared protocol, and with a new connection per transaction: every
+/// transaction completes, as with pgbench 15.
 fn benchmark_over_encryption(kdc: &Kdc, cluster: &Cluster) {
     let home = tempfile::tempdir().expect("tempdir");
     let socket = format!(
@@ -304,10 +305,20 @@ fn benchmark_over_encryption(kdc: &Kdc, cluster: &Cluster) {
     );
     assert_eq!(init.code, 0, "pgbench -i: {}", init.stderr);
     let conninfo = conn(cluster, "gssencmode=require");
-    for mode in ["simple", "prepared"] {
-        let args = [
-            "-n", "-S", "-c", "2", "-j", "2", "-t", "200", "-M", mode, &conninfo,
+    // The last run reconnects for every transaction (-C).
+    for (mode, reconnect) in [("simple", false), ("prepared", false), ("prepared", true)] {
+        let (per_client, total) = if reconnect {
+            ("10", "20/20")
+        } else {
+            ("200", "400/400")
+        };
+        let mut args = vec![
+            "-n", "-S", "-c", "2", "-j", "2", "-t", per_client, "-M", mode,
         ];
+        if reconnect {
+            args.push("-C");
+        }
+        args.push(&conninfo);
         let theirs = run(
             oracle::require(Which::Pgbench15).command(),
             home.path(),
@@ -318,8 +329,9 @@ fn benchmark_over_encryption(kdc: &Kdc, cluster: &Cluster) {
         for (who, out) in [("pgbench 15", &theirs), ("pgrush", &ours)] {
             assert_eq!(out.code, 0, "{who} -M {mode}: {}", out.stderr);
             assert!(
-                out.stdout
-                    .contains("number of transactions actually processed: 400/400"),
+                out.stdout.contains(&format!(
+                    "number of transactions actually processed: {total}"
+                )),
                 "{who} -M {mode}: {}",
                 out.stdout
             );

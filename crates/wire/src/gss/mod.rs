@@ -17,6 +17,7 @@ pub(crate) mod ffi;
 mod stream;
 
 use std::path::Path;
+use std::sync::OnceLock;
 
 pub(crate) use context::{Credential, GssError, SecurityContext, TargetName};
 pub use ffi::{DEFAULT_LIBRARY, LIBRARY_VARIABLE};
@@ -44,9 +45,18 @@ pub(crate) fn cache_may_exist() -> bool {
     if Path::new(&format!("/tmp/krb5cc_{uid}")).exists() {
         return true;
     }
-    let configs = std::env::var("KRB5_CONFIG").unwrap_or_else(|_| "/etc/krb5.conf".into());
-    configs.split(':').any(|file| {
-        std::fs::read_to_string(file).is_ok_and(|text| text.contains("default_ccache_name"))
+    config_names_a_cache()
+}
+
+/// Whether the Kerberos configuration (`KRB5_CONFIG`, else `/etc/krb5.conf`)
+/// sets `default_ccache_name`; read once per process.
+fn config_names_a_cache() -> bool {
+    static NAMES_A_CACHE: OnceLock<bool> = OnceLock::new();
+    *NAMES_A_CACHE.get_or_init(|| {
+        let configs = std::env::var("KRB5_CONFIG").unwrap_or_else(|_| "/etc/krb5.conf".into());
+        configs.split(':').any(|file| {
+            std::fs::read_to_string(file).is_ok_and(|text| text.contains("default_ccache_name"))
+        })
     })
 }
 
