@@ -59,7 +59,8 @@ impl Failure {
         }
     }
 
-    /// A failure that adds nothing to the error text (libpq retries quietly).
+    /// A failure that adds no text of its own: only the `connection to
+    /// server ...` prefix, which libpq writes as each attempt starts.
     pub(crate) fn silent(next: Next) -> Self {
         Failure {
             text: String::new(),

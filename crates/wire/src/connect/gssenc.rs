@@ -96,7 +96,7 @@ pub(crate) fn start(
                 Next::Stop,
             ));
         }
-        // An old server's error: libpq retries without GSSAPI and says nothing.
+        // An old server's error: libpq retries without GSSAPI, adding no text.
         b'E' => return Err(Failure::silent(Next::RetryWithoutGss)),
         other => {
             return Err(Failure::new(
@@ -169,8 +169,11 @@ fn establish(
 /// One packet of the exchange; an `E` instead of a length is the server's
 /// error text, which runs to the end of the stream.
 fn read_packet(sock: &mut Socket, deadline: Option<Instant>) -> Result<Vec<u8>, Failure> {
+    // libpq adds no text when the server hangs up during the exchange (a
+    // server without a keytab does).
+    let eof = || Failure::silent(Next::Stop);
     let mut header = [0u8; 4];
-    read_exact(sock, &mut header, deadline)?;
+    read_exact_or(sock, &mut header, deadline, eof)?;
     if header[0] == b'E' {
         let mut rest = header[1..].to_vec();
         let mut chunk = [0u8; 4096];
@@ -197,7 +200,7 @@ fn read_packet(sock: &mut Socket, deadline: Option<Instant>) -> Result<Vec<u8>, 
         ));
     }
     let mut body = vec![0u8; len];
-    read_exact(sock, &mut body, deadline)?;
+    read_exact_or(sock, &mut body, deadline, eof)?;
     Ok(body)
 }
 
@@ -240,10 +243,20 @@ pub(crate) fn read_exact(
     buf: &mut [u8],
     deadline: Option<Instant>,
 ) -> Result<(), Failure> {
+    read_exact_or(sock, buf, deadline, || io_failure(Error::Closed))
+}
+
+/// [`read_exact`] with `at_eof`'s failure when the stream ends first.
+fn read_exact_or(
+    sock: &mut Socket,
+    buf: &mut [u8],
+    deadline: Option<Instant>,
+    at_eof: fn() -> Failure,
+) -> Result<(), Failure> {
     let mut got = 0;
     while got < buf.len() {
         match read_some(sock, &mut buf[got..], deadline) {
-            Ok(0) => return Err(io_failure(Error::Closed)),
+            Ok(0) => return Err(at_eof()),
             Ok(n) => got += n,
             Err(e) if timed_out(&e) => {
                 return Err(Failure::new("timeout expired", Next::OtherAddr));

@@ -162,7 +162,7 @@ impl Connection {
                             },
                             Err(f) => f,
                         };
-                        if failure.prefixed && !failure.text.is_empty() {
+                        if failure.prefixed {
                             errors.push_str(&pre);
                         }
                         errors.push_str(&failure.text);
