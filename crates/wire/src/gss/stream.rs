@@ -11,8 +11,13 @@ use super::context::{GssError, SecurityContext};
 /// word included (part of the protocol: PostgreSQL's `PQ_GSS_MAX_PACKET_SIZE`).
 pub(crate) const MAX_PACKET: usize = 16384;
 
-/// How many bytes one socket read asks for.
-const READ_CHUNK: usize = 2 * MAX_PACKET;
+/// How many bytes one socket read asks for (about one packet: a benchmark may
+/// hold thousands of connections, each with these buffers).
+const READ_CHUNK: usize = MAX_PACKET;
+
+/// How many wrapped bytes may wait for the socket before `write` accepts no
+/// more plaintext.
+const SEND_LIMIT: usize = 2 * MAX_PACKET;
 
 fn gss_io(e: GssError) -> io::Error {
     io::Error::other(e.0)
@@ -125,7 +130,7 @@ impl GssStream {
             return Err(io::ErrorKind::WouldBlock.into());
         }
         let mut taken = 0;
-        while taken < buf.len() && self.send.len() < 4 * MAX_PACKET {
+        while taken < buf.len() && self.send.len() < SEND_LIMIT {
             let n = (buf.len() - taken).min(self.max_plain);
             let sealed = self.ctx.wrap(&buf[taken..taken + n]).map_err(gss_io)?;
             let token = sealed.bytes();
