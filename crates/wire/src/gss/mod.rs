@@ -11,6 +11,17 @@
 //! Whether a credential cache exists is first checked without the library
 //! ([`cache_may_exist`]): with the default `gssencmode=prefer`, connections on
 //! machines without Kerberos tickets never load it.
+//!
+//! Choices where libpq gives no answer:
+//! - `gssencmode` defaults to `prefer`, as in a libpq built with GSSAPI (pgbench
+//!   18 from the wheel is built without it and defaults to `disable`); as libpq
+//!   does, it is tried only on TCP and only when a credential cache exists, so
+//!   without Kerberos tickets nothing changes.
+//! - When the library cannot be loaded, pgrush behaves as a libpq without
+//!   GSSAPI, with the loader's reason after libpq's words:
+//!   `gssencmode value "require" invalid when GSSAPI support is not available:
+//!   REASON` (libpq: `... is not compiled in`) and `GSSAPI authentication not
+//!   supported: REASON`.
 
 mod context;
 pub(crate) mod ffi;
