@@ -163,7 +163,10 @@ fn json_html_and_percentiles() {
 
     let html = std::fs::read_to_string(dir.path().join("run.html")).unwrap_or_default();
     assert!(html.starts_with("<!DOCTYPE html>"));
-    assert_eq!(html.matches("<svg").count(), 3);
+    // tps, latency over time and the percentile spectrum, then the server's waits,
+    // WAL and hit ratio (--html samples the server by default).
+    assert_eq!(html.matches("<svg").count(), 6);
+    assert!(doc.server_stats.is_some());
     assert!(html.contains("UPDATE pgbench_branches SET bbalance"));
 }
 

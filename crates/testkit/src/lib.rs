@@ -11,6 +11,7 @@
 //! - [`tls`] generates certificates with `rcgen`: a [`tls::TestCa`] per cluster, server
 //!   certificates handed to the cluster as [`pgrush_cluster::ServerTls`], client
 //!   certificates, and [`tls::TlsCluster`] bundling a cluster with its CA.
+//! - [`krb`] starts a private Kerberos realm (MIT KDC) with a keytab for the server.
 //! - [`run`] runs a command and captures its [`Output`]; [`mask_numbers`] and
 //!   [`mask_numbers_bytes`] hide timing-dependent numbers; [`clear_pg_env`] (from
 //!   `pgrush-cluster`) removes the caller's `PG*` variables from a command.
@@ -28,6 +29,7 @@
 
 pub mod chromium;
 mod command;
+pub mod krb;
 pub mod oracle;
 pub mod tls;
 

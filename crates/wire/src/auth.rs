@@ -1,12 +1,12 @@
-//! The authentication exchange (trust, cleartext, md5, SCRAM-SHA-256[-PLUS]) up to
-//! ReadyForQuery.
+//! The authentication exchange (trust, cleartext, md5, SCRAM-SHA-256[-PLUS],
+//! GSSAPI) up to ReadyForQuery.
 
 use postgres_protocol::authentication::md5_hash;
 use postgres_protocol::authentication::sasl::{self, ChannelBinding, ScramSha256};
 use postgres_protocol::message::frontend;
 
 use crate::backend::BackendMessage;
-use crate::config::ChannelBindingMode;
+use crate::config::{ChannelBindingMode, GssSettings};
 use crate::conn::Connection;
 use crate::conninfo::{RequireAuth, SaslMechanism};
 use crate::error::{DbError, Error};
@@ -42,6 +42,12 @@ pub(crate) struct AuthInput<'a> {
     pub(crate) min_protocol_minor: u16,
     /// `require_auth` as written, and its rules.
     pub(crate) require_auth: Option<&'a (String, RequireAuth)>,
+    /// `krbsrvname`, `gssdelegation`.
+    pub(crate) gss: &'a GssSettings,
+    /// The host name GSSAPI authentication targets (the `host` value as given).
+    pub(crate) gss_host: &'a str,
+    /// Whether GSSAPI encryption is in use (it authenticates the client too).
+    pub(crate) gss_encrypted: bool,
 }
 
 /// Handles NegotiateProtocolVersion: returns the minor version to use.
@@ -167,6 +173,8 @@ struct Exchange<'i, 'a> {
     input: &'i AuthInput<'a>,
     /// The SCRAM exchange between AuthenticationSASL and AuthenticationSASLFinal.
     scram: Option<ScramSha256>,
+    /// The GSSAPI exchange between AuthenticationGSS and its last GSSContinue.
+    gss: Option<crate::gss::Initiator>,
     /// Whether SCRAM-SHA-256-PLUS (channel binding) was chosen.
     used_channel_binding: bool,
     /// Whether AuthenticationOk arrived.
@@ -178,12 +186,18 @@ struct Exchange<'i, 'a> {
 impl<'i, 'a> Exchange<'i, 'a> {
     /// An exchange that has not seen any message yet.
     fn new(input: &'i AuthInput<'a>) -> Self {
+        // libpq counts GSSAPI encryption as a finished GSSAPI exchange.
+        let finished = input.gss_encrypted
+            && input
+                .require_auth
+                .is_none_or(|(_, rules)| rules.allows_request(7));
         Exchange {
             input,
             scram: None,
+            gss: None,
             used_channel_binding: false,
             authenticated: false,
-            finished: false,
+            finished,
         }
     }
 
@@ -236,8 +250,9 @@ impl<'i, 'a> Exchange<'i, 'a> {
             11 => self.sasl_continue(data),
             12 => self.sasl_final(data),
             2 => Err(client("Kerberos 5 authentication not supported")),
-            7 | 8 => Err(client("GSSAPI authentication not supported")),
-            9 => Err(client("SSPI authentication not supported")),
+            // Without native SSPI, libpq answers SSPI with GSSAPI too.
+            7 | 9 => self.gss_start(),
+            8 => self.gss_continue(data),
             other => Err(AuthFailure::Client(format!(
                 "authentication method {other} not supported"
             ))),
@@ -259,6 +274,68 @@ impl<'i, 'a> Exchange<'i, 'a> {
         }
         self.authenticated = true;
         Ok(Step::Read)
+    }
+
+    /// AuthenticationGSS (7) or AuthenticationSSPI (9): imports the target
+    /// name `krbsrvname@host` and sends the first token.
+    fn gss_start(&mut self) -> Result<Step, AuthFailure> {
+        if let Err(reason) = crate::gss::library() {
+            return Err(AuthFailure::Client(format!(
+                "GSSAPI authentication not supported: {reason}"
+            )));
+        }
+        if self.input.gss_host.is_empty() {
+            return Err(client("host name must be specified"));
+        }
+        if self.gss.is_some() {
+            return Err(client("duplicate GSS authentication request"));
+        }
+        let mut flags = crate::gss::AUTH_FLAGS;
+        if self.input.gss.delegation {
+            flags |= crate::gss::DELEGATION_FLAG;
+        }
+        let initiator = crate::gss::Initiator::new(
+            &self.input.gss.service_name,
+            self.input.gss_host,
+            crate::gss::credential(),
+            flags,
+        )
+        .map_err(|e| AuthFailure::Client(e.0))?;
+        self.gss = Some(initiator);
+        self.gss_step(None)
+    }
+
+    /// AuthenticationGSSContinue (8, the server's token in `data`).
+    fn gss_continue(&mut self, data: &[u8]) -> Result<Step, AuthFailure> {
+        if self.gss.is_none() {
+            return self.gss_start();
+        }
+        self.gss_step(Some(data))
+    }
+
+    /// One context step; its token goes back in a GSSResponse (`p`).
+    fn gss_step(&mut self, server_token: Option<&[u8]>) -> Result<Step, AuthFailure> {
+        let Some(initiator) = self.gss.as_mut() else {
+            return Err(client("unexpected GSSAPI continuation"));
+        };
+        let (token, complete) = initiator
+            .step(server_token, "GSSAPI continuation error")
+            .map_err(|e| {
+                self.gss = None;
+                AuthFailure::Client(e.0)
+            })?;
+        if complete {
+            self.gss = None;
+            self.finished = true;
+        }
+        if token.is_empty() {
+            return Ok(Step::Read);
+        }
+        let mut buf = Vec::with_capacity(5 + token.len());
+        buf.push(b'p');
+        buf.extend_from_slice(&((token.len() + 4) as u32).to_be_bytes());
+        buf.extend_from_slice(&token);
+        Ok(Step::Reply(buf))
     }
 
     /// AuthenticationCleartextPassword (3) or AuthenticationMD5Password (5, the

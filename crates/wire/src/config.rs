@@ -134,6 +134,40 @@ pub struct TlsSettings {
     pub protocol_range: (String, String),
 }
 
+/// `gssencmode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum GssEncMode {
+    /// Never ask for GSSAPI encryption.
+    Disable,
+    /// Ask for it on TCP when a Kerberos credential cache exists; go on
+    /// without it when the server or the exchange says no (the default).
+    #[default]
+    Prefer,
+    /// Insist on it.
+    Require,
+}
+
+/// GSSAPI settings (`gssencmode`, `krbsrvname`, `gssdelegation`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GssSettings {
+    /// `gssencmode`.
+    pub enc_mode: GssEncMode,
+    /// `krbsrvname`: the service part of the server's principal (`postgres`).
+    pub service_name: String,
+    /// `gssdelegation=1`: delegate the client's credentials to the server.
+    pub delegation: bool,
+}
+
+impl Default for GssSettings {
+    fn default() -> Self {
+        GssSettings {
+            enc_mode: GssEncMode::Prefer,
+            service_name: "postgres".to_string(),
+            delegation: false,
+        }
+    }
+}
+
 /// TCP socket options (`keepalives*`, `tcp_user_timeout`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TcpSettings {
@@ -175,6 +209,8 @@ pub struct ConnectConfig {
     pub connect_timeout: Option<Duration>,
     /// TLS settings.
     pub tls: TlsSettings,
+    /// GSSAPI settings.
+    pub gss: GssSettings,
     /// `channel_binding`.
     pub channel_binding: ChannelBindingMode,
     /// `target_session_attrs`.

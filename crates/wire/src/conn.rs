@@ -169,6 +169,11 @@ impl Connection {
         self.transport.tls.is_some()
     }
 
+    /// Whether the connection is encrypted with GSSAPI (`gssencmode`).
+    pub fn is_gss_encrypted(&self) -> bool {
+        self.transport.gss.is_some()
+    }
+
     /// Transaction status from the last ReadyForQuery.
     pub fn transaction_status(&self) -> TransactionStatus {
         self.status

@@ -10,7 +10,10 @@
 //!   `sslkeylogfile`, TLS version bounds, client certificates (encrypted keys with
 //!   `sslpassword`), `sslcertmode`, CRLs (`sslcrl`, `sslcrldir`), trust /
 //!   cleartext / md5 / SCRAM-SHA-256 / SCRAM-SHA-256-PLUS authentication,
-//!   `channel_binding`, `require_auth`, `target_session_attrs`, protocol 3.0 or 3.2.
+//!   `channel_binding`, `require_auth`, `target_session_attrs`, protocol 3.0 or 3.2,
+//!   and GSSAPI (Kerberos): `gssencmode` encryption of the whole connection and
+//!   GSSAPI authentication, with the system's `libgssapi_krb5.so.2` loaded at run
+//!   time only when a connection needs it ([`GSSAPI_LIBRARY_VARIABLE`] names another).
 //!   A failure's `Display` is libpq's `PQerrorMessage` text without the final newline.
 //!   [`Connection::connect_config`] does the same from an explicit [`ConnectConfig`].
 //! - Blocking helpers for setup work: [`Connection::simple_query`],
@@ -43,6 +46,7 @@ pub mod conninfo;
 mod encoding;
 mod error;
 mod frontend;
+mod gss;
 pub mod lossless;
 mod params;
 mod position;
@@ -55,8 +59,11 @@ pub use backend::{
     decode as decode_backend_message,
 };
 pub use cancel::CancelToken;
-pub use config::{ConnectConfig, Endpoint, EndpointKind};
+pub use config::{ConnectConfig, Endpoint, EndpointKind, GssEncMode, GssSettings};
 pub use conn::{Connection, NoticeHandler, ReadOutcome};
 pub use encoding::{ClientEncoding, MultibyteEncoding};
 pub use error::{ConnectError, DbError, Error, ErrorFields, strerror};
+pub use gss::{
+    DEFAULT_LIBRARY as DEFAULT_GSSAPI_LIBRARY, LIBRARY_VARIABLE as GSSAPI_LIBRARY_VARIABLE,
+};
 pub use query::{CopyIn, QueryResult};

@@ -1,8 +1,8 @@
 //! Converting resolved [`ConnParams`] into a [`ConnectConfig`] and connecting with them.
 
 use crate::config::{
-    self, ChannelBindingMode, ConnectConfig, Endpoint, EndpointKind, SslMode, TargetSessionAttrs,
-    TcpSettings, TlsSettings,
+    self, ChannelBindingMode, ConnectConfig, Endpoint, EndpointKind, GssEncMode, GssSettings,
+    SslMode, TargetSessionAttrs, TcpSettings, TlsSettings,
 };
 use crate::conn::Connection;
 use crate::conninfo::{self, ConnParams, HostKind, SslRootCert};
@@ -20,6 +20,21 @@ fn ssl_mode(m: conninfo::SslMode) -> SslMode {
         conninfo::SslMode::Require => SslMode::Require,
         conninfo::SslMode::VerifyCa => SslMode::VerifyCa,
         conninfo::SslMode::VerifyFull => SslMode::VerifyFull,
+    }
+}
+
+fn gss_settings(params: &ConnParams) -> GssSettings {
+    GssSettings {
+        enc_mode: match params.gssencmode() {
+            conninfo::GssEncMode::Disable => GssEncMode::Disable,
+            conninfo::GssEncMode::Prefer => GssEncMode::Prefer,
+            conninfo::GssEncMode::Require => GssEncMode::Require,
+        },
+        service_name: params.get("krbsrvname").unwrap_or("postgres").to_string(),
+        // libpq looks at the first character only.
+        delegation: params
+            .get("gssdelegation")
+            .is_some_and(|d| d.starts_with('1')),
     }
 }
 
@@ -121,6 +136,7 @@ impl ConnectConfig {
                         .to_string(),
                 ),
             },
+            gss: gss_settings(params),
             tcp: TcpSettings {
                 keepalives_off: !params.keepalives().map_err(err)?,
                 keepalives_idle: params.keepalives_idle().map_err(err)?,

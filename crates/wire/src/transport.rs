@@ -1,11 +1,14 @@
 //! The byte stream under a connection: a non-blocking TCP or Unix socket, optionally
-//! wrapped in TLS (rustls driven by hand so that it works on a non-blocking socket).
+//! wrapped in TLS (rustls driven by hand so that it works on a non-blocking socket)
+//! or in GSSAPI encryption (`gssencmode`, see [`crate::gss::GssStream`]).
 
 use std::io::{self, Read, Write};
 use std::net::TcpStream;
 use std::os::fd::{AsRawFd, RawFd};
 use std::os::unix::net::UnixStream;
 use std::time::Instant;
+
+use crate::gss::GssStream;
 
 /// A connected socket.
 #[derive(Debug)]
@@ -55,11 +58,13 @@ impl AsRawFd for Socket {
     }
 }
 
-/// Socket plus optional TLS session. All operations are non-blocking.
+/// Socket plus optional TLS session or GSSAPI encryption (never both). All
+/// operations are non-blocking.
 #[derive(Debug)]
 pub(crate) struct Transport {
     pub(crate) sock: Socket,
     pub(crate) tls: Option<Box<rustls::ClientConnection>>,
+    pub(crate) gss: Option<Box<GssStream>>,
 }
 
 fn tls_err(e: rustls::Error) -> io::Error {
@@ -68,11 +73,18 @@ fn tls_err(e: rustls::Error) -> io::Error {
 
 impl Transport {
     pub(crate) fn new(sock: Socket) -> Self {
-        Transport { sock, tls: None }
+        Transport {
+            sock,
+            tls: None,
+            gss: None,
+        }
     }
 
     /// Reads plaintext. `Ok(0)` = end of stream; `WouldBlock` = nothing available now.
     pub(crate) fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if let Some(gss) = self.gss.as_mut() {
+            return gss.read(&mut self.sock, buf);
+        }
         let Some(tls) = self.tls.as_mut() else {
             return loop {
                 match self.sock.read(buf) {
@@ -104,6 +116,9 @@ impl Transport {
 
     /// Writes plaintext; returns how much was accepted (`WouldBlock` if none).
     pub(crate) fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if let Some(gss) = self.gss.as_mut() {
+            return gss.write(&mut self.sock, buf);
+        }
         let Some(tls) = self.tls.as_mut() else {
             return loop {
                 match self.sock.write(buf) {
@@ -123,8 +138,12 @@ impl Transport {
         Ok(n)
     }
 
-    /// Pushes buffered TLS records out; `true` when nothing is left pending.
+    /// Pushes buffered TLS records or GSSAPI packets out; `true` when nothing
+    /// is left pending.
     pub(crate) fn flush_pending(&mut self) -> io::Result<bool> {
+        if let Some(gss) = self.gss.as_mut() {
+            return gss.flush_pending(&mut self.sock);
+        }
         match self.tls.as_mut() {
             Some(tls) => write_tls_all(tls, &mut self.sock),
             None => Ok(true),

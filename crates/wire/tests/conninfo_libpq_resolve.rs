@@ -6,6 +6,12 @@
 //! directory or to 127.0.0.1 port 1, so nothing is ever reached.
 //!
 //! This binary holds a single test because it changes the process environment.
+//!
+//! The libpq here (pq-sys, bundled) is built without GSSAPI, pgrush behaves as
+//! a libpq built with it whose GSSAPI library is missing (the test points
+//! `PGRUSH_GSSAPI_LIBRARY` at a library that does not exist): `gssencmode`
+//! defaults to `prefer` instead of `disable`, and `gssencmode=require` is
+//! refused with the loader's reason instead of `is not compiled in`.
 
 use std::collections::BTreeMap;
 use std::ffi::{CStr, CString, c_char};
@@ -161,6 +167,39 @@ fn our_resolve(r: &ConnectRequest) -> Outcome {
     assert_eq!(map.get("user").map(String::as_str), Some(params.user()));
     assert_eq!(map.get("dbname").map(String::as_str), Some(params.dbname()));
     Ok(map)
+}
+
+/// A GSSAPI library that does not exist.
+const NO_GSSAPI: &str = "libpgrush-test-no-gssapi.so.2";
+
+/// Whether a case sets `gssencmode` itself (else the defaults differ).
+fn sets_gssencmode(case: &Case) -> bool {
+    format!("{:?}", case.req).contains("gssencmode")
+        || case.env.iter().any(|(k, _)| *k == "PGGSSENCMODE")
+        || case
+            .files
+            .iter()
+            .any(|(_, text, _)| text.contains("gssencmode"))
+}
+
+/// libpq's outcome as a libpq with GSSAPI support but without its library
+/// would give it (see the module comment).
+fn as_with_gssapi(case: &Case, libpq: Outcome) -> Outcome {
+    match libpq {
+        Ok(mut map) => {
+            if !sets_gssencmode(case) && map.get("gssencmode").map(String::as_str) == Some("disable")
+            {
+                map.insert("gssencmode".into(), "prefer".into());
+            }
+            Ok(map)
+        }
+        Err(e) => Err(e.replace(
+            "is not compiled in",
+            &format!(
+                "is not available: {NO_GSSAPI}: cannot open shared object file: No such file or directory"
+            ),
+        )),
+    }
 }
 
 fn clear_pg_env() {
@@ -819,7 +858,9 @@ fn resolve_matches_libpq() {
             .iter()
             .map(|(k, v)| (k.clone(), v.replace("$T", &t)))
             .collect();
-        let expected = libpq_resolve(&r);
+        // SAFETY: single-threaded test binary.
+        unsafe { std::env::set_var("PGRUSH_GSSAPI_LIBRARY", NO_GSSAPI) };
+        let expected = as_with_gssapi(case, libpq_resolve(&r));
         let got = our_resolve(&r);
         if expected.is_err() {
             errors += 1;

@@ -17,6 +17,9 @@ pub(crate) enum Next {
     RetryPlain,
     /// Reconnect to the same address with TLS (`allow`).
     RetryTls,
+    /// Reconnect to the same address without GSSAPI encryption
+    /// (`gssencmode=prefer` after a failed GSSAPI attempt).
+    RetryWithoutGss,
 }
 
 /// A failed attempt: text after the `connection to server ... failed: ` prefix
@@ -28,6 +31,9 @@ pub(crate) struct Failure {
     /// Whether the socket was connected (something listened at the address);
     /// false when the attempt failed before any server could answer.
     pub(crate) reached: bool,
+    /// Whether the text follows the `connection to server ... failed: `
+    /// prefix (false for libpq's checks made before a socket exists).
+    pub(crate) prefixed: bool,
 }
 
 impl Failure {
@@ -41,6 +47,27 @@ impl Failure {
             sqlstate: None,
             next,
             reached: true,
+            prefixed: true,
+        }
+    }
+
+    /// The same failure without the `connection to server ...` prefix.
+    pub(crate) fn unprefixed(self) -> Self {
+        Failure {
+            prefixed: false,
+            ..self
+        }
+    }
+
+    /// A failure that adds no text of its own: only the `connection to
+    /// server ...` prefix, which libpq writes as each attempt starts.
+    pub(crate) fn silent(next: Next) -> Self {
+        Failure {
+            text: String::new(),
+            sqlstate: None,
+            next,
+            reached: true,
+            prefixed: true,
         }
     }
 

@@ -1,16 +1,18 @@
-//! Establishing a connection: host list, address resolution, sockets, SSL negotiation,
-//! startup, authentication, target_session_attrs — with libpq's accumulated messages.
+//! Establishing a connection: host list, address resolution, sockets, GSSAPI and SSL
+//! negotiation, startup, authentication, target_session_attrs — with libpq's
+//! accumulated messages.
 
 mod failure;
+mod gssenc;
 mod net;
 mod startup;
 
 use failure::{Failure, Next};
 pub(crate) use net::connect_unix;
 use net::{Addr, open_socket, prefix, resolve};
-use startup::attempt;
+use startup::{Encryption, attempt};
 
-use crate::config::{ConnectConfig, Endpoint, SslMode, TargetSessionAttrs};
+use crate::config::{ConnectConfig, Endpoint, GssEncMode, SslMode, TargetSessionAttrs};
 use crate::conn::Connection;
 use crate::error::ConnectError;
 
@@ -93,14 +95,53 @@ impl Shuffler {
     }
 }
 
+/// The accumulated outcome of failed attempts, as libpq keeps it.
+#[derive(Default)]
+struct Failures {
+    /// The error text so far (libpq's `PQerrorMessage`).
+    text: String,
+    /// The last SQLSTATE the server sent.
+    sqlstate: Option<String>,
+    /// Whether some server asked for a password that was not supplied.
+    needs_password: bool,
+    /// Whether some server was reached at all.
+    server_reached: bool,
+}
+
+impl Failures {
+    /// Adds one failed attempt at the address whose prefix is `pre`.
+    fn record(&mut self, pre: &str, failure: &Failure, pgpass_file: Option<&str>) {
+        if failure.prefixed {
+            self.text.push_str(pre);
+        }
+        self.text.push_str(&failure.text);
+        self.server_reached |= failure.reached;
+        if failure.text.starts_with(crate::auth::NO_PASSWORD) {
+            self.needs_password = true;
+        }
+        if failure.sqlstate.as_deref() == Some("28P01")
+            && let Some(file) = pgpass_file
+        {
+            self.text
+                .push_str(&format!("password retrieved from file \"{file}\"\n"));
+        }
+        if failure.sqlstate.is_some() {
+            self.sqlstate = failure.sqlstate.clone();
+        }
+    }
+
+    fn into_error(self) -> ConnectError {
+        ConnectError::new(self.text, self.sqlstate)
+            .with_needs_password(self.needs_password)
+            .with_server_reached(self.server_reached)
+    }
+}
+
 impl Connection {
     /// Connects with fully resolved settings (see [`ConnectConfig`]). The error text is
     /// libpq's `PQerrorMessage` for the same attempt, every failed host included.
     pub fn connect_config(cfg: &ConnectConfig) -> Result<Connection, ConnectError> {
-        let mut errors = String::new();
-        let mut sqlstate = None;
-        let mut needs_password = false;
-        let mut server_reached = false;
+        let mut failures = Failures::default();
         let passes = match cfg.target_session_attrs {
             TargetSessionAttrs::PreferStandby => {
                 vec![TargetSessionAttrs::Standby, TargetSessionAttrs::Any]
@@ -113,14 +154,16 @@ impl Connection {
         for want in passes {
             for &ep in &endpoints {
                 if ep.valid_port().is_none() {
-                    errors.push_str(&format!("invalid port number: \"{}\"\n", ep.port));
+                    failures
+                        .text
+                        .push_str(&format!("invalid port number: \"{}\"\n", ep.port));
                     continue;
                 }
                 let mut addrs = match resolve(ep) {
                     Ok(a) => a,
                     Err(msg) => {
-                        errors.push_str(&msg);
-                        errors.push('\n');
+                        failures.text.push_str(&msg);
+                        failures.text.push('\n');
                         continue;
                     }
                 };
@@ -136,19 +179,22 @@ impl Connection {
                         // A Unix socket that cannot be reached fails first, as in libpq
                         // (whose TCP connects are always still in progress here).
                         if let (Addr::Unix(_), Err(f)) = (addr, open_socket(addr, None, &cfg.tcp)) {
-                            errors.push_str(&pre);
-                            errors.push_str(&f.text);
+                            failures.text.push_str(&pre);
+                            failures.text.push_str(&f.text);
                             continue 'addr;
                         }
-                        errors.push_str(&pre);
-                        errors.push_str(msg);
-                        errors.push('\n');
-                        return Err(ConnectError::new(errors, sqlstate).with_server_reached(true));
+                        failures.text.push_str(&pre);
+                        failures.text.push_str(msg);
+                        failures.text.push('\n');
+                        return Err(ConnectError::new(failures.text, failures.sqlstate)
+                            .with_server_reached(true));
                     }
                     let mut try_tls = !matches!(cfg.tls.mode, SslMode::Disable | SslMode::Allow);
+                    let mut try_gss = cfg.gss.enc_mode != GssEncMode::Disable;
                     let mut retried = false;
                     loop {
-                        let failure = match attempt(cfg, ep, addr, try_tls, password) {
+                        let choice = Encryption { try_tls, try_gss };
+                        let failure = match attempt(cfg, ep, addr, choice, password) {
                             Ok(mut conn) => match check_session(&mut conn, want) {
                                 Ok(()) => return Ok(conn),
                                 Err(f) => {
@@ -158,32 +204,18 @@ impl Connection {
                             },
                             Err(f) => f,
                         };
-                        errors.push_str(&pre);
-                        errors.push_str(&failure.text);
-                        server_reached |= failure.reached;
-                        if failure.text.starts_with(crate::auth::NO_PASSWORD) {
-                            needs_password = true;
-                        }
-                        if failure.sqlstate.as_deref() == Some("28P01")
-                            && let Some(file) = pgpass_file
-                        {
-                            errors.push_str(&format!("password retrieved from file \"{file}\"\n"));
-                        }
-                        if failure.sqlstate.is_some() {
-                            sqlstate = failure.sqlstate.clone();
-                        }
+                        failures.record(&pre, &failure, pgpass_file);
                         match failure.next {
-                            Next::Stop => {
-                                return Err(ConnectError::new(errors, sqlstate)
-                                    .with_needs_password(needs_password)
-                                    .with_server_reached(server_reached));
-                            }
+                            Next::Stop => return Err(failures.into_error()),
                             Next::OtherAddr => continue 'addr,
                             Next::OtherHost => break 'addr,
                             Next::RetryPlain | Next::RetryTls if retried => {
-                                return Err(ConnectError::new(errors, sqlstate)
-                                    .with_needs_password(needs_password)
-                                    .with_server_reached(server_reached));
+                                return Err(failures.into_error());
+                            }
+                            // One retry without GSSAPI, besides the TLS retry.
+                            Next::RetryWithoutGss => {
+                                try_gss = false;
+                                continue;
                             }
                             Next::RetryPlain => try_tls = false,
                             Next::RetryTls => try_tls = true,
@@ -193,8 +225,6 @@ impl Connection {
                 }
             }
         }
-        Err(ConnectError::new(errors, sqlstate)
-            .with_needs_password(needs_password)
-            .with_server_reached(server_reached))
+        Err(failures.into_error())
     }
 }

@@ -1,50 +1,29 @@
 //! One connection attempt on one address: SSL negotiation, TLS handshake, startup
 //! packet, authentication.
 
-use std::io::{self, Read, Write};
-use std::os::fd::AsRawFd;
+use std::io;
 use std::time::Instant;
 
 use postgres_protocol::message::frontend;
 
 use super::failure::{Failure, Next, io_failure, timed_out};
+use super::gssenc;
 use super::net::{Addr, check_peer, open_socket};
 use crate::auth::{AuthFailure, AuthInput, authenticate};
 use crate::cancel::CancelTarget;
-use crate::config::{ConnectConfig, Endpoint, EndpointKind, SslMode, TlsSettings};
+use crate::config::{ConnectConfig, Endpoint, EndpointKind, GssEncMode, SslMode, TlsSettings};
 use crate::conn::{Connection, Identity};
-use crate::error::{DbError, Error, strerror};
+use crate::error::{DbError, strerror};
 use crate::tls;
-use crate::transport::{Socket, Transport, wait_fd};
+use crate::transport::{Socket, Transport};
 
 /// SSLRequest exchange; returns whether the server agreed.
 fn negotiate_ssl(sock: &mut Socket, deadline: Option<Instant>) -> Result<bool, Failure> {
     let mut buf = bytes::BytesMut::new();
     frontend::ssl_request(&mut buf);
-    let fd = sock.as_raw_fd();
-    let mut sent = 0;
-    while sent < buf.len() {
-        match sock.write(&buf[sent..]) {
-            Ok(n) => sent += n,
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                wait_fd(fd, libc::POLLOUT, deadline).map_err(|e| io_failure(Error::Send(e)))?
-            }
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(io_failure(Error::Send(e))),
-        }
-    }
+    gssenc::write_all(sock, &buf, deadline)?;
     let mut answer = [0u8; 1];
-    loop {
-        match sock.read(&mut answer) {
-            Ok(0) => return Err(io_failure(Error::Closed)),
-            Ok(_) => break,
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                wait_fd(fd, libc::POLLIN, deadline).map_err(|e| io_failure(Error::Recv(e)))?
-            }
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(io_failure(Error::Recv(e))),
-        }
-    }
+    gssenc::read_exact(sock, &mut answer, deadline)?;
     match answer[0] {
         b'S' => Ok(true),
         b'N' => Ok(false),
@@ -65,21 +44,43 @@ fn requires_tls(mode: SslMode) -> bool {
     )
 }
 
-/// One attempt on one address: socket, optional TLS, startup, authentication.
+/// Which encryption one attempt may try.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Encryption {
+    /// TLS, as `sslmode` allows (on TCP only).
+    pub(crate) try_tls: bool,
+    /// GSSAPI encryption, as `gssencmode` allows (on TCP with a credential cache).
+    pub(crate) try_gss: bool,
+}
+
+/// One attempt on one address: socket, optional GSSAPI encryption or TLS,
+/// startup, authentication.
 pub(crate) fn attempt(
     cfg: &ConnectConfig,
     ep: &Endpoint,
     addr: &Addr,
-    try_tls: bool,
+    choice: Encryption,
     password: Option<&str>,
 ) -> Result<Connection, Failure> {
     let deadline = cfg.connect_timeout.map(|t| Instant::now() + t);
-    let mut transport = open_transport(cfg, addr, deadline)?;
-    let (end_point, cert_record) = if try_tls && matches!(addr, Addr::Tcp(_)) {
-        start_tls(cfg, ep, &mut transport, deadline)?
+    // As libpq 18: `gssencmode=require` fails before any socket when it cannot work.
+    let cred = if choice.try_gss {
+        gssenc::credential_for(cfg, addr)?
     } else {
-        (None, None)
+        None
     };
+    let mut transport = open_transport(cfg, addr, deadline)?;
+    let gss_used = match cred {
+        Some(cred) => gssenc::start(cfg, ep, &mut transport, cred, deadline)?,
+        None => false,
+    };
+    let tls_allowed = cfg.gss.enc_mode != GssEncMode::Require;
+    let (end_point, cert_record) =
+        if !gss_used && tls_allowed && choice.try_tls && matches!(addr, Addr::Tcp(_)) {
+            start_tls(cfg, ep, &mut transport, deadline)?
+        } else {
+            (None, None)
+        };
     let mut conn = Connection::from_transport(transport);
     conn.deadline = deadline;
     conn.cancel_target = Some(match addr {
@@ -87,7 +88,7 @@ pub(crate) fn attempt(
         Addr::Unix(p) => CancelTarget::Unix(p.clone()),
     });
     send_startup(&mut conn, cfg)?;
-    run_authentication(&mut conn, cfg, password, end_point)?;
+    run_authentication(&mut conn, cfg, password, end_point, &ep.host)?;
     // libpq checks sslcertmode=require when authentication succeeds.
     if cfg.tls.cert_required
         && let Some(msg) = tls::CertRecord::require_failure(cert_record.as_ref())
@@ -249,7 +250,9 @@ fn run_authentication(
     cfg: &ConnectConfig,
     password: Option<&str>,
     end_point: Option<Vec<u8>>,
+    gss_host: &str,
 ) -> Result<(), Failure> {
+    let gss_encrypted = conn.is_gss_encrypted();
     let input = AuthInput {
         user: &cfg.user,
         password,
@@ -257,16 +260,23 @@ fn run_authentication(
         end_point,
         require_auth: cfg.require_auth.as_ref(),
         min_protocol_minor: cfg.min_protocol_minor,
+        gss: &cfg.gss,
+        gss_host,
+        gss_encrypted,
     };
     let tls_used = conn.is_tls();
     match authenticate(conn, &input) {
         Ok(()) => Ok(()),
-        Err(AuthFailure::Server(db, authenticated_phase)) => Err(server_failure(
-            &db,
-            authenticated_phase,
-            cfg.tls.mode,
-            tls_used,
-        )),
+        Err(AuthFailure::Server(db, authenticated_phase)) => {
+            let mut failure = server_failure(&db, authenticated_phase, cfg.tls.mode, tls_used);
+            // libpq: an error over GSSAPI encryption that was only preferred
+            // retries without it.
+            if gss_encrypted && cfg.gss.enc_mode == GssEncMode::Prefer && failure.next == Next::Stop
+            {
+                failure.next = Next::RetryWithoutGss;
+            }
+            Err(failure)
+        }
         Err(AuthFailure::Client(msg)) => Err(Failure::new(msg, Next::Stop)),
         Err(AuthFailure::Io(e)) => Err(io_failure(e)),
     }
@@ -299,6 +309,7 @@ fn server_failure(
         sqlstate: Some(db.code.clone()),
         next,
         reached: true,
+        prefixed: true,
     }
 }
 

@@ -132,9 +132,11 @@ pub enum ConninfoError {
     /// `sslrootcert=system` with an sslmode other than verify-full.
     #[error("weak sslmode \"{0}\" may not be used with sslrootcert=system (use \"verify-full\")")]
     WeakSslModeSystem(String),
-    /// `gssencmode=require` (pgrush has no GSSAPI support).
-    #[error("gssencmode value \"{0}\" invalid when GSSAPI support is not compiled in")]
-    GssNotSupported(String),
+    /// `gssencmode=require` when the GSSAPI library cannot be loaded (libpq
+    /// built without GSSAPI says `... when GSSAPI support is not compiled in`;
+    /// the loader's reason follows here).
+    #[error("gssencmode value \"{0}\" invalid when GSSAPI support is not available: {1}")]
+    GssNotAvailable(String, String),
     /// `require_auth` mixing `!method` after plain methods.
     #[error("negative require_auth method \"{0}\" cannot be mixed with non-negative methods")]
     RequireAuthNegativeMixed(String),

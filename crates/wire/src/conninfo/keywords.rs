@@ -2,7 +2,8 @@
 
 /// One connection keyword: its name, the environment variable that supplies
 /// a fallback value, and the compiled-in default (as in libpq 18 built with
-/// TLS support and without GSSAPI).
+/// TLS and GSSAPI support: `gssencmode` defaults to `prefer`, which pgrush
+/// tries only when a Kerberos credential cache exists, as libpq does).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Keyword {
     /// The keyword as written in a conninfo string.
@@ -71,7 +72,7 @@ pub const KEYWORDS: &[Keyword] = &[
         Some("PGSSLMAXPROTOCOLVERSION"),
         None,
     ),
-    kw("gssencmode", Some("PGGSSENCMODE"), Some("disable")),
+    kw("gssencmode", Some("PGGSSENCMODE"), Some("prefer")),
     kw("krbsrvname", Some("PGKRBSRVNAME"), Some("postgres")),
     kw("gsslib", Some("PGGSSLIB"), None),
     kw("gssdelegation", Some("PGGSSDELEGATION"), Some("0")),

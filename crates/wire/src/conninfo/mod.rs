@@ -28,8 +28,8 @@
 //! does: the socket directory [`DEFAULT_SOCKET_DIR`] (falling back to
 //! [`FALLBACK_SOCKET_DIR`] when it does not exist) and the service-file
 //! directory [`SYSCONFDIR`]. pgrush behaves as a libpq built with TLS and
-//! without GSSAPI: `sslmode` defaults to `prefer`, `gssencmode=require` is
-//! refused.
+//! GSSAPI: `sslmode` and `gssencmode` default to `prefer`; `gssencmode=require`
+//! is refused only when the GSSAPI library cannot be loaded.
 
 mod base64;
 mod env;

@@ -244,7 +244,8 @@ impl ConnParams {
         self.sslcertmode
     }
 
-    /// `gssencmode` (default `disable`; `require` is rejected by resolve).
+    /// `gssencmode` (default `prefer`; `require` is refused by resolve when the
+    /// GSSAPI library cannot be loaded).
     pub fn gssencmode(&self) -> GssEncMode {
         self.gssencmode
     }

@@ -274,10 +274,15 @@ fn finish(mut options: OptionSet, env: &dyn Environment) -> Result<ConnParams, C
         &options,
         "gssencmode",
         GssEncMode::parse,
-        GssEncMode::Disable,
+        GssEncMode::Prefer,
     )?;
-    if gssencmode == GssEncMode::Require {
-        return Err(ConninfoError::GssNotSupported("require".to_string()));
+    if gssencmode == GssEncMode::Require
+        && let Err(reason) = crate::gss::library()
+    {
+        return Err(ConninfoError::GssNotAvailable(
+            "require".to_string(),
+            reason.to_string(),
+        ));
     }
     let target_session_attrs = setting_or(
         &options,

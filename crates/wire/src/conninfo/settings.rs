@@ -94,11 +94,11 @@ option_enum!(
 );
 
 option_enum!(
-    /// `gssencmode` (pgrush has no GSSAPI: `require` is rejected).
+    /// `gssencmode`.
     GssEncMode, "gssencmode", {
-        /// No GSSAPI encryption (the default without GSSAPI support).
+        /// No GSSAPI encryption.
         Disable = "disable",
-        /// Use it if possible.
+        /// Use it if possible (the default; tried only with a credential cache).
         Prefer = "prefer",
         /// Insist on it.
         Require = "require",
