@@ -2,7 +2,7 @@
 //!
 //! The binary picks its personality from the name it was started by
 //! (`pg_test_timing` runs the clock-overhead check) and from a leading
-//! subcommand word (`timing`, `demo`, `report`; not when started as `pgbench`, where a
+//! subcommand word (`timing`, `demo`, `ops`, `report`; not when started as `pgbench`, where a
 //! first word is a database name); anything else is a pgbench command line.
 
 mod bench;
@@ -10,6 +10,7 @@ mod connect;
 mod demo;
 mod help;
 mod init_cmd;
+mod ops_cmd;
 mod options;
 mod parse;
 mod prompt;
@@ -46,6 +47,7 @@ fn dispatch(args: Vec<OsString>) -> i32 {
         Some("timing") => return timing_cmd::run(&argv0, &args[2..], false),
         Some("demo") => return demo::run(&args[2..]),
         Some("report") => return report_cmd::run(&base, &args[2..]),
+        Some("ops") => return ops_cmd::run(&base, &args[2..]),
         _ => {}
     }
     let opts = match parse::parse_args(&args) {

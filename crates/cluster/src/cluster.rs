@@ -13,6 +13,8 @@ use std::time::{Duration, Instant};
 
 use tempfile::TempDir;
 
+mod files;
+
 use crate::account::{Account, server_account};
 use crate::builder::{
     Auth, ClusterBuilder, SUPERUSER, check_hba_lines, check_setting_name, hba_text, quote_ident,
