@@ -13,6 +13,9 @@ pub enum OpsError {
     /// A PostgreSQL program the steps need is missing or of another major version.
     #[error("{0}")]
     Tool(String),
+    /// The role lacks a privilege a chosen step needs.
+    #[error("{0}")]
+    Privilege(String),
     /// The throwaway cluster could not be started or controlled.
     #[error("{0}")]
     Cluster(#[from] pgrush_cluster::ClusterError),

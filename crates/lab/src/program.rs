@@ -1,34 +1,65 @@
 //! Running the PostgreSQL programs (and pgrush itself) and measuring what they wrote.
 
+use std::io::Read;
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crate::error::OpsError;
 
+/// How often a running program is checked for Ctrl-C.
+const POLL: Duration = Duration::from_millis(20);
+
 /// Runs `cmd` to completion; returns its standard output and the seconds it took.
+/// Ctrl-C kills the program (then the error is [`OpsError::Interrupted`]).
 pub fn run_timed(mut cmd: Command, program: &str) -> Result<(String, f64), OpsError> {
+    if crate::interrupt::requested() {
+        return Err(OpsError::Interrupted);
+    }
     cmd.stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     let start = Instant::now();
-    let out = cmd
-        .output()
+    let mut child = cmd
+        .spawn()
         .map_err(|e| OpsError::io(format!("run {program}"), e))?;
+    let stdout = child.stdout.take().map(read_all);
+    let stderr = child.stderr.take().map(read_all);
+    let status = loop {
+        if crate::interrupt::requested() {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(OpsError::Interrupted);
+        }
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) => std::thread::sleep(POLL),
+            Err(e) => return Err(OpsError::io(format!("wait for {program}"), e)),
+        }
+    };
     let seconds = start.elapsed().as_secs_f64();
-    if crate::interrupt::requested() {
-        return Err(OpsError::Interrupted);
-    }
-    if !out.status.success() {
-        let err = String::from_utf8_lossy(&out.stderr);
+    let joined = |h: Option<std::thread::JoinHandle<String>>| {
+        h.and_then(|h| h.join().ok()).unwrap_or_default()
+    };
+    let (out, err) = (joined(stdout), joined(stderr));
+    if !status.success() {
         let lines: Vec<&str> = err.lines().collect();
         return Err(OpsError::Program {
             program: program.to_string(),
-            status: out.status.to_string(),
+            status: status.to_string(),
             output: lines[lines.len().saturating_sub(5)..].join("\n"),
         });
     }
-    Ok((String::from_utf8_lossy(&out.stdout).into_owned(), seconds))
+    Ok((out, seconds))
+}
+
+/// Reads a pipe to its end on a thread of its own.
+fn read_all(mut pipe: impl Read + Send + 'static) -> std::thread::JoinHandle<String> {
+    std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        let _ = pipe.read_to_end(&mut bytes);
+        String::from_utf8_lossy(&bytes).into_owned()
+    })
 }
 
 /// Bytes and files under `path` (a file or a directory tree).

@@ -95,6 +95,7 @@ impl Server {
                     ))
                 })?;
                 check_tools(&tools, major, cfg)?;
+                check_privileges(&mut db, cfg)?;
                 let endpoint = endpoint_of(&mut db)?;
                 let dir = tempfile::Builder::new()
                     .prefix("pgrush-ops-")
@@ -207,6 +208,34 @@ fn endpoint_of(db: &mut Db) -> Result<Endpoint, OpsError> {
         user: row[0].clone(),
         dbname: row[1].clone(),
     })
+}
+
+/// The role may do what the chosen steps do: create the restore's scratch database,
+/// take a base backup.
+fn check_privileges(db: &mut Db, cfg: &OpsConfig) -> Result<(), OpsError> {
+    let row = db
+        .rows(
+            "SELECT current_user, rolsuper, rolcreatedb, rolreplication \
+             FROM pg_roles WHERE rolname = current_user",
+        )?
+        .into_iter()
+        .next()
+        .unwrap_or_default();
+    let has = |i: usize| row.get(1).is_some_and(|v| v == "t") || row.get(i).is_some_and(|v| v == "t");
+    let user = row.first().cloned().unwrap_or_default();
+    let needs = [
+        (StepKind::Restore, 2, "CREATEDB", "restore creates a scratch database"),
+        (StepKind::Basebackup, 3, "REPLICATION", "basebackup uses a replication connection"),
+    ];
+    for (step, column, privilege, why) in needs {
+        if cfg.steps.contains(&step) && !has(column) {
+            return Err(OpsError::Privilege(format!(
+                "role \"{user}\" lacks the {privilege} privilege ({why}): grant it, connect as \
+                 another role, or leave {step} out of --steps"
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// The programs the chosen steps need.
