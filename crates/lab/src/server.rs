@@ -221,11 +221,22 @@ fn check_privileges(db: &mut Db, cfg: &OpsConfig) -> Result<(), OpsError> {
         .into_iter()
         .next()
         .unwrap_or_default();
-    let has = |i: usize| row.get(1).is_some_and(|v| v == "t") || row.get(i).is_some_and(|v| v == "t");
+    let has =
+        |i: usize| row.get(1).is_some_and(|v| v == "t") || row.get(i).is_some_and(|v| v == "t");
     let user = row.first().cloned().unwrap_or_default();
     let needs = [
-        (StepKind::Restore, 2, "CREATEDB", "restore creates a scratch database"),
-        (StepKind::Basebackup, 3, "REPLICATION", "basebackup uses a replication connection"),
+        (
+            StepKind::Restore,
+            2,
+            "CREATEDB",
+            "restore creates a scratch database",
+        ),
+        (
+            StepKind::Basebackup,
+            3,
+            "REPLICATION",
+            "basebackup uses a replication connection",
+        ),
     ];
     for (step, column, privilege, why) in needs {
         if cfg.steps.contains(&step) && !has(column) {
