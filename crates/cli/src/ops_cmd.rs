@@ -20,7 +20,7 @@ pgrush ops times the operations around a database at each scale.
 
 Usage:
   pgrush ops [--scale 1,10,100] [--steps STEP,...] [-j N] [--dump-format FORMAT]
-             [--repeat N] [--json FILE] [init options] [connection options | DBNAME]
+             [--repeat N] [--json FILE] [--html FILE] [init options] [connection options | DBNAME]
 
 For each scale: load (pgrush -i), then each step, each timed, with sizes and rates:
   load            -i's own step times, rows/s, table/index/total sizes, WAL written
@@ -44,6 +44,7 @@ Options:
   --dump-format FORMAT    custom, directory, plain or tar (default custom)
   --repeat N              run each scale's steps N times (default 1)
   --json FILE             write the results as JSON (rewritten after each step)
+  --html FILE             write an HTML page: times and sizes against scale
   --workload-seconds N    length of the crash-recovery and pitr workloads (default 10)
   --workload-clients N    clients of those workloads (default 4)
   -j, --jobs N            parallel loading, pg_dump -Fd -j, pg_restore -j (default 1)
@@ -61,6 +62,7 @@ struct OpsArgs {
     dump_format: DumpFormat,
     repeat: u32,
     json: Option<String>,
+    html: Option<String>,
     workload_seconds: u32,
     workload_clients: u32,
     /// Everything else: a `-i` command line.
@@ -75,6 +77,7 @@ impl Default for OpsArgs {
             dump_format: DumpFormat::Custom,
             repeat: 1,
             json: None,
+            html: None,
             workload_seconds: 10,
             workload_clients: 4,
             rest: Vec::new(),
@@ -96,6 +99,7 @@ const VALUED: &[&str] = &[
     "--dump-format",
     "--repeat",
     "--json",
+    "--html",
     "--workload-seconds",
     "--workload-clients",
 ];
@@ -150,6 +154,7 @@ fn apply(out: &mut OpsArgs, name: &str, value: &str) -> Result<(), String> {
         "--dump-format" => out.dump_format = DumpFormat::parse(value).map_err(|e| e.to_string())?,
         "--repeat" => out.repeat = positive(value)?,
         "--json" => out.json = Some(value.to_string()),
+        "--html" => out.html = Some(value.to_string()),
         "--workload-seconds" => out.workload_seconds = positive(value)?,
         _ => out.workload_clients = positive(value)?,
     }
@@ -194,8 +199,13 @@ fn config(ops: &OpsArgs, progname: &str) -> Result<OpsConfig, i32> {
 /// half of it).
 fn write_json(path: &str, doc: &OpsDocument) -> std::io::Result<()> {
     let text = serde_json::to_string_pretty(doc).map_err(std::io::Error::other)?;
+    write_atomically(path, &(text + "\n"))
+}
+
+/// Replaces `path`'s contents with `text` through a temporary file beside it.
+fn write_atomically(path: &str, text: &str) -> std::io::Result<()> {
     let tmp = format!("{path}.tmp");
-    std::fs::write(&tmp, text + "\n")?;
+    std::fs::write(&tmp, text)?;
     std::fs::rename(&tmp, path)
 }
 
@@ -219,7 +229,7 @@ pub fn run(progname: &str, args: &[OsString]) -> i32 {
     };
     pgrush_lab::interrupt::install();
     let mut printed_header = false;
-    let mut json_failed = None;
+    let mut write_failed = None;
     let mut on_step = |doc: &OpsDocument, result: Option<&StepResult>| {
         if !printed_header {
             println!(
@@ -242,12 +252,17 @@ pub fn run(progname: &str, args: &[OsString]) -> i32 {
         if let Some(path) = &ops.json
             && let Err(e) = write_json(path, doc)
         {
-            json_failed = Some(format!("cannot write {path}: {e}"));
+            write_failed = Some(format!("cannot write {path}: {e}"));
+        }
+        if let Some(path) = &ops.html
+            && let Err(e) = write_atomically(path, &pgrush_lab::html::render(doc))
+        {
+            write_failed = Some(format!("cannot write {path}: {e}"));
         }
     };
     let outcome = pgrush_lab::run(&cfg, &mut on_step);
     let mut status = 0;
-    if let Some(msg) = json_failed {
+    if let Some(msg) = write_failed {
         eprintln!("pgrush: error: ops: {msg}");
         status = 1;
     }
@@ -298,6 +313,8 @@ mod tests {
             "directory",
             "--json=o.json",
             "--unlogged-tables",
+            "--html",
+            "o.html",
             "--workload-seconds",
             "2",
         ]);
@@ -309,6 +326,7 @@ mod tests {
         assert_eq!(a.repeat, 3);
         assert_eq!(a.dump_format, DumpFormat::Directory);
         assert_eq!(a.json.as_deref(), Some("o.json"));
+        assert_eq!(a.html.as_deref(), Some("o.html"));
         assert_eq!(a.workload_seconds, 2);
         assert_eq!(a.rest, args(&["-j", "2", "--unlogged-tables"]));
         assert_eq!(run_args(&[]), OpsArgs::default());

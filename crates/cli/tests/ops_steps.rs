@@ -26,7 +26,10 @@ const ALL_STEPS: [&str; 7] = [
 fn every_step(bin_dir: &Path, major: u64, extra: &[&str]) -> Value {
     let sandbox = Sandbox::new();
     let json = sandbox.json_path();
+    let html = sandbox.path().join("ops.html");
     let mut args = vec![
+        "--html",
+        html.to_str().expect("utf-8 path"),
         "--scale",
         "1,2",
         "--workload-seconds",
@@ -99,6 +102,15 @@ fn every_step(bin_dir: &Path, major: u64, extra: &[&str]) -> Value {
             out.stdout
         );
     }
+    let page = std::fs::read_to_string(&html).expect("ops.html written");
+    assert!(page.starts_with("<!DOCTYPE html>") && page.ends_with("</html>\n"));
+    assert_eq!(page.matches("<svg").count(), 2, "time and size charts");
+    assert!(page.contains("Time of each step against scale"));
+    assert_eq!(
+        page.matches("<polyline").count(),
+        16,
+        "8 lines (scale 1 to 2) per chart"
+    );
     assert_eq!(sandbox.leftover_clusters(), Vec::<String>::new());
     doc
 }

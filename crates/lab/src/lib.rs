@@ -13,7 +13,7 @@
 //!   (crash-recovery, pitr) are skipped, with a note, on a server pgrush does not control.
 //! - The results are an [`OpsDocument`] (serde; schema `schema/pgrush-ops.v1.schema.json`),
 //!   handed to the caller after every step so that nothing measured is lost;
-//!   [`text::table`] renders them.
+//!   [`text::table`] renders them as text, [`html::render`] as a page with log-log charts.
 //! - [`interrupt`] is Ctrl-C: it cancels the running statement or program; the
 //!   throwaway cluster and scratch databases are removed on the way out.
 //!
@@ -21,10 +21,12 @@
 
 #![deny(missing_docs)]
 
+mod chart;
 mod config;
 mod db;
 mod disk;
 mod error;
+pub mod html;
 pub mod interrupt;
 mod lsn;
 mod program;
