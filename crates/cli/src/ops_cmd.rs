@@ -284,6 +284,62 @@ pub fn run(progname: &str, args: &[OsString]) -> i32 {
     status
 }
 
+/// `pgrush report A.json B.json [--html FILE]` when the files are ops results: the
+/// side-by-side table (or page). `None` when the first file is not an ops result (then
+/// `pgrush report` treats the files as runs).
+pub fn report(files: &[String], html: Option<&str>) -> Option<i32> {
+    let is_ops = |text: &str| {
+        serde_json::from_str::<serde_json::Value>(text)
+            .is_ok_and(|v| v["schema"] == pgrush_lab::SCHEMA)
+    };
+    let first = std::fs::read_to_string(files.first()?).ok()?;
+    if !is_ops(&first) {
+        return None;
+    }
+    let mut docs = Vec::with_capacity(files.len());
+    for file in files {
+        let parsed = std::fs::read_to_string(file)
+            .map_err(|e| e.to_string())
+            .and_then(|text| {
+                serde_json::from_str::<OpsDocument>(&text).map_err(|e| {
+                    format!(
+                        "not a pgrush ops result (schema {}): {e}",
+                        pgrush_lab::SCHEMA
+                    )
+                })
+            });
+        match parsed {
+            Ok(doc) => docs.push((file.clone(), doc)),
+            Err(e) => {
+                eprintln!("pgrush: error: report: {file}: {e}");
+                return Some(1);
+            }
+        }
+    }
+    let (path, text) = match html {
+        Some(path) => {
+            let page = match docs.as_slice() {
+                [(_, only)] => pgrush_lab::html::render(only),
+                _ => pgrush_lab::html::render_comparison(&docs),
+            };
+            (path, page)
+        }
+        None => ("-", pgrush_lab::compare::Comparison::build(&docs).render()),
+    };
+    let written = if path == "-" {
+        std::io::stdout().write_all(text.as_bytes())
+    } else {
+        std::fs::write(path, text)
+    };
+    Some(match written {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("pgrush: error: report: cannot write {path}: {e}");
+            1
+        }
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

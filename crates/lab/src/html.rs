@@ -64,6 +64,55 @@ fn bytes_tick(v: f64) -> String {
     size_text(v as u64)
 }
 
+fn page_start(s: &mut String, title: &str) {
+    let _ = write!(
+        s,
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+         <title>{t}</title><style>{STYLE}</style></head><body><h1>{t}</h1>",
+        t = escape(title)
+    );
+}
+
+/// A page comparing several results: the side-by-side table and the times against
+/// scale, one line per result and step.
+pub fn render_comparison(docs: &[(String, OpsDocument)]) -> String {
+    let mut s = String::with_capacity(32 * 1024);
+    page_start(
+        &mut s,
+        &format!("pgrush ops: comparison of {} results", docs.len()),
+    );
+    let mut lines = Vec::new();
+    for (i, (name, doc)) in docs.iter().enumerate() {
+        let letter = char::from(b'A' + (i % 26) as u8);
+        let _ = write!(
+            s,
+            "<p>{letter}: {} (PostgreSQL {})</p>",
+            escape(name),
+            escape(&doc.server_version)
+        );
+        for mut line in series(&all_rows(doc), |r| r.seconds) {
+            line.name = format!("{letter} {}", line.name);
+            lines.push(line);
+        }
+    }
+    let times = LogChart {
+        title: "Time of each step against scale".into(),
+        x_label: "scale".into(),
+        y_label: "seconds (log)".into(),
+        y_unit: seconds_tick,
+        series: lines,
+    };
+    let table = crate::compare::Comparison::build(docs).render();
+    let _ = writeln!(
+        s,
+        "{}<h2>Side by side</h2><pre>{}</pre></body></html>",
+        times.render(),
+        escape(&table)
+    );
+    s
+}
+
 /// The whole page.
 pub fn render(doc: &OpsDocument) -> String {
     let mut s = String::with_capacity(32 * 1024);
@@ -71,13 +120,7 @@ pub fn render(doc: &OpsDocument) -> String {
         "pgrush ops: PostgreSQL {} ({})",
         doc.server_version, doc.started_at
     );
-    let _ = write!(
-        s,
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
-         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
-         <title>{t}</title><style>{STYLE}</style></head><body><h1>{t}</h1>",
-        t = escape(&title)
-    );
+    page_start(&mut s, &title);
     let set = &doc.settings;
     let _ = write!(
         s,

@@ -14,6 +14,7 @@
 //! - The results are an [`OpsDocument`] (serde; schema `schema/pgrush-ops.v1.schema.json`),
 //!   handed to the caller after every step so that nothing measured is lost;
 //!   [`text::table`] renders them as text, [`html::render`] as a page with log-log charts.
+//! - [`compare::Comparison`] puts several results side by side (`pgrush report`).
 //! - [`interrupt`] is Ctrl-C: it cancels the running statement or program; the
 //!   throwaway cluster and scratch databases are removed on the way out.
 //!
@@ -22,6 +23,7 @@
 #![deny(missing_docs)]
 
 mod chart;
+pub mod compare;
 mod config;
 mod db;
 mod disk;

@@ -1,0 +1,73 @@
+//! `pgrush report` with `pgrush ops` results: two results side by side (logged against
+//! unlogged tables), as text and as an HTML page.
+
+mod ops_common;
+
+use std::process::Command;
+
+use ops_common::Sandbox;
+use pgrush_testkit::run;
+
+#[test]
+fn report_compares_two_ops_results() {
+    let sandbox = Sandbox::new();
+    let a = sandbox.path().join("logged.json");
+    let b = sandbox.path().join("unlogged.json");
+    for (file, extra) in [(&a, None), (&b, Some("--unlogged-tables"))] {
+        let mut args = vec!["--scale", "1", "--steps", "load,reindex", "--json"];
+        args.push(file.to_str().unwrap());
+        args.extend(extra);
+        let out = run(&mut sandbox.command(None, &args));
+        assert_eq!(out.code, 0, "{out:?}");
+    }
+    let report = |extra: &[&str]| {
+        run(Command::new(env!("CARGO_BIN_EXE_pgrush"))
+            .arg("report")
+            .arg(&a)
+            .arg(&b)
+            .args(extra))
+    };
+    let out = report(&[]);
+    assert_eq!(out.code, 0, "{out:?}");
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    assert!(lines[0].starts_with("A: ") && lines[0].ends_with("logged.json"));
+    assert!(lines[1].starts_with("B: ") && lines[1].ends_with("unlogged.json"));
+    assert!(
+        lines[2].contains("A time") && lines[2].ends_with("B/A"),
+        "{}",
+        out.stdout
+    );
+    for step in ["load", "reindex", "reindex concurrently"] {
+        let row = lines
+            .iter()
+            .find(|l| {
+                l.split_whitespace()
+                    .skip(1)
+                    .collect::<Vec<_>>()
+                    .join(" ")
+                    .starts_with(step)
+                    && l.contains(" s ")
+            })
+            .unwrap_or_else(|| panic!("no {step} row in:\n{}", out.stdout));
+        assert!(row.ends_with('x'), "ratio on {row}");
+    }
+    let page = sandbox.path().join("cmp.html");
+    let out = report(&["--html", page.to_str().unwrap()]);
+    assert_eq!(out.code, 0, "{out:?}");
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains("comparison of 2 results") && html.contains("<svg"));
+    assert!(html.contains("A load") && html.contains("B load"));
+    // A document that is not an ops result among ops results is a clear error.
+    let bad = sandbox.path().join("bad.json");
+    std::fs::write(&bad, "{\"schema\": \"other\"}").unwrap();
+    let out = run(Command::new(env!("CARGO_BIN_EXE_pgrush"))
+        .arg("report")
+        .arg(&a)
+        .arg(&bad));
+    assert_eq!(out.code, 1);
+    assert!(
+        out.stderr.contains("not a pgrush ops result"),
+        "{}",
+        out.stderr
+    );
+}
