@@ -72,6 +72,22 @@ fn every_step(bin_dir: &Path, major: u64, extra: &[&str]) -> Value {
             "{load}"
         );
         assert!(load["wal_bytes"].as_u64().unwrap() > 0, "{load}");
+        let phases = &step(&steps, "restore")["details"]["phases"];
+        let parts: f64 = [
+            "schema_seconds",
+            "data_seconds",
+            "index_and_constraint_seconds",
+        ]
+        .iter()
+        .map(|p| phases[p].as_f64().unwrap())
+        .sum();
+        let seconds = step(&steps, "restore")["seconds"].as_f64().unwrap();
+        assert!((parts - seconds).abs() < 1e-6, "{phases} against {seconds}");
+        assert!(phases["data_seconds"].as_f64().unwrap() > 0.0, "{phases}");
+        assert!(
+            phases["index_and_constraint_seconds"].as_f64().unwrap() > 0.0,
+            "{phases}"
+        );
         let restore = &step(&steps, "restore")["details"]["tables"];
         let accounts = &restore[0];
         assert_eq!(accounts["table"], "pgbench_accounts");

@@ -43,7 +43,7 @@ pub use disk::{estimate, free_bytes};
 pub use error::OpsError;
 pub use result::{
     BasebackupDetails, Check, Details, DumpDetails, InitStepTime, LoadDetails, OpsDocument,
-    OpsSettings, RecoveryDetails, ReindexDetails, RestoreDetails, SCHEMA, ScaleResult, StepResult,
-    TableComparison,
+    OpsSettings, RecoveryDetails, ReindexDetails, RestoreDetails, RestorePhases, SCHEMA,
+    ScaleResult, StepResult, TableComparison,
 };
 pub use runner::{Outcome, run};

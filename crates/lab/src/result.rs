@@ -176,8 +176,22 @@ pub struct DumpDetails {
 pub struct RestoreDetails {
     /// `-j` given to `pg_restore` (1 for plain dumps, restored with `psql`).
     pub jobs: u32,
+    /// The parts of the restore (`null` for a plain dump, restored with `psql`).
+    pub phases: Option<RestorePhases>,
     /// Per-table comparison of the restored copy with the original.
     pub tables: Vec<TableComparison>,
+}
+
+/// A restore's parts, from `pg_restore --verbose` (with `-j N` they overlap: each runs
+/// from the first line of its kind to the first line of the next).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RestorePhases {
+    /// Tables and other definitions (pre-data), seconds.
+    pub schema_seconds: f64,
+    /// Table data, seconds.
+    pub data_seconds: f64,
+    /// Indexes and constraints (post-data), seconds.
+    pub index_and_constraint_seconds: f64,
 }
 
 /// One table, original against restored.

@@ -90,7 +90,7 @@ fn run_scales(
                     return Err(OpsError::Interrupted);
                 }
                 let result = run_step(step, server, cfg, scale, round, &mut state)
-                    .map_err(|e| in_step(step, scale, e))?;
+                    .map_err(|e| in_step(step, scale, e, server))?;
                 if let Some(last) = doc.scales.last_mut() {
                     last.steps.push(result.clone());
                 }
@@ -101,12 +101,24 @@ fn run_scales(
     Ok(())
 }
 
-/// Says which step failed (Ctrl-C and disk errors speak for themselves).
-fn in_step(step: StepKind, scale: u32, e: OpsError) -> OpsError {
-    match e {
-        OpsError::Interrupted => OpsError::Interrupted,
-        other => OpsError::Unexpected(format!("{step} at scale {scale}: {other}")),
+/// How many lines of the throwaway cluster's log a failure shows (the cluster, and its
+/// log, are removed afterwards).
+const LOG_LINES: usize = 15;
+
+/// Says which step failed (Ctrl-C speaks for itself), with the end of the throwaway
+/// cluster's log.
+fn in_step(step: StepKind, scale: u32, e: OpsError, server: &Server) -> OpsError {
+    if matches!(e, OpsError::Interrupted) {
+        return e;
     }
+    let mut text = format!("{step} at scale {scale}: {e}");
+    if let Some(cluster) = &server.cluster {
+        let log = cluster.log_contents();
+        let lines: Vec<&str> = log.lines().collect();
+        text.push_str("\nthe server log's last lines:\n");
+        text.push_str(&lines[lines.len().saturating_sub(LOG_LINES)..].join("\n"));
+    }
+    OpsError::Unexpected(text)
 }
 
 fn new_document(cfg: &OpsConfig, server: &Server) -> OpsDocument {

@@ -35,11 +35,19 @@ pub fn rows_of(scale: u32, result: &StepResult) -> Vec<Row> {
             note: format!("skipped: {why}"),
         }];
     }
-    let note = match &result.check {
+    let mut note = match &result.check {
         Some(c) if c.passed => "ok".to_string(),
         Some(c) => format!("FAILED: {}", c.text),
         None => String::new(),
     };
+    if let Details::Restore(d) = &result.details
+        && let Some(p) = &d.phases
+    {
+        note.push_str(&format!(
+            " (schema {:.2} s, data {:.2} s, indexes and constraints {:.2} s)",
+            p.schema_seconds, p.data_seconds, p.index_and_constraint_seconds
+        ));
+    }
     let mb_rate = || {
         result
             .bytes_per_second

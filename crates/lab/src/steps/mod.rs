@@ -8,6 +8,7 @@ pub mod load;
 pub mod pitr;
 pub mod reindex;
 pub mod restore;
+mod restore_phases;
 pub mod workload;
 
 use std::path::PathBuf;

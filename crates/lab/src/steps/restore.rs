@@ -4,7 +4,7 @@
 use crate::config::{DumpFormat, OpsConfig, StepKind};
 use crate::db::Db;
 use crate::error::OpsError;
-use crate::program::{rate, remove, run_timed};
+use crate::program::{rate, remove, run_program};
 use crate::result::{Check, Details, RestoreDetails, StepResult, TableComparison};
 use crate::server::Server;
 use crate::steps::{RoundState, TABLES};
@@ -59,7 +59,7 @@ pub fn run(
         cmd
     } else {
         let mut cmd = server.tool("pg_restore");
-        cmd.arg("--exit-on-error");
+        cmd.args(["--exit-on-error", "--verbose"]);
         if jobs > 1 {
             cmd.arg(format!("-j{jobs}"));
         }
@@ -72,7 +72,10 @@ pub fn run(
     } else {
         "pg_restore"
     };
-    let (_, seconds) = run_timed(cmd, program)?;
+    let finished = run_program(cmd, program)?;
+    let seconds = finished.seconds;
+    let phases = (format != DumpFormat::Plain)
+        .then(|| super::restore_phases::phases(&finished.stderr_lines, seconds));
     remove(&path)?;
     let mut original = server.db(None)?;
     let mut copy = server.db(Some(&target.name))?;
@@ -109,7 +112,11 @@ pub fn run(
             ),
         }),
         skipped: None,
-        details: Details::Restore(RestoreDetails { jobs, tables }),
+        details: Details::Restore(RestoreDetails {
+            jobs,
+            phases,
+            tables,
+        }),
     })
 }
 
