@@ -184,7 +184,7 @@ fn ctrl_c_stops_the_step_removes_the_cluster_and_keeps_the_results() {
         .expect("spawn pgrush ops");
     let started = Instant::now();
     // Wait for the load's result, then for the workload to be under way.
-    while !std::fs::read_to_string(&json).is_ok_and(|t| t.contains("\"load\"")) {
+    while !std::fs::read_to_string(&json).is_ok_and(|t| t.contains("\"kind\": \"load\"")) {
         assert!(
             started.elapsed() < Duration::from_secs(60),
             "no load result"

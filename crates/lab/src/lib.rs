@@ -32,6 +32,7 @@ pub mod html;
 pub mod interrupt;
 mod lsn;
 mod program;
+mod progress;
 mod result;
 mod runner;
 mod server;

@@ -19,8 +19,8 @@ pub struct Outcome {
     pub error: Option<OpsError>,
 }
 
-/// Runs the series. `on_step` gets the document after each step (with that step's
-/// result) and once more at the end (with `None`).
+/// Runs the series. `on_step` gets the document once the server is open (with
+/// `None`), after each step (with that step's result) and once more at the end.
 pub fn run(cfg: &OpsConfig, on_step: &mut dyn FnMut(&OpsDocument, Option<&StepResult>)) -> Outcome {
     if let Err(e) = check_config(cfg) {
         return Outcome {
@@ -38,6 +38,7 @@ pub fn run(cfg: &OpsConfig, on_step: &mut dyn FnMut(&OpsDocument, Option<&StepRe
         }
     };
     let mut doc = new_document(cfg, &server);
+    on_step(&doc, None);
     let error = run_scales(cfg, &server, &mut doc, on_step).err();
     if let Some(e) = &error {
         doc.stopped = Some(e.to_string());
@@ -89,8 +90,12 @@ fn run_scales(
                 if crate::interrupt::requested() {
                     return Err(OpsError::Interrupted);
                 }
-                let result = run_step(step, server, cfg, scale, round, &mut state)
-                    .map_err(|e| in_step(step, scale, e, server))?;
+                // The load draws -i's own progress.
+                let ticker = (step != StepKind::Load)
+                    .then(|| crate::progress::Ticker::start(format!("scale {scale}: {step}")));
+                let result = run_step(step, server, cfg, scale, round, &mut state);
+                drop(ticker);
+                let result = result.map_err(|e| in_step(step, scale, e, server))?;
                 if let Some(last) = doc.scales.last_mut() {
                     last.steps.push(result.clone());
                 }
