@@ -160,10 +160,12 @@ fn another_server_skips_what_needs_control_and_checks_privileges() {
     assert_eq!(sandbox.leftover_clusters(), Vec::<String>::new());
 }
 
-#[test]
-fn ctrl_c_stops_the_step_removes_the_cluster_and_keeps_the_results() {
+/// Presses Ctrl-C 1.5 s into `step` (after the load, with a 60 s workload), and checks
+/// that the run stops at once, removes its clusters and keeps the load's result.
+fn interrupt_during(step_name: &str) {
     let sandbox = Sandbox::new();
     let json = sandbox.json_path();
+    let steps = format!("load,{step_name}");
     let child = sandbox
         .command(
             None,
@@ -171,7 +173,7 @@ fn ctrl_c_stops_the_step_removes_the_cluster_and_keeps_the_results() {
                 "--scale",
                 "1",
                 "--steps",
-                "load,crash-recovery",
+                &steps,
                 "--workload-seconds",
                 "60",
                 "--json",
@@ -183,7 +185,6 @@ fn ctrl_c_stops_the_step_removes_the_cluster_and_keeps_the_results() {
         .spawn()
         .expect("spawn pgrush ops");
     let started = Instant::now();
-    // Wait for the load's result, then for the workload to be under way.
     while !std::fs::read_to_string(&json).is_ok_and(|t| t.contains("\"kind\": \"load\"")) {
         assert!(
             started.elapsed() < Duration::from_secs(60),
@@ -198,18 +199,28 @@ fn ctrl_c_stops_the_step_removes_the_cluster_and_keeps_the_results() {
     let out = child.wait_with_output().expect("wait");
     assert!(
         started.elapsed() < Duration::from_secs(40),
-        "the workload was not cancelled"
+        "{step_name}: the workload was not cancelled"
     );
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(1), "{step_name}");
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(stderr, "pgrush: error: ops: interrupted\n");
+    assert_eq!(stderr, "pgrush: error: ops: interrupted\n", "{step_name}");
     let doc = sandbox.document();
     assert_eq!(doc["stopped"], "interrupted");
     let steps = steps_of(&doc, 1);
-    assert_eq!(steps.len(), 1);
+    assert_eq!(steps.len(), 1, "{step_name}");
     assert_eq!(
         step(&steps, "load")["details"]["rows"],
         Value::from(100_011)
     );
-    assert_eq!(sandbox.leftover_clusters(), Vec::<String>::new());
+    assert_eq!(
+        sandbox.leftover_clusters(),
+        Vec::<String>::new(),
+        "{step_name}"
+    );
+}
+
+#[test]
+fn ctrl_c_stops_the_step_removes_the_clusters_and_keeps_the_results() {
+    interrupt_during("crash-recovery");
+    interrupt_during("pitr");
 }

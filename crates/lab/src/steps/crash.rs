@@ -18,7 +18,12 @@ use crate::steps::workload;
 const HOLD_CHECKPOINTS: &[(&str, &str)] = &[("checkpoint_timeout", "1h"), ("max_wal_size", "64GB")];
 
 /// Runs the crash and the recovery.
-pub fn run(server: &Server, cfg: &OpsConfig, round: u32) -> Result<StepResult, OpsError> {
+pub fn run(
+    server: &Server,
+    cfg: &OpsConfig,
+    scale: u32,
+    round: u32,
+) -> Result<StepResult, OpsError> {
     let cluster = server
         .cluster
         .as_ref()
@@ -32,6 +37,10 @@ pub fn run(server: &Server, cfg: &OpsConfig, round: u32) -> Result<StepResult, O
         cluster.alter_system_reset(name)?;
     }
     cluster.reload()?;
+    if cfg.init.unlogged && result.is_ok() {
+        // Recovery emptied the unlogged tables: load them again for the next steps.
+        super::load::run(server, cfg, scale, round)?;
+    }
     result
 }
 

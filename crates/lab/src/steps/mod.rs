@@ -45,7 +45,7 @@ pub fn run_step(
         StepKind::Restore => restore::run(server, cfg, round, state),
         StepKind::Reindex => reindex::run(server, round),
         StepKind::Basebackup => basebackup::run(server, round),
-        StepKind::CrashRecovery => crash::run(server, cfg, round),
+        StepKind::CrashRecovery => crash::run(server, cfg, scale, round),
         StepKind::Pitr => pitr::run(server, cfg, round),
     }
 }
