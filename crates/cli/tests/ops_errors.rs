@@ -31,6 +31,34 @@ fn bin_dir_without(dir: &Path, without: &[&str]) -> std::path::PathBuf {
 }
 
 #[test]
+fn help_and_bad_options() {
+    let sandbox = Sandbox::new();
+    let out = run(&mut sandbox.command(None, &["--help"]));
+    assert_eq!(out.code, 0);
+    assert!(
+        out.stdout.starts_with("pgrush ops times the operations"),
+        "{}",
+        out.stdout
+    );
+    assert!(out.stdout.contains("Report bugs to <"), "{}", out.stdout);
+    let out = run(&mut sandbox.command(None, &["--steps", "load,backup"]));
+    assert_eq!(out.code, 1);
+    assert_eq!(
+        out.stderr,
+        "pgrush: error: ops: unknown step \"backup\" (steps: load,dump,restore,reindex,\
+         basebackup,crash-recovery,pitr)\nTry \"pgrush ops --help\" for more information.\n"
+    );
+    // The rest of the command line is pgrush -i's: its own errors.
+    let out = run(&mut sandbox.command(None, &["-c", "4"]));
+    assert_eq!(out.code, 1, "{out:?}");
+    assert_eq!(
+        out.stderr,
+        "pgrush: error: some of the specified options cannot be used in initialization (-i) mode\n"
+    );
+    assert_eq!(sandbox.leftover_clusters(), Vec::<String>::new());
+}
+
+#[test]
 fn a_missing_pg_dump_is_an_error_before_anything_runs() {
     let sandbox = Sandbox::new();
     let bin = bin_dir_without(sandbox.path(), &["pg_dump"]);

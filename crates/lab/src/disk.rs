@@ -76,6 +76,46 @@ pub fn free_bytes(dir: &Path) -> Result<u64, OpsError> {
 mod tests {
     use super::*;
 
+    fn config(steps: &[StepKind], fillfactor: u32) -> OpsConfig {
+        OpsConfig {
+            scales: vec![1],
+            steps: steps.to_vec(),
+            jobs: 1,
+            dump_format: DumpFormat::Custom,
+            repeat: 1,
+            workload_seconds: 10,
+            workload_clients: 4,
+            init: pgrush_init::InitConfig {
+                fillfactor,
+                ..pgrush_init::InitConfig::default()
+            },
+            target: crate::Target::Throwaway { bin_dir: None },
+            pgrush_exe: "pgrush".into(),
+        }
+    }
+
+    #[test]
+    fn the_estimate_grows_with_scale_steps_and_lower_fillfactor() {
+        let load = config(&[StepKind::Load], 100);
+        let all = config(&StepKind::ALL, 100);
+        // Load at scale 100: 1.51 GB of tables, 1 GB of WAL, the fixed part; +20 %.
+        let expected = ((1.51e9 + 1.0e9 + FIXED_BYTES) * MARGIN) as u64;
+        assert!(
+            estimate(&load, 100).abs_diff(expected) < 1_000_000,
+            "{}",
+            estimate(&load, 100)
+        );
+        assert!(estimate(&load, 10) < estimate(&load, 100));
+        assert!(estimate(&all, 100) > 3 * estimate(&load, 100) / 2);
+        assert!(estimate(&config(&[StepKind::Load], 50), 100) > estimate(&load, 100));
+        let plain = OpsConfig {
+            dump_format: DumpFormat::Plain,
+            ..config(&[StepKind::Load, StepKind::Dump], 100)
+        };
+        let custom = config(&[StepKind::Load, StepKind::Dump], 100);
+        assert!(estimate(&plain, 10) > estimate(&custom, 10));
+    }
+
     #[test]
     fn free_space_of_the_temp_dir_is_known() {
         assert!(free_bytes(&std::env::temp_dir()).unwrap() > 0);
