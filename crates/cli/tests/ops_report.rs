@@ -22,7 +22,10 @@ fn report_compares_two_ops_results() {
         "--workload-seconds",
         "1",
     ];
-    for (file, extra) in [(&a, &["--steps", "load,reindex"][..]), (&b, &unlogged[..])] {
+    for (file, extra) in [
+        (&a, &["--steps", "load,reindex", "--repeat", "2"][..]),
+        (&b, &unlogged[..]),
+    ] {
         let mut args = vec!["--scale", "1", "--json"];
         args.push(file.to_str().unwrap());
         args.extend(extra);
@@ -60,6 +63,24 @@ fn report_compares_two_ops_results() {
             .unwrap_or_else(|| panic!("no {step} row in:\n{}", out.stdout));
         assert!(row.ends_with('x'), "ratio on {row}");
     }
+    let second = lines
+        .iter()
+        .find(|l| l.contains("reindex concurrently #2"))
+        .expect("second round's row");
+    assert!(
+        second.ends_with(" -"),
+        "only A has a second round: {second}"
+    );
+    let rounds: Vec<u64> = serde_json::from_str::<serde_json::Value>(
+        &std::fs::read_to_string(&a).unwrap(),
+    )
+    .unwrap()["scales"][0]["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["round"].as_u64().unwrap())
+        .collect();
+    assert_eq!(rounds, vec![1, 1, 2, 2]);
     let crash = lines
         .iter()
         .find(|l| l.contains("crash-recovery"))

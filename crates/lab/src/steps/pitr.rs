@@ -24,6 +24,7 @@ const WAIT_LIMIT: Duration = Duration::from_secs(600);
 /// What was recorded at the target.
 struct Target {
     lsn: String,
+    time: String,
     history_rows: u64,
     transactions: u64,
 }
@@ -61,12 +62,20 @@ fn archive_and_recover(
     let before_target = workload::run(server, cfg, half)?;
     let mut db = server.db(None)?;
     let history_rows = db.number("SELECT count(*) FROM pgbench_history")?;
-    let lsn = db.value(&format!(
-        "SELECT pg_create_restore_point({})",
+    let row = db.rows(&format!(
+        "SELECT pg_create_restore_point({}), clock_timestamp()",
         quote_literal(TARGET_NAME)
     ))?;
+    let at = |i: usize| {
+        row.first()
+            .and_then(|r| r.get(i))
+            .cloned()
+            .unwrap_or_default()
+    };
+    let (lsn, time) = (at(0), at(1));
     let target = Target {
         lsn,
+        time,
         history_rows,
         transactions: before_target,
     };
@@ -168,7 +177,7 @@ fn result(
             wal_replayed_bytes: replayed,
             expected_history_rows: target.history_rows,
             history_rows: found,
-            target: Some(format!("{TARGET_NAME} at {}", target.lsn)),
+            target: Some(format!("{TARGET_NAME} at {} ({})", target.lsn, target.time)),
             base_backup_seconds: Some(base_backup_seconds),
         }),
     }
