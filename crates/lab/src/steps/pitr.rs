@@ -41,7 +41,7 @@ pub fn run(server: &Server, cfg: &OpsConfig, round: u32) -> Result<StepResult, O
     let copy = format!("cp %p {}/%f", archive.display());
     cluster.write_setting("archive_command", &copy)?;
     cluster.restart()?;
-    let result = archive_and_recover(server, cluster, cfg, round, &archive, &base);
+    let result = archive_and_recover(server, cfg, round, &archive, &base);
     cluster.write_setting("archive_mode", "off")?;
     cluster.restart()?;
     remove(&base)?;
@@ -51,7 +51,6 @@ pub fn run(server: &Server, cfg: &OpsConfig, round: u32) -> Result<StepResult, O
 
 fn archive_and_recover(
     server: &Server,
-    cluster: &Cluster,
     cfg: &OpsConfig,
     round: u32,
     archive: &Path,
@@ -59,8 +58,23 @@ fn archive_and_recover(
 ) -> Result<StepResult, OpsError> {
     let base_backup_seconds = basebackup::take(server, base)?;
     let half = cfg.workload_seconds.div_ceil(2).max(1);
-    let before_target = workload::run(server, cfg, half)?;
+    let transactions = workload::run(server, cfg, half)?;
     let mut db = server.db(None)?;
+    let mut target = record_target(&mut db, transactions)?;
+    workload::run(server, cfg, half)?;
+    wait_archived(&mut db)?;
+    drop(db);
+    let recovered = recover(server, archive, base)?;
+    if cfg.init.unlogged {
+        // Unlogged tables come back empty from any recovery.
+        target.history_rows = 0;
+    }
+    Ok(result(round, base_backup_seconds, &recovered, &target))
+}
+
+/// Records the target: `pgbench_history`'s row count, then a restore point (its LSN
+/// and time).
+fn record_target(db: &mut crate::db::Db, transactions: u64) -> Result<Target, OpsError> {
     let history_rows = db.number("SELECT count(*) FROM pgbench_history")?;
     let row = db.rows(&format!(
         "SELECT pg_create_restore_point({}), clock_timestamp()",
@@ -72,16 +86,26 @@ fn archive_and_recover(
             .cloned()
             .unwrap_or_default()
     };
-    let (lsn, time) = (at(0), at(1));
-    let target = Target {
-        lsn,
-        time,
+    Ok(Target {
+        lsn: at(0),
+        time: at(1),
         history_rows,
-        transactions: before_target,
-    };
-    workload::run(server, cfg, half)?;
-    wait_archived(&mut db)?;
-    drop(db);
+        transactions,
+    })
+}
+
+/// What the recovery of the base backup measured.
+struct Recovered {
+    seconds: f64,
+    range: Option<crate::lsn::RedoRange>,
+    replayed: u64,
+    history_rows: u64,
+    stopped_at_target: bool,
+}
+
+/// Restores the base backup into a second throwaway cluster and recovers it to the
+/// target from the archive, timed from the server's start to its promotion.
+fn recover(server: &Server, archive: &Path, base: &Path) -> Result<Recovered, OpsError> {
     let restored = Cluster::builder().install(server.tools.clone()).start()?;
     restored.stop(pgrush_cluster::ShutdownMode::Fast)?;
     restored.replace_data_dir(base)?;
@@ -106,77 +130,61 @@ fn archive_and_recover(
         Some(r) => r.bytes()?,
         None => 0,
     };
-    let found = restored
-        .psql("SELECT count(*) FROM pgbench_history")?
+    let history_rows = restored
+        .psql_db(
+            &server.endpoint.dbname,
+            "SELECT count(*) FROM pgbench_history",
+        )?
         .trim()
         .parse::<u64>()
         .map_err(|_| OpsError::Unexpected("unreadable pgbench_history count".into()))?;
     let stopped_at_target = log.contains(&format!(
         "recovery stopping at restore point \"{TARGET_NAME}\""
     ));
-    // Unlogged tables come back empty from any recovery.
-    let target = Target {
-        history_rows: if cfg.init.unlogged {
-            0
-        } else {
-            target.history_rows
-        },
-        ..target
-    };
-    drop(restored);
-    let _ = cluster;
-    Ok(result(
-        round,
+    Ok(Recovered {
         seconds,
-        base_backup_seconds,
-        replayed,
         range,
-        &target,
-        found,
+        replayed,
+        history_rows,
         stopped_at_target,
-    ))
+    })
 }
 
-#[allow(clippy::too_many_arguments)]
-fn result(
-    round: u32,
-    seconds: f64,
-    base_backup_seconds: f64,
-    replayed: u64,
-    range: Option<crate::lsn::RedoRange>,
-    target: &Target,
-    found: u64,
-    stopped_at_target: bool,
-) -> StepResult {
-    let passed = stopped_at_target && found == target.history_rows;
+fn result(round: u32, base_backup_seconds: f64, r: &Recovered, target: &Target) -> StepResult {
+    let passed = r.stopped_at_target && r.history_rows == target.history_rows;
     StepResult {
         step: StepKind::Pitr,
         round,
-        seconds,
-        bytes: Some(replayed),
-        bytes_per_second: rate(replayed, seconds),
+        seconds: r.seconds,
+        bytes: Some(r.replayed),
+        bytes_per_second: rate(r.replayed, r.seconds),
         check: Some(Check {
             passed,
             text: format!(
-                "recovery {} at restore point {TARGET_NAME} ({}); pgbench_history has {found} rows, \
+                "recovery {} at restore point {TARGET_NAME} ({}); pgbench_history has {} rows, \
                  {} at the target",
-                if stopped_at_target {
+                if r.stopped_at_target {
                     "stopped"
                 } else {
                     "did not stop"
                 },
                 target.lsn,
+                r.history_rows,
                 target.history_rows
             ),
         }),
         skipped: None,
         details: Details::Recovery(RecoveryDetails {
             transactions: target.transactions,
-            redo_start: range.as_ref().map(|r| r.start.clone()).unwrap_or_default(),
-            redo_end: range.map(|r| r.end).unwrap_or_default(),
-            wal_replayed_bytes: replayed,
+            redo_start: r
+                .range
+                .as_ref()
+                .map(|x| x.start.clone())
+                .unwrap_or_default(),
+            redo_end: r.range.as_ref().map(|x| x.end.clone()).unwrap_or_default(),
+            wal_replayed_bytes: r.replayed,
             expected_history_rows: target.history_rows,
-            history_rows: found,
+            history_rows: r.history_rows,
             target: Some(format!("{TARGET_NAME} at {} ({})", target.lsn, target.time)),
             base_backup_seconds: Some(base_backup_seconds),
         }),
