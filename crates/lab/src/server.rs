@@ -16,7 +16,8 @@ use crate::error::OpsError;
 const THROWAWAY_DB: &str = "postgres";
 
 /// Settings of the throwaway cluster: durable commits (crash recovery must keep every
-/// commit the client saw) and the defaults a DBA would time.
+/// commit the client saw), the defaults a DBA would time, and WAL archiving on (its
+/// command, which needs no restart, copies segments only during pitr).
 const THROWAWAY_SETTINGS: &[(&str, &str)] = &[
     ("fsync", "on"),
     ("synchronous_commit", "on"),
@@ -24,7 +25,13 @@ const THROWAWAY_SETTINGS: &[(&str, &str)] = &[
     ("shared_buffers", "128MB"),
     ("max_wal_senders", "10"),
     ("wal_level", "replica"),
+    ("archive_mode", "on"),
+    ("archive_command", IDLE_ARCHIVE_COMMAND),
 ];
+
+/// The throwaway cluster's `archive_command` outside pitr: every segment counts as
+/// archived at once.
+pub const IDLE_ARCHIVE_COMMAND: &str = "true";
 
 /// `request` with the server's notices (`table ... does not exist, skipping`) turned off.
 fn quiet(request: &ConnectRequest) -> ConnectRequest {

@@ -1,4 +1,5 @@
-//! `pitr`: WAL archiving on, a base backup, a workload, a recorded target (a restore
+//! `pitr`: WAL archiving to a local directory (the throwaway cluster runs with
+//! `archive_mode = on`; the copying `archive_command` is set by a reload), a base backup, a workload, a recorded target (a restore
 //! point and its LSN), more workload; then the base backup restored into a second
 //! cluster with `recovery_target_name`, timed until recovery ends (promotion), and a
 //! check that the data is the data at the target.
@@ -13,7 +14,7 @@ use crate::error::OpsError;
 use crate::lsn::redo_range;
 use crate::program::{rate, remove};
 use crate::result::{Check, Details, RecoveryDetails, StepResult};
-use crate::server::Server;
+use crate::server::{IDLE_ARCHIVE_COMMAND, Server};
 use crate::steps::{basebackup, workload};
 
 /// The restore point the recovery stops at.
@@ -37,13 +38,12 @@ pub fn run(server: &Server, cfg: &OpsConfig, round: u32) -> Result<StepResult, O
         .ok_or_else(|| OpsError::Unexpected("pitr needs a cluster".into()))?;
     let archive = cluster.server_dir("archive")?;
     let base = server.scratch.join("pitr-base");
-    cluster.write_setting("archive_mode", "on")?;
     let copy = format!("cp %p {}/%f", archive.display());
     cluster.write_setting("archive_command", &copy)?;
-    cluster.restart()?;
+    cluster.reload()?;
     let result = archive_and_recover(server, cfg, round, &archive, &base);
-    cluster.write_setting("archive_mode", "off")?;
-    cluster.restart()?;
+    cluster.write_setting("archive_command", IDLE_ARCHIVE_COMMAND)?;
+    cluster.reload()?;
     remove(&base)?;
     empty_dir(&archive)?;
     result
