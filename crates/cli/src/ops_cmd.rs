@@ -36,7 +36,8 @@ For each scale: load (pgrush -i), then each step, each timed, with sizes and rat
 Without connection options (-h, -p, -U, DBNAME) the steps run on a throwaway
 cluster from the local PostgreSQL binaries, removed at the end. Against another
 server crash-recovery and pitr are skipped. pg_dump, pg_restore and pg_basebackup
-must match the server's major version.
+must match the server's major version. Warning: the load replaces the
+pgbench_* tables of the database used.
 
 Options:
   --scale LIST            scales, in order (default 1,10)

@@ -1,7 +1,9 @@
 //! The parts of a restore, told apart by `pg_restore --verbose`'s lines: the schema
-//! (pre-data), the data, and the indexes and constraints (post-data). With `-j N` the
-//! parts overlap (an index is built once its own table is loaded), so each part runs
-//! from the first line of its kind to the first line of the next.
+//! (pre-data), the data, and the indexes and constraints (post-data). The data part
+//! runs from the first data line to the last table's `finished item` line (with
+//! `-j N`, where small tables' indexes are built while the large one still loads) or
+//! else to the first index or constraint line (a serial restore); the rest is the
+//! indexes and constraints part.
 
 use crate::result::RestorePhases;
 
@@ -13,10 +15,18 @@ enum Part {
     /// Indexes and constraints (`creating INDEX`, `creating CONSTRAINT`,
     /// `creating FK CONSTRAINT`, or their `launching item` lines).
     PostData,
+    /// A parallel worker's table data done (`finished item N TABLE DATA`).
+    DataFinished,
 }
 
 fn part_of(line: &str) -> Option<Part> {
     let line = line.strip_prefix("pg_restore: ").unwrap_or(line);
+    if line
+        .strip_prefix("finished item ")
+        .is_some_and(|l| l.contains(" TABLE DATA "))
+    {
+        return Some(Part::DataFinished);
+    }
     let launched = line.strip_prefix("launching item ");
     if line.starts_with("processing data for table")
         || launched.is_some_and(|l| l.contains(" TABLE DATA "))
@@ -46,12 +56,20 @@ pub fn phases(lines: &[(f64, String)], total: f64) -> RestorePhases {
             .find(|(_, l)| part_of(l) == Some(part))
             .map(|(t, _)| *t)
     };
-    let post = first(Part::PostData).unwrap_or(total);
-    let data = first(Part::Data).unwrap_or(post).min(post);
+    let last_finished = lines
+        .iter()
+        .rev()
+        .find(|(_, l)| part_of(l) == Some(Part::DataFinished))
+        .map(|(t, _)| *t);
+    let data_end = last_finished
+        .or_else(|| first(Part::PostData))
+        .unwrap_or(total)
+        .min(total);
+    let data_start = first(Part::Data).unwrap_or(data_end).min(data_end);
     RestorePhases {
-        schema_seconds: data,
-        data_seconds: post - data,
-        index_and_constraint_seconds: total - post,
+        schema_seconds: data_start,
+        data_seconds: data_end - data_start,
+        index_and_constraint_seconds: total - data_end,
     }
 }
 
@@ -92,6 +110,18 @@ mod tests {
             (
                 0.2,
                 "pg_restore: launching item 3215 TABLE DATA public pgbench_accounts",
+            ),
+            (
+                0.3,
+                "pg_restore: finished item 3216 TABLE DATA public pgbench_branches",
+            ),
+            (
+                0.4,
+                "pg_restore: launching item 3071 CONSTRAINT public pgbench_branches_pkey",
+            ),
+            (
+                1.5,
+                "pg_restore: finished item 3215 TABLE DATA public pgbench_accounts",
             ),
             (
                 1.5,
