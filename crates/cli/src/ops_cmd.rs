@@ -34,7 +34,9 @@ For each scale: load (pgrush -i), then each step, each timed, with sizes and rat
   pitr            WAL archive, base backup, workload, restore point, workload;
                   recovery of the backup to the restore point timed and checked
 Without connection options (-h, -p, -U, DBNAME) the steps run on a throwaway
-cluster from the local PostgreSQL binaries, removed at the end. Against another
+cluster from the local PostgreSQL binaries (PGRUSH_PG_BIN chooses them), removed
+at the end; it runs with fsync, synchronous_commit and full_page_writes on,
+shared_buffers 128MB and archive_mode on. Against another
 server crash-recovery and pitr are skipped. pg_dump, pg_restore and pg_basebackup
 must match the server's major version. Warning: the load replaces the
 pgbench_* tables of the database used.

@@ -173,7 +173,7 @@ pub fn render(doc: &OpsDocument) -> String {
 fn push_table(s: &mut String, rows: &[Row]) {
     s.push_str(
         "<table id=\"steps\"><tr><th>scale</th><th>step</th><th>time</th><th>size</th>\
-         <th>rate</th><th>check</th></tr>",
+         <th>rate</th><th>check and notes</th></tr>",
     );
     for row in rows {
         let _ = write!(

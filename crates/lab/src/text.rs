@@ -40,6 +40,14 @@ pub fn rows_of(scale: u32, result: &StepResult) -> Vec<Row> {
         Some(c) => format!("FAILED: {}", c.text),
         None => String::new(),
     };
+    if let Details::Load(d) = &result.details {
+        note = format!(
+            "tables {}, indexes {}, WAL {}",
+            size_text(d.table_bytes),
+            size_text(d.index_bytes),
+            size_text(d.wal_bytes)
+        );
+    }
     if let Details::Restore(d) = &result.details
         && let Some(p) = &d.phases
     {
@@ -118,7 +126,7 @@ pub fn row_line(row: &Row) -> String {
 pub fn header() -> String {
     format!(
         "{:>6}  {:<22} {:>10} {:>10} {:>16}  {}",
-        "scale", "step", "time", "size", "rate", "check"
+        "scale", "step", "time", "size", "rate", "check and notes"
     )
 }
 
