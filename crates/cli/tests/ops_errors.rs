@@ -248,6 +248,52 @@ fn interrupt_during(step_name: &str) {
 }
 
 #[test]
+fn ctrl_c_during_the_load_cancels_it_and_removes_the_cluster() {
+    let sandbox = Sandbox::new();
+    let json = sandbox.json_path();
+    let child = sandbox
+        .command(
+            None,
+            &[
+                "--scale",
+                "30",
+                "--steps",
+                "load",
+                "--json",
+                json.to_str().unwrap(),
+            ],
+        )
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn pgrush ops");
+    let started = Instant::now();
+    // The document appears once the server is open, then the load starts.
+    while !json.exists() {
+        assert!(started.elapsed() < Duration::from_secs(60), "no document");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(1000));
+    let pid = i32::try_from(child.id()).unwrap();
+    // SAFETY: kill has no memory-safety preconditions.
+    unsafe { libc::kill(pid, libc::SIGINT) };
+    let out = child.wait_with_output().expect("wait");
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "pgrush: error: ops: interrupted\n"
+    );
+    let doc = sandbox.document();
+    assert_eq!(doc["stopped"], "interrupted");
+    assert_eq!(
+        steps_of(&doc, 30),
+        Vec::<Value>::new(),
+        "the load did not finish"
+    );
+    assert_eq!(sandbox.leftover_clusters(), Vec::<String>::new());
+}
+
+#[test]
 fn ctrl_c_stops_the_step_removes_the_clusters_and_keeps_the_results() {
     interrupt_during("crash-recovery");
     interrupt_during("pitr");
