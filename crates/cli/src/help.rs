@@ -58,6 +58,11 @@ pub const SUBCOMMANDS: &[(&str, &str, &str)] = &[
         "benchmark a throwaway local cluster, no setup needed",
     ),
     (
+        "ops",
+        "",
+        "time load, dump, restore, reindex, backups, recovery",
+    ),
+    (
         "report",
         " RUN.json",
         "render or compare runs saved with --json",
