@@ -69,8 +69,8 @@ pub const SUBCOMMANDS: &[(&str, &str, &str)] = &[
     ),
     (
         "sweep",
-        " --vary AXIS=V1,V2",
-        "compare configurations over repeats",
+        " --vary ...",
+        "compare configurations over repeats, with intervals",
     ),
     (
         "timing",

@@ -51,8 +51,15 @@ Options:
   --workload-seconds N    length of the crash-recovery and pitr workloads (default 10)
   --workload-clients N    clients of those workloads (default 4)
   -j, --jobs N            parallel loading, pg_dump -Fd -j, pg_restore -j (default 1)
-  init options            -F, -I, --foreign-keys, --unlogged-tables, --partitions,
-                          --partition-method, --tablespace, --index-tablespace
+  -F, --fillfactor=NUM    initialization options, as for pgrush -i
+  -I, --init-steps=STEPS  (the load step's steps)
+  --foreign-keys          create foreign keys between the tables
+  --unlogged-tables       create the tables unlogged
+  --partitions=NUM        partition pgbench_accounts into NUM parts
+  --partition-method=(range|hash)
+                          how to partition it
+  --tablespace=NAME       tablespace of the tables
+  --index-tablespace=NAME tablespace of the indexes
   --help                  show this help, then exit
 
 ";
