@@ -58,14 +58,19 @@ pub const SUBCOMMANDS: &[(&str, &str, &str)] = &[
         "benchmark a throwaway local cluster, no setup needed",
     ),
     (
+        "ops",
+        "",
+        "time load, dump, restore, reindex, backups, recovery",
+    ),
+    (
         "report",
         " RUN.json",
         "render or compare runs saved with --json",
     ),
     (
         "sweep",
-        " --vary AXIS=V1,V2",
-        "compare configurations over repeats",
+        " --vary ...",
+        "compare configurations over repeats, with intervals",
     ),
     (
         "timing",

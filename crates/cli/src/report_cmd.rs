@@ -27,7 +27,8 @@ use crate::options::{Options, ScriptSource};
 use crate::server_stats::ServerSampling;
 
 const USAGE: &str = "\
-{prog} report renders and compares saved runs (written with --json=FILE).
+{prog} report renders and compares saved runs (written with --json=FILE),
+or saved operations timings (pgrush ops --json FILE).
 
 Usage:
   {prog} report RUN.json --html=FILE     render one run as a self-contained HTML page
@@ -262,6 +263,9 @@ pub fn run(prog: &str, args: &[OsString]) -> i32 {
         Err(code) => return code,
     };
     if let Some(code) = gate_saved_ops(prog, &parsed) {
+        return code;
+    }
+    if let Some(code) = crate::ops_cmd::report(&parsed.files, parsed.html.as_deref()) {
         return code;
     }
     let assertions = match parse_assertions(prog, &parsed.expressions) {

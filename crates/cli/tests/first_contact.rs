@@ -165,7 +165,7 @@ fn every_listed_subcommand_has_help_in_the_same_shape() {
     );
     assert!(help.stdout.ends_with(&bugs), "{}", help.stdout);
     let names = listed_subcommands(&help.stdout);
-    assert_eq!(names, ["demo", "report", "sweep", "timing"]);
+    assert_eq!(names, ["demo", "ops", "report", "sweep", "timing"]);
     for name in &names {
         let out: Output = testkit::run(pgrush().args([name.as_str(), "--help"]));
         assert_eq!(out.code, 0, "{name}: {}", out.stderr);
@@ -188,7 +188,7 @@ fn every_listed_subcommand_has_help_in_the_same_shape() {
 fn an_unknown_word_is_a_database_name_as_in_pgbench() {
     let port = pgrush_testkit::closed_port();
     let pgbench = oracle::require(Which::Pgbench18);
-    for args in [&["frobnicate"][..], &["ops", "-n"], &["-n", "sweep"]] {
+    for args in [&["frobnicate"][..], &["inventory", "-n"], &["-n", "sweep"]] {
         let ours = testkit::run(&mut against_closed_port(pgrush(), port, args));
         let theirs = testkit::run(&mut against_closed_port(pgbench.command(), port, args));
         assert_eq!(ours, theirs, "{args:?}");

@@ -13,6 +13,8 @@ use std::time::{Duration, Instant};
 
 use tempfile::TempDir;
 
+mod files;
+
 use crate::account::{Account, server_account};
 use crate::builder::{
     Auth, ClusterBuilder, SUPERUSER, check_hba_lines, check_setting_name, hba_text, quote_ident,
@@ -21,7 +23,8 @@ use crate::builder::{
 use crate::error::ClusterError;
 use crate::install::PgInstall;
 use crate::process::{
-    WatchdogPlan, clear_pg_env, group_alive, signal, spawn_watchdog, stop_child, wait_exit,
+    WatchdogPlan, children_of, clear_pg_env, group_alive, signal, spawn_watchdog, still_running,
+    stop_child, wait_exit,
 };
 
 /// How long a server may take to accept connections.
@@ -532,17 +535,26 @@ impl Cluster {
             return Err(ClusterError::NotRunning);
         };
         let pgid = child.id();
+        // Backends lead process groups of their own: note them while the postmaster
+        // is still their parent.
+        let children = children_of(pgid);
         let _ = child.kill();
         let _ = child.wait();
         *guard = None;
         drop(guard);
-        // The postmaster was the leader of its own process group, which its children
-        // keep: wait for them to exit (they hold the shared memory a new postmaster
-        // must not find in use), and kill the stragglers.
+        // Wait for the children to notice and exit (they hold the shared memory a new
+        // postmaster must not find in use), and kill the stragglers.
         let started = Instant::now();
-        while group_alive(pgid) {
+        loop {
+            let left = still_running(&children);
+            if left.is_empty() && !group_alive(pgid) {
+                break;
+            }
             if started.elapsed() > ORPHAN_TIMEOUT {
                 signal_group(pgid, libc::SIGKILL);
+                for pid in left {
+                    signal(pid, libc::SIGKILL);
+                }
                 std::thread::sleep(Duration::from_millis(100));
                 break;
             }

@@ -74,32 +74,71 @@ pub(crate) fn stop_child(child: &mut Child, sig: i32, grace: Duration) {
     }
 }
 
-/// Whether a process other than a zombie is left in process group `pgid` (the
-/// postmaster's children keep its group after it is gone).
-pub(crate) fn group_alive(pgid: u32) -> bool {
+/// A process's state, parent and process group from `/proc/PID/stat`.
+struct ProcStat {
+    pid: u32,
+    state: String,
+    ppid: Option<u32>,
+    pgrp: Option<u32>,
+}
+
+impl ProcStat {
+    /// Whether the process still runs (neither a zombie nor dead).
+    fn running(&self) -> bool {
+        self.state != "Z" && self.state != "X"
+    }
+}
+
+/// Every process's [`ProcStat`].
+fn processes() -> Vec<ProcStat> {
     let Ok(entries) = std::fs::read_dir("/proc") else {
-        return false;
+        return Vec::new();
     };
-    entries.filter_map(Result::ok).any(|entry| {
-        let is_pid = entry
-            .file_name()
-            .to_str()
-            .is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit()));
-        if !is_pid {
-            return false;
-        }
-        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
-            return false;
-        };
-        // "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses.
-        let Some((_, rest)) = stat.rsplit_once(')') else {
-            return false;
-        };
-        let mut fields = rest.split_whitespace();
-        let state = fields.next().unwrap_or("Z");
-        let pgrp = fields.nth(1).and_then(|f| f.parse::<u32>().ok());
-        pgrp == Some(pgid) && state != "Z" && state != "X"
-    })
+    entries
+        .filter_map(Result::ok)
+        .filter_map(|entry| {
+            let pid = entry.file_name().to_str()?.parse::<u32>().ok()?;
+            let stat = std::fs::read_to_string(entry.path().join("stat")).ok()?;
+            // "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses.
+            let (_, rest) = stat.rsplit_once(')')?;
+            let mut fields = rest.split_whitespace();
+            let state = fields.next().unwrap_or("Z").to_string();
+            let ppid = fields.next().and_then(|f| f.parse().ok());
+            let pgrp = fields.next().and_then(|f| f.parse().ok());
+            Some(ProcStat {
+                pid,
+                state,
+                ppid,
+                pgrp,
+            })
+        })
+        .collect()
+}
+
+/// Whether a process other than a zombie is left in process group `pgid`.
+pub(crate) fn group_alive(pgid: u32) -> bool {
+    processes()
+        .iter()
+        .any(|p| p.pgrp == Some(pgid) && p.running())
+}
+
+/// The running children of `pid` (a postmaster's backends make themselves process
+/// group leaders, so its group does not hold them).
+pub(crate) fn children_of(pid: u32) -> Vec<u32> {
+    processes()
+        .iter()
+        .filter(|p| p.ppid == Some(pid) && p.running())
+        .map(|p| p.pid)
+        .collect()
+}
+
+/// Which of `pids` still run (zombies excluded).
+pub(crate) fn still_running(pids: &[u32]) -> Vec<u32> {
+    processes()
+        .iter()
+        .filter(|p| pids.contains(&p.pid) && p.running())
+        .map(|p| p.pid)
+        .collect()
 }
 
 /// What the watchdog does once this process is gone.

@@ -1,8 +1,10 @@
-//! pgrush's workflows: sequences of initializations and runs, driven as child
-//! `pgrush` processes, whose run documents are collected and compared.
+//! pgrush's workflows of many runs, built on the benchmark itself.
 //!
-//! - [`sweep`]: `pgrush sweep`, configurations compared over repeats with
-//!   bootstrap confidence intervals.
+//! - [`ops`]: `pgrush ops`, how long the operations around a database take at each
+//!   scale (load, dump, restore, reindex, base backup, crash recovery, PITR).
+//! - [`sweep`]: `pgrush sweep`, configurations compared over repeats with bootstrap
+//!   confidence intervals, each run a child `pgrush` whose run document is collected.
 #![deny(missing_docs)]
 
+pub mod ops;
 pub mod sweep;

@@ -1,0 +1,414 @@
+//! `pgrush ops`: operations timings (load, dump, restore, reindex, base backup, crash
+//! recovery, point-in-time recovery) at each scale, through `pgrush_lab`.
+//!
+//! The ops options (`--scale`, `--steps`, `--dump-format`, `--repeat`, `--json`,
+//! `--workload-seconds`, `--workload-clients`) are taken out first; the rest is an
+//! ordinary `pgrush -i` command line (init options, `-j`, connection options, DBNAME),
+//! parsed by the pgbench parser. Without connection options the steps run on a
+//! throwaway cluster from the local binaries.
+
+use std::ffi::OsString;
+use std::io::Write;
+use std::path::PathBuf;
+
+use pgrush_lab::ops::{DumpFormat, OpsConfig, OpsDocument, StepKind, StepResult, Target, text};
+
+use crate::options::Action;
+
+const USAGE: &str = "\
+pgrush ops times the operations around a database at each scale.
+
+Usage:
+  pgrush ops [--scale 1,10,100] [--steps STEP,...] [-j N] [--dump-format FORMAT]
+             [--repeat N] [--json FILE] [--html FILE] [init options] [connection options | DBNAME]
+
+For each scale: load (pgrush -i), then each step, each timed, with sizes and rates:
+  load            -i's own step times, rows/s, table/index/total sizes, WAL written
+  dump            pg_dump (-Fd -j N for the directory format): time, size, MB/s
+  restore         pg_restore -j N into a fresh database; checks the copy equals
+                  the original (row counts and a checksum per table)
+  reindex         REINDEX TABLE pgbench_accounts, then REINDEX ... CONCURRENTLY
+  basebackup      pg_basebackup -D DIR: time, size, MB/s
+  crash-recovery  tpcb-like workload with checkpoints held off, SIGKILL of the
+                  postmaster, restart timed; WAL replayed; checks no commit is lost
+  pitr            WAL archive, base backup, workload, restore point, workload;
+                  recovery of the backup to the restore point timed and checked
+Without connection options (-h, -p, -U, DBNAME) the steps run on a throwaway
+cluster from the local PostgreSQL binaries (PGRUSH_PG_BIN chooses them), removed
+at the end; it runs with fsync, synchronous_commit and full_page_writes on,
+shared_buffers 128MB and archive_mode on. Against another
+server crash-recovery and pitr are skipped. pg_dump, pg_restore and pg_basebackup
+must match the server's major version. Warning: the load replaces the
+pgbench_* tables of the database used.
+
+Options:
+  --scale LIST            scales, in order (default 1,10)
+  --steps LIST            steps (default all; load always runs, restore adds dump)
+  --dump-format FORMAT    custom, directory, plain or tar (default custom)
+  --repeat N              run each scale's steps N times (default 1)
+  --json FILE             write the results as JSON (rewritten after each step)
+  --html FILE             write an HTML page: times and sizes against scale
+  --workload-seconds N    length of the crash-recovery and pitr workloads (default 10)
+  --workload-clients N    clients of those workloads (default 4)
+  -j, --jobs N            parallel loading, pg_dump -Fd -j, pg_restore -j (default 1)
+  -F, --fillfactor=NUM    initialization options, as for pgrush -i
+  -I, --init-steps=STEPS  (the load step's steps)
+  --foreign-keys          create foreign keys between the tables
+  --unlogged-tables       create the tables unlogged
+  --partitions=NUM        partition pgbench_accounts into NUM parts
+  --partition-method=(range|hash)
+                          how to partition it
+  --tablespace=NAME       tablespace of the tables
+  --index-tablespace=NAME tablespace of the indexes
+  --help                  show this help, then exit
+
+";
+
+/// The ops-only options, taken out of the command line.
+#[derive(Debug, Clone, PartialEq)]
+struct OpsArgs {
+    scales: Vec<u32>,
+    steps: Vec<StepKind>,
+    dump_format: DumpFormat,
+    repeat: u32,
+    json: Option<String>,
+    html: Option<String>,
+    workload_seconds: u32,
+    workload_clients: u32,
+    /// Everything else: a `-i` command line.
+    rest: Vec<OsString>,
+}
+
+impl Default for OpsArgs {
+    fn default() -> Self {
+        OpsArgs {
+            scales: vec![1, 10],
+            steps: StepKind::ALL.to_vec(),
+            dump_format: DumpFormat::Custom,
+            repeat: 1,
+            json: None,
+            html: None,
+            workload_seconds: 10,
+            workload_clients: 4,
+            rest: Vec::new(),
+        }
+    }
+}
+
+/// What the command line asks for.
+#[derive(Debug, PartialEq)]
+enum Parsed {
+    Run(OpsArgs),
+    Help,
+}
+
+/// The ops options that take a value.
+const VALUED: &[&str] = &[
+    "--scale",
+    "--steps",
+    "--dump-format",
+    "--repeat",
+    "--json",
+    "--html",
+    "--workload-seconds",
+    "--workload-clients",
+];
+
+fn parse(args: &[OsString]) -> Result<Parsed, String> {
+    let mut out = OpsArgs::default();
+    let mut iter = args.iter();
+    while let Some(arg) = iter.next() {
+        let Some(text) = arg.to_str() else {
+            out.rest.push(arg.clone());
+            continue;
+        };
+        if text == "--help" || text == "-?" {
+            return Ok(Parsed::Help);
+        }
+        let (name, inline) = match text.split_once('=') {
+            Some((n, v)) if VALUED.contains(&n) => (n, Some(v.to_string())),
+            _ => (text, None),
+        };
+        if !VALUED.contains(&name) {
+            out.rest.push(arg.clone());
+            continue;
+        }
+        let value = match inline {
+            Some(v) => v,
+            None => iter
+                .next()
+                .and_then(|v| v.to_str())
+                .ok_or_else(|| format!("option {name} needs a value"))?
+                .to_string(),
+        };
+        apply(&mut out, name, &value)?;
+    }
+    Ok(Parsed::Run(out))
+}
+
+fn apply(out: &mut OpsArgs, name: &str, value: &str) -> Result<(), String> {
+    let positive = |v: &str| {
+        v.trim()
+            .parse::<u32>()
+            .ok()
+            .filter(|n| *n > 0)
+            .ok_or_else(|| {
+                format!("invalid value \"{v}\" for {name}: a positive integer is needed")
+            })
+    };
+    match name {
+        "--scale" => {
+            out.scales = value.split(',').map(positive).collect::<Result<_, _>>()?;
+        }
+        "--steps" => out.steps = StepKind::parse_list(value).map_err(|e| e.to_string())?,
+        "--dump-format" => out.dump_format = DumpFormat::parse(value).map_err(|e| e.to_string())?,
+        "--repeat" => out.repeat = positive(value)?,
+        "--json" => out.json = Some(value.to_string()),
+        "--html" => out.html = Some(value.to_string()),
+        "--workload-seconds" => out.workload_seconds = positive(value)?,
+        _ => out.workload_clients = positive(value)?,
+    }
+    Ok(())
+}
+
+/// The lab configuration: the ops options plus the `-i` command line in `rest`.
+fn config(ops: &OpsArgs, progname: &str) -> Result<OpsConfig, i32> {
+    let mut argv: Vec<OsString> = vec![progname.into(), "-i".into()];
+    argv.extend(ops.rest.iter().cloned());
+    let opts = crate::parse::parse_args(&argv)?;
+    if opts.action != Action::Init {
+        eprintln!("pgrush: error: ops: unexpected option (see \"pgrush ops --help\")");
+        return Err(1);
+    }
+    let init = crate::init_cmd::config(&opts).map_err(|e| {
+        let _ = std::io::stderr().write_all(&e.render(progname));
+        1
+    })?;
+    let named = opts.host.is_some() || opts.port.is_some() || opts.dbname.is_some();
+    let target = if named {
+        Target::Server(opts.connect_request())
+    } else {
+        Target::Throwaway { bin_dir: None }
+    };
+    let pgrush_exe = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("pgrush"));
+    Ok(OpsConfig {
+        scales: ops.scales.clone(),
+        steps: ops.steps.clone(),
+        jobs: opts.jobs.max(1),
+        dump_format: ops.dump_format,
+        repeat: ops.repeat,
+        workload_seconds: ops.workload_seconds,
+        workload_clients: ops.workload_clients,
+        init,
+        target,
+        pgrush_exe,
+    })
+}
+
+/// Writes the document to `path` (through a temporary file, so a reader never sees
+/// half of it).
+fn write_json(path: &str, doc: &OpsDocument) -> std::io::Result<()> {
+    let text = serde_json::to_string_pretty(doc).map_err(std::io::Error::other)?;
+    write_atomically(path, &(text + "\n"))
+}
+
+/// Replaces `path`'s contents with `text` through a temporary file beside it.
+fn write_atomically(path: &str, text: &str) -> std::io::Result<()> {
+    let tmp = format!("{path}.tmp");
+    std::fs::write(&tmp, text)?;
+    std::fs::rename(&tmp, path)
+}
+
+/// Runs `pgrush ops`; returns the exit status.
+pub fn run(progname: &str, args: &[OsString]) -> i32 {
+    let ops = match parse(args) {
+        Ok(Parsed::Run(ops)) => ops,
+        Ok(Parsed::Help) => {
+            print!("{USAGE}{}", crate::help::bug_report_lines());
+            return 0;
+        }
+        Err(msg) => {
+            eprintln!("pgrush: error: ops: {msg}");
+            eprintln!("Try \"pgrush ops --help\" for more information.");
+            return 1;
+        }
+    };
+    let cfg = match config(&ops, progname) {
+        Ok(cfg) => cfg,
+        Err(code) => return code,
+    };
+    pgrush_lab::ops::interrupt::install();
+    let mut printed_header = false;
+    let mut write_failed = None;
+    let mut on_step = |doc: &OpsDocument, result: Option<&StepResult>| {
+        if !printed_header {
+            println!(
+                "{}",
+                text::table(&OpsDocument {
+                    scales: Vec::new(),
+                    stopped: None,
+                    ..doc.clone()
+                })
+                .trim_end()
+            );
+            printed_header = true;
+        }
+        if let Some(result) = result {
+            let scale = doc.scales.last().map_or(0, |s| s.scale);
+            for row in text::rows_of(scale, result) {
+                println!("{}", text::row_line(&row));
+            }
+        }
+        if let Some(path) = &ops.json
+            && let Err(e) = write_json(path, doc)
+        {
+            write_failed = Some(format!("cannot write {path}: {e}"));
+        }
+        if let Some(path) = &ops.html
+            && let Err(e) = write_atomically(path, &pgrush_lab::ops::html::render(doc))
+        {
+            write_failed = Some(format!("cannot write {path}: {e}"));
+        }
+    };
+    let outcome = pgrush_lab::ops::run(&cfg, &mut on_step);
+    let mut status = 0;
+    if let Some(msg) = write_failed {
+        eprintln!("pgrush: error: ops: {msg}");
+        status = 1;
+    }
+    if let Some(e) = outcome.error {
+        eprintln!("pgrush: error: ops: {e}");
+        status = 1;
+    }
+    let failed_checks = outcome
+        .document
+        .iter()
+        .flat_map(|d| &d.scales)
+        .flat_map(|s| &s.steps)
+        .filter(|r| r.check.as_ref().is_some_and(|c| !c.passed))
+        .count();
+    if failed_checks > 0 {
+        eprintln!("pgrush: error: ops: {failed_checks} check(s) failed");
+        status = 1;
+    }
+    status
+}
+
+/// `pgrush report A.json B.json [--html FILE]` when the files are ops results: the
+/// side-by-side table (or page). `None` when the first file is not an ops result (then
+/// `pgrush report` treats the files as runs).
+pub fn report(files: &[String], html: Option<&str>) -> Option<i32> {
+    let is_ops = |text: &str| {
+        serde_json::from_str::<serde_json::Value>(text)
+            .is_ok_and(|v| v["schema"] == pgrush_lab::ops::SCHEMA)
+    };
+    let first = std::fs::read_to_string(files.first()?).ok()?;
+    if !is_ops(&first) {
+        return None;
+    }
+    let mut docs = Vec::with_capacity(files.len());
+    for file in files {
+        let parsed = std::fs::read_to_string(file)
+            .map_err(|e| e.to_string())
+            .and_then(|text| {
+                serde_json::from_str::<OpsDocument>(&text).map_err(|e| {
+                    format!(
+                        "not a pgrush ops result (schema {}): {e}",
+                        pgrush_lab::ops::SCHEMA
+                    )
+                })
+            });
+        match parsed {
+            Ok(doc) => docs.push((file.clone(), doc)),
+            Err(e) => {
+                eprintln!("pgrush: error: report: {file}: {e}");
+                return Some(1);
+            }
+        }
+    }
+    let (path, text) = match html {
+        Some(path) => {
+            let page = match docs.as_slice() {
+                [(_, only)] => pgrush_lab::ops::html::render(only),
+                _ => pgrush_lab::ops::html::render_comparison(&docs),
+            };
+            (path, page)
+        }
+        None => (
+            "-",
+            pgrush_lab::ops::compare::Comparison::build(&docs).render(),
+        ),
+    };
+    let written = if path == "-" {
+        std::io::stdout().write_all(text.as_bytes())
+    } else {
+        std::fs::write(path, text)
+    };
+    Some(match written {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("pgrush: error: report: cannot write {path}: {e}");
+            1
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(list: &[&str]) -> Vec<OsString> {
+        list.iter().map(OsString::from).collect()
+    }
+
+    fn run_args(list: &[&str]) -> OpsArgs {
+        match parse(&args(list)) {
+            Ok(Parsed::Run(a)) => a,
+            other => panic!("{list:?}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn ops_options_are_taken_out_and_the_rest_kept() {
+        let a = run_args(&[
+            "--scale",
+            "1,2",
+            "--steps=dump,restore",
+            "-j",
+            "2",
+            "--repeat",
+            "3",
+            "--dump-format",
+            "directory",
+            "--json=o.json",
+            "--unlogged-tables",
+            "--html",
+            "o.html",
+            "--workload-seconds",
+            "2",
+        ]);
+        assert_eq!(a.scales, vec![1, 2]);
+        assert_eq!(
+            a.steps,
+            vec![StepKind::Load, StepKind::Dump, StepKind::Restore]
+        );
+        assert_eq!(a.repeat, 3);
+        assert_eq!(a.dump_format, DumpFormat::Directory);
+        assert_eq!(a.json.as_deref(), Some("o.json"));
+        assert_eq!(a.html.as_deref(), Some("o.html"));
+        assert_eq!(a.workload_seconds, 2);
+        assert_eq!(a.rest, args(&["-j", "2", "--unlogged-tables"]));
+        assert_eq!(run_args(&[]), OpsArgs::default());
+        assert_eq!(parse(&args(&["--help"])), Ok(Parsed::Help));
+    }
+
+    #[test]
+    fn bad_ops_options_are_refused() {
+        let err = |list: &[&str]| parse(&args(list)).unwrap_err();
+        assert!(err(&["--scale", "1,x"]).contains("positive integer"));
+        assert!(err(&["--scale", "0"]).contains("positive integer"));
+        assert!(err(&["--steps", "load,backup"]).contains("unknown step \"backup\""));
+        assert!(err(&["--dump-format", "zip"]).contains("invalid dump format"));
+        assert!(err(&["--repeat"]).contains("needs a value"));
+    }
+}

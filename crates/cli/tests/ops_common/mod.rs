@@ -1,0 +1,114 @@
+//! Shared by the `pgrush ops` tests: running the command in a private sandbox
+//! directory (so that leftovers can be seen), reading and validating its JSON.
+
+#![allow(dead_code)]
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+const SCHEMA: &str = include_str!(concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../schema/pgrush-ops.v1.schema.json"
+));
+
+/// A private directory for throwaway clusters (`PGRUSH_SANDBOX_DIR`) and the output.
+pub struct Sandbox {
+    dir: tempfile::TempDir,
+}
+
+impl Sandbox {
+    /// A fresh sandbox in `/dev/shm` when there is one (as the clusters prefer).
+    pub fn new() -> Sandbox {
+        let shm = Path::new("/dev/shm");
+        let dir = if shm.is_dir() {
+            tempfile::tempdir_in(shm)
+        } else {
+            tempfile::tempdir()
+        }
+        .expect("sandbox dir");
+        // The server account (as root: postgres) must reach the clusters inside.
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755))
+            .expect("chmod sandbox");
+        Sandbox { dir }
+    }
+
+    /// The sandbox directory.
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Where `--json` goes.
+    pub fn json_path(&self) -> PathBuf {
+        self.dir.path().join("ops.json")
+    }
+
+    /// `pgrush ops ARGS` with the PostgreSQL binaries of `bin_dir` (if given), clusters
+    /// in this sandbox and none of the caller's `PG*` variables.
+    pub fn command(&self, bin_dir: Option<&Path>, args: &[&str]) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_pgrush"));
+        cmd.arg("ops").args(args);
+        for (name, _) in std::env::vars() {
+            if name.starts_with("PG") {
+                cmd.env_remove(name);
+            }
+        }
+        cmd.env("PGRUSH_SANDBOX_DIR", self.path());
+        if let Some(dir) = bin_dir {
+            cmd.env("PGRUSH_PG_BIN", dir);
+        }
+        cmd
+    }
+
+    /// Throwaway clusters still in the sandbox.
+    pub fn leftover_clusters(&self) -> Vec<String> {
+        std::fs::read_dir(self.path())
+            .expect("read sandbox")
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|name| name.starts_with("pgrush-sandbox-"))
+            .collect()
+    }
+
+    /// The `--json` document, checked against the schema.
+    pub fn document(&self) -> Value {
+        let text = std::fs::read_to_string(self.json_path()).expect("ops.json written");
+        let doc: Value = serde_json::from_str(&text).expect("ops.json is JSON");
+        let errors = schema_errors(&doc);
+        assert!(errors.is_empty(), "schema errors: {errors:#?}\n{text}");
+        doc
+    }
+}
+
+/// Where `doc` breaks `schema/pgrush-ops.v1.schema.json`.
+pub fn schema_errors(doc: &Value) -> Vec<String> {
+    let schema: Value = serde_json::from_str(SCHEMA).expect("schema is JSON");
+    let validator = jsonschema::validator_for(&schema).expect("valid schema");
+    validator
+        .iter_errors(doc)
+        .map(|e| format!("{e} at {}", e.instance_path()))
+        .collect()
+}
+
+/// The results of one scale.
+pub fn steps_of(doc: &Value, scale: u64) -> Vec<Value> {
+    doc["scales"]
+        .as_array()
+        .expect("scales")
+        .iter()
+        .find(|s| s["scale"] == scale)
+        .unwrap_or_else(|| panic!("no scale {scale} in {doc}"))["steps"]
+        .as_array()
+        .expect("steps")
+        .clone()
+}
+
+/// The result of `step` in `steps`.
+pub fn step<'a>(steps: &'a [Value], name: &str) -> &'a Value {
+    steps
+        .iter()
+        .find(|s| s["step"] == name)
+        .unwrap_or_else(|| panic!("no {name} in {steps:?}"))
+}

@@ -1,0 +1,108 @@
+//! `crash-recovery`: checkpoints held off, a tpcb-like workload, `SIGKILL` of the
+//! postmaster, then the restart timed until it accepts connections; the WAL replayed
+//! (from the server log's redo positions) and a check that no commit was lost.
+
+use std::time::Instant;
+
+use pgrush_cluster::Cluster;
+
+use crate::ops::config::{OpsConfig, StepKind};
+use crate::ops::error::OpsError;
+use crate::ops::lsn::redo_range;
+use crate::ops::program::rate;
+use crate::ops::result::{Check, Details, RecoveryDetails, StepResult};
+use crate::ops::server::Server;
+use crate::ops::steps::workload;
+
+/// Settings that keep checkpoints from running during the workload.
+const HOLD_CHECKPOINTS: &[(&str, &str)] = &[("checkpoint_timeout", "1h"), ("max_wal_size", "64GB")];
+
+/// Runs the crash and the recovery.
+pub fn run(
+    server: &Server,
+    cfg: &OpsConfig,
+    scale: u32,
+    round: u32,
+) -> Result<StepResult, OpsError> {
+    let cluster = server
+        .cluster
+        .as_ref()
+        .ok_or_else(|| OpsError::Unexpected("crash-recovery needs a cluster".into()))?;
+    for (name, value) in HOLD_CHECKPOINTS {
+        cluster.alter_system(name, value)?;
+    }
+    cluster.reload()?;
+    let result = crash_and_recover(server, cluster, cfg, round);
+    for (name, _) in HOLD_CHECKPOINTS {
+        cluster.alter_system_reset(name)?;
+    }
+    cluster.reload()?;
+    if cfg.init.unlogged && result.is_ok() {
+        // Recovery emptied the unlogged tables: load them again for the next steps.
+        super::load::run(server, cfg, scale, round)?;
+    }
+    result
+}
+
+fn crash_and_recover(
+    server: &Server,
+    cluster: &Cluster,
+    cfg: &OpsConfig,
+    round: u32,
+) -> Result<StepResult, OpsError> {
+    let mut db = server.db(None)?;
+    db.exec("CHECKPOINT")?;
+    let before = db.number("SELECT count(*) FROM pgbench_history")?;
+    drop(db);
+    let transactions = workload::run(server, cfg, cfg.workload_seconds)?;
+    let log_start = cluster.log_contents().len();
+    cluster.kill()?;
+    let start = Instant::now();
+    cluster.start_server()?;
+    let seconds = start.elapsed().as_secs_f64();
+    let log = cluster.log_contents();
+    let range = redo_range(log.get(log_start..).unwrap_or_default());
+    let replayed = match &range {
+        Some(r) => r.bytes()?,
+        None => 0,
+    };
+    let after = server
+        .db(None)?
+        .number("SELECT count(*) FROM pgbench_history")?;
+    let expected = before + transactions;
+    let check = if cfg.init.unlogged {
+        Check {
+            passed: after == 0,
+            text: format!(
+                "unlogged tables are emptied by crash recovery: pgbench_history has {after} rows"
+            ),
+        }
+    } else {
+        Check {
+            passed: after >= expected && replayed > 0,
+            text: format!(
+                "pgbench_history has {after} rows, {expected} expected ({transactions} committed); \
+                 {replayed} bytes of WAL replayed"
+            ),
+        }
+    };
+    Ok(StepResult {
+        step: StepKind::CrashRecovery,
+        round,
+        seconds,
+        bytes: Some(replayed),
+        bytes_per_second: rate(replayed, seconds),
+        check: Some(check),
+        skipped: None,
+        details: Details::Recovery(RecoveryDetails {
+            transactions,
+            redo_start: range.as_ref().map(|r| r.start.clone()).unwrap_or_default(),
+            redo_end: range.map(|r| r.end).unwrap_or_default(),
+            wal_replayed_bytes: replayed,
+            expected_history_rows: expected,
+            history_rows: after,
+            target: None,
+            base_backup_seconds: None,
+        }),
+    })
+}

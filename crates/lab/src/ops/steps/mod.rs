@@ -1,0 +1,59 @@
+//! One module per step. Each takes the [`Server`], the configuration and the round's
+//! shared state, and returns a [`StepResult`].
+
+pub mod basebackup;
+pub mod crash;
+pub mod dump;
+pub mod load;
+pub mod pitr;
+pub mod reindex;
+pub mod restore;
+mod restore_phases;
+pub mod workload;
+
+use std::path::PathBuf;
+
+use crate::ops::config::{DumpFormat, OpsConfig, StepKind};
+use crate::ops::error::OpsError;
+use crate::ops::result::StepResult;
+use crate::ops::server::Server;
+
+/// What one step leaves for a later one in the same round.
+#[derive(Debug, Default)]
+pub struct RoundState {
+    /// The dump `restore` restores.
+    pub dump: Option<(PathBuf, DumpFormat)>,
+}
+
+/// Runs `step` for `scale` (round `round`).
+pub fn run_step(
+    step: StepKind,
+    server: &Server,
+    cfg: &OpsConfig,
+    scale: u32,
+    round: u32,
+    state: &mut RoundState,
+) -> Result<StepResult, OpsError> {
+    if step.needs_control()
+        && let Err(why) = server.controlled()
+    {
+        return Ok(StepResult::skipped(step, round, why));
+    }
+    match step {
+        StepKind::Load => load::run(server, cfg, scale, round),
+        StepKind::Dump => dump::run(server, cfg, round, state),
+        StepKind::Restore => restore::run(server, cfg, round, state),
+        StepKind::Reindex => reindex::run(server, round),
+        StepKind::Basebackup => basebackup::run(server, round),
+        StepKind::CrashRecovery => crash::run(server, cfg, scale, round),
+        StepKind::Pitr => pitr::run(server, cfg, round),
+    }
+}
+
+/// The pgbench tables, with the key their rows are compared in.
+pub const TABLES: &[&str] = &[
+    "pgbench_accounts",
+    "pgbench_branches",
+    "pgbench_tellers",
+    "pgbench_history",
+];
