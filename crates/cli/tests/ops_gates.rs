@@ -2,14 +2,23 @@
 //! checks each step's duration at every scale the results asked for (labelled with the
 //! scale), exits 3 when one fails and writes one JUnit test case per scale and
 //! assertion; `--baseline BASE.json` with `STEP<=FACTOR*baseline` compares scale by
-//! scale. The results are written as `pgrush ops --json` writes them (schema
-//! `pgrush-ops/1`) with known durations, so that the expected verdicts are exact.
+//! scale. `real_ops_results_are_gated_end_to_end` gates what `pgrush ops --json`
+//! wrote; the other results are written as it writes them (schema `pgrush-ops/1`,
+//! checked) with known durations, so that the expected verdicts are exact.
+
+mod ops_common;
 
 use std::path::Path;
 use std::process::Command;
 
+use ops_common::Sandbox;
 use pgrush_testkit::{self as testkit, Output};
 use serde_json::{Value, json};
+
+const SCHEMA: &str = include_str!(concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../schema/pgrush-ops.v1.schema.json"
+));
 
 /// One round of a step: (step, seconds, why it was skipped).
 type Round<'a> = (&'a str, f64, Option<&'a str>);
@@ -49,7 +58,12 @@ fn ops_results(asked: &[u32], scales: &[(u32, &[Round])], stopped: Option<&str>)
     })
 }
 
+/// Writes `doc` as `dir/name` after checking it against the ops schema.
 fn write(dir: &Path, name: &str, doc: &Value) {
+    let schema: Value = serde_json::from_str(SCHEMA).unwrap_or_else(|e| panic!("{e}"));
+    let validator = jsonschema::validator_for(&schema).unwrap_or_else(|e| panic!("{e}"));
+    let errors: Vec<String> = validator.iter_errors(doc).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{name}: {errors:#?}");
     std::fs::write(dir.join(name), doc.to_string()).unwrap_or_else(|e| panic!("{name}: {e}"));
 }
 
@@ -210,7 +224,8 @@ fn baseline_ops_results_compare_scale_by_scale() {
     );
     assert_eq!(same.code, 0, "{}\n{}", same.stdout, same.stderr);
     // A baseline that is not an ops result is refused.
-    write(dir, "run.json", &json!({"format": "pgrush-run"}));
+    std::fs::write(dir.join("run.json"), r#"{"format": "pgrush-run"}"#)
+        .unwrap_or_else(|e| panic!("{e}"));
     let refused = report(
         &[
             "--baseline=run.json",
@@ -227,5 +242,41 @@ fn baseline_ops_results_compare_scale_by_scale() {
             .contains("\"run.json\": not a pgrush ops result"),
         "{}",
         refused.stderr
+    );
+}
+
+#[test]
+fn real_ops_results_are_gated_end_to_end() {
+    let sandbox = Sandbox::new();
+    let json = sandbox.json_path();
+    let json_s = json.to_str().unwrap_or_else(|| panic!("{json:?}"));
+    let args = ["--scale", "1", "--steps", "load", "--json", json_s];
+    let out = testkit::run(&mut sandbox.command(None, &args));
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    let dir = sandbox.path();
+    let pass = report(
+        &[
+            "--baseline",
+            json_s,
+            json_s,
+            "--assert",
+            "load<=600",
+            "--assert=load<=baseline",
+        ],
+        dir,
+    );
+    assert_eq!(pass.code, 0, "{}\n{}", pass.stdout, pass.stderr);
+    // The side-by-side table of the baseline and the results comes first.
+    assert!(pass.stdout.starts_with("A: "), "{}", pass.stdout);
+    let lines = verdict_lines(&pass.stdout);
+    assert_eq!(lines.len(), 2, "{}", pass.stdout);
+    assert!(lines[0].starts_with("assertion passed: [scale 1] load <= 600 s (measured "));
+    assert!(lines[1].starts_with("assertion passed: [scale 1] load <= baseline (measured "));
+    let fail = report(&[json_s, "--assert", "load<1us"], dir);
+    assert_eq!(fail.code, 3, "{}\n{}", fail.stdout, fail.stderr);
+    assert!(
+        verdict_lines(&fail.stdout)[0].starts_with("assertion FAILED: [scale 1] load < 1 us"),
+        "{}",
+        fail.stdout
     );
 }

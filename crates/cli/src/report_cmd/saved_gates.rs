@@ -6,8 +6,10 @@
 use std::path::Path;
 
 use pgrush_engine::messages;
+use pgrush_lab::ops::OpsDocument;
+use pgrush_lab::ops::compare::Comparison as OpsComparison;
 use pgrush_lab::sweep::{self, output::TableFormat};
-use pgrush_report::assertion::{Assertion, ContextError, Threshold, Verdict};
+use pgrush_report::assertion::{Assertion, ContextError, Threshold, Verdict, ops};
 use pgrush_report::compare::{Comparison, Format};
 use pgrush_report::document::RunDocument;
 
@@ -111,10 +113,10 @@ pub(super) fn gate_saved_sweep(prog: &str, parsed: &ReportArgs, assertions: &[As
 }
 
 /// `pgrush report [--baseline=BASE.json] OPS.json --assert=STEP<=DURATION…` when the
-/// file holds `pgrush ops` results: one verdict line per scale and assertion, the
-/// `--junit` file; `None` when there is no assertion or the file is no ops result.
+/// file holds `pgrush ops` results: the side-by-side table (baseline first), one verdict
+/// line per scale and assertion, the `--junit` file; `None` when there is no assertion
+/// or the file is no ops result.
 pub(super) fn gate_saved_ops(prog: &str, parsed: &ReportArgs) -> Option<i32> {
-    use pgrush_report::assertion::ops;
     if parsed.expressions.is_empty() {
         return None;
     }
@@ -135,33 +137,48 @@ pub(super) fn gate_saved_ops(prog: &str, parsed: &ReportArgs) -> Option<i32> {
         messages::error(prog, &format!("invalid assertion \"{}\": {why}", a.source));
         return Some(1);
     }
-    let read = |path: &str, text: &str| {
-        ops::parse_results(text).map_err(|e| {
-            messages::error(prog, &format!("\"{path}\": {e}"));
-            1
-        })
+    let mut files = Vec::new();
+    for file in parsed.baseline.iter().chain([path]) {
+        match read_ops(prog, file) {
+            Ok((text, results)) => files.push((file.clone(), text, results)),
+            Err(code) => return Some(code),
+        }
+    }
+    let (doc, base) = match files.as_slice() {
+        [(_, _, base), (_, _, doc)] => (doc, Some(base)),
+        [(_, _, doc)] => (doc, None),
+        _ => return Some(1),
     };
-    let doc = match read(path, &text) {
-        Ok(doc) => doc,
-        Err(code) => return Some(code),
-    };
-    let base = match &parsed.baseline {
-        Some(base) => match std::fs::read_to_string(base) {
-            Ok(text) => match read(base, &text) {
-                Ok(b) => Some(b),
-                Err(code) => return Some(code),
-            },
-            Err(e) => {
-                let why = pgrush_wire::strerror(&e);
-                messages::error(prog, &format!("could not open file \"{base}\": {why}"));
-                return Some(1);
-            }
-        },
-        None => None,
-    };
-    let verdicts = ops::verdicts(&assertions, &doc, base.as_ref());
-    let text = gate::verdict_lines(&verdicts);
+    let verdicts = ops::verdicts(&assertions, doc, base);
+    let text = format!("{}{}", ops_table(&files), gate::verdict_lines(&verdicts));
     Some(finish_gate(prog, parsed, &verdicts, &text))
+}
+
+/// The ops results in `path` (its text and what the gate reads), or exit status 1
+/// with the reason printed.
+fn read_ops(prog: &str, path: &str) -> Result<(String, ops::OpsResults), i32> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        let why = pgrush_wire::strerror(&e);
+        messages::error(prog, &format!("could not open file \"{path}\": {why}"));
+        1
+    })?;
+    let results = ops::parse_results(&text).map_err(|e| {
+        messages::error(prog, &format!("\"{path}\": {e}"));
+        1
+    })?;
+    Ok((text, results))
+}
+
+/// `pgrush report`'s side-by-side table of the ops results (path, text, what the gate
+/// reads), followed by a blank line;
+/// empty when a file does not read as a whole ops document (the verdicts still do).
+fn ops_table(files: &[(String, String, ops::OpsResults)]) -> String {
+    let docs: Option<Vec<(String, OpsDocument)>> = files
+        .iter()
+        .map(|(path, text, _)| Some((path.clone(), serde_json::from_str(text).ok()?)))
+        .collect();
+    docs.map(|d| format!("{}\n", OpsComparison::build(&d).render()))
+        .unwrap_or_default()
 }
 
 /// Prints `text`, writes `--junit`'s file and gives the exit status of the verdicts.
@@ -180,5 +197,17 @@ fn finish_gate(prog: &str, parsed: &ReportArgs, verdicts: &[Verdict], text: &str
         0
     } else {
         gate::ASSERTION_FAILED
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use pgrush_lab::ops::StepKind;
+    use pgrush_report::assertion::ops::STEPS;
+
+    #[test]
+    fn ops_assertions_know_every_step_of_pgrush_ops() {
+        let names: Vec<&str> = StepKind::ALL.iter().map(|s| s.name()).collect();
+        assert_eq!(names, STEPS);
     }
 }
