@@ -340,7 +340,9 @@ fn settings_tables(s: &mut String, d: &RunDocument) {
     }
 }
 
-fn page_start(s: &mut String, title: &str) {
+/// Opens a self-contained page (doctype, head with the report's style, body) titled
+/// `title` (escaped), with the title as its heading.
+pub fn page_start(s: &mut String, title: &str) {
     let _ = write!(
         s,
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\

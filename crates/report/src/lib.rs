@@ -15,7 +15,7 @@ pub mod junit;
 pub mod percentiles;
 pub mod progress;
 pub mod server;
-mod svg;
+pub mod svg;
 pub mod text;
 mod textbuf;
 pub mod warnings;

@@ -75,6 +75,18 @@ const BOTTOM: f64 = 70.0;
 /// Largest percentile the spectrum axis shows (99.9999 %).
 const MAX_SPECTRUM_X: f64 = 6.0;
 
+/// The opening of a chart: the `<svg>` element of `width` x `height` px, a white
+/// background and the centred, escaped `title` (the caller closes it with `</svg>`).
+pub fn svg_open(title: &str, width: f64, height: f64) -> String {
+    format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {width} {height}\" width=\"{width}\" height=\"{height}\" role=\"img\" aria-label=\"{t}\">\
+         <rect x=\"0\" y=\"0\" width=\"{width}\" height=\"{height}\" fill=\"#ffffff\"/>\
+         <text x=\"{cx}\" y=\"22\" text-anchor=\"middle\" font-size=\"16\" font-weight=\"bold\">{t}</text>",
+        t = escape(title),
+        cx = width / 2.0
+    )
+}
+
 /// Escapes text for HTML/SVG content and attribute values.
 pub fn escape(text: &str) -> String {
     let mut s = String::with_capacity(text.len());
@@ -146,14 +158,7 @@ impl Chart {
     pub fn render_with(&self, marks: &[Mark], stacking: Stacking) -> String {
         let pts = self.placed_points();
         let mut s = String::with_capacity(4096);
-        let _ = write!(
-            s,
-            "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {W} {H}\" width=\"{W}\" height=\"{H}\" role=\"img\" aria-label=\"{t}\">\
-             <rect x=\"0\" y=\"0\" width=\"{W}\" height=\"{H}\" fill=\"#ffffff\"/>\
-             <text x=\"{cx}\" y=\"22\" text-anchor=\"middle\" font-size=\"16\" font-weight=\"bold\">{t}</text>",
-            t = escape(&self.title),
-            cx = W / 2.0
-        );
+        s.push_str(&svg_open(&self.title, W, H));
         let Some(plot) = Plot::fit(&pts, self.x_scale) else {
             let _ = write!(
                 s,

@@ -3,6 +3,8 @@
 
 use std::fmt::Write as _;
 
+use pgrush_report::svg::{escape, svg_open};
+
 /// Colours of successive series (the run report's palette).
 const PALETTE: [&str; 8] = [
     "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf",
@@ -36,15 +38,6 @@ pub struct LogChart {
     pub y_unit: fn(f64) -> String,
     /// The lines.
     pub series: Vec<Series>,
-}
-
-/// Escapes text for HTML and SVG.
-pub fn escape(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-        .replace('\'', "&#39;")
 }
 
 /// The decades `[lo, hi]` (powers of ten) that hold every value.
@@ -82,14 +75,7 @@ impl LogChart {
     pub fn render(&self) -> String {
         let pts = self.usable();
         let mut s = String::with_capacity(4096);
-        let _ = write!(
-            s,
-            "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {W} {H}\" width=\"{W}\" height=\"{H}\" role=\"img\" aria-label=\"{t}\">\
-             <rect x=\"0\" y=\"0\" width=\"{W}\" height=\"{H}\" fill=\"#ffffff\"/>\
-             <text x=\"{cx}\" y=\"22\" text-anchor=\"middle\" font-size=\"16\" font-weight=\"bold\">{t}</text>",
-            t = escape(&self.title),
-            cx = W / 2.0
-        );
+        s.push_str(&svg_open(&self.title, W, H));
         let xs = decades(pts.iter().flatten().map(|p| p.0));
         let ys = decades(pts.iter().flatten().map(|p| p.1));
         let (Some(xs), Some(ys)) = (xs, ys) else {

@@ -4,17 +4,12 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use crate::ops::chart::{LogChart, Series, escape};
+use pgrush_report::html::page_start;
+use pgrush_report::svg::escape;
+
+use crate::ops::chart::{LogChart, Series};
 use crate::ops::result::OpsDocument;
 use crate::ops::text::{Row, rows_of, size_text};
-
-const STYLE: &str = "body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:24px;color:#222;background:#fafafa}\
-h1{font-size:22px}h2{font-size:18px;margin-top:32px;border-bottom:1px solid #ccc}\
-table{border-collapse:collapse;background:#fff;margin:8px 0}\
-td,th{border:1px solid #ccc;padding:4px 8px;text-align:left;vertical-align:top}\
-td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}th{background:#eef}\
-.warn{background:#fff3cd;border:1px solid #e0c36a;padding:8px}\
-svg{background:#fff;border:1px solid #ccc;max-width:100%;height:auto}";
 
 /// Every row of the document, each step label's rows in scale order.
 fn all_rows(doc: &OpsDocument) -> Vec<Row> {
@@ -62,16 +57,6 @@ fn seconds_tick(v: f64) -> String {
 
 fn bytes_tick(v: f64) -> String {
     size_text(v as u64)
-}
-
-fn page_start(s: &mut String, title: &str) {
-    let _ = write!(
-        s,
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
-         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
-         <title>{t}</title><style>{STYLE}</style></head><body><h1>{t}</h1>",
-        t = escape(title)
-    );
 }
 
 /// A page comparing several results: the side-by-side table and the times against

@@ -2,6 +2,8 @@
 //! with its interval as a whisker, the per-statement latencies as grouped bars (one
 //! colour per cell), the table and the comparisons. Hand-written SVG, no script.
 
+use pgrush_report::svg::escape;
+
 use super::output::{comparisons_text, table};
 use super::stats::Interval;
 use super::summary::SweepSummary;
@@ -16,14 +18,6 @@ const LABEL_W: f64 = 330.0;
 const PLOT_W: f64 = 520.0;
 /// Height of one bar (px).
 const BAR_H: f64 = 16.0;
-
-/// Text for HTML and SVG.
-fn escape(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
 
 /// One bar of a chart: its label, colour and value with interval.
 struct Bar {
