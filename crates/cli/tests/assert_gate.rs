@@ -3,15 +3,16 @@
 //! anything connects, the verdicts in the JSON document and in the `--junit` file, and
 //! `pgrush report --baseline` gates over saved runs.
 
+mod gate_common;
+
 use std::path::Path;
 use std::process::Command;
 use std::sync::OnceLock;
 
+use gate_common::{junit_cases, report, verdict_lines};
 use pgrush_cluster::Cluster;
 use pgrush_report::document::RunDocument;
 use pgrush_testkit::{self as testkit, Output};
-use quick_xml::events::Event;
-use quick_xml::{Reader, XmlVersion};
 use serde_json::Value;
 
 const DB: &str = "assert_gate";
@@ -43,73 +44,6 @@ fn bench(args: &[&str], dir: &Path) -> Output {
     let mut all = vec!["-n", "-d", DB];
     all.extend_from_slice(args);
     pgrush_in(&all, dir, cluster())
-}
-
-/// `pgrush report …` (no server).
-fn report(args: &[&str], dir: &Path) -> Output {
-    let mut all = vec!["report"];
-    all.extend_from_slice(args);
-    testkit::run(
-        Command::new(env!("CARGO_BIN_EXE_pgrush"))
-            .args(all)
-            .current_dir(dir),
-    )
-}
-
-fn verdict_lines(stdout: &str) -> Vec<&str> {
-    stdout
-        .lines()
-        .filter(|l| l.starts_with("assertion "))
-        .collect()
-}
-
-/// The test cases of a JUnit file: (name, has a failure element), and the suite's
-/// `system-out` text.
-fn junit_cases(path: &Path) -> (Vec<(String, bool)>, String) {
-    let xml = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path:?}: {e}"));
-    let mut reader = Reader::from_str(&xml);
-    let (mut cases, mut out, mut in_out) = (Vec::new(), String::new(), false);
-    loop {
-        match reader.read_event() {
-            Ok(Event::Start(e) | Event::Empty(e)) if e.name().as_ref() == "testcase" => {
-                let name = e
-                    .try_get_attribute("name")
-                    .ok()
-                    .flatten()
-                    .and_then(|a| {
-                        a.normalized_value(XmlVersion::default())
-                            .ok()
-                            .map(|v| v.into_owned())
-                    })
-                    .unwrap_or_default();
-                cases.push((name, false));
-            }
-            Ok(Event::Start(e)) if e.name().as_ref() == "failure" => {
-                if let Some(last) = cases.last_mut() {
-                    last.1 = true;
-                }
-            }
-            Ok(Event::Start(e)) if e.name().as_ref() == "system-out" => in_out = true,
-            Ok(Event::End(e)) if e.name().as_ref() == "system-out" => in_out = false,
-            Ok(Event::Text(t)) if in_out => {
-                out.push_str(&t.into_inner());
-            }
-            Ok(Event::GeneralRef(r)) if in_out => {
-                let name = r.into_inner();
-                out.push_str(match name.as_ref() {
-                    "lt" => "<",
-                    "gt" => ">",
-                    "amp" => "&",
-                    "quot" => "\"",
-                    _ => "'",
-                });
-            }
-            Ok(Event::Eof) => break,
-            Err(e) => panic!("{path:?} is not well-formed XML: {e}\n{xml}"),
-            _ => {}
-        }
-    }
-    (cases, out)
 }
 
 #[test]

@@ -6,13 +6,14 @@
 //! wrote; the other results are written as it writes them (schema `pgrush-ops/1`,
 //! checked) with known durations, so that the expected verdicts are exact.
 
+mod gate_common;
 mod ops_common;
 
 use std::path::Path;
-use std::process::Command;
 
+use gate_common::{report, verdict_lines};
 use ops_common::Sandbox;
-use pgrush_testkit::{self as testkit, Output};
+use pgrush_testkit as testkit;
 use serde_json::{Value, json};
 
 const SCHEMA: &str = include_str!(concat!(
@@ -65,20 +66,6 @@ fn write(dir: &Path, name: &str, doc: &Value) {
     let errors: Vec<String> = validator.iter_errors(doc).map(|e| e.to_string()).collect();
     assert!(errors.is_empty(), "{name}: {errors:#?}");
     std::fs::write(dir.join(name), doc.to_string()).unwrap_or_else(|e| panic!("{name}: {e}"));
-}
-
-/// `pgrush report ARGS` in `dir` (no server).
-fn report(args: &[&str], dir: &Path) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_pgrush"));
-    testkit::clear_pg_env(&mut cmd);
-    testkit::run(cmd.arg("report").args(args).current_dir(dir))
-}
-
-fn verdict_lines(stdout: &str) -> Vec<&str> {
-    stdout
-        .lines()
-        .filter(|l| l.starts_with("assertion "))
-        .collect()
 }
 
 #[test]

@@ -10,14 +10,15 @@
 //! what `pgrush sweep` leaves behind; their tps are then set to known values so that
 //! the expected verdicts are exact.
 
+mod gate_common;
+
 use std::path::Path;
 use std::process::Command;
 use std::sync::OnceLock;
 
+use gate_common::{junit_cases, report, verdict_lines};
 use pgrush_lab::sweep::{Axis, Plan, PlanKey, RUNS_DIR};
-use pgrush_testkit::{self as testkit, Output};
-use quick_xml::events::Event;
-use quick_xml::{Reader, XmlVersion};
+use pgrush_testkit as testkit;
 use serde_json::Value;
 
 const DB: &str = "sweep_gates";
@@ -77,53 +78,6 @@ fn write_sweep(dir: &Path, axis: &str, docs: &[Option<Value>]) {
     }
 }
 
-/// `pgrush report ARGS` in `dir` (no server).
-fn report(args: &[&str], dir: &Path) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_pgrush"));
-    testkit::clear_pg_env(&mut cmd);
-    testkit::run(cmd.arg("report").args(args).current_dir(dir))
-}
-
-fn verdict_lines(stdout: &str) -> Vec<&str> {
-    stdout
-        .lines()
-        .filter(|l| l.starts_with("assertion "))
-        .collect()
-}
-
-/// The test cases of a JUnit file: (name, has a failure element).
-fn junit_cases(path: &Path) -> Vec<(String, bool)> {
-    let xml = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path:?}: {e}"));
-    let mut reader = Reader::from_str(&xml);
-    let mut cases: Vec<(String, bool)> = Vec::new();
-    loop {
-        match reader.read_event() {
-            Ok(Event::Start(e) | Event::Empty(e)) if e.name().as_ref() == "testcase" => {
-                let name = e
-                    .try_get_attribute("name")
-                    .ok()
-                    .flatten()
-                    .and_then(|a| {
-                        a.normalized_value(XmlVersion::default())
-                            .ok()
-                            .map(|v| v.into_owned())
-                    })
-                    .unwrap_or_default();
-                cases.push((name, false));
-            }
-            Ok(Event::Start(e)) if e.name().as_ref() == "failure" => {
-                if let Some(last) = cases.last_mut() {
-                    last.1 = true;
-                }
-            }
-            Ok(Event::Eof) => break,
-            Err(e) => panic!("{path:?} is not well-formed XML: {e}\n{xml}"),
-            _ => {}
-        }
-    }
-    cases
-}
-
 #[test]
 fn every_cell_gets_a_labelled_verdict_and_a_failing_cell_exits_3() {
     let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
@@ -155,7 +109,7 @@ fn every_cell_gets_a_labelled_verdict_and_a_failing_cell_exits_3() {
             "assertion passed: [clients=2] failed == 0 (measured 0)",
         ]
     );
-    let cases = junit_cases(&dir.join("pass.xml"));
+    let cases = junit_cases(&dir.join("pass.xml")).0;
     assert_eq!(cases.len(), 4, "{cases:?}");
     assert!(cases.iter().all(|(_, failed)| !failed), "{cases:?}");
 
@@ -188,7 +142,7 @@ fn every_cell_gets_a_labelled_verdict_and_a_failing_cell_exits_3() {
         "assertion FAILED: [clients=2] tps >= 100 (measured 50)"
     );
     assert!(lines[3].starts_with("assertion passed: [clients=2] p99 < 100 s"));
-    let cases = junit_cases(&dir.join("fail.xml"));
+    let cases = junit_cases(&dir.join("fail.xml")).0;
     let failed: Vec<&str> = cases
         .iter()
         .filter(|(_, f)| *f)
@@ -290,6 +244,7 @@ fn baseline_sweeps_compare_the_cells_of_equal_axis_values() {
          (measured 50, baseline 100, limit 95)"
     );
     let failed: Vec<String> = junit_cases(&dir.join("regression.xml"))
+        .0
         .into_iter()
         .filter(|(_, f)| *f)
         .map(|(n, _)| n)
