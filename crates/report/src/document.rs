@@ -414,6 +414,38 @@ pub struct RunDocument {
     /// The verdicts of `--assert`, in command-line order (absent without `--assert`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub assertions: Option<Vec<crate::assertion::Verdict>>,
+    /// This run's place in a sharded benchmark (absent when the run is not a shard).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<ShardDoc>,
+}
+
+/// One shard of a benchmark run as several pgrush processes (`--shard INDEX/COUNT` or a
+/// launcher's environment): what `pgrush merge` needs to check that shards belong together
+/// and to place them on one time line.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ShardDoc {
+    /// This shard's index, `0..count`.
+    pub index: u32,
+    /// The number of shards.
+    pub count: u32,
+    /// Where the index came from: `option`, `slurm`, `mpi` or `kubernetes`.
+    pub source: String,
+    /// The global id of this shard's first client (`index × clients`).
+    pub first_client: u32,
+    /// Clients in the whole benchmark (`count × clients`).
+    pub clients_total: u32,
+    /// Identity of the benchmark, equal in every shard of one run: a hex digest of the
+    /// workload (scripts and their weights, the options that shape the workload, the
+    /// server's identity) and of the agreed start instant.
+    pub benchmark_id: String,
+    /// The agreed start instant of the measured interval (Unix µs, server clock).
+    pub start_unix_us: i64,
+    /// This client's clock minus the server's (ms), estimated from round trips.
+    pub clock_offset_ms: f64,
+    /// Half the round trip of the best offset probe (ms): the offset's uncertainty.
+    pub clock_offset_uncertainty_ms: f64,
+    /// How the shards were started together: `barrier` (through the database) or `start_at`.
+    pub start_method: String,
 }
 
 impl RunDocument {
@@ -446,6 +478,7 @@ impl RunDocument {
             report_text: crate::text::render_report_lossy(sum),
             server_stats: None,
             assertions: None,
+            shard: None,
         }
     }
 
