@@ -87,6 +87,37 @@ pub(crate) fn server_account() -> Result<Option<Account>, ClusterError> {
     }
 }
 
+/// This process's effective user id.
+pub(crate) fn effective_uid() -> u32 {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() }
+}
+
+/// The name of the user with id `uid`, from the password database.
+pub(crate) fn user_name(uid: u32) -> Option<String> {
+    let mut buf = vec![0u8; 16 * 1024];
+    // SAFETY: passwd is plain old data; zeroed is a valid (empty) value.
+    let mut pwd: libc::passwd = unsafe { std::mem::zeroed() };
+    let mut result: *mut libc::passwd = std::ptr::null_mut();
+    // SAFETY: every pointer refers to live memory of the advertised size; getpwuid_r
+    // writes only into `pwd` and `buf` and sets `result` to null or to `&pwd`.
+    let rc = unsafe {
+        libc::getpwuid_r(
+            uid,
+            &mut pwd,
+            buf.as_mut_ptr().cast(),
+            buf.len(),
+            &mut result,
+        )
+    };
+    if rc != 0 || result.is_null() || pwd.pw_name.is_null() {
+        return None;
+    }
+    // SAFETY: pw_name points into `buf`, a NUL-terminated string getpwuid_r wrote.
+    let name = unsafe { std::ffi::CStr::from_ptr(pwd.pw_name) };
+    Some(name.to_string_lossy().into_owned())
+}
+
 /// Looks a user up in the password database.
 fn lookup(name: &str) -> Option<Account> {
     let cname = CString::new(name).ok()?;

@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 
 use tempfile::TempDir;
 
+mod adopt;
 mod files;
 
 use crate::account::{Account, server_account};
@@ -47,6 +48,9 @@ pub(crate) enum Location {
     Throwaway,
     /// A directory chosen by the caller, kept.
     Kept(PathBuf),
+    /// An existing data directory ([`Cluster::adopt`]): never deleted, handed back as
+    /// found.
+    Adopted(Box<adopt::Adopted>),
 }
 
 /// How the server is shut down ([`Cluster::stop`]): PostgreSQL's three modes.
@@ -93,6 +97,7 @@ pub struct Cluster {
     install: PgInstall,
     server: PgInstall,
     account: Option<Account>,
+    superuser: String,
     location: Location,
     base_path: PathBuf,
     data_dir: PathBuf,
@@ -152,6 +157,11 @@ impl Cluster {
                 }
                 (None, path)
             }
+            Location::Adopted(_) => {
+                return Err(ClusterError::Invalid(
+                    "an adopted cluster is not created (Cluster::adopt)".into(),
+                ));
+            }
         };
         chmod(&base_path, 0o755)?;
         let socket_dir = base_path.join("sock");
@@ -187,6 +197,7 @@ impl Cluster {
             install,
             server,
             account,
+            superuser: SUPERUSER.to_string(),
             location,
             base_path,
             data_dir,
@@ -233,9 +244,10 @@ impl Cluster {
         "127.0.0.1"
     }
 
-    /// The bootstrap superuser's name: `postgres`.
+    /// The superuser's name: `postgres` (for an adopted cluster, the data directory
+    /// owner's name, as `initdb` names the bootstrap superuser).
     pub fn superuser(&self) -> &str {
-        SUPERUSER
+        &self.superuser
     }
 
     /// libpq environment for reaching this cluster over its Unix socket as the superuser:
@@ -244,7 +256,7 @@ impl Cluster {
         vec![
             ("PGHOST".into(), self.socket_dir.display().to_string()),
             ("PGPORT".into(), self.port.to_string()),
-            ("PGUSER".into(), SUPERUSER.into()),
+            ("PGUSER".into(), self.superuser.clone()),
             ("PGDATABASE".into(), "postgres".into()),
         ]
     }
@@ -302,9 +314,10 @@ impl Cluster {
             .unwrap_or_default()
     }
 
-    /// Whether the files are kept when the cluster is dropped ([`ClusterBuilder::directory`]).
+    /// Whether the files are kept when the cluster is dropped ([`ClusterBuilder::directory`],
+    /// [`Cluster::adopt`]).
     pub fn is_kept(&self) -> bool {
-        matches!(self.location, Location::Kept(_))
+        !matches!(self.location, Location::Throwaway)
     }
 
     // ---- SQL ------------------------------------------------------------------------
@@ -338,7 +351,7 @@ impl Cluster {
                 "-p",
                 &self.port.to_string(),
                 "-U",
-                SUPERUSER,
+                &self.superuser,
                 "-d",
                 db,
                 "-f",
@@ -595,6 +608,10 @@ impl Cluster {
     /// cluster: what the cluster created in its directory, then the directory if empty).
     /// Idempotent; what dropping a throwaway cluster does.
     pub fn discard(&self) {
+        if matches!(self.location, Location::Adopted(_)) {
+            self.hand_back();
+            return;
+        }
         if let Some(mut child) = lock(&self.postmaster).take() {
             stop_child(&mut child, libc::SIGQUIT, IMMEDIATE_GRACE);
         }
@@ -625,6 +642,8 @@ impl Cluster {
         let (remove, signal) = match self.location {
             Location::Throwaway => (Some(self.base_path.as_path()), "QUIT"),
             Location::Kept(_) => (None, "INT"),
+            // An adopted server outlives this process, as it was found.
+            Location::Adopted(_) => return Ok(()),
         };
         if postmaster.is_none() && remove.is_none() {
             return Ok(());
@@ -679,10 +698,14 @@ impl Cluster {
             .map_err(|e| (ClusterError::io("dup the log file", e), false))?;
         let mut cmd = self.server.command("postgres");
         clear_pg_env(&mut cmd);
-        cmd.arg("-D")
-            .arg(&self.data_dir)
-            .args(["-p", &self.port.to_string()])
-            .current_dir(&self.base_path)
+        match &self.location {
+            Location::Adopted(adopted) => cmd.args(&adopted.server_args),
+            _ => cmd
+                .arg("-D")
+                .arg(&self.data_dir)
+                .args(["-p", &self.port.to_string()]),
+        };
+        cmd.current_dir(&self.base_path)
             .stdin(Stdio::null())
             .stdout(log)
             .stderr(log_err)
@@ -725,6 +748,7 @@ impl Drop for Cluster {
     fn drop(&mut self) {
         match self.location {
             Location::Throwaway => self.discard(),
+            Location::Adopted(_) => self.hand_back(),
             Location::Kept(_) => {
                 if self.stop(ShutdownMode::Fast).is_err() {
                     let _ = self.stop(ShutdownMode::Immediate);
@@ -824,13 +848,13 @@ fn append(path: &Path, text: &str) -> Result<(), ClusterError> {
 }
 
 /// Replaces a file's contents, keeping its owner and mode.
-fn overwrite(path: &Path, text: &str) -> Result<(), ClusterError> {
+fn overwrite(path: &Path, text: impl AsRef<[u8]>) -> Result<(), ClusterError> {
     let mut file = File::options()
         .write(true)
         .truncate(true)
         .open(path)
         .map_err(|e| ClusterError::io(format!("open {}", path.display()), e))?;
-    file.write_all(text.as_bytes())
+    file.write_all(text.as_ref())
         .map_err(|e| ClusterError::io(format!("write {}", path.display()), e))
 }
 

@@ -84,6 +84,34 @@ pub enum ClusterError {
     /// A TLS operation was asked of a cluster started without TLS.
     #[error("this cluster was started without TLS")]
     NoTls,
+    /// The directory given to [`Cluster::adopt`](crate::Cluster::adopt) is not a
+    /// PostgreSQL data directory.
+    #[error("{0}: not a PostgreSQL data directory (no PG_VERSION file)")]
+    NotDataDir(PathBuf),
+    /// The data directory belongs to an account this process cannot become.
+    #[error("{dir}: {why}")]
+    Owner {
+        /// The data directory.
+        dir: PathBuf,
+        /// Who owns it and what would work.
+        why: String,
+    },
+    /// The data directory's server runs but does not answer.
+    #[error(
+        "the server of {dir} runs (PID {pid}) but cannot be reached on {host}, port {port}: {output}"
+    )]
+    Unreachable {
+        /// The data directory.
+        dir: PathBuf,
+        /// The postmaster's PID (from `postmaster.pid`).
+        pid: u32,
+        /// The socket directory or address tried.
+        host: String,
+        /// The port tried.
+        port: u16,
+        /// psql's message.
+        output: String,
+    },
     /// An argument is not acceptable (a setting name, a pg_hba line, a directory).
     #[error("invalid cluster setting: {0}")]
     Invalid(String),

@@ -30,7 +30,8 @@ impl Cluster {
 
     /// Replaces the data directory of the stopped server with a copy of `source` (for
     /// example a `pg_basebackup` directory), owned by the server account, and points
-    /// its socket at this cluster's socket directory. Settings written afterwards with
+    /// its socket at this cluster's socket directory; this cluster's `pg_hba.conf`
+    /// replaces the copy's. Settings written afterwards with
     /// [`Cluster::write_setting`] apply to the copy; the next [`Cluster::start_server`]
     /// starts from it (with `recovery.signal` in it: archive recovery).
     pub fn replace_data_dir(&self, source: &Path) -> Result<(), ClusterError> {
@@ -43,11 +44,16 @@ impl Cluster {
                 source.display()
             )));
         }
+        // This cluster's own pg_hba.conf stays: the copy's may not let us in.
+        let hba_path = self.data_dir.join("pg_hba.conf");
+        let hba = std::fs::read(&hba_path)
+            .map_err(|e| ClusterError::io(format!("read {}", hba_path.display()), e))?;
         std::fs::remove_dir_all(&self.data_dir)
             .map_err(|e| ClusterError::io(format!("remove {}", self.data_dir.display()), e))?;
         self.copy_tree(source, &self.data_dir)?;
         chmod(&self.data_dir, 0o700)?;
         let _ = std::fs::remove_file(self.data_dir.join("postmaster.pid"));
+        super::overwrite(&hba_path, &hba)?;
         append(
             &self.data_dir.join("postgresql.conf"),
             &setting_line(

@@ -1,0 +1,392 @@
+//! Adopting an existing data directory ([`Cluster::adopt`]): its binaries from
+//! `PG_VERSION`, its owner as the server account, its port and socket from
+//! `postmaster.pid`; and handing it back as it was found.
+//!
+//! To kill the postmaster as a crash would and restart it at once, this process must
+//! be its parent (a killed postmaster stays a zombie, holding `postmaster.pid`'s PID,
+//! until its parent reaps it). So a running server is stopped (fast shutdown) and
+//! started again as a child, with the options of `postmaster.opts` (what `pg_ctl
+//! restart` does); a stopped one is started with `postgres -D DIR` (its configuration
+//! files choose port and sockets, as `pg_ctl start` without `-o`). Either way its
+//! standard error goes to `DIR/log/pgrush-postmaster.log`.
+//!
+//! When dropped, the configuration files (`postgresql.conf`, `postgresql.auto.conf`)
+//! get their contents at adoption back, and the server is left as found: a running one
+//! runs on (reloaded, or restarted when a restored setting needs it, such as
+//! `archive_mode`), outliving this process; a stopped one is stopped. Nothing is
+//! deleted.
+
+use std::ffi::OsString;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use super::{Cluster, Location, ShutdownMode, chmod, lock, overwrite, read_major};
+use crate::account::{Account, effective_uid, is_root, user_name};
+use crate::error::ClusterError;
+use crate::install::{PgInstall, work_dir};
+use crate::process::{clear_pg_env, signal, still_running};
+
+/// The configuration files restored when an adopted cluster is handed back.
+const CONFIG_FILES: [&str; 2] = ["postgresql.conf", "postgresql.auto.conf"];
+/// Where, in the data directory, the adopted server's standard error goes.
+const LOG_FILE: &str = "log/pgrush-postmaster.log";
+/// How long the server found running may take to stop before it is restarted.
+const TAKE_OVER_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// A configuration file and its contents (`None`: it did not exist).
+pub(crate) type SavedFile = (PathBuf, Option<Vec<u8>>);
+
+/// What an adopted cluster remembers to hand it back as found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Adopted {
+    /// Whether the server ran when adopted.
+    pub was_running: bool,
+    /// The postmaster's arguments (after the program).
+    pub server_args: Vec<OsString>,
+    /// Each configuration file and its contents at adoption (`None`: it did not exist).
+    pub saved: Vec<SavedFile>,
+}
+
+/// What `postmaster.pid` says about a running server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct PidFile {
+    pid: u32,
+    port: u16,
+    /// The first Unix socket directory, or else the first listen address.
+    host: String,
+}
+
+impl PidFile {
+    /// Reads `DIR/postmaster.pid` (PID, data dir, start time, port, socket dir, listen
+    /// address, shared memory key, status).
+    fn read(data_dir: &Path) -> Option<PidFile> {
+        let text = std::fs::read_to_string(data_dir.join("postmaster.pid")).ok()?;
+        let lines: Vec<&str> = text.lines().map(str::trim).collect();
+        let pid = lines.first()?.parse().ok()?;
+        let port = lines.get(3)?.parse().ok()?;
+        let socket = lines.get(4).copied().unwrap_or_default();
+        let listen = lines.get(5).copied().unwrap_or_default();
+        let host = match (socket, listen) {
+            ("", "" | "*") => "127.0.0.1".to_string(),
+            ("", addr) => addr.to_string(),
+            (dir, _) => dir.to_string(),
+        };
+        Some(PidFile { pid, port, host })
+    }
+}
+
+impl Cluster {
+    /// Adopts the existing data directory `data_dir`: finds PostgreSQL binaries of its
+    /// `PG_VERSION` ([`PgInstall::for_major`]), runs the server as the directory's owner
+    /// (as root; otherwise this process must be the owner), and becomes the
+    /// postmaster's parent (a running server is restarted, a stopped one started). See
+    /// the module documentation for what is changed and restored. Errors: not a data
+    /// directory, an owner this process cannot become, no binaries of its version, a
+    /// running server that does not answer.
+    pub fn adopt(data_dir: impl AsRef<Path>) -> Result<Cluster, ClusterError> {
+        let given = data_dir.as_ref();
+        if !given.join("PG_VERSION").is_file() {
+            return Err(ClusterError::NotDataDir(given.to_path_buf()));
+        }
+        let data_dir = std::fs::canonicalize(given)
+            .map_err(|e| ClusterError::io(format!("resolve {}", given.display()), e))?;
+        let major = read_major(&data_dir)?;
+        let (account, superuser) = owner_of(&data_dir)?;
+        let install = PgInstall::for_major(major)?;
+        let server = install.reachable_by(account)?;
+        let found = PidFile::read(&data_dir).filter(|p| !still_running(&[p.pid]).is_empty());
+        if let Some(pid_file) = &found {
+            check_reachable(&install, &data_dir, pid_file, &superuser)?;
+        }
+        let base = tempfile::Builder::new()
+            .prefix("pgrush-adopted-")
+            .tempdir_in(work_dir())
+            .map_err(|e| ClusterError::io("create a temp dir", e))?;
+        let base_path = base.path().to_path_buf();
+        chmod(&base_path, 0o755)?;
+        if let Some(acct) = account {
+            acct.chown(&base_path)?;
+        }
+        let log_path = prepare_log(&data_dir, account)?;
+        let server_args = match &found {
+            Some(_) => recorded_args(&data_dir),
+            None => vec!["-D".into(), data_dir.clone().into()],
+        };
+        let adopted = Adopted {
+            was_running: found.is_some(),
+            server_args,
+            saved: save_config(&data_dir)?,
+        };
+        if let Some(pid_file) = &found {
+            take_over(&data_dir, pid_file.pid)?;
+        }
+        let mut cluster = Cluster {
+            install,
+            server,
+            account,
+            superuser,
+            location: Location::Adopted(Box::new(adopted)),
+            socket_dir: base_path.clone(),
+            base_path,
+            data_dir,
+            log_path,
+            port: 0,
+            version_num: 0,
+            tls: false,
+            ca_path: None,
+            auth: crate::builder::Auth::Trust,
+            hba: Mutex::new(Vec::new()),
+            base: Mutex::new(Some(base)),
+            postmaster: Mutex::new(None),
+            watchdog: Mutex::new(None),
+        };
+        let child = cluster.spawn_postmaster().map_err(|(e, _)| e)?;
+        *lock(&cluster.postmaster) = Some(child);
+        let pid_file = PidFile::read(&cluster.data_dir).ok_or_else(|| {
+            ClusterError::Invalid("the adopted server wrote no readable postmaster.pid".into())
+        })?;
+        cluster.port = pid_file.port;
+        cluster.socket_dir = PathBuf::from(pid_file.host);
+        cluster.version_num = cluster
+            .psql("SHOW server_version_num")?
+            .trim()
+            .parse()
+            .map_err(|_| ClusterError::Invalid("unreadable server_version_num".into()))?;
+        Ok(cluster)
+    }
+
+    /// Whether this cluster was adopted ([`Cluster::adopt`]) and its server ran then.
+    pub fn adopted_running(&self) -> Option<bool> {
+        match &self.location {
+            Location::Adopted(adopted) => Some(adopted.was_running),
+            _ => None,
+        }
+    }
+
+    /// Restores an adopted cluster's configuration files and leaves its server as it
+    /// was found. Runs once (the private temp dir is its token).
+    pub(crate) fn hand_back(&self) {
+        let Location::Adopted(adopted) = &self.location else {
+            return;
+        };
+        let Some(base) = lock(&self.base).take() else {
+            return;
+        };
+        if adopted.was_running {
+            if !self.is_running() {
+                let _ = self.start_server();
+            }
+            restore_config(&adopted.saved);
+            if self.reload().is_ok() && self.pending_restart().is_ok_and(|p| !p.is_empty()) {
+                let _ = self.restart();
+            }
+            // Runs on after this process, as it did before.
+            drop(lock(&self.postmaster).take());
+        } else {
+            if self.stop(ShutdownMode::Fast).is_err() {
+                let _ = self.stop(ShutdownMode::Immediate);
+            }
+            restore_config(&adopted.saved);
+        }
+        let _ = base.close();
+    }
+}
+
+/// The account the server runs under (as root: the directory's owner) and the
+/// superuser's name (the owner's name, as `initdb` chooses it).
+fn owner_of(data_dir: &Path) -> Result<(Option<Account>, String), ClusterError> {
+    let meta = std::fs::metadata(data_dir)
+        .map_err(|e| ClusterError::io(format!("stat {}", data_dir.display()), e))?;
+    let owner = |why: String| ClusterError::Owner {
+        dir: data_dir.to_path_buf(),
+        why,
+    };
+    let name = user_name(meta.uid())
+        .ok_or_else(|| owner(format!("its owner (uid {}) is no known user", meta.uid())))?;
+    if is_root() {
+        if meta.uid() == 0 {
+            return Err(owner(
+                "it belongs to root, and PostgreSQL does not run as root".into(),
+            ));
+        }
+        let account = Account {
+            uid: meta.uid(),
+            gid: meta.gid(),
+        };
+        return Ok((Some(account), name));
+    }
+    if meta.uid() != effective_uid() {
+        return Err(owner(format!(
+            "it belongs to user {name} (uid {}): run pgrush as that user or as root",
+            meta.uid()
+        )));
+    }
+    Ok((None, name))
+}
+
+/// `SELECT 1` on the running server, as its superuser.
+fn check_reachable(
+    install: &PgInstall,
+    data_dir: &Path,
+    pid_file: &PidFile,
+    superuser: &str,
+) -> Result<(), ClusterError> {
+    let mut cmd = install.command("psql");
+    clear_pg_env(&mut cmd);
+    let out = cmd
+        .args(["-X", "-A", "-t", "-q", "-c", "SELECT 1", "-d", "postgres"])
+        .args(["-h", &pid_file.host, "-p", &pid_file.port.to_string()])
+        .args(["-U", superuser])
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| ClusterError::io("run psql", e))?;
+    if out.status.success() {
+        return Ok(());
+    }
+    Err(ClusterError::Unreachable {
+        dir: data_dir.to_path_buf(),
+        pid: pid_file.pid,
+        host: pid_file.host.clone(),
+        port: pid_file.port,
+        output: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+    })
+}
+
+/// The running server's arguments from `postmaster.opts` (`PROGRAM "ARG" "ARG" ...`),
+/// with `-D DIR` added when missing.
+fn recorded_args(data_dir: &Path) -> Vec<OsString> {
+    let text = std::fs::read_to_string(data_dir.join("postmaster.opts")).unwrap_or_default();
+    let mut args: Vec<OsString> = parse_opts(&text).into_iter().map(OsString::from).collect();
+    if !args.iter().any(|a| a == "-D") {
+        args.splice(
+            0..0,
+            [OsString::from("-D"), data_dir.as_os_str().to_owned()],
+        );
+    }
+    args
+}
+
+/// The double-quoted arguments of a `postmaster.opts` line.
+fn parse_opts(text: &str) -> Vec<String> {
+    text.split('"')
+        .skip(1)
+        .step_by(2)
+        .map(str::to_string)
+        .collect()
+}
+
+/// Stops the server found running (fast shutdown) and waits until its PID file is gone
+/// and it no longer runs (a zombie left to its parent is fine: it holds nothing).
+fn take_over(data_dir: &Path, pid: u32) -> Result<(), ClusterError> {
+    signal(pid, libc::SIGINT);
+    let started = Instant::now();
+    loop {
+        let pid_file_gone = PidFile::read(data_dir).is_none_or(|p| p.pid != pid);
+        if pid_file_gone && still_running(&[pid]).is_empty() {
+            return Ok(());
+        }
+        if started.elapsed() > TAKE_OVER_TIMEOUT {
+            return Err(ClusterError::Stop {
+                mode: "fast",
+                seconds: TAKE_OVER_TIMEOUT.as_secs(),
+            });
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Creates `DIR/log/pgrush-postmaster.log` (and `DIR/log`) for the server account.
+fn prepare_log(data_dir: &Path, account: Option<Account>) -> Result<PathBuf, ClusterError> {
+    let path = data_dir.join(LOG_FILE);
+    let dir = path.parent().unwrap_or(data_dir);
+    if !dir.is_dir() {
+        std::fs::create_dir(dir)
+            .map_err(|e| ClusterError::io(format!("mkdir {}", dir.display()), e))?;
+        chmod(dir, 0o700)?;
+        if let Some(acct) = account {
+            acct.chown(dir)?;
+        }
+    }
+    std::fs::File::options()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .map_err(|e| ClusterError::io(format!("open {}", path.display()), e))?;
+    if let Some(acct) = account {
+        acct.chown(&path)?;
+    }
+    Ok(path)
+}
+
+/// The configuration files' contents now.
+fn save_config(data_dir: &Path) -> Result<Vec<SavedFile>, ClusterError> {
+    CONFIG_FILES
+        .iter()
+        .map(|name| {
+            let path = data_dir.join(name);
+            match std::fs::read(&path) {
+                Ok(bytes) => Ok((path, Some(bytes))),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok((path, None)),
+                Err(e) => Err(ClusterError::io(format!("read {}", path.display()), e)),
+            }
+        })
+        .collect()
+}
+
+/// Puts the saved contents back (best effort: this runs on the way out).
+fn restore_config(saved: &[SavedFile]) {
+    for (path, contents) in saved {
+        match contents {
+            Some(bytes) => {
+                let _ = overwrite(path, bytes);
+            }
+            None => {
+                let _ = std::fs::remove_file(path);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn postmaster_opts_arguments_are_the_quoted_words() {
+        let line = "/usr/lib/postgresql/15/bin/postgres \"-D\" \"/srv/my data\" \"-p\" \"5433\"\n";
+        assert_eq!(parse_opts(line), ["-D", "/srv/my data", "-p", "5433"]);
+        assert_eq!(parse_opts("/usr/bin/postgres\n"), Vec::<String>::new());
+    }
+
+    #[test]
+    fn pid_file_gives_port_and_socket_or_address() {
+        let dir = tempfile::tempdir().unwrap();
+        let write = |socket: &str, listen: &str| {
+            let text =
+                format!("42\n/data\n1700000000\n5433\n{socket}\n{listen}\n  1  2\nready   \n");
+            std::fs::write(dir.path().join("postmaster.pid"), text).unwrap();
+            PidFile::read(dir.path()).unwrap()
+        };
+        let found = write("/run/pg", "localhost");
+        assert_eq!((found.pid, found.port), (42, 5433));
+        assert_eq!(found.host, "/run/pg");
+        assert_eq!(write("", "10.0.0.1").host, "10.0.0.1");
+        assert_eq!(write("", "*").host, "127.0.0.1");
+        std::fs::write(dir.path().join("postmaster.pid"), "garbage").unwrap();
+        assert_eq!(PidFile::read(dir.path()), None);
+    }
+
+    #[test]
+    fn a_directory_without_pg_version_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = Cluster::adopt(dir.path()).unwrap_err();
+        assert!(
+            err.to_string()
+                .ends_with("not a PostgreSQL data directory (no PG_VERSION file)"),
+            "{err}"
+        );
+    }
+}
