@@ -5,7 +5,8 @@
 //! `--workload-seconds`, `--workload-clients`) are taken out first; the rest is an
 //! ordinary `pgrush -i` command line (init options, `-j`, connection options, DBNAME),
 //! parsed by the pgbench parser. Without connection options the steps run on a
-//! throwaway cluster from the local binaries.
+//! throwaway cluster from the local binaries; `--pgdata DIR` names an existing local
+//! cluster instead.
 
 use std::ffi::OsString;
 use std::io::Write;
@@ -20,7 +21,8 @@ pgrush ops times the operations around a database at each scale.
 
 Usage:
   pgrush ops [--scale 1,10,100] [--steps STEP,...] [-j N] [--dump-format FORMAT]
-             [--repeat N] [--json FILE] [--html FILE] [init options] [connection options | DBNAME]
+             [--repeat N] [--json FILE] [--html FILE] [init options]
+             [--pgdata DIR | connection options | DBNAME]
 
 For each scale: load (pgrush -i), then each step, each timed, with sizes and rates:
   load            -i's own step times, rows/s, table/index/total sizes, WAL written
@@ -37,9 +39,12 @@ Without connection options (-h, -p, -U, DBNAME) the steps run on a throwaway
 cluster from the local PostgreSQL binaries (PGRUSH_PG_BIN chooses them), removed
 at the end; it runs with fsync, synchronous_commit and full_page_writes on,
 shared_buffers 128MB and archive_mode on. Against another
-server crash-recovery and pitr are skipped. pg_dump, pg_restore and pg_basebackup
-must match the server's major version. Warning: the load replaces the
-pgbench_* tables of the database used.
+server crash-recovery and pitr are skipped. With --pgdata DIR every step runs on
+that existing local cluster, in a scratch database pgrush_ops dropped at the
+end; the server is restarted so that pgrush is its parent, and is left as it
+was found (running or stopped, its configuration files restored). pg_dump,
+pg_restore and pg_basebackup must match the server's major version. Warning:
+the load replaces the pgbench_* tables of the database used.
 
 Options:
   --scale LIST            scales, in order (default 1,10)
@@ -50,6 +55,7 @@ Options:
   --html FILE             write an HTML page: times and sizes against scale
   --workload-seconds N    length of the crash-recovery and pitr workloads (default 10)
   --workload-clients N    clients of those workloads (default 4)
+  --pgdata DIR            run every step on the existing local cluster in DIR
   -j, --jobs N            parallel loading, pg_dump -Fd -j, pg_restore -j (default 1)
   -F, --fillfactor=NUM    initialization options, as for pgrush -i
   -I, --init-steps=STEPS  (the load step's steps)
@@ -75,6 +81,8 @@ struct OpsArgs {
     html: Option<String>,
     workload_seconds: u32,
     workload_clients: u32,
+    /// `--pgdata DIR`: an existing local cluster.
+    pgdata: Option<PathBuf>,
     /// Everything else: a `-i` command line.
     rest: Vec<OsString>,
 }
@@ -90,6 +98,7 @@ impl Default for OpsArgs {
             html: None,
             workload_seconds: 10,
             workload_clients: 4,
+            pgdata: None,
             rest: Vec::new(),
         }
     }
@@ -112,6 +121,7 @@ const VALUED: &[&str] = &[
     "--html",
     "--workload-seconds",
     "--workload-clients",
+    "--pgdata",
 ];
 
 fn parse(args: &[OsString]) -> Result<Parsed, String> {
@@ -166,6 +176,7 @@ fn apply(out: &mut OpsArgs, name: &str, value: &str) -> Result<(), String> {
         "--json" => out.json = Some(value.to_string()),
         "--html" => out.html = Some(value.to_string()),
         "--workload-seconds" => out.workload_seconds = positive(value)?,
+        "--pgdata" => out.pgdata = Some(PathBuf::from(value)),
         _ => out.workload_clients = positive(value)?,
     }
     Ok(())
@@ -185,10 +196,17 @@ fn config(ops: &OpsArgs, progname: &str) -> Result<OpsConfig, i32> {
         1
     })?;
     let named = opts.host.is_some() || opts.port.is_some() || opts.dbname.is_some();
-    let target = if named {
-        Target::Server(opts.connect_request())
-    } else {
-        Target::Throwaway { bin_dir: None }
+    let target = match (&ops.pgdata, named) {
+        (Some(_), true) => {
+            eprintln!(
+                "pgrush: error: ops: --pgdata cannot be combined with -h, -p or DBNAME \
+                 (the cluster's own port and socket are used)"
+            );
+            return Err(1);
+        }
+        (Some(dir), false) => Target::DataDir(dir.clone()),
+        (None, true) => Target::Server(opts.connect_request()),
+        (None, false) => Target::Throwaway { bin_dir: None },
     };
     let pgrush_exe = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("pgrush"));
     Ok(OpsConfig {
@@ -386,6 +404,8 @@ mod tests {
             "o.html",
             "--workload-seconds",
             "2",
+            "--pgdata",
+            "/srv/pg",
         ]);
         assert_eq!(a.scales, vec![1, 2]);
         assert_eq!(
@@ -397,6 +417,7 @@ mod tests {
         assert_eq!(a.json.as_deref(), Some("o.json"));
         assert_eq!(a.html.as_deref(), Some("o.html"));
         assert_eq!(a.workload_seconds, 2);
+        assert_eq!(a.pgdata, Some(PathBuf::from("/srv/pg")));
         assert_eq!(a.rest, args(&["-j", "2", "--unlogged-tables"]));
         assert_eq!(run_args(&[]), OpsArgs::default());
         assert_eq!(parse(&args(&["--help"])), Ok(Parsed::Help));

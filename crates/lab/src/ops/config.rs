@@ -145,6 +145,9 @@ pub enum Target {
     /// A server named by connection options: the steps that need the server's files
     /// and process are skipped.
     Server(ConnectRequest),
+    /// An existing local cluster (`--pgdata DIR`): every step runs, in a scratch
+    /// database; the cluster is handed back as found.
+    DataDir(PathBuf),
 }
 
 /// Everything `pgrush ops` was asked to do.

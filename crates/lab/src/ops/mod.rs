@@ -20,6 +20,7 @@
 //!
 //! The CLI part (option parsing) is `crates/cli/src/ops_cmd.rs`.
 
+mod adopted;
 mod chart;
 pub mod compare;
 mod config;

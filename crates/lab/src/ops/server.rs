@@ -34,7 +34,7 @@ const THROWAWAY_SETTINGS: &[(&str, &str)] = &[
 pub const IDLE_ARCHIVE_COMMAND: &str = "true";
 
 /// `request` with the server's notices (`table ... does not exist, skipping`) turned off.
-fn quiet(request: &ConnectRequest) -> ConnectRequest {
+pub(crate) fn quiet(request: &ConnectRequest) -> ConnectRequest {
     let mut request = request.clone();
     request.extra.push((
         "options".to_string(),
@@ -72,8 +72,20 @@ pub struct Server {
     pub version: String,
     /// `server_version_num`.
     pub version_num: u32,
+    /// The scratch database the steps run in, dropped at the end (`--pgdata`).
+    pub scratch_db: Option<String>,
+    /// The `archive_command` outside pitr.
+    pub idle_archive_command: String,
     /// Removes the scratch directory when the server is not a throwaway cluster.
-    _scratch_dir: Option<tempfile::TempDir>,
+    pub(crate) _scratch_dir: Option<tempfile::TempDir>,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Some(name) = self.scratch_db.take() {
+            crate::ops::adopted::drop_scratch_db(self, &name);
+        }
+    }
 }
 
 impl Server {
@@ -90,6 +102,7 @@ impl Server {
                 check_tools(&install, major, cfg)?;
                 Server::throwaway(install)
             }
+            Target::DataDir(dir) => crate::ops::adopted::open(cfg, dir),
             Target::Server(request) => {
                 let request = &quiet(request);
                 let mut db = Db::connect(request, None)?;
@@ -116,6 +129,8 @@ impl Server {
                     scratch: dir.path().to_path_buf(),
                     version,
                     version_num,
+                    scratch_db: None,
+                    idle_archive_command: IDLE_ARCHIVE_COMMAND.to_string(),
                     _scratch_dir: Some(dir),
                 })
             }
@@ -150,6 +165,8 @@ impl Server {
             scratch,
             version,
             version_num,
+            scratch_db: None,
+            idle_archive_command: IDLE_ARCHIVE_COMMAND.to_string(),
             _scratch_dir: None,
         })
     }
@@ -186,23 +203,23 @@ impl Server {
     pub fn controlled(&self) -> Result<&Cluster, String> {
         self.cluster.as_ref().ok_or_else(|| {
             "needs the server's files and process: runs only on the throwaway cluster \
-             (give no connection options)"
+             (give no connection options) or a local cluster named with --pgdata"
                 .to_string()
         })
     }
 
-    /// `throwaway` or `server`.
+    /// `throwaway`, `pgdata` (an adopted local cluster) or `server`.
     pub fn kind(&self) -> &'static str {
-        if self.cluster.is_some() {
-            "throwaway"
-        } else {
-            "server"
+        match &self.cluster {
+            Some(cluster) if cluster.adopted_running().is_some() => "pgdata",
+            Some(_) => "throwaway",
+            None => "server",
         }
     }
 }
 
 /// Where the connection went, as the programs need it.
-fn endpoint_of(db: &mut Db) -> Result<Endpoint, OpsError> {
+pub(crate) fn endpoint_of(db: &mut Db) -> Result<Endpoint, OpsError> {
     let row = db
         .rows("SELECT current_user, current_database()")?
         .into_iter()
@@ -276,7 +293,11 @@ fn needed_tools(cfg: &OpsConfig) -> Vec<&'static str> {
 }
 
 /// Each needed program exists in `install` and is of the server's major version.
-fn check_tools(install: &PgInstall, major: u32, cfg: &OpsConfig) -> Result<(), OpsError> {
+pub(crate) fn check_tools(
+    install: &PgInstall,
+    major: u32,
+    cfg: &OpsConfig,
+) -> Result<(), OpsError> {
     for name in needed_tools(cfg) {
         let path = install.program(name);
         if !path.is_file() {

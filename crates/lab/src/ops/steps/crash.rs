@@ -14,8 +14,13 @@ use crate::ops::result::{Check, Details, RecoveryDetails, StepResult};
 use crate::ops::server::Server;
 use crate::ops::steps::workload;
 
-/// Settings that keep checkpoints from running during the workload.
-const HOLD_CHECKPOINTS: &[(&str, &str)] = &[("checkpoint_timeout", "1h"), ("max_wal_size", "64GB")];
+/// Settings of the workload: checkpoints held off, and every commit durable (the
+/// check counts on it; a `--pgdata` cluster may run with `synchronous_commit = off`).
+const CRASH_SETTINGS: &[(&str, &str)] = &[
+    ("checkpoint_timeout", "1h"),
+    ("max_wal_size", "64GB"),
+    ("synchronous_commit", "on"),
+];
 
 /// Runs the crash and the recovery.
 pub fn run(
@@ -28,12 +33,12 @@ pub fn run(
         .cluster
         .as_ref()
         .ok_or_else(|| OpsError::Unexpected("crash-recovery needs a cluster".into()))?;
-    for (name, value) in HOLD_CHECKPOINTS {
+    for (name, value) in CRASH_SETTINGS {
         cluster.alter_system(name, value)?;
     }
     cluster.reload()?;
     let result = crash_and_recover(server, cluster, cfg, round);
-    for (name, _) in HOLD_CHECKPOINTS {
+    for (name, _) in CRASH_SETTINGS {
         cluster.alter_system_reset(name)?;
     }
     cluster.reload()?;

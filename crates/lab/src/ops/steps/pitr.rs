@@ -1,8 +1,9 @@
-//! `pitr`: WAL archiving to a local directory (the throwaway cluster runs with
-//! `archive_mode = on`; the copying `archive_command` is set by a reload), a base backup, a workload, a recorded target (a restore
-//! point and its LSN), more workload; then the base backup restored into a second
-//! cluster with `recovery_target_name`, timed until recovery ends (promotion), and a
-//! check that the data is the data at the target.
+//! `pitr`: WAL archiving to a local directory (the cluster runs with `archive_mode =
+//! on`; the copying `archive_command` is set with `ALTER SYSTEM` and a reload), a base
+//! backup, a workload, a recorded target (a restore point and its LSN), more
+//! workload; then the base backup restored into a second cluster with
+//! `recovery_target_name`, timed until recovery ends (promotion), and a check that the
+//! data is the data at the target.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -38,11 +39,15 @@ pub fn run(server: &Server, cfg: &OpsConfig, round: u32) -> Result<StepResult, O
         .ok_or_else(|| OpsError::Unexpected("pitr needs a cluster".into()))?;
     let archive = cluster.server_dir("archive")?;
     let base = server.scratch.join("pitr-base");
-    let copy = format!("cp %p {}/%f", archive.display());
-    cluster.write_setting("archive_command", &copy)?;
+    let mut copy = format!("cp %p {}/%f", archive.display());
+    if server.idle_archive_command != IDLE_ARCHIVE_COMMAND {
+        // An adopted cluster's own archive keeps getting every segment.
+        copy = format!("{copy} && ({})", server.idle_archive_command);
+    }
+    cluster.alter_system("archive_command", &copy)?;
     cluster.reload()?;
     let result = archive_and_recover(server, cfg, round, &archive, &base);
-    cluster.write_setting("archive_command", IDLE_ARCHIVE_COMMAND)?;
+    cluster.alter_system("archive_command", &server.idle_archive_command)?;
     cluster.reload()?;
     remove(&base)?;
     empty_dir(&archive)?;
@@ -109,6 +114,10 @@ fn recover(server: &Server, archive: &Path, base: &Path) -> Result<Recovered, Op
     let restored = Cluster::builder().install(server.tools.clone()).start()?;
     restored.stop(pgrush_cluster::ShutdownMode::Fast)?;
     restored.replace_data_dir(base)?;
+    // The copy's ALTER SYSTEM settings (archiving into the archive read here) go.
+    let auto_conf = restored.data_dir().join("postgresql.auto.conf");
+    std::fs::write(&auto_conf, b"")
+        .map_err(|e| OpsError::io(format!("empty {}", auto_conf.display()), e))?;
     let restore = format!("cp {}/%f %p", archive.display());
     for (name, value) in [
         ("archive_mode", "off"),
