@@ -112,3 +112,58 @@ pub fn step<'a>(steps: &'a [Value], name: &str) -> &'a Value {
         .find(|s| s["step"] == name)
         .unwrap_or_else(|| panic!("no {name} in {steps:?}"))
 }
+
+/// Each process as `(pid, parent pid, command name)`, from `/proc`.
+fn processes() -> Vec<(u32, u32, String)> {
+    std::fs::read_dir("/proc")
+        .expect("read /proc")
+        .flatten()
+        .filter_map(|entry| {
+            let pid = entry.file_name().to_str()?.parse::<u32>().ok()?;
+            let stat = std::fs::read_to_string(entry.path().join("stat")).ok()?;
+            let (head, rest) = stat.rsplit_once(')')?;
+            let comm = head.split_once('(')?.1.to_string();
+            let mut fields = rest.split_whitespace();
+            let state = fields.next()?;
+            let ppid = fields.next()?.parse().ok()?;
+            (state != "Z").then_some((pid, ppid, comm))
+        })
+        .collect()
+}
+
+/// The running child of `parent` named `program`, if there is one.
+pub fn child_named(parent: u32, program: &str) -> Option<u32> {
+    processes()
+        .into_iter()
+        .find(|(_, ppid, comm)| *ppid == parent && comm == program)
+        .map(|(pid, _, _)| pid)
+}
+
+/// Whether process `pid` still runs (zombies count as gone).
+pub fn is_running(pid: u32) -> bool {
+    processes().iter().any(|(p, _, _)| *p == pid)
+}
+
+/// Running processes whose command line mentions `path` (a cluster's server, a
+/// program writing there), as `pid: command line`.
+pub fn processes_using(path: &Path) -> Vec<String> {
+    let needle = path.to_string_lossy().into_owned();
+    processes()
+        .into_iter()
+        .filter_map(|(pid, _, _)| {
+            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+            let text = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+            text.contains(&needle).then(|| format!("{pid}: {text}"))
+        })
+        .collect()
+}
+
+/// Entries of `dir` whose names start with `prefix`.
+pub fn entries_starting(dir: &Path, prefix: &str) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .expect("read dir")
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|name| name.starts_with(prefix))
+        .collect()
+}

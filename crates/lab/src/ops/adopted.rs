@@ -111,7 +111,7 @@ fn enable_archiving(cluster: &Cluster) -> Result<String, OpsError> {
 /// Drops the scratch database (on the way out, so failures are ignored).
 pub fn drop_scratch_db(server: &Server, name: &str) {
     if let Ok(mut db) = server.db(Some(MAINTENANCE_DB)) {
-        let _ = db.exec(&format!(
+        let _ = db.exec_cleanup(&format!(
             "DROP DATABASE IF EXISTS {} WITH (FORCE)",
             quote_ident(name)
         ));

@@ -27,6 +27,15 @@ impl Db {
         self.query(sql).map(drop)
     }
 
+    /// Runs cleanup statements (dropping scratch databases) even after Ctrl-C, which
+    /// they must not be cancelled by.
+    pub fn exec_cleanup(&mut self, sql: &str) -> Result<(), OpsError> {
+        self.conn
+            .simple_query(sql)
+            .map(drop)
+            .map_err(|e| OpsError::sql(sql, e.libpq_message(Some(sql))))
+    }
+
     /// Runs `sql`; Ctrl-C cancels it (then the error is [`OpsError::Interrupted`]).
     fn query(&mut self, sql: &str) -> Result<Vec<pgrush_wire::QueryResult>, OpsError> {
         if crate::ops::interrupt::requested() {

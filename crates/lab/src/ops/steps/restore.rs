@@ -28,7 +28,7 @@ impl<'a> ScratchDb<'a> {
 impl Drop for ScratchDb<'_> {
     fn drop(&mut self) {
         if let Ok(mut db) = self.server.db(None) {
-            let _ = db.exec(&format!(
+            let _ = db.exec_cleanup(&format!(
                 "DROP DATABASE IF EXISTS {} WITH (FORCE)",
                 self.name
             ));
