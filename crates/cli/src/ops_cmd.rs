@@ -312,10 +312,14 @@ pub fn run(progname: &str, args: &[OsString]) -> i32 {
     status
 }
 
-/// `pgrush report A.json B.json [--html FILE]` when the files are ops results: the
-/// side-by-side table (or page). `None` when the first file is not an ops result (then
-/// `pgrush report` treats the files as runs).
-pub fn report(files: &[String], html: Option<&str>) -> Option<i32> {
+/// `pgrush report A.json B.json [--html FILE | --markdown | --csv]` when the files are
+/// ops results: the side-by-side table (as text, Markdown or CSV) or page. `None` when
+/// the first file is not an ops result (then `pgrush report` treats the files as runs).
+pub fn report(
+    files: &[String],
+    html: Option<&str>,
+    format: pgrush_report::compare::Format,
+) -> Option<i32> {
     let is_ops = |text: &str| {
         serde_json::from_str::<serde_json::Value>(text)
             .is_ok_and(|v| v["schema"] == pgrush_lab::ops::SCHEMA)
@@ -354,7 +358,7 @@ pub fn report(files: &[String], html: Option<&str>) -> Option<i32> {
         }
         None => (
             "-",
-            pgrush_lab::ops::compare::Comparison::build(&docs).render(),
+            pgrush_lab::ops::compare::Comparison::build(&docs).render_as(format),
         ),
     };
     let written = if path == "-" {

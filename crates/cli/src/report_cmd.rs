@@ -265,7 +265,8 @@ pub fn run(prog: &str, args: &[OsString]) -> i32 {
     if let Some(code) = gate_saved_ops(prog, &parsed) {
         return code;
     }
-    if let Some(code) = crate::ops_cmd::report(&parsed.files, parsed.html.as_deref()) {
+    if let Some(code) = crate::ops_cmd::report(&parsed.files, parsed.html.as_deref(), parsed.format)
+    {
         return code;
     }
     let assertions = match parse_assertions(prog, &parsed.expressions) {

@@ -1,5 +1,5 @@
 //! `pgrush report` with `pgrush ops` results: two results side by side (logged against
-//! unlogged tables), as text and as an HTML page.
+//! unlogged tables), as text, Markdown, CSV and an HTML page.
 
 mod ops_common;
 
@@ -86,6 +86,7 @@ fn report_compares_two_ops_results() {
         .find(|l| l.contains("crash-recovery"))
         .expect("crash-recovery row");
     assert!(crash.contains(" - "), "only B has it: {crash}");
+    check_markdown_and_csv(&report, &a.display().to_string(), &b.display().to_string());
     let page = sandbox.path().join("cmp.html");
     let out = report(&["--html", page.to_str().unwrap()]);
     assert_eq!(out.code, 0, "{out:?}");
@@ -104,5 +105,65 @@ fn report_compares_two_ops_results() {
         out.stderr.contains("not a pgrush ops result"),
         "{}",
         out.stderr
+    );
+}
+
+/// `--markdown` and `--csv` render the same comparison as the text table.
+fn check_markdown_and_csv(report: &dyn Fn(&[&str]) -> pgrush_testkit::Output, a: &str, b: &str) {
+    let out = report(&["--markdown"]);
+    assert_eq!(out.code, 0, "{out:?}");
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    assert_eq!(
+        lines[0],
+        format!("| scale | step | {a} time | {a} size | {b} time | {b} size | B/A |")
+    );
+    assert_eq!(lines[1], "|---:|---|---:|---:|---:|---:|---:|");
+    let load = lines
+        .iter()
+        .find(|l| l.starts_with("| 1 | load |"))
+        .unwrap_or_else(|| panic!("no load row in:\n{}", out.stdout));
+    assert!(load.ends_with("x |") && load.contains(" s | "), "{load}");
+    let second = lines
+        .iter()
+        .find(|l| l.starts_with("| 1 | reindex concurrently #2 |"))
+        .expect("second round's row");
+    assert!(second.ends_with("| - | - | - |"), "only A has it: {second}");
+
+    let out = report(&["--csv"]);
+    assert_eq!(out.code, 0, "{out:?}");
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    assert_eq!(
+        lines[0],
+        format!("scale,step,{a} seconds,{a} bytes,{b} seconds,{b} bytes,B/A time")
+    );
+    let load: Vec<&str> = lines
+        .iter()
+        .find(|l| l.starts_with("1,load,"))
+        .expect("load row")
+        .split(',')
+        .collect();
+    assert_eq!(load.len(), 7, "{load:?}");
+    let number = |i: usize| {
+        load[i]
+            .parse::<f64>()
+            .unwrap_or_else(|_| panic!("{load:?}"))
+    };
+    let (a_seconds, b_seconds) = (number(2), number(4));
+    assert!(a_seconds > 0.0 && b_seconds > 0.0 && number(3) > 1e6);
+    assert!(
+        (number(6) - b_seconds / a_seconds).abs() < 0.01 * number(6),
+        "{load:?}"
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("1,reindex concurrently #2,") && l.ends_with(",,,")),
+        "only A has a second round:\n{}",
+        out.stdout
+    );
+    assert_eq!(
+        lines.len(),
+        report(&[]).stdout.lines().count() - 2,
+        "one CSV line per table row, plus the header"
     );
 }

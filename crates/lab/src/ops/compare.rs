@@ -1,7 +1,10 @@
 //! Several ops results side by side (`pgrush report A.json B.json`): for example
-//! PostgreSQL 15 against 18, or with and without `--unlogged-tables`.
+//! PostgreSQL 15 against 18, or with and without `--unlogged-tables`; as aligned text,
+//! a Markdown table (`--markdown`) or CSV (`--csv`, raw seconds and bytes).
 
 use std::fmt::Write as _;
+
+use pgrush_report::compare::Format;
 
 use crate::ops::result::OpsDocument;
 use crate::ops::text::{Row, rows_of, size_text};
@@ -78,16 +81,118 @@ impl Comparison {
                     .map_or_else(|| "-".to_string(), size_text);
                 let _ = write!(line, " {time:>10} {size:>10}");
             }
-            if let [Some(a), Some(b)] = cells.as_slice()
-                && let (Some(ta), Some(tb)) = (a.seconds, b.seconds)
-                && ta > 0.0
-            {
-                let _ = write!(line, " {:>7}", format!("{:.2}x", tb / ta));
+            if let Some(ratio) = time_ratio(cells) {
+                let _ = write!(line, " {:>7}", format!("{ratio:.2}x"));
             }
             out.push_str(line.trim_end());
             out.push('\n');
         }
         out
+    }
+}
+
+impl Comparison {
+    /// The table in `format`: [`Comparison::render`], [`Comparison::markdown`] or
+    /// [`Comparison::csv`].
+    pub fn render_as(&self, format: Format) -> String {
+        match format {
+            Format::Text => self.render(),
+            Format::Markdown => self.markdown(),
+            Format::Csv => self.csv(),
+        }
+    }
+
+    /// A GitHub-flavoured Markdown table: scale, step, then a time and a size column
+    /// per document (headed by its name), and with two documents the ratio of times.
+    pub fn markdown(&self) -> String {
+        let cell = |t: &str| t.replace('\\', "\\\\").replace('|', "\\|");
+        let mut out = String::from("| scale | step |");
+        let mut rule = String::from("|---:|---|");
+        for name in &self.names {
+            let _ = write!(out, " {0} time | {0} size |", cell(name));
+            rule.push_str("---:|---:|");
+        }
+        if self.names.len() == 2 {
+            out.push_str(" B/A |");
+            rule.push_str("---:|");
+        }
+        let _ = writeln!(out, "\n{rule}");
+        for ((scale, step), cells) in &self.rows {
+            let _ = write!(out, "| {scale} | {} |", cell(step));
+            for row in cells {
+                let row = row.as_ref();
+                let time = row
+                    .and_then(|r| r.seconds)
+                    .map_or_else(|| "-".to_string(), |s| format!("{s:.2} s"));
+                let size = row
+                    .and_then(|r| r.bytes)
+                    .map_or_else(|| "-".to_string(), size_text);
+                let _ = write!(out, " {time} | {size} |");
+            }
+            if self.names.len() == 2 {
+                let ratio =
+                    time_ratio(cells).map_or_else(|| "-".to_string(), |r| format!("{r:.2}x"));
+                let _ = write!(out, " {ratio} |");
+            }
+            out.push('\n');
+        }
+        out
+    }
+
+    /// RFC 4180 CSV: `scale,step`, then `NAME seconds,NAME bytes` per document (raw
+    /// numbers, empty when the document has no value), and with two documents
+    /// `B/A time`.
+    pub fn csv(&self) -> String {
+        let field = |t: &str| {
+            if t.contains([',', '"', '\n', '\r']) {
+                format!("\"{}\"", t.replace('"', "\"\""))
+            } else {
+                t.to_string()
+            }
+        };
+        let mut out = String::from("scale,step");
+        for name in &self.names {
+            let _ = write!(
+                out,
+                ",{},{}",
+                field(&format!("{name} seconds")),
+                field(&format!("{name} bytes"))
+            );
+        }
+        if self.names.len() == 2 {
+            out.push_str(",B/A time");
+        }
+        out.push('\n');
+        for ((scale, step), cells) in &self.rows {
+            let _ = write!(out, "{scale},{}", field(step));
+            for row in cells {
+                let row = row.as_ref();
+                let seconds = row
+                    .and_then(|r| r.seconds)
+                    .map_or_else(String::new, |s| format!("{s:.6}"));
+                let bytes = row
+                    .and_then(|r| r.bytes)
+                    .map_or_else(String::new, |b| b.to_string());
+                let _ = write!(out, ",{seconds},{bytes}");
+            }
+            if self.names.len() == 2 {
+                let ratio = time_ratio(cells).map_or_else(String::new, |r| format!("{r:.4}"));
+                let _ = write!(out, ",{ratio}");
+            }
+            out.push('\n');
+        }
+        out
+    }
+}
+
+/// B's time over A's, when both documents have a time and A's is not zero.
+fn time_ratio(cells: &[Option<Row>]) -> Option<f64> {
+    match cells {
+        [Some(a), Some(b)] => match (a.seconds, b.seconds) {
+            (Some(ta), Some(tb)) if ta > 0.0 => Some(tb / ta),
+            _ => None,
+        },
+        _ => None,
     }
 }
 
@@ -164,5 +269,33 @@ mod tests {
             lines[4].trim_start().starts_with("10") && lines[4].ends_with("-"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn markdown_and_csv_carry_the_same_rows() {
+        let cmp = Comparison::build(&[
+            ("a|1.json".into(), doc(&[(1, 1.0), (10, 10.0)])),
+            ("b,2.json".into(), doc(&[(1, 0.5)])),
+        ]);
+        let md = cmp.render_as(Format::Markdown);
+        let lines: Vec<&str> = md.lines().collect();
+        assert_eq!(
+            lines[0],
+            "| scale | step | a\\|1.json time | a\\|1.json size | b,2.json time | b,2.json size | B/A |"
+        );
+        assert_eq!(lines[1], "|---:|---|---:|---:|---:|---:|---:|");
+        assert_eq!(
+            lines[2],
+            "| 1 | load | 1.00 s | 15.0 MB | 0.50 s | 15.0 MB | 0.50x |"
+        );
+        assert_eq!(lines[3], "| 10 | load | 10.00 s | 150.0 MB | - | - | - |");
+        let csv = cmp.render_as(Format::Csv);
+        assert_eq!(
+            csv,
+            "scale,step,a|1.json seconds,a|1.json bytes,\"b,2.json seconds\",\"b,2.json bytes\",B/A time\n\
+             1,load,1.000000,15000000,0.500000,15000000,0.5000\n\
+             10,load,10.000000,150000000,,,\n"
+        );
+        assert_eq!(cmp.render_as(Format::Text), cmp.render());
     }
 }
