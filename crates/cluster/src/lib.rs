@@ -21,6 +21,11 @@
 //!   [`Cluster::show`], [`Cluster::pending_restart`]; [`Cluster::set_hba`];
 //!   [`Cluster::psql`] for anything else. A throwaway cluster is deleted when dropped (or
 //!   by a watchdog process if this process dies first); a kept one is stopped.
+//! - [`Cluster::adopt`] takes over an existing data directory (binaries of its
+//!   `PG_VERSION`, run as its owner, port and socket from `postmaster.pid`; a running
+//!   server is restarted as this process's child) and hands it back as found when
+//!   dropped: configuration files restored, running or stopped as before, nothing
+//!   deleted.
 //! - Every failure is a [`ClusterError`]; nothing here panics.
 //!
 //! As root (PostgreSQL refuses to run as root) the server programs run as the system user

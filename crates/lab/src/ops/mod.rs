@@ -5,12 +5,29 @@
 //! - [`OpsConfig`] says what to run: scales, [`StepKind`]s (load, dump, restore,
 //!   reindex, basebackup, crash-recovery, pitr), `-j`, the [`DumpFormat`], the
 //!   initialization settings and the [`Target`] (a throwaway cluster from the local
-//!   binaries, or a server named by connection options).
+//!   binaries, an existing local cluster named with `--pgdata DIR`, or a server named
+//!   by connection options).
 //! - [`run`] opens the server (checking first that `pg_dump`, `pg_restore` and
 //!   `pg_basebackup` exist and match the server's major version), then for each scale
 //!   estimates the disk space needed against the free space, and runs each step
 //!   (one module per step in `steps/`). Steps that need the server's files and process
 //!   (crash-recovery, pitr) are skipped, with a note, on a server pgrush does not control.
+//! - `--pgdata DIR` (`adopted`): the cluster crate adopts the data directory
+//!   (`Cluster::adopt`: binaries of its `PG_VERSION`, run as its owner, port and socket
+//!   from `postmaster.pid`). A running server is restarted once (fast shutdown, then
+//!   started as pgrush's child with the options of `postmaster.opts`), because only the
+//!   postmaster's parent can kill it and restart it at once; a stopped one is started
+//!   with `postgres -D DIR`; its standard error goes to `DIR/log/pgrush-postmaster.log`.
+//!   The steps run in a scratch database `pgrush_ops` (an error if it exists), dropped
+//!   at the end. What ops changes: `ALTER SYSTEM` for crash-recovery's workload
+//!   (checkpoints held off, `synchronous_commit = on`) and pitr's `archive_command`
+//!   (copying to pgrush's archive, then running the cluster's own command); when pitr
+//!   needs archiving and the cluster has it off, `archive_mode = on` (and `wal_level =
+//!   replica`, `max_wal_senders = 10` if needed), which takes a restart. At the end
+//!   `postgresql.conf` and `postgresql.auto.conf` get their old contents back, the
+//!   server is reloaded, restarted if a restored setting needs it (`archive_mode`), and
+//!   left running (or stopped, if it was). PITR's second cluster connects as
+//!   `postgres`, so the adopted cluster's superuser must be named `postgres` for it.
 //! - The results are an [`OpsDocument`] (serde; schema `schema/pgrush-ops.v1.schema.json`),
 //!   handed to the caller after every step so that nothing measured is lost;
 //!   [`text::table`] renders them as text, [`html::render`] as a page with log-log charts.
