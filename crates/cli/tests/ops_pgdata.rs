@@ -172,6 +172,80 @@ fn a_stopped_cluster_is_started_for_the_steps_and_stopped_again() {
     assert_eq!(leftovers(&sandbox), Vec::<String>::new());
 }
 
+#[test]
+fn ctrl_c_during_crash_recovery_hands_the_cluster_back_running() {
+    let sandbox = Sandbox::new();
+    let cluster = existing_cluster(&sandbox);
+    let data_dir = cluster.data_dir().to_path_buf();
+    let before = config_files(&data_dir);
+    let json = sandbox.json_path();
+    let child = sandbox
+        .command(
+            None,
+            &[
+                "--pgdata",
+                data_dir.to_str().unwrap(),
+                "--scale",
+                "1",
+                "--steps",
+                "load,crash-recovery",
+                "--workload-seconds",
+                "60",
+                "--json",
+                json.to_str().unwrap(),
+            ],
+        )
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn pgrush ops");
+    let started = Instant::now();
+    while !std::fs::read_to_string(&json).is_ok_and(|t| t.contains("\"kind\": \"load\"")) {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "no load result"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // The workload runs, with checkpoints held off by ALTER SYSTEM.
+    std::thread::sleep(Duration::from_millis(1500));
+    // SAFETY: kill has no memory-safety preconditions.
+    unsafe { libc::kill(i32::try_from(child.id()).unwrap(), libc::SIGINT) };
+    let out = child.wait_with_output().expect("wait");
+    let running = postmaster_pid(&data_dir).is_some();
+    let checks = std::panic::catch_unwind(|| {
+        assert_eq!(out.status.code(), Some(1));
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr),
+            "pgrush: error: ops: interrupted\n"
+        );
+        assert!(started.elapsed() < Duration::from_secs(40), "not cancelled");
+        assert!(running, "handed back running");
+        assert_eq!(
+            config_files(&data_dir),
+            before,
+            "configuration files restored"
+        );
+        assert_eq!(cluster.show("checkpoint_timeout").unwrap(), "5min");
+        assert_eq!(cluster.show("max_wal_size").unwrap(), "321MB");
+        let databases = cluster
+            .psql("SELECT string_agg(datname, ',' ORDER BY datname) FROM pg_database")
+            .unwrap();
+        assert_eq!(databases, "postgres,template0,template1", "scratch dropped");
+        assert_eq!(
+            cluster.psql("SELECT count(*) FROM my_table").unwrap(),
+            "1000"
+        );
+        assert_eq!(sandbox.document()["stopped"], "interrupted");
+        assert_eq!(leftovers(&sandbox), Vec::<String>::new());
+    });
+    stop_left_server(&data_dir);
+    drop(cluster);
+    if let Err(panic) = checks {
+        std::panic::resume_unwind(panic);
+    }
+}
+
 /// A fake data directory of PostgreSQL `version`, owned by `owner` (uid) when given.
 fn fake_data_dir(sandbox: &Sandbox, name: &str, version: &str, owner: Option<u32>) -> PathBuf {
     let dir = sandbox.path().join(name);
