@@ -246,6 +246,45 @@ fn ctrl_c_during_crash_recovery_hands_the_cluster_back_running() {
     }
 }
 
+#[test]
+fn a_running_cluster_that_refuses_us_is_a_clear_error_and_left_alone() {
+    let sandbox = Sandbox::new();
+    let cluster = existing_cluster(&sandbox);
+    let data_dir = cluster.data_dir().to_path_buf();
+    let hba = data_dir.join("pg_hba.conf");
+    let own_hba = std::fs::read(&hba).unwrap();
+    std::fs::write(&hba, "local all all reject\nhost all all all reject\n").unwrap();
+    let pid = cluster.pid().expect("running");
+    // SAFETY: kill has no memory-safety preconditions.
+    unsafe { libc::kill(i32::try_from(pid).unwrap(), libc::SIGHUP) };
+    let started = Instant::now();
+    while cluster.psql("SELECT 1").is_ok() {
+        assert!(started.elapsed() < Duration::from_secs(10), "no reload");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let before = config_files(&data_dir);
+    let out = run(&mut sandbox.command(
+        None,
+        &["--pgdata", data_dir.to_str().unwrap(), "--scale", "1"],
+    ));
+    let still_ours = postmaster_pid(&data_dir) == i32::try_from(pid).ok() && cluster.is_running();
+    std::fs::write(&hba, own_hba).unwrap();
+    // SAFETY: as above.
+    unsafe { libc::kill(i32::try_from(pid).unwrap(), libc::SIGHUP) };
+    assert_eq!(out.code, 1, "{out:?}");
+    assert!(
+        out.stderr.starts_with(&format!(
+            "pgrush: error: ops: the server of {} runs (PID {pid}) but cannot be reached on ",
+            data_dir.display()
+        )) && out.stderr.contains("rejects connection"),
+        "{}",
+        out.stderr
+    );
+    assert!(still_ours, "the server was left running, untouched");
+    assert_eq!(config_files(&data_dir), before);
+    assert_eq!(leftovers(&sandbox), Vec::<String>::new());
+}
+
 /// A fake data directory of PostgreSQL `version`, owned by `owner` (uid) when given.
 fn fake_data_dir(sandbox: &Sandbox, name: &str, version: &str, owner: Option<u32>) -> PathBuf {
     let dir = sandbox.path().join(name);

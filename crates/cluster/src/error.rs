@@ -98,7 +98,9 @@ pub enum ClusterError {
     },
     /// The data directory's server runs but does not answer.
     #[error(
-        "the server of {dir} runs (PID {pid}) but cannot be reached on {host}, port {port}: {output}"
+        "the server of {dir} runs (PID {pid}) but cannot be reached on {host}, port {port} as \
+         its superuser {user} without a password (that needs trust, or peer authentication \
+         when run as the directory's owner): {output}"
     )]
     Unreachable {
         /// The data directory.
@@ -109,6 +111,8 @@ pub enum ClusterError {
         host: String,
         /// The port tried.
         port: u16,
+        /// The role tried.
+        user: String,
         /// psql's message.
         output: String,
     },

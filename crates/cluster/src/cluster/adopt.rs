@@ -251,6 +251,7 @@ fn check_reachable(
         pid: pid_file.pid,
         host: pid_file.host.clone(),
         port: pid_file.port,
+        user: superuser.to_string(),
         output: String::from_utf8_lossy(&out.stderr).trim().to_string(),
     })
 }

@@ -63,6 +63,13 @@ impl Cluster {
         )
     }
 
+    /// Makes `name` the role [`Cluster::psql`] and [`Cluster::env`] connect as: after
+    /// [`Cluster::replace_data_dir`] with another cluster's base backup, whose
+    /// bootstrap superuser may not be `postgres`.
+    pub fn set_superuser(&mut self, name: impl Into<String>) {
+        self.superuser = name.into();
+    }
+
     /// Copies the directory tree `from` to `to` (which must not exist), giving every
     /// entry to the server account.
     fn copy_tree(&self, from: &Path, to: &Path) -> Result<(), ClusterError> {

@@ -26,8 +26,9 @@
 //!   replica`, `max_wal_senders = 10` if needed), which takes a restart. At the end
 //!   `postgresql.conf` and `postgresql.auto.conf` get their old contents back, the
 //!   server is reloaded, restarted if a restored setting needs it (`archive_mode`), and
-//!   left running (or stopped, if it was). PITR's second cluster connects as
-//!   `postgres`, so the adopted cluster's superuser must be named `postgres` for it.
+//!   left running (or stopped, if it was). pgrush connects over the Unix socket as the
+//!   superuser (named after the directory's owner) without a password: that takes
+//!   `trust`, or `peer` when pgrush runs as the owner.
 //! - The results are an [`OpsDocument`] (serde; schema `schema/pgrush-ops.v1.schema.json`),
 //!   handed to the caller after every step so that nothing measured is lost;
 //!   [`text::table`] renders them as text, [`html::render`] as a page with log-log charts.

@@ -111,9 +111,11 @@ struct Recovered {
 /// Restores the base backup into a second throwaway cluster and recovers it to the
 /// target from the archive, timed from the server's start to its promotion.
 fn recover(server: &Server, archive: &Path, base: &Path) -> Result<Recovered, OpsError> {
-    let restored = Cluster::builder().install(server.tools.clone()).start()?;
+    let mut restored = Cluster::builder().install(server.tools.clone()).start()?;
     restored.stop(pgrush_cluster::ShutdownMode::Fast)?;
     restored.replace_data_dir(base)?;
+    // The backup's roles: a --pgdata cluster's superuser may have another name.
+    restored.set_superuser(&server.endpoint.user);
     // The copy's ALTER SYSTEM settings (archiving into the archive read here) go.
     let auto_conf = restored.data_dir().join("postgresql.auto.conf");
     std::fs::write(&auto_conf, b"")
