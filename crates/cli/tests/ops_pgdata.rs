@@ -9,16 +9,18 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use ops_common::{Sandbox, step, steps_of};
-use pgrush_cluster::Cluster;
+use pgrush_cluster::{Cluster, PgInstall};
 use pgrush_testkit::run;
 
 /// The configuration files `--pgdata` must leave as they were.
 const CONFIG_FILES: [&str; 2] = ["postgresql.conf", "postgresql.auto.conf"];
 
-/// A kept cluster in the sandbox, with a user table, settings of its own and archiving
-/// off (pitr must switch it on, and back).
-fn existing_cluster(sandbox: &Sandbox) -> Cluster {
+/// A kept PostgreSQL `major` cluster in the sandbox, with a user table, settings of its
+/// own and archiving off (pitr must switch it on, and back).
+fn existing_cluster_of(sandbox: &Sandbox, major: u32) -> Cluster {
+    let install = PgInstall::for_major(major).expect("PostgreSQL binaries");
     let cluster = Cluster::builder()
+        .install(install)
         .directory(sandbox.path().join("existing"))
         .hba(["local replication all trust"])
         .setting("max_wal_size", "321MB")
@@ -29,6 +31,11 @@ fn existing_cluster(sandbox: &Sandbox) -> Cluster {
         .psql("CREATE TABLE my_table AS SELECT g AS id FROM generate_series(1, 1000) g")
         .expect("user table");
     cluster
+}
+
+/// A kept PostgreSQL 15 cluster (see [`existing_cluster_of`]).
+fn existing_cluster(sandbox: &Sandbox) -> Cluster {
+    existing_cluster_of(sandbox, 15)
 }
 
 fn config_files(data_dir: &Path) -> Vec<Vec<u8>> {
@@ -71,7 +78,7 @@ fn leftovers(sandbox: &Sandbox) -> Vec<String> {
 #[test]
 fn every_step_runs_on_a_running_cluster_which_is_handed_back_running() {
     let sandbox = Sandbox::new();
-    let cluster = existing_cluster(&sandbox);
+    let cluster = existing_cluster_of(&sandbox, 18);
     let data_dir = cluster.data_dir().to_path_buf();
     let before = config_files(&data_dir);
     let pid_before = postmaster_pid(&data_dir).expect("running");
@@ -96,6 +103,7 @@ fn every_step_runs_on_a_running_cluster_which_is_handed_back_running() {
         assert_eq!(out.code, 0, "{out:?}\n{}", cluster.log_contents());
         let doc = sandbox.document();
         assert_eq!(doc["target"], "pgdata");
+        assert_eq!(doc["server_version_num"].as_u64().unwrap() / 10000, 18);
         let steps = steps_of(&doc, 1);
         assert_eq!(steps.len(), 4, "{steps:?}");
         for name in ["crash-recovery", "pitr"] {
