@@ -196,17 +196,17 @@ fn config(ops: &OpsArgs, progname: &str) -> Result<OpsConfig, i32> {
         1
     })?;
     let named = opts.host.is_some() || opts.port.is_some() || opts.dbname.is_some();
-    let target = match (&ops.pgdata, named) {
-        (Some(_), true) => {
+    let target = match &ops.pgdata {
+        Some(_) if named || opts.user.is_some() => {
             eprintln!(
-                "pgrush: error: ops: --pgdata cannot be combined with -h, -p or DBNAME \
-                 (the cluster's own port and socket are used)"
+                "pgrush: error: ops: --pgdata cannot be combined with -h, -p, -U or DBNAME \
+                 (the cluster's own port and socket are used, as its superuser)"
             );
             return Err(1);
         }
-        (Some(dir), false) => Target::DataDir(dir.clone()),
-        (None, true) => Target::Server(opts.connect_request()),
-        (None, false) => Target::Throwaway { bin_dir: None },
+        Some(dir) => Target::DataDir(dir.clone()),
+        None if named => Target::Server(opts.connect_request()),
+        None => Target::Throwaway { bin_dir: None },
     };
     let pgrush_exe = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("pgrush"));
     Ok(OpsConfig {

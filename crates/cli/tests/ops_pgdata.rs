@@ -335,7 +335,7 @@ fn directories_that_cannot_be_adopted_are_clear_errors() {
     assert_eq!(out.code, 1, "{out:?}");
     assert!(
         out.stderr
-            .contains("--pgdata cannot be combined with -h, -p or DBNAME"),
+            .contains("--pgdata cannot be combined with -h, -p, -U or DBNAME"),
         "{}",
         out.stderr
     );
