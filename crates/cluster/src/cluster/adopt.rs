@@ -257,15 +257,20 @@ fn check_reachable(
 }
 
 /// The running server's arguments from `postmaster.opts` (`PROGRAM "ARG" "ARG" ...`),
-/// with `-D DIR` added when missing.
+/// with `-D` naming `data_dir` (absolute: a relative one was relative to another
+/// working directory), added when missing.
 fn recorded_args(data_dir: &Path) -> Vec<OsString> {
     let text = std::fs::read_to_string(data_dir.join("postmaster.opts")).unwrap_or_default();
     let mut args: Vec<OsString> = parse_opts(&text).into_iter().map(OsString::from).collect();
-    if !args.iter().any(|a| a == "-D") {
-        args.splice(
-            0..0,
-            [OsString::from("-D"), data_dir.as_os_str().to_owned()],
-        );
+    match args.iter().position(|a| a == "-D") {
+        Some(i) if i + 1 < args.len() => args[i + 1] = data_dir.as_os_str().to_owned(),
+        _ => {
+            args.retain(|a| a != "-D");
+            args.splice(
+                0..0,
+                [OsString::from("-D"), data_dir.as_os_str().to_owned()],
+            );
+        }
     }
     args
 }
@@ -360,6 +365,24 @@ mod tests {
         let line = "/usr/lib/postgresql/15/bin/postgres \"-D\" \"/srv/my data\" \"-p\" \"5433\"\n";
         assert_eq!(parse_opts(line), ["-D", "/srv/my data", "-p", "5433"]);
         assert_eq!(parse_opts("/usr/bin/postgres\n"), Vec::<String>::new());
+    }
+
+    #[test]
+    fn recorded_arguments_name_the_data_directory_absolutely() {
+        let dir = tempfile::tempdir().unwrap();
+        let data = dir.path();
+        let opts = data.join("postmaster.opts");
+        std::fs::write(&opts, "/bin/postgres \"-D\" \"rel/data\" \"-p\" \"5433\"\n").unwrap();
+        let want = |rest: &[&str]| {
+            let mut v = vec![OsString::from("-D"), data.as_os_str().to_owned()];
+            v.extend(rest.iter().map(OsString::from));
+            v
+        };
+        assert_eq!(recorded_args(data), want(&["-p", "5433"]));
+        std::fs::write(&opts, "/bin/postgres \"-p\" \"5433\"\n").unwrap();
+        assert_eq!(recorded_args(data), want(&["-p", "5433"]));
+        std::fs::remove_file(&opts).unwrap();
+        assert_eq!(recorded_args(data), want(&[]));
     }
 
     #[test]
