@@ -302,6 +302,29 @@ impl Seeds {
     }
 }
 
+impl Seeds {
+    /// The slice of a bigger run's seeds that one shard keeps: `clients` generators
+    /// from `first_client` and `threads` thread sets from `first_thread` (the draws
+    /// of the whole run are made in its order, so each client and thread draws what
+    /// it would in that one run). `None` when the slice is out of range.
+    pub fn slice(
+        &self,
+        first_client: usize,
+        clients: usize,
+        first_thread: usize,
+        threads: usize,
+    ) -> Option<Seeds> {
+        let client_end = first_client.checked_add(clients)?;
+        let thread_end = first_thread.checked_add(threads)?;
+        Some(Seeds {
+            random_seed: self.random_seed,
+            clients: self.clients.get(first_client..client_end)?.to_vec(),
+            default_seed: self.default_seed,
+            threads: self.threads.get(first_thread..thread_end)?.to_vec(),
+        })
+    }
+}
+
 /// pgbench's `chooseScript`: no draw with a single script; else a uniform draw in
 /// `[0, total-1]` walked through the weights.
 pub fn choose_script(rng: &mut Prng, weights: &[u32]) -> usize {
@@ -422,6 +445,19 @@ mod tests {
         let mut sa = s.threads[0].sample;
         let logged: Vec<usize> = (1..=20).filter(|_| sample(&mut sa, 0.5)).collect();
         assert_eq!(logged, [2, 6, 7, 10, 12, 14, 15, 16, 19, 20]);
+    }
+
+    #[test]
+    fn a_slice_keeps_what_the_whole_run_drew() {
+        let whole = Seeds::plan(7, 8, 4, false);
+        let shard = whole.slice(4, 2, 2, 1).expect("in range");
+        assert_eq!(shard.clients, whole.clients[4..6]);
+        assert_eq!(shard.threads, whole.threads[2..3]);
+        assert_eq!(shard.default_seed, whole.default_seed);
+        // A shard's own plan would draw other generators.
+        assert_ne!(Seeds::plan(7, 2, 1, false).clients, shard.clients);
+        assert!(whole.slice(7, 2, 0, 1).is_none());
+        assert!(whole.slice(0, 1, 4, 1).is_none());
     }
 
     #[test]
