@@ -12,7 +12,7 @@ mod sharding;
 use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
 
-use pgrush_engine::{EngineConfig, ErrorPolicy, LogConfig, Output, Pacing, Placement, messages};
+use pgrush_engine::{EngineConfig, ErrorPolicy, LogConfig, Output, Pacing, messages};
 use pgrush_script::{RawMessage, Script, Value, Variables};
 use pgrush_stats::{Partitioning, RunConfig, RunLimit, RunSummary, ScriptInfo};
 use pgrush_wire::Connection;
@@ -153,28 +153,10 @@ fn run_inner(opts: &Options) -> Result<i32, i32> {
         setup::vacuum(&mut con, prog, opts.vacuum_all);
     }
     let mut extras = crate::report_cmd::RunExtras::before_run(opts, &mut con, &params);
-    let shard_start = match opts.shard {
-        Some(identity) => {
-            let key = sharding::workload_key(opts, &script_facts, &mut con);
-            Some(sharding::agree_on_start(
-                opts, identity, &key, threads, con,
-            )?)
-        }
-        None => {
-            let _ = con.close();
-            None
-        }
-    };
+    let shard_start = sharding::start_after_setup(opts, &script_facts, threads, con)?;
 
     let run_config = run_config(opts, scale, partitioning, threads);
-    let infos: Vec<ScriptInfo> = scripts
-        .iter()
-        .map(|s| ScriptInfo {
-            desc: s.desc.clone(),
-            weight: s.weight,
-            commands: s.commands.iter().map(|c| c.first_line.clone()).collect(),
-        })
-        .collect();
+    let infos = script_infos(&scripts);
     let limit = run_config.limit;
     let mut summary = RunSummary::empty(run_config, infos);
     let mut layout = summary.layout();
@@ -200,14 +182,7 @@ fn run_inner(opts: &Options) -> Result<i32, i32> {
         client_rngs: seeds.clients,
         thread_rngs: seeds.threads,
         handle_signals: true,
-        placement: Placement {
-            first_client: opts
-                .shard
-                .map_or(0, |s| sharding::first_client(&s, opts.clients)),
-            start_at_unix_us: shard_start
-                .as_ref()
-                .map(sharding::ShardStart::start_local_us),
-        },
+        placement: sharding::placement(opts, shard_start.as_ref()),
     };
     extras.mark_start(prog);
     if let Some(start) = &shard_start {
@@ -237,6 +212,18 @@ fn run_inner(opts: &Options) -> Result<i32, i32> {
     summary.aborted = outcome.aborted;
     summary.interrupted = outcome.interrupted;
     finish_run(opts, &summary, extras)
+}
+
+/// What the report says about each script.
+fn script_infos(scripts: &[Script]) -> Vec<ScriptInfo> {
+    scripts
+        .iter()
+        .map(|s| ScriptInfo {
+            desc: s.desc.clone(),
+            weight: s.weight,
+            commands: s.commands.iter().map(|c| c.first_line.clone()).collect(),
+        })
+        .collect()
 }
 
 /// The setup connection; as pgbench, asks for a password once if the server wants one

@@ -2,7 +2,7 @@
 //! the clock offset, the start barrier (or `--start-at`) and the `shard` block of
 //! its run document.
 
-use pgrush_engine::messages;
+use pgrush_engine::{Placement, messages};
 use pgrush_report::document::ShardDoc;
 use pgrush_script::Seeds;
 use pgrush_wire::Connection;
@@ -203,6 +203,34 @@ pub fn agree_on_start(
     })
 }
 
+/// After the setup connection's work: for a shard, the agreed start (the connection
+/// then holds the barrier lock until the run ends); otherwise the connection is closed.
+pub fn start_after_setup(
+    opts: &Options,
+    script_facts: &[(Vec<u8>, u32, Vec<u8>)],
+    threads: u32,
+    mut con: Connection,
+) -> Result<Option<ShardStart>, i32> {
+    match opts.shard {
+        Some(identity) => {
+            let key = workload_key(opts, script_facts, &mut con);
+            agree_on_start(opts, identity, &key, threads, con).map(Some)
+        }
+        None => {
+            let _ = con.close();
+            Ok(None)
+        }
+    }
+}
+
+/// The engine's placement: global client ids and the agreed start of a shard.
+pub fn placement(opts: &Options, start: Option<&ShardStart>) -> Placement {
+    Placement {
+        first_client: opts.shard.map_or(0, |s| first_client(&s, opts.clients)),
+        start_at_unix_us: start.map(ShardStart::start_local_us),
+    }
+}
+
 /// Warns when this shard started measuring noticeably after the agreed start.
 pub fn warn_if_late(prog: &str, start: &ShardStart, measured_start_unix_us: i64) {
     let late_us = measured_start_unix_us - start.start_local_us();
@@ -252,5 +280,50 @@ pub fn align_time_series(doc: &mut pgrush_report::document::RunDocument, bench_d
         } else {
             0.0
         };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::shard::identity::ShardSource;
+
+    fn shard(index: u32, count: u32) -> Options {
+        Options {
+            clients: 3,
+            rate: 100.0,
+            shard: Some(ShardIdentity {
+                index,
+                count,
+                source: ShardSource::Option,
+            }),
+            ..Options::default()
+        }
+    }
+
+    #[test]
+    fn a_shard_takes_its_clients_seeds_and_share_of_the_rate() {
+        let opts = shard(2, 4);
+        assert_eq!(rate(&opts), 25.0);
+        assert_eq!(placement(&opts, None).first_client, 6);
+        let whole = Seeds::plan(9, 12, 8, false);
+        let mine = seeds(&opts, 9, 2, false);
+        assert_eq!(mine.clients, whole.clients[6..9]);
+        assert_eq!(mine.threads, whole.threads[4..6]);
+        let alone = Options {
+            clients: 3,
+            rate: 100.0,
+            ..Options::default()
+        };
+        assert_eq!(rate(&alone), 100.0);
+        assert_eq!(placement(&alone, None), Placement::default());
+        assert_eq!(seeds(&alone, 9, 2, false), Seeds::plan(9, 3, 2, false));
+    }
+
+    #[test]
+    fn the_margin_grows_with_the_clients_of_a_thread() {
+        let opts = shard(0, 2);
+        assert_eq!(start_margin_us(&opts, 1), 1_060_000);
+        assert_eq!(start_margin_us(&opts, 3), 1_020_000);
     }
 }
