@@ -71,14 +71,15 @@ fn finish(child: Child) -> Output {
     }
 }
 
-/// The common options of the shards and of the single run; `-D test=NAME` keeps the
-/// benchmarks of tests running at once apart (identical workloads share a barrier).
+/// The common options of the shards and of the single run (`-t 20` unless `extra`
+/// has `-T`); `-D test=NAME` keeps the benchmarks of tests running at once apart
+/// (identical workloads share a barrier).
 fn workload(test: &str, extra: &[&str]) -> Vec<String> {
     let tag = format!("test={test}");
+    let limit = if extra.contains(&"-T") { "-n" } else { "-t20" };
     let mut args: Vec<String> = [
         "-n",
-        "-t",
-        "20",
+        limit,
         "--random-seed",
         "7",
         "-D",
@@ -109,8 +110,9 @@ fn run_shards(
             std::thread::sleep(Duration::from_secs(2));
         }
         let shard = format!("{i}/{count}");
-        let mut args = workload(test, &["-c", "2", "-j", "1", "--shard", &shard]);
-        args.extend(extra.iter().map(|s| s.to_string()));
+        let mut options = vec!["-c", "2", "-j", "1", "--shard", &shard];
+        options.extend_from_slice(extra);
+        let args = workload(test, &options);
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         children.push(spawn(&mut pgrush(dir, &args)));
     }
@@ -198,6 +200,11 @@ fn four_shards_draw_what_one_run_draws() {
         assert_eq!(s.code, 0, "shard {i}: {}", s.stderr);
         let sent = sent_by_client(&s.stderr);
         let first = 2 * i as u32;
+        let line = format!(
+            "shard {i} of 4 (option): clients {first} to {} of 8; measuring from ",
+            first + 1
+        );
+        assert!(s.stderr.contains(&line), "{}", s.stderr);
         assert_eq!(
             sent.keys().copied().collect::<Vec<_>>(),
             [first, first + 1],
@@ -284,6 +291,51 @@ fn a_late_shard_still_starts_with_the_others() {
     }
     assert!(starts.iter().all(|&s| s == starts[0]), "{starts:?}");
     assert!(ids.iter().all(|id| id == &ids[0]), "{ids:?}");
+}
+
+#[test]
+fn a_duration_ends_the_shards_together_and_the_rate_is_split() {
+    let dir = Scratch::new(&[SCRIPT]);
+    let extra = [
+        "-T",
+        "2",
+        "-R",
+        "200",
+        "--json",
+        "t-{shard}.json",
+        "--shard-timeout",
+        "20",
+    ];
+    let shards = run_shards("duration", &dir.path, 2, &[0, 1], Some(1), &extra);
+    let mut ends = Vec::new();
+    for (i, s) in shards.iter().enumerate() {
+        assert_eq!(s.code, 0, "shard {i}: {}", s.stderr);
+        let doc = read_json(&dir.path.join(format!("t-{i}.json")));
+        assert_eq!(schema_errors(&doc), Vec::<String>::new(), "shard {i}");
+        assert_eq!(
+            doc["config"]["rate_tps"], 100.0,
+            "shard {i}: -R is the total"
+        );
+        let duration = doc["results"]["duration_s"].as_f64().expect("duration");
+        assert!((1.9..2.5).contains(&duration), "shard {i}: {duration} s");
+        let start = doc["start_time_unix"].as_f64().expect("start");
+        ends.push(start + duration);
+        // The time series starts at the agreed start and covers every transaction.
+        let series = doc["time_series"]["intervals"].as_array().expect("series");
+        assert_eq!(series[0]["start_s"], 0.0);
+        let summed: u64 = series
+            .iter()
+            .map(|iv| iv["transactions"]["processed"].as_u64().expect("count"))
+            .sum();
+        assert_eq!(
+            summed,
+            doc["results"]["transactions"]["processed"]
+                .as_u64()
+                .expect("total")
+        );
+        assert!(summed > 0);
+    }
+    assert!((ends[0] - ends[1]).abs() < 0.3, "ends {ends:?}");
 }
 
 #[test]

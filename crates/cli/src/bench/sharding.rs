@@ -214,13 +214,34 @@ pub fn start_after_setup(
     match opts.shard {
         Some(identity) => {
             let key = workload_key(opts, script_facts, &mut con);
-            agree_on_start(opts, identity, &key, threads, con).map(Some)
+            let start = agree_on_start(opts, identity, &key, threads, con)?;
+            messages::info(&opts.progname, &describe(&start, opts.clients));
+            Ok(Some(start))
         }
         None => {
             let _ = con.close();
             Ok(None)
         }
     }
+}
+
+/// The line a shard prints once its start is agreed on.
+fn describe(start: &ShardStart, clients: u32) -> String {
+    let id = start.identity;
+    let first = first_client(&id, clients);
+    format!(
+        "shard {} of {} ({}): clients {} to {} of {}; measuring from {:.6} (server clock, {}); this clock is {:+.3} ms off (± {:.3} ms)",
+        id.index,
+        id.count,
+        id.source.name(),
+        first,
+        first + clients.saturating_sub(1),
+        id.count.saturating_mul(clients),
+        start.start_server_us as f64 / 1e6,
+        start.method.name(),
+        start.offset.offset_us as f64 / 1000.0,
+        start.offset.uncertainty_us as f64 / 1000.0,
+    )
 }
 
 /// The engine's placement: global client ids and the agreed start of a shard.
