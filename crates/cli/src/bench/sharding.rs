@@ -4,7 +4,7 @@
 
 use pgrush_engine::{Placement, messages};
 use pgrush_report::document::ShardDoc;
-use pgrush_script::Seeds;
+use pgrush_script::{SeedSlice, Seeds};
 use pgrush_wire::Connection;
 
 use crate::options::{Options, SeedChoice};
@@ -77,13 +77,19 @@ pub fn seeds(opts: &Options, seed: u64, threads: u32, default_seed_defined: bool
             default_seed_defined,
         );
     };
-    let n = shard.count as usize;
+    let (n, index) = (shard.count as usize, shard.index as usize);
     let (clients, threads) = (opts.clients as usize, threads as usize);
-    let whole = Seeds::plan(seed, clients * n, threads * n, default_seed_defined);
-    let index = shard.index as usize;
-    whole
-        .slice(index * clients, clients, index * threads, threads)
-        .unwrap_or(whole)
+    let part = SeedSlice {
+        clients_total: clients.saturating_mul(n),
+        first_client: index.saturating_mul(clients),
+        clients,
+        threads_total: threads.saturating_mul(n),
+        first_thread: index.saturating_mul(threads),
+        threads,
+    };
+    // The slice is in range: index < count.
+    Seeds::plan_slice(seed, &part, default_seed_defined)
+        .unwrap_or_else(|| Seeds::plan(seed, clients, threads, default_seed_defined))
 }
 
 /// `-R` of this process: the total rate split evenly over the shards.
