@@ -205,7 +205,7 @@ pub fn agree_on_start(
                 barrier::follow(&mut con, bkey, timeout)
             };
             (
-                start.map_err(|e| fail(&e.to_string()))?,
+                start.map_err(|e| barrier_failed(prog, &e))?,
                 StartMethod::Barrier,
             )
         }
@@ -267,6 +267,18 @@ pub fn placement(opts: &Options, start: Option<&ShardStart>) -> Placement {
         first_client: opts.shard.map_or(0, |s| first_client(&s, opts.clients)),
         start_at_unix_us: start.map(ShardStart::start_local_us),
     }
+}
+
+/// Prints why the barrier failed (with a hint when shards never arrived); status 1.
+fn barrier_failed(prog: &str, e: &barrier::BarrierError) -> i32 {
+    messages::error(prog, &e.to_string());
+    if matches!(e, barrier::BarrierError::NeverArrived { .. }) {
+        messages::hint(
+            prog,
+            "Every shard must run the same scripts and options (-c, -j, -t/-T, -R, -D, --random-seed, ...) against the same database.",
+        );
+    }
+    1
 }
 
 /// Warns when this shard started measuring noticeably after the agreed start.
