@@ -57,20 +57,16 @@ impl Timeline {
     }
 }
 
-/// pgbench's initial connection time over all threads of all shards: each shard reports
-/// the average over its threads, so the whole run's is their average weighted by threads
-/// (µs).
-pub(crate) fn initial_connection_us(shards: &[Shard<'_>]) -> u64 {
-    let mut weighted = 0.0;
-    let mut threads = 0.0;
-    for s in shards {
-        let t = f64::from(s.doc.config.threads);
-        weighted += s.doc.results.initial_connection_time_ms.unwrap_or(0.0) * 1000.0 * t;
-        threads += t;
-    }
-    if threads > 0.0 {
-        (weighted / threads).round() as u64
-    } else {
-        0
-    }
+/// pgbench's initial connection time for the whole run: from the run's start to the
+/// earliest instant a thread began benchmarking (not an average). Each shard's measured
+/// interval starts at its `go` instant and began its run its own initial connection time
+/// earlier, so the whole run's is the earliest go minus the earliest run start (µs). With
+/// shards started together, the longest of the shards' times.
+pub(crate) fn initial_connection_us(shards: &[Shard<'_>], timeline: &Timeline) -> u64 {
+    let run_start = shards
+        .iter()
+        .zip(&timeline.starts_us)
+        .map(|(s, go)| go - s.doc.results.initial_connection_time_ms.unwrap_or(0.0) * 1000.0)
+        .fold(f64::INFINITY, f64::min);
+    (timeline.start_us - run_start).round().max(0.0) as u64
 }
