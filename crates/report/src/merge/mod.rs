@@ -12,8 +12,8 @@
 //! - the measured interval runs from the earliest shard start to the latest shard end on
 //!   the server's clock (a shard's start is its `start_time_unix` minus its clock offset,
 //!   its end that plus its `duration_s`); tps divides by it;
-//! - the initial connection time is pgbench 18's: from the run's start (the earliest
-//!   shard's start minus its initial connection time) to the earliest shard start;
+//! - the initial connection time is pgbench 18's (from the run's start to the earliest
+//!   thread ready to benchmark) over all shards' threads: the smallest shard's;
 //! - clients, threads and the `-R` rate of the merged run are the shards' sums.
 
 mod check;
@@ -111,7 +111,7 @@ pub fn merge(docs: &[(String, RunDocument)]) -> Result<MergedRun, MergeError> {
         summary.interrupted |= s.doc.results.interrupted;
     }
     summary.bench_duration_us = timeline.duration_us();
-    summary.initial_connection_us = timeline::initial_connection_us(&shards, &timeline);
+    summary.initial_connection_us = timeline::initial_connection_us(&shards);
     let percentiles =
         PercentileList::from_values(first.doc.percentiles.clone()).unwrap_or_default();
     let document = merged_document(&summary, &shards, &timeline, &percentiles);

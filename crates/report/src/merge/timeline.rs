@@ -57,16 +57,15 @@ impl Timeline {
     }
 }
 
-/// pgbench's initial connection time for the whole run: from the run's start to the
-/// earliest instant a thread began benchmarking (not an average). Each shard's measured
-/// interval starts at its `go` instant and began its run its own initial connection time
-/// earlier, so the whole run's is the earliest go minus the earliest run start (µs). With
-/// shards started together, the longest of the shards' times.
-pub(crate) fn initial_connection_us(shards: &[Shard<'_>], timeline: &Timeline) -> u64 {
-    let run_start = shards
+/// pgbench 18's initial connection time for the whole run: from the run's start to the
+/// earliest instant a thread had connected and began benchmarking (not an average). A
+/// shard's figure is that for its threads (any wait for the agreed start excluded); with
+/// every shard's threads started together, the whole run's is the smallest (µs).
+pub(crate) fn initial_connection_us(shards: &[Shard<'_>]) -> u64 {
+    shards
         .iter()
-        .zip(&timeline.starts_us)
-        .map(|(s, go)| go - s.doc.results.initial_connection_time_ms.unwrap_or(0.0) * 1000.0)
-        .fold(f64::INFINITY, f64::min);
-    (timeline.start_us - run_start).round().max(0.0) as u64
+        .map(|s| s.doc.results.initial_connection_time_ms.unwrap_or(0.0) * 1000.0)
+        .fold(f64::INFINITY, f64::min)
+        .round()
+        .clamp(0.0, u64::MAX as f64) as u64
 }
