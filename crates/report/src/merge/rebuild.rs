@@ -81,9 +81,11 @@ fn counters(c: &Counts) -> TxCounters {
     }
 }
 
+/// The distribution's histogram; an empty one is accepted (per-command distributions of
+/// runs that kept no per-command histograms), one of another count is not.
 fn histogram(d: &Distribution) -> Result<LatencyHistogram, String> {
     let h = hdr::decode(&d.hdr_histogram).map_err(|e| e.to_string())?;
-    if h.len() != d.count {
+    if !h.is_empty() && h.len() != d.count {
         return Err(format!(
             "a histogram holds {} values where the distribution counts {}",
             h.len(),
