@@ -464,6 +464,9 @@ pub fn render(d: &RunDocument) -> String {
     }
     s.push_str("<h2>Summary</h2>");
     summary_table(&mut s, d);
+    if let Some(m) = &d.merged {
+        s.push_str(&crate::merge::html_section(m));
+    }
     time_charts(&mut s, d);
     if let Some(t) = &d.server_stats {
         s.push_str(&crate::server::html_section(t));
@@ -499,6 +502,7 @@ mod tests {
             stddev_ms: None,
             percentiles: Vec::new(),
             hdr_histogram: hdr::encode(&h),
+            sums: None,
         }
     }
 
@@ -532,6 +536,9 @@ mod tests {
             latency_percentiles: vec![PercentileValue { p: 50.0, ms: 1.0 }],
             lag_average_ms: None,
             lag_max_ms: None,
+            latency_sums: None,
+            lag_sums: None,
+            latency_histogram: None,
         };
         let ts = TimeSeriesDoc {
             interval_s: 1.0,
