@@ -12,6 +12,10 @@
 //!   certificates handed to the cluster as [`pgrush_cluster::ServerTls`], client
 //!   certificates, and [`tls::TlsCluster`] bundling a cluster with its CA.
 //! - [`krb`] starts a private Kerberos realm (MIT KDC) with a keytab for the server.
+//! - The launchers of sharded runs: [`slurm`] starts a private single-node Slurm (with
+//!   its own munge) for `srun`/`sbatch`; [`mpi`] builds `mpirun` command lines that run
+//!   on this machine (as root too); [`netns`] makes network namespaces joined by veth
+//!   pairs, standing for separate client hosts with their own host names.
 //! - [`run`] runs a command and captures its [`Output`]; [`mask_numbers`] and
 //!   [`mask_numbers_bytes`] hide timing-dependent numbers; [`clear_pg_env`] (from
 //!   `pgrush-cluster`) removes the caller's `PG*` variables from a command.
@@ -29,8 +33,12 @@
 
 pub mod chromium;
 mod command;
+mod daemon;
 pub mod krb;
+pub mod mpi;
+pub mod netns;
 pub mod oracle;
+pub mod slurm;
 pub mod tls;
 
 use std::sync::OnceLock;
