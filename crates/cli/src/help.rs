@@ -58,6 +58,11 @@ pub const SUBCOMMANDS: &[(&str, &str, &str)] = &[
         "benchmark a throwaway local cluster, no setup needed",
     ),
     (
+        "merge",
+        " SHARD...",
+        "merge a sharded run's documents into one report",
+    ),
+    (
         "ops",
         "",
         "time load, dump, restore, reindex, backups, recovery",

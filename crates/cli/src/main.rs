@@ -2,7 +2,7 @@
 //!
 //! The binary picks its personality from the name it was started by
 //! (`pg_test_timing` runs the clock-overhead check) and from a leading
-//! subcommand word (`timing`, `demo`, `ops`, `report`, `sweep`, and `completions` and
+//! subcommand word (`timing`, `demo`, `ops`, `report`, `merge`, `sweep`, and `completions` and
 //! `man` for packagers; not when started as `pgbench`, where a
 //! first word is a database name); anything else is a pgbench command line.
 
@@ -13,6 +13,7 @@ mod demo;
 mod help;
 mod init_cmd;
 mod man;
+mod merge_cmd;
 mod ops_cmd;
 mod options;
 mod parse;
@@ -52,6 +53,7 @@ fn dispatch(args: Vec<OsString>) -> i32 {
         Some("timing") => return timing_cmd::run(&argv0, &args[2..], false),
         Some("demo") => return demo::run(&args[2..]),
         Some("report") => return report_cmd::run(&base, &args[2..]),
+        Some("merge") => return merge_cmd::run(&base, &args[2..]),
         Some("ops") => return ops_cmd::run(&base, &args[2..]),
         Some("sweep") => return sweep_cmd::run(&args[2..]),
         Some("completions") => return completions::run(&args[2..]),

@@ -170,7 +170,8 @@ fn check_report_args(prog: &str, args: &ReportArgs) -> Result<(), i32> {
     Ok(())
 }
 
-fn read_run(prog: &str, path: &str) -> Result<RunDocument, i32> {
+/// Reads a run document (`-` = stdin); errors are reported and give exit status 1.
+pub(crate) fn read_run(prog: &str, path: &str) -> Result<RunDocument, i32> {
     let text = if path == "-" {
         let mut s = String::new();
         match std::io::Read::read_to_string(&mut std::io::stdin(), &mut s) {
@@ -208,7 +209,7 @@ fn read_run(prog: &str, path: &str) -> Result<RunDocument, i32> {
 }
 
 /// Writes `text` to `path` (`-` = stdout); errors are reported and give exit status 1.
-fn write_output(prog: &str, path: &str, text: &str) -> Result<(), i32> {
+pub(crate) fn write_output(prog: &str, path: &str, text: &str) -> Result<(), i32> {
     let result = if path == "-" {
         let mut out = std::io::stdout().lock();
         out.write_all(text.as_bytes()).and_then(|()| out.flush())

@@ -165,7 +165,7 @@ fn every_listed_subcommand_has_help_in_the_same_shape() {
     );
     assert!(help.stdout.ends_with(&bugs), "{}", help.stdout);
     let names = listed_subcommands(&help.stdout);
-    assert_eq!(names, ["demo", "ops", "report", "sweep", "timing"]);
+    assert_eq!(names, ["demo", "merge", "ops", "report", "sweep", "timing"]);
     for name in &names {
         let out: Output = testkit::run(pgrush().args([name.as_str(), "--help"]));
         assert_eq!(out.code, 0, "{name}: {}", out.stderr);

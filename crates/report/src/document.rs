@@ -127,6 +127,47 @@ pub struct PercentileValue {
     pub ms: f64,
 }
 
+/// The raw figures pgbench keeps for a series of values (µs): count, min, max, sum and
+/// sum of squares. Several series merge exactly through them (`pgrush merge`); JSON keeps
+/// every `f64` exactly (shortest round-trip form).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct RawSums {
+    /// Number of values.
+    pub count: u64,
+    /// Smallest value (µs; 0 when empty).
+    pub min_us: f64,
+    /// Largest value (µs; 0 when empty).
+    pub max_us: f64,
+    /// Sum of the values (µs).
+    pub sum_us: f64,
+    /// Sum of the squares of the values (µs²).
+    pub sum2_us: f64,
+}
+
+impl RawSums {
+    /// The figures of `st`.
+    pub fn of(st: &SimpleStats) -> Self {
+        RawSums {
+            count: st.count,
+            min_us: st.min,
+            max_us: st.max,
+            sum_us: st.sum,
+            sum2_us: st.sum2,
+        }
+    }
+
+    /// The statistics back.
+    pub fn to_stats(&self) -> SimpleStats {
+        SimpleStats {
+            count: self.count,
+            min: self.min_us,
+            max: self.max_us,
+            sum: self.sum_us,
+            sum2: self.sum2_us,
+        }
+    }
+}
+
 /// A latency (or lag) distribution.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Distribution {
@@ -144,6 +185,9 @@ pub struct Distribution {
     pub percentiles: Vec<PercentileValue>,
     /// The HDR histogram in µs, V2 compressed, base64.
     pub hdr_histogram: String,
+    /// The raw sums, for exact merging (absent in documents of older pgrush versions).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sums: Option<RawSums>,
 }
 
 fn finite(v: f64) -> Option<f64> {
@@ -169,7 +213,26 @@ impl Distribution {
                 .map(|(&p, ms)| PercentileValue { p, ms })
                 .collect(),
             hdr_histogram: hdr::encode(hist),
+            sums: Some(RawSums::of(st)),
         })
+    }
+
+    /// The raw figures: the stored sums, else (older documents) rebuilt from the rounded
+    /// average and standard deviation.
+    pub fn raw_stats(&self) -> SimpleStats {
+        if let Some(sums) = &self.sums {
+            return sums.to_stats();
+        }
+        let n = self.count as f64;
+        let mean_us = self.average_ms * 1000.0;
+        let sd_us = self.stddev_ms.unwrap_or(0.0) * 1000.0;
+        SimpleStats {
+            count: self.count,
+            min: self.min_ms * 1000.0,
+            max: self.max_ms * 1000.0,
+            sum: mean_us * n,
+            sum2: (sd_us * sd_us + mean_us * mean_us) * n,
+        }
     }
 
     /// The histogram back (empty if the text cannot be decoded).
@@ -264,6 +327,9 @@ pub struct ConfigDoc {
     pub failures_detailed: bool,
     /// `-r`.
     pub per_command: bool,
+    /// `--continue-on-error` (PostgreSQL 19; written only when set).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub continue_on_error: bool,
 }
 
 /// The report's result lines.
@@ -297,6 +363,10 @@ pub struct ResultsDoc {
     pub aborted: bool,
     /// Interrupted by a signal.
     pub interrupted: bool,
+    /// Time spent connecting with `-C`, summed over every connection (µs): what
+    /// `average_connection_time_ms` divides, kept for exact merging.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connection_time_total_us: Option<u64>,
 }
 
 /// Per-command statistics (`-r`).
@@ -357,6 +427,16 @@ pub struct IntervalDoc {
     pub lag_average_ms: Option<f64>,
     /// Maximum schedule lag (ms; `-R`).
     pub lag_max_ms: Option<f64>,
+    /// Raw latency figures of the successful transactions, for exact merging.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_sums: Option<RawSums>,
+    /// Raw schedule lag figures (`-R`), for exact merging.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lag_sums: Option<RawSums>,
+    /// The interval's latency histogram: `[value_us, count]` pairs at 2 significant
+    /// digits (each value the highest of its bucket), ascending, for exact merging.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_histogram: Option<Vec<[u32; 2]>>,
 }
 
 /// The time series.
@@ -417,6 +497,9 @@ pub struct RunDocument {
     /// This run's place in a sharded benchmark (absent when the run is not a shard).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shard: Option<ShardDoc>,
+    /// The shards this run was merged from (`pgrush merge`; absent otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub merged: Option<crate::merge::MergedDoc>,
 }
 
 /// One shard of a benchmark run as several pgrush processes (`--shard INDEX/COUNT` or a
@@ -479,6 +562,7 @@ impl RunDocument {
             server_stats: None,
             assertions: None,
             shard: None,
+            merged: None,
         }
     }
 
@@ -561,6 +645,7 @@ fn results_doc(sum: &RunSummary) -> ResultsDoc {
             .flatten(),
         aborted: sum.aborted,
         interrupted: sum.interrupted,
+        connection_time_total_us: cfg.connect_per_tx.then_some(sum.stats.conn_time_us),
     }
 }
 
@@ -656,6 +741,7 @@ fn config_doc(sum: &RunSummary) -> ConfigDoc {
         connect_per_transaction: cfg.connect_per_tx,
         failures_detailed: cfg.failures_detailed,
         per_command: cfg.per_command,
+        continue_on_error: cfg.continue_on_error,
     }
 }
 
@@ -688,12 +774,19 @@ fn interval_doc(
             .collect(),
         lag_average_ms: (throttled && has).then(|| iv.lag.mean() / 1000.0),
         lag_max_ms: (throttled && has).then(|| iv.lag.max / 1000.0),
+        latency_sums: Some(RawSums::of(&iv.latency)),
+        lag_sums: throttled.then(|| RawSums::of(&iv.lag)),
+        latency_histogram: Some(
+            iv.latency_hist
+                .buckets
+                .iter()
+                .map(|&(v, c)| [v, c])
+                .collect(),
+        ),
     }
 }
 
 fn time_series_doc(sum: &RunSummary, list: &PercentileList) -> Option<TimeSeriesDoc> {
-    let series = sum.stats.series.as_ref()?;
-    let interval_s = series.interval_us as f64 / 1e6;
     // The series starts with the run (before the initial connections); the benchmark
     // proper covers [initial connection time, initial connection time + duration].
     let bench_start_s = if sum.config.connect_per_tx {
@@ -701,6 +794,18 @@ fn time_series_doc(sum: &RunSummary, list: &PercentileList) -> Option<TimeSeries
     } else {
         sum.initial_connection_us as f64 / 1e6
     };
+    time_series_doc_from(sum, list, bench_start_s)
+}
+
+/// The time series of `sum`, whose benchmark proper starts `bench_start_s` after the
+/// series' origin (0 for a merged run: its series starts with the measured interval).
+pub(crate) fn time_series_doc_from(
+    sum: &RunSummary,
+    list: &PercentileList,
+    bench_start_s: f64,
+) -> Option<TimeSeriesDoc> {
+    let series = sum.stats.series.as_ref()?;
+    let interval_s = series.interval_us as f64 / 1e6;
     let end_s = bench_start_s + sum.bench_duration_s();
     let docs = series
         .intervals()

@@ -499,6 +499,7 @@ mod tests {
             stddev_ms: None,
             percentiles: Vec::new(),
             hdr_histogram: hdr::encode(&h),
+            sums: None,
         }
     }
 
@@ -532,6 +533,9 @@ mod tests {
             latency_percentiles: vec![PercentileValue { p: 50.0, ms: 1.0 }],
             lag_average_ms: None,
             lag_max_ms: None,
+            latency_sums: None,
+            lag_sums: None,
+            latency_histogram: None,
         };
         let ts = TimeSeriesDoc {
             interval_s: 1.0,

@@ -12,6 +12,7 @@ pub mod document;
 mod hdr;
 pub mod html;
 pub mod junit;
+pub mod merge;
 pub mod percentiles;
 pub mod progress;
 pub mod server;

@@ -284,6 +284,20 @@ impl TimeSeries {
         }
     }
 
+    /// A finished series made of `intervals` (e.g. read back from a saved run, to be merged
+    /// with others): `intervals[i]` covers `[origin + i·interval, origin + (i+1)·interval)`.
+    pub fn from_intervals(
+        origin_us: i64,
+        interval_us: u64,
+        throttled: bool,
+        intervals: Vec<IntervalStats>,
+    ) -> Self {
+        TimeSeries {
+            closed: intervals,
+            ..TimeSeries::new(origin_us, interval_us, throttled)
+        }
+    }
+
     fn index_of(&self, now_us: i64) -> usize {
         let since = now_us.saturating_sub(self.origin_us).max(0) as u64;
         usize::try_from(since / self.interval_us).unwrap_or(usize::MAX)
@@ -507,6 +521,16 @@ mod tests {
         assert_eq!(h.len(), 3);
         // 300 µs is coarsened to its 2-significant-digit bucket [300, 301].
         assert_eq!(h.max(), 301);
+        // A series rebuilt from its intervals merges like a recorded one.
+        let mut rebuilt = TimeSeries::from_intervals(1000, 1_000_000, true, b.intervals());
+        rebuilt.merge(&TimeSeries::from_intervals(
+            1000,
+            1_000_000,
+            true,
+            m.clone(),
+        ));
+        assert_eq!(rebuilt.intervals()[3].counters.successful, 2);
+        assert_eq!(rebuilt.intervals()[0].counters.successful, 4);
         // Records before the origin land in interval 0.
         let mut c = TimeSeries::new(5_000_000, 1_000_000, false);
         c.record(&ok(10.0, 3.0), 0);

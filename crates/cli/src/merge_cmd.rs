@@ -1,0 +1,228 @@
+//! `pgrush merge`: the run documents of a sharded benchmark (one `--json` document per
+//! shard) merged into the report of one run with all their clients, through
+//! [`pgrush_report::merge`].
+//!
+//! Standard output: the banner, pgbench's report for the whole run and the latency
+//! percentiles of the merged histograms (on stderr with `--json -`). Standard error: the
+//! "merged from N shards" block (hosts, clock offsets, start spread). Exit status 0, 1 on
+//! any error (unreadable file, shards that do not belong together, missing shards), 2 when
+//! a shard's run was aborted or interrupted (as pgbench's).
+
+use std::ffi::OsString;
+use std::io::Write;
+
+use pgrush_engine::messages;
+use pgrush_report::document::RunDocument;
+use pgrush_report::merge::{MergedRun, merge, merged_text};
+use pgrush_report::{html, percentiles, text};
+
+use crate::report_cmd::{read_run, write_output};
+
+const USAGE: &str = "\
+{prog} merge merges the run documents of a sharded benchmark (one per shard, written by
+{prog} --shard INDEX/COUNT --json FILE) into the report of one run with all their clients.
+
+Usage:
+  {prog} merge SHARD.json... [--json FILE] [--html FILE]
+
+Prints pgbench's report for the whole run, as if one pgbench had run every shard's clients
+with every shard's threads, then the latency percentiles of the merged histograms; the
+shards (hosts, clock offsets, start spread) are listed on standard error. Counts, latency
+sums and histograms add up exactly; tps is over the common measured interval, from the
+earliest shard start to the latest shard end on the server's clock. Shards of different
+benchmarks, duplicate shards and missing shards are refused.
+
+Options:
+  --json FILE     write the merged run document (- for stdout; the report then goes to stderr)
+  --html FILE     write the merged run as a self-contained HTML page
+  -?, --help      show this help, then exit
+
+";
+
+/// What `pgrush merge` was asked to do.
+#[derive(Debug, Clone, PartialEq, Default)]
+struct MergeArgs {
+    files: Vec<String>,
+    json: Option<String>,
+    html: Option<String>,
+}
+
+fn usage_error(prog: &str, msg: &str) -> i32 {
+    messages::error(prog, msg);
+    messages::hint(
+        prog,
+        &format!("Try \"{prog} merge --help\" for more information."),
+    );
+    1
+}
+
+/// Parses the arguments; `Ok(None)` asks for the help text.
+fn parse_merge_args(prog: &str, args: &[OsString]) -> Result<Option<MergeArgs>, i32> {
+    let mut out = MergeArgs::default();
+    let mut only_files = false;
+    let mut it = args.iter().map(|a| a.to_string_lossy().into_owned());
+    while let Some(arg) = it.next() {
+        if only_files || arg == "-" || !arg.starts_with('-') {
+            out.files.push(arg);
+            continue;
+        }
+        let (name, attached) = match arg.split_once('=') {
+            Some((n, v)) => (n.to_string(), Some(v.to_string())),
+            None => (arg.clone(), None),
+        };
+        let slot = match name.as_str() {
+            "--" => {
+                only_files = true;
+                continue;
+            }
+            "--help" | "-?" | "-h" => return Ok(None),
+            "--json" => &mut out.json,
+            "--html" => &mut out.html,
+            _ => return Err(usage_error(prog, &format!("unrecognized option \"{arg}\""))),
+        };
+        match attached.or_else(|| it.next()).filter(|v| !v.is_empty()) {
+            Some(v) => *slot = Some(v),
+            None => {
+                return Err(usage_error(
+                    prog,
+                    &format!("option '{name}' requires an argument"),
+                ));
+            }
+        }
+    }
+    if out.files.is_empty() {
+        return Err(usage_error(prog, "no shard document given"));
+    }
+    Ok(Some(out))
+}
+
+/// `pgrush merge …`: returns the exit status.
+pub fn run(prog: &str, args: &[OsString]) -> i32 {
+    let parsed = match parse_merge_args(prog, args) {
+        Ok(Some(p)) => p,
+        Ok(None) => {
+            print!(
+                "{}{}",
+                USAGE.replace("{prog}", prog),
+                crate::help::bug_report_lines()
+            );
+            return 0;
+        }
+        Err(code) => return code,
+    };
+    let mut docs: Vec<(String, RunDocument)> = Vec::with_capacity(parsed.files.len());
+    for f in &parsed.files {
+        match read_run(prog, f) {
+            Ok(doc) => docs.push((f.clone(), doc)),
+            Err(code) => return code,
+        }
+    }
+    let merged = match merge(&docs) {
+        Ok(m) => m,
+        Err(e) => {
+            messages::error(prog, &e.to_string());
+            return 1;
+        }
+    };
+    if let Err(code) = print_merged(prog, &parsed, &merged) {
+        return code;
+    }
+    let summary = &merged.summary;
+    if summary.interrupted {
+        messages::error(
+            prog,
+            "Run was interrupted by a signal; the above results are incomplete.",
+        );
+        return 2;
+    }
+    if summary.aborted {
+        messages::error(prog, text::ABORTED_MESSAGE);
+        return 2;
+    }
+    0
+}
+
+/// Prints the report and the shards block, and writes the requested files.
+fn print_merged(prog: &str, args: &MergeArgs, merged: &MergedRun) -> Result<(), i32> {
+    let doc = &merged.document;
+    let mut out: Box<dyn Write> = if args.json.as_deref() == Some("-") {
+        Box::new(std::io::stderr())
+    } else {
+        Box::new(std::io::stdout())
+    };
+    if let Some(server) = &doc.server {
+        let _ = writeln!(out, "{}", text::banner(server.version_num, &server.version));
+    }
+    let _ = text::write_report(&merged.summary, &mut out);
+    let _ = out.write_all(&percentiles::render_text(
+        &merged.summary,
+        &merged.percentiles,
+    ));
+    let _ = out.flush();
+    if let Some(block) = &doc.merged {
+        eprint!("{}", merged_text(block, doc.results.duration_s));
+    }
+    if let Some(path) = &args.json {
+        write_output(prog, path, &doc.to_json())?;
+    }
+    if let Some(path) = &args.html {
+        write_output(prog, path, &html::render(doc))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(list: &[&str]) -> Vec<OsString> {
+        list.iter().map(OsString::from).collect()
+    }
+
+    #[test]
+    fn parses_merge_arguments() {
+        let p = parse_merge_args(
+            "pgrush",
+            &args(&["a.json", "--json", "m.json", "--html=m.html", "b.json"]),
+        );
+        assert_eq!(
+            p,
+            Ok(Some(MergeArgs {
+                files: vec!["a.json".into(), "b.json".into()],
+                json: Some("m.json".into()),
+                html: Some("m.html".into()),
+            }))
+        );
+        assert_eq!(parse_merge_args("pgrush", &args(&["--help"])), Ok(None));
+        assert_eq!(parse_merge_args("pgrush", &args(&[])), Err(1));
+        assert_eq!(
+            parse_merge_args("pgrush", &args(&["a.json", "--json"])),
+            Err(1)
+        );
+        assert_eq!(
+            parse_merge_args("pgrush", &args(&["a.json", "--csv"])),
+            Err(1)
+        );
+        let files = parse_merge_args("pgrush", &args(&["--", "--json"]));
+        assert_eq!(
+            files.map(|p| p.map(|a| a.files)),
+            Ok(Some(vec!["--json".to_string()]))
+        );
+    }
+
+    #[test]
+    fn every_option_of_the_help_is_one_line_starting_with_a_dash() {
+        let options: Vec<&str> = USAGE
+            .split("Options:\n")
+            .nth(1)
+            .unwrap_or_default()
+            .lines()
+            .filter(|l| !l.is_empty())
+            .collect();
+        assert_eq!(options.len(), 3);
+        assert!(
+            options.iter().all(|l| l.trim_start().starts_with('-')),
+            "{options:?}"
+        );
+    }
+}

@@ -1,0 +1,218 @@
+//! `pgrush merge`: the shards of one benchmark (run documents with a `shard` block, see
+//! [`crate::document::ShardDoc`]) merged into the result of one run with all their clients.
+//!
+//! Each shard's document is read back into the statistics model ([`pgrush_stats`]) as if
+//! the shard were one thread, and the shards are merged with the code that merges threads:
+//! counts add up, latency average and standard deviation come from the summed raw sums,
+//! minimum and maximum are kept, HDR histograms add (so percentiles are exact), and the
+//! time series add up interval by interval on the server's clock. The text report and the
+//! merged document are then made by the same renderers as a single run's.
+//!
+//! Definitions (also in the crate's README, "Merging shards"):
+//! - the measured interval runs from the earliest shard start to the latest shard end on
+//!   the server's clock (a shard's start is its `start_time_unix` minus its clock offset,
+//!   its end that plus its `duration_s`); tps divides by it;
+//! - the initial connection time is pgbench's average over threads, over all shards'
+//!   threads (each shard's average weighted by its threads);
+//! - clients, threads and the `-R` rate of the merged run are the shards' sums.
+
+mod check;
+mod rebuild;
+mod timeline;
+
+pub use check::MergeError;
+
+use crate::document::{RunContext, RunDocument, time_series_doc_from};
+use crate::percentiles::PercentileList;
+use check::Shard;
+use pgrush_stats::RunSummary;
+use serde::{Deserialize, Serialize};
+use std::fmt::Write as _;
+use timeline::Timeline;
+
+/// The `merged` block of a merged run's document.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MergedDoc {
+    /// Number of shards merged.
+    pub shard_count: u32,
+    /// The shards' common benchmark identity.
+    pub benchmark_id: String,
+    /// How the shards were started together (`barrier` or `start_at`), as shard 0 says.
+    pub start_method: String,
+    /// Latest shard start minus earliest (ms, server clock).
+    pub start_spread_ms: f64,
+    /// The shards, by index.
+    pub shards: Vec<MergedShardDoc>,
+}
+
+/// One shard of a merged run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MergedShardDoc {
+    /// Shard index.
+    pub index: u32,
+    /// Where the index came from (`option`, `slurm`, `mpi`, `kubernetes`).
+    pub source: String,
+    /// The client machine's host name, when known.
+    pub host: Option<String>,
+    /// Global id of the shard's first client.
+    pub first_client: u32,
+    /// The shard's clients.
+    pub clients: u32,
+    /// The shard's threads.
+    pub threads: u32,
+    /// Start of its measured interval, Unix seconds on the server's clock.
+    pub start_time_unix: f64,
+    /// Its measured duration (s).
+    pub duration_s: f64,
+    /// Its clock minus the server's (ms).
+    pub clock_offset_ms: f64,
+    /// The offset's uncertainty (ms).
+    pub clock_offset_uncertainty_ms: f64,
+    /// Its successful transactions.
+    pub processed: u64,
+}
+
+/// The result of a merge.
+#[derive(Debug, Clone)]
+pub struct MergedRun {
+    /// The whole run's statistics (what the text report renders).
+    pub summary: RunSummary,
+    /// The whole run's document (`shard` absent, `merged` present).
+    pub document: RunDocument,
+    /// The percentiles reported (the first shard's list).
+    pub percentiles: PercentileList,
+}
+
+/// Merges the shard documents (`(file name, document)`, in any order).
+pub fn merge(docs: &[(String, RunDocument)]) -> Result<MergedRun, MergeError> {
+    let shards = check::check_shards(docs)?;
+    let first = shards[0];
+    let unreadable = |s: &Shard<'_>, problem: String| MergeError::Unreadable {
+        file: s.file.to_string(),
+        problem,
+    };
+    let count = first.shard.count;
+    let config =
+        rebuild::run_config(&first.doc.config, count).map_err(|p| unreadable(&first, p))?;
+    let mut summary = RunSummary::empty(config, rebuild::script_infos(first.doc));
+    let layout = summary.layout();
+    let timeline = Timeline::of(&shards);
+    let interval_us = first
+        .doc
+        .time_series
+        .as_ref()
+        .map_or(1, |t| (t.interval_s * 1e6).round().max(1.0) as u64);
+    for (i, s) in shards.iter().enumerate() {
+        let offset = timeline.series_offset(i, interval_us);
+        let st = rebuild::thread_stats(s.doc, &layout, offset).map_err(|p| unreadable(s, p))?;
+        summary.absorb(&st);
+        summary.aborted |= s.doc.results.aborted;
+        summary.interrupted |= s.doc.results.interrupted;
+    }
+    summary.bench_duration_us = timeline.duration_us();
+    summary.initial_connection_us = timeline::initial_connection_us(&shards);
+    let percentiles =
+        PercentileList::from_values(first.doc.percentiles.clone()).unwrap_or_default();
+    let document = merged_document(&summary, &shards, &timeline, &percentiles);
+    Ok(MergedRun {
+        summary,
+        document,
+        percentiles,
+    })
+}
+
+/// The document of the whole run: built as a single run's, with the time series starting
+/// at the measured interval, every shard's warnings and the `merged` block.
+fn merged_document(
+    summary: &RunSummary,
+    shards: &[Shard<'_>],
+    timeline: &Timeline,
+    percentiles: &PercentileList,
+) -> RunDocument {
+    let first = shards[0].doc;
+    let mut warnings: Vec<String> = Vec::new();
+    for s in shards {
+        for w in &s.doc.warnings {
+            if !warnings.contains(w) {
+                warnings.push(w.clone());
+            }
+        }
+    }
+    let ctx = RunContext {
+        command_line: first.command_line.clone(),
+        start_time_unix_us: timeline.start_us.round() as i64,
+        server: first.server.clone(),
+        client: first.client.clone(),
+        percentiles: percentiles.clone(),
+        warnings,
+    };
+    let mut doc = RunDocument::build(summary, &ctx);
+    doc.time_series = time_series_doc_from(summary, percentiles, 0.0);
+    doc.merged = Some(merged_block(shards, timeline));
+    doc
+}
+
+fn merged_block(shards: &[Shard<'_>], timeline: &Timeline) -> MergedDoc {
+    let first = shards[0].shard;
+    MergedDoc {
+        shard_count: first.count,
+        benchmark_id: first.benchmark_id.clone(),
+        start_method: first.start_method.clone(),
+        start_spread_ms: timeline.start_spread_ms(),
+        shards: shards
+            .iter()
+            .zip(&timeline.starts_us)
+            .map(|(s, &start_us)| MergedShardDoc {
+                index: s.shard.index,
+                source: s.shard.source.clone(),
+                host: s.doc.client.hostname.clone(),
+                first_client: s.shard.first_client,
+                clients: s.doc.config.clients,
+                threads: s.doc.config.threads,
+                start_time_unix: start_us / 1e6,
+                duration_s: s.doc.results.duration_s,
+                clock_offset_ms: s.shard.clock_offset_ms,
+                clock_offset_uncertainty_ms: s.shard.clock_offset_uncertainty_ms,
+                processed: s.doc.results.transactions.processed,
+            })
+            .collect(),
+    }
+}
+
+/// The "merged from N shards" block `pgrush merge` prints on stderr: one line per shard
+/// (host, clients, clock offset ± uncertainty, start relative to the earliest), then the
+/// start spread and the measured interval.
+pub fn merged_text(m: &MergedDoc, duration_s: f64) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "merged from {} shards (benchmark {}, start: {}):",
+        m.shard_count, m.benchmark_id, m.start_method
+    );
+    let earliest = m
+        .shards
+        .iter()
+        .map(|x| x.start_time_unix)
+        .fold(f64::INFINITY, f64::min);
+    for x in &m.shards {
+        let last = x.first_client + x.clients.max(1) - 1;
+        let _ = writeln!(
+            s,
+            "  shard {}: host {}, clients {}-{}, clock offset {:+.3} ± {:.3} ms, start +{:.3} ms, {} transactions",
+            x.index,
+            x.host.as_deref().unwrap_or("unknown"),
+            x.first_client,
+            last,
+            x.clock_offset_ms,
+            x.clock_offset_uncertainty_ms,
+            (x.start_time_unix - earliest) * 1000.0,
+            x.processed
+        );
+    }
+    let _ = writeln!(
+        s,
+        "start spread: {:.3} ms; measured interval: {:.6} s (earliest start to latest end, server clock)",
+        m.start_spread_ms, duration_s
+    );
+    s
+}
