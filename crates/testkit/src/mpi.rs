@@ -35,28 +35,14 @@ pub const ROOT_ENV: [(&str, &str); 2] = [
 ];
 
 /// `mpirun -np PROCESSES` with [`LOCAL_ARGS`] and [`ROOT_ENV`], with every inherited
-/// `OMPI_*`, `PMIX_*`, `PMI_*` and `SLURM_*` variable removed (so an outer launcher does
-/// not leak in): add the program and its arguments.
+/// launcher variable removed ([`crate::clear_launcher_env`], so an outer launcher does not
+/// leak in): add the program and its arguments.
 pub fn mpirun(processes: u32) -> Command {
     let mut cmd = Command::new("mpirun");
-    remove_launcher_env(&mut cmd);
+    crate::clear_launcher_env(&mut cmd);
     cmd.envs(ROOT_ENV)
         .arg("-np")
         .arg(processes.to_string())
         .args(LOCAL_ARGS);
     cmd
-}
-
-/// Removes the launcher variables (`OMPI_*`, `PMIX_*`, `PMI_*`, `SLURM_*`) this process
-/// inherited from `cmd`'s environment.
-pub fn remove_launcher_env(cmd: &mut Command) {
-    for (name, _) in std::env::vars_os() {
-        let bytes = name.as_encoded_bytes();
-        if ["OMPI_", "PMIX_", "PMI_", "SLURM_"]
-            .iter()
-            .any(|prefix| bytes.starts_with(prefix.as_bytes()))
-        {
-            cmd.env_remove(name);
-        }
-    }
 }

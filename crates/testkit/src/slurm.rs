@@ -113,13 +113,10 @@ impl Slurm {
     }
 
     /// Points a Slurm client (`srun`, `sbatch`, `sinfo`) at this instance: sets
-    /// `SLURM_CONF` and removes every other `SLURM_*` variable the caller inherited.
+    /// `SLURM_CONF` after removing every launcher variable the caller inherited
+    /// ([`crate::clear_launcher_env`]).
     pub fn apply(&self, cmd: &mut Command) {
-        for (name, _) in std::env::vars_os() {
-            if name.as_encoded_bytes().starts_with(b"SLURM_") {
-                cmd.env_remove(name);
-            }
-        }
+        crate::clear_launcher_env(cmd);
         cmd.env("SLURM_CONF", self.conf());
     }
 
