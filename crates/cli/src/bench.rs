@@ -7,18 +7,21 @@
 
 pub(crate) mod gate;
 mod setup;
+mod sharding;
 
 use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
 
 use pgrush_engine::{EngineConfig, ErrorPolicy, LogConfig, Output, Pacing, messages};
-use pgrush_script::{RawMessage, Script, Seeds, Value, Variables};
+use pgrush_script::{RawMessage, Script, Value, Variables};
 use pgrush_stats::{Partitioning, RunConfig, RunLimit, RunSummary, ScriptInfo};
 use pgrush_wire::Connection;
 use pgrush_wire::conninfo::ConnParams;
 
 use crate::options::{Options, ScriptSource, SeedChoice};
 use pgrush_stats::QueryMode;
+
+pub(crate) use sharding::align_time_series;
 
 /// Runs the benchmark described by `opts`; returns the exit status.
 pub fn run(opts: &Options) -> i32 {
@@ -47,9 +50,14 @@ fn file_error(prog: &str, what: &str, path: &[u8], e: &std::io::Error) -> i32 {
     1
 }
 
-fn load_scripts(opts: &Options) -> Result<Vec<Script>, i32> {
+/// A script's name, weight and text (a builtin's text is its name): what the
+/// workload digest of a sharded run covers.
+type ScriptFacts = (Vec<u8>, u32, Vec<u8>);
+
+fn load_scripts(opts: &Options) -> Result<(Vec<Script>, Vec<ScriptFacts>), i32> {
     let prog = &opts.progname;
     let mut scripts = Vec::new();
+    let mut facts = Vec::new();
     let specs: Vec<crate::options::ScriptSpec> = if opts.scripts.is_empty() {
         vec![crate::options::ScriptSpec {
             source: ScriptSource::Builtin("tpcb-like".to_string()),
@@ -69,6 +77,7 @@ fn load_scripts(opts: &Options) -> Result<Vec<Script>, i32> {
                         return Err(1);
                     }
                 };
+                facts.push((name.clone().into_bytes(), spec.weight, Vec::new()));
                 b.load(spec.weight)
             }
             ScriptSource::File(path) => {
@@ -86,7 +95,9 @@ fn load_scripts(opts: &Options) -> Result<Vec<Script>, i32> {
                         Err(e) => return Err(file_error(prog, "could not open file", path, &e)),
                     }
                 };
-                pgrush_script::load_script(path, &text, spec.weight)
+                let script = pgrush_script::load_script(path, &text, spec.weight);
+                facts.push((path.clone(), spec.weight, text));
+                script
             }
         };
         match script {
@@ -105,14 +116,14 @@ fn load_scripts(opts: &Options) -> Result<Vec<Script>, i32> {
             }
         }
     }
-    Ok(scripts)
+    Ok((scripts, facts))
 }
 
 fn run_inner(opts: &Options) -> Result<i32, i32> {
     let prog = opts.progname.as_str();
     // The parser already printed `setting random seed to N` for each explicit seeding.
     let seed = base_seed(opts.random_seed);
-    let scripts = load_scripts(opts)?;
+    let (scripts, script_facts) = load_scripts(opts)?;
     let builtin_used = opts.scripts.is_empty()
         || opts
             .scripts
@@ -134,29 +145,18 @@ fn run_inner(opts: &Options) -> Result<i32, i32> {
     }
 
     // Seeds: client generators, default_seed, then per-thread generators.
-    let seeds = Seeds::plan(
-        seed,
-        opts.clients as usize,
-        threads as usize,
-        defined(opts, "default_seed"),
-    );
+    let seeds = sharding::seeds(opts, seed, threads, defined(opts, "default_seed"));
     let variables = startup_variables(opts, seed, scale, seeds.default_seed)?;
 
-    if !opts.no_vacuum {
+    // Shard 0 vacuums for all shards.
+    if !opts.no_vacuum && opts.shard.is_none_or(|s| s.index == 0) {
         setup::vacuum(&mut con, prog, opts.vacuum_all);
     }
     let mut extras = crate::report_cmd::RunExtras::before_run(opts, &mut con, &params);
-    let _ = con.close();
+    let shard_start = sharding::start_after_setup(opts, &script_facts, threads, con)?;
 
     let run_config = run_config(opts, scale, partitioning, threads);
-    let infos: Vec<ScriptInfo> = scripts
-        .iter()
-        .map(|s| ScriptInfo {
-            desc: s.desc.clone(),
-            weight: s.weight,
-            commands: s.commands.iter().map(|c| c.first_line.clone()).collect(),
-        })
-        .collect();
+    let infos = script_infos(&scripts);
     let limit = run_config.limit;
     let mut summary = RunSummary::empty(run_config, infos);
     let mut layout = summary.layout();
@@ -173,7 +173,7 @@ fn run_inner(opts: &Options) -> Result<i32, i32> {
         query_mode: opts.query_mode,
         connect_per_tx: opts.connect_per_transaction,
         pacing: Pacing {
-            rate: opts.rate,
+            rate: sharding::rate(opts),
             latency_limit_us: opts.latency_limit_us as i64,
         },
         errors: error_policy(opts),
@@ -182,8 +182,15 @@ fn run_inner(opts: &Options) -> Result<i32, i32> {
         client_rngs: seeds.clients,
         thread_rngs: seeds.threads,
         handle_signals: true,
+        placement: sharding::placement(opts, shard_start.as_ref()),
     };
     extras.mark_start(prog);
+    if let Some(start) = &shard_start {
+        extras.set_shard(
+            sharding::shard_doc(start, opts.clients),
+            start.start_local_us(),
+        );
+    }
     let outcome = match pgrush_engine::run(&cfg, &layout) {
         Ok(o) => o,
         Err(e) => {
@@ -191,6 +198,10 @@ fn run_inner(opts: &Options) -> Result<i32, i32> {
             return Err(1);
         }
     };
+    if let Some(start) = shard_start {
+        sharding::warn_if_late(prog, &start, outcome.measured_start_unix_us);
+        let _ = start.connection.close();
+    }
     if outcome.exited_on_abort {
         // pgbench exits at once with status 2: no report.
         return Ok(2);
@@ -201,6 +212,18 @@ fn run_inner(opts: &Options) -> Result<i32, i32> {
     summary.aborted = outcome.aborted;
     summary.interrupted = outcome.interrupted;
     finish_run(opts, &summary, extras)
+}
+
+/// What the report says about each script.
+fn script_infos(scripts: &[Script]) -> Vec<ScriptInfo> {
+    scripts
+        .iter()
+        .map(|s| ScriptInfo {
+            desc: s.desc.clone(),
+            weight: s.weight,
+            commands: s.commands.iter().map(|c| c.first_line.clone()).collect(),
+        })
+        .collect()
 }
 
 /// The setup connection; as pgbench, asks for a password once if the server wants one
@@ -300,7 +323,7 @@ fn run_config(
         threads,
         max_tries: opts.max_tries,
         limit,
-        rate: (opts.rate > 0.0).then_some(opts.rate),
+        rate: (opts.rate > 0.0).then_some(sharding::rate(opts)),
         latency_limit_us: (opts.latency_limit_us > 0).then_some(opts.latency_limit_us as f64),
         progress_s: (opts.progress > 0).then_some(opts.progress),
         connect_per_tx: opts.connect_per_transaction,

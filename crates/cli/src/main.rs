@@ -20,6 +20,7 @@ mod parse;
 mod prompt;
 mod report_cmd;
 mod server_stats;
+mod shard;
 mod sweep_cmd;
 mod timing_cmd;
 

@@ -179,7 +179,23 @@ pub struct Options {
     pub server_stats: Option<std::time::Duration>,
     /// `--no-server-stats`: no sampling, even with `--json` or `--html`.
     pub no_server_stats: bool,
+
+    // --- sharded runs ---
+    /// `--shard INDEX/COUNT` as given.
+    pub shard_option: Option<(u32, u32)>,
+    /// `--shards N`: the shard count with a Kubernetes Indexed Job's index.
+    pub shards_option: Option<u32>,
+    /// `--shard-timeout` seconds: how long the start barrier waits (default 60).
+    pub shard_timeout_s: u32,
+    /// `--start-at TIME`: as given, and in Unix µs (server clock); skips the barrier.
+    pub start_at: Option<(String, i64)>,
+    /// This run's shard identity (from `--shard` or the launcher's environment);
+    /// `None` for a run of its own.
+    pub shard: Option<crate::shard::ShardIdentity>,
 }
+
+/// `--shard-timeout`'s default, seconds.
+pub const DEFAULT_SHARD_TIMEOUT_S: u32 = 60;
 
 impl Default for Options {
     fn default() -> Self {
@@ -236,6 +252,11 @@ impl Default for Options {
             junit: None,
             server_stats: None,
             no_server_stats: false,
+            shard_option: None,
+            shards_option: None,
+            shard_timeout_s: DEFAULT_SHARD_TIMEOUT_S,
+            start_at: None,
+            shard: None,
         }
     }
 }

@@ -13,6 +13,7 @@ mod finish;
 pub(crate) mod getopt;
 mod numbers;
 mod script_file;
+mod shard_options;
 pub(crate) mod table;
 
 use crate::options::{Action, Options, SeedChoice};
@@ -33,6 +34,8 @@ pub struct Env {
     pub posixly_correct: bool,
     /// The soft `RLIMIT_NOFILE` limit (`None`: unknown or unlimited).
     pub nofile_limit: Option<u64>,
+    /// The launcher variables that say which shard this is (Slurm, MPI, Kubernetes).
+    pub launcher: crate::shard::LauncherEnv,
 }
 
 impl Env {
@@ -42,6 +45,7 @@ impl Env {
             random_seed: std::env::var_os("PGBENCH_RANDOM_SEED").map(|v| v.as_bytes().to_vec()),
             posixly_correct: std::env::var_os("POSIXLY_CORRECT").is_some(),
             nofile_limit: nofile_limit(),
+            launcher: crate::shard::LauncherEnv::from_process(),
         }
     }
 }
@@ -101,6 +105,7 @@ pub fn parse_with(args: &[OsString], env: &Env, err: &mut dyn Write) -> Result<O
     let (shorts, longs) = (table::short_options(), table::long_options());
     let mut scan = Getopt::new(rest, &shorts, &longs, env.posixly_correct);
     let mut state = apply::State::new(opts, env.nofile_limit);
+    state.launcher = env.launcher.clone();
     while let Some(item) = scan.next_opt() {
         let found = match item {
             Ok(found) => found,

@@ -380,6 +380,7 @@ pub struct RunExtras {
     start_time_unix_us: i64,
     params: Option<ConnParams>,
     sampling: Option<ServerSampling>,
+    shard: Option<pgrush_report::document::ShardDoc>,
 }
 
 impl RunExtras {
@@ -398,6 +399,7 @@ impl RunExtras {
             start_time_unix_us: 0,
             params: watch_autovacuum.then(|| params.clone()),
             sampling: ServerSampling::for_run(opts, params),
+            shard: None,
         }
     }
 
@@ -411,6 +413,13 @@ impl RunExtras {
         if let Some(s) = self.sampling.as_mut() {
             s.start(prog);
         }
+    }
+
+    /// A shard's run: its document carries `shard`, and starts (with its time
+    /// series) at the agreed start, `start_time_unix_us` on this machine's clock.
+    pub fn set_shard(&mut self, shard: pgrush_report::document::ShardDoc, start_time_unix_us: i64) {
+        self.shard = Some(shard);
+        self.start_time_unix_us = start_time_unix_us;
     }
 
     fn autovacuum_during_run(&self) -> Option<bool> {
@@ -453,6 +462,10 @@ impl RunExtras {
             warnings: found,
         };
         let mut doc = RunDocument::build(summary, &ctx);
+        if let Some(shard) = &self.shard {
+            doc.shard = Some(shard.clone());
+            crate::bench::align_time_series(&mut doc, summary.bench_duration_s());
+        }
         if let Some(s) = self.sampling.as_mut() {
             doc.server_stats = s.finish(summary, doc.time_series.as_ref());
             print_server_stats(opts, doc.server_stats.as_ref());

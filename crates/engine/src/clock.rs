@@ -42,6 +42,11 @@ impl Clock {
     pub(crate) fn epoch_us(&self, t: Micros) -> i64 {
         self.epoch_at_origin + t
     }
+
+    /// The monotonic instant of the Unix time `unix_us` (inverse of [`Clock::epoch_us`]).
+    pub(crate) fn monotonic_of_epoch_us(&self, unix_us: i64) -> Micros {
+        unix_us - self.epoch_at_origin
+    }
 }
 
 impl Default for Clock {

@@ -120,6 +120,9 @@ pub struct EngineConfig {
     pub thread_rngs: Vec<ThreadRngs>,
     /// React to SIGINT/SIGTERM: stop, report what ran, exit 2.
     pub handle_signals: bool,
+    /// Global client ids and the agreed start (sharded runs); the default for a run
+    /// of its own.
+    pub placement: crate::Placement,
 }
 
 impl EngineConfig {

@@ -32,6 +32,7 @@ mod config;
 mod conn;
 mod context;
 pub mod messages;
+mod placement;
 mod plan;
 mod shared;
 mod shell;
@@ -45,6 +46,7 @@ use pgrush_stats::{StatsLayout, ThreadStats};
 
 pub use config::{EngineConfig, ErrorPolicy, LogConfig, Output, Pacing, ThreadRngs};
 pub use pgrush_stats::{QueryMode, RunLimit};
+pub use placement::Placement;
 
 use crate::client::Client;
 use crate::plan::Plan;
@@ -109,6 +111,9 @@ pub struct RunOutcome {
     /// Whether `--exit-on-abort` stopped the run: the message is printed and every
     /// thread's log flushed; the caller exits with status 2 and no report, as pgbench.
     pub exited_on_abort: bool,
+    /// When the measured interval started (the earliest thread), Unix µs on this
+    /// machine's clock: with [`Placement::start_at_unix_us`], that instant or later.
+    pub measured_start_unix_us: i64,
 }
 
 /// Splits `clients` over `threads` as pgbench does (contiguous blocks, the
@@ -163,7 +168,7 @@ pub fn run(cfg: &EngineConfig, layout: &StatsLayout) -> Result<RunOutcome, Engin
         None
     };
     let plan = Plan::new(cfg);
-    let shared = Shared::new(threads as usize, signal_fd);
+    let shared = Shared::new(threads as usize, signal_fd, cfg.placement.start_at_unix_us);
     let results = deal_clients(cfg, layout, &plan, &shared, threads)
         .and_then(|blocks| run_threads(cfg, &plan, &shared, blocks));
     let end = shared.clock.now();
@@ -177,6 +182,13 @@ pub fn run(cfg: &EngineConfig, layout: &StatsLayout) -> Result<RunOutcome, Engin
         .map(|r| r.bench_start)
         .min()
         .unwrap_or(start_time);
+    // Waiting for an agreed start is not connecting: then the connections are done
+    // when the last thread has made its own.
+    let connected = match shared.start {
+        Some(_) => results.iter().map(|r| r.connected).max(),
+        None => None,
+    }
+    .unwrap_or(bench_start);
     let mut stats = ThreadStats::new(layout);
     for r in &results {
         stats.merge(&r.stats);
@@ -184,7 +196,8 @@ pub fn run(cfg: &EngineConfig, layout: &StatsLayout) -> Result<RunOutcome, Engin
     Ok(RunOutcome {
         stats,
         bench_duration_us: (end - bench_start).max(0) as u64,
-        initial_connection_us: (bench_start - start_time).max(0) as u64,
+        initial_connection_us: (connected - start_time).max(0) as u64,
+        measured_start_unix_us: shared.clock.epoch_us(bench_start),
         aborted: results.iter().any(|r| r.aborted),
         interrupted: shared.interrupted(),
         exited_on_abort: shared.exit_requested(),
@@ -208,13 +221,19 @@ fn deal_clients(
     threads: u32,
 ) -> Result<Vec<ThreadBlock>, EngineError> {
     let mut blocks = Vec::with_capacity(threads as usize);
-    let mut next_id = 0u32;
+    let mut next_local = 0u32;
     for (tid, n) in clients_per_thread(cfg.clients, threads)
         .into_iter()
         .enumerate()
     {
         let mut clients = Vec::with_capacity(n as usize);
-        for id in next_id..next_id + n {
+        for local in next_local..next_local + n {
+            let id = cfg.placement.global_client_id(local).ok_or_else(|| {
+                EngineError::Config(format!(
+                    "client {local} after first client {} is past the last id",
+                    cfg.placement.first_client
+                ))
+            })?;
             let mut vars = cfg.variables.clone();
             if !vars.is_defined("client_id") {
                 vars.put_value(
@@ -227,17 +246,18 @@ fn deal_clients(
             clients.push(Client::new(
                 id,
                 vars,
-                cfg.client_rngs[id as usize],
+                cfg.client_rngs[local as usize],
                 plan.stmt_names.len(),
             ));
         }
-        next_id += n;
+        next_local += n;
         // Per-interval statistics (HDR histogram per interval): each `-P` interval, else
-        // each second, from the run start; merged interval by interval after the run.
+        // each second, from the run start (or the agreed start); merged interval by
+        // interval after the run.
         let interval_us = u64::from(cfg.output.progress.max(1)) * 1_000_000;
         let stats = ThreadStats::new(layout)
             .with_progress(Arc::clone(&shared.progress[tid]))
-            .with_series(shared.run_start, interval_us);
+            .with_series(shared.start.unwrap_or(shared.run_start), interval_us);
         blocks.push((clients, cfg.thread_rngs[tid], stats));
     }
     Ok(blocks)

@@ -14,6 +14,8 @@ pub(crate) struct Shared {
     pub(crate) clock: Clock,
     /// When the run started (before the threads connect).
     pub(crate) run_start: crate::clock::Micros,
+    /// The agreed start of the measured interval, if any (after the connections).
+    pub(crate) start: Option<crate::clock::Micros>,
     /// All threads created their state ("READY").
     pub(crate) ready: Gate,
     /// All initial connections made ("GO").
@@ -34,11 +36,17 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
-    /// Shared state for `threads` threads.
-    pub(crate) fn new(threads: usize, signal_fd: Option<RawFd>) -> Shared {
+    /// Shared state for `threads` threads; `start_at_unix_us` is the agreed start of
+    /// the measured interval (Unix µs, this machine's clock), if any.
+    pub(crate) fn new(
+        threads: usize,
+        signal_fd: Option<RawFd>,
+        start_at_unix_us: Option<i64>,
+    ) -> Shared {
         let clock = Clock::new();
         Shared {
             run_start: clock.now(),
+            start: start_at_unix_us.map(|t| clock.monotonic_of_epoch_us(t)),
             clock,
             ready: Gate::new(threads),
             go: Gate::new(threads),

@@ -80,6 +80,7 @@ fn config(mode: QueryMode, tx: u32, log_prefix: Option<String>) -> EngineConfig 
         client_rngs: seeds.clients,
         thread_rngs: seeds.threads,
         handle_signals: false,
+        placement: Default::default(),
     }
 }
 

@@ -46,6 +46,7 @@ fn config(scripts: &[(&str, &str)], clients: u32, threads: u32, tx: u32) -> Engi
         client_rngs: seeds.clients,
         thread_rngs: seeds.threads,
         handle_signals: false,
+        placement: Default::default(),
     }
 }
 

@@ -61,8 +61,8 @@ pub use meta::{
     SleepArg, SleepSpec, SleepUnit, build_shell_command, parse_setshell_output, setshell_first_line,
 };
 pub use prng::{
-    Prng, SeedSpec, Seeds, ThreadRngs, choose_script, hash_fnv1a, hash_murmur2, parse_seed_spec,
-    permute, sample, seed_error_lines, throttle_delay_us, throttle_mean_us,
+    Prng, SeedSlice, SeedSpec, Seeds, ThreadRngs, choose_script, hash_fnv1a, hash_murmur2,
+    parse_seed_spec, permute, sample, seed_error_lines, throttle_delay_us, throttle_mean_us,
 };
 pub use script::{Command, CommandKind, CondJumps, Script, load_script};
 pub use sql::{GsetKind, MAX_PARAMS, SqlCommand};

@@ -302,6 +302,91 @@ impl Seeds {
     }
 }
 
+/// The part of a run's generators one shard keeps (see [`Seeds::plan_slice`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SeedSlice {
+    /// Clients of the whole run.
+    pub clients_total: usize,
+    /// The shard's first client.
+    pub first_client: usize,
+    /// The shard's clients.
+    pub clients: usize,
+    /// Threads of the whole run.
+    pub threads_total: usize,
+    /// The shard's first thread.
+    pub first_thread: usize,
+    /// The shard's threads.
+    pub threads: usize,
+}
+
+impl Seeds {
+    /// What [`Seeds::plan`] for the whole run would give, then [`Seeds::slice`], without
+    /// keeping the other shards' generators: the draws before, between and after the
+    /// slice are made and dropped (memory grows with the shard, not the whole run).
+    /// `None` when the slice is out of range.
+    pub fn plan_slice(
+        random_seed: u64,
+        part: &SeedSlice,
+        default_seed_defined: bool,
+    ) -> Option<Seeds> {
+        let client_end = part.first_client.checked_add(part.clients)?;
+        let thread_end = part.first_thread.checked_add(part.threads)?;
+        if client_end > part.clients_total || thread_end > part.threads_total {
+            return None;
+        }
+        let mut base = Prng::from_seed(random_seed);
+        let skip = |base: &mut Prng, draws: usize| {
+            for _ in 0..draws {
+                base.next_u64();
+            }
+        };
+        skip(&mut base, part.first_client);
+        let clients = (0..part.clients).map(|_| base.derive()).collect();
+        skip(&mut base, part.clients_total - client_end);
+        let default_seed = if default_seed_defined {
+            None
+        } else {
+            Some(base.next_u64() as i64)
+        };
+        // Three generators a thread: choose, throttle, sample.
+        skip(&mut base, 3 * part.first_thread);
+        let threads = (0..part.threads)
+            .map(|_| ThreadRngs {
+                choose: base.derive(),
+                throttle: base.derive(),
+                sample: base.derive(),
+            })
+            .collect();
+        Some(Seeds {
+            random_seed,
+            clients,
+            default_seed,
+            threads,
+        })
+    }
+
+    /// The slice of a bigger run's seeds that one shard keeps: `clients` generators
+    /// from `first_client` and `threads` thread sets from `first_thread` (the draws
+    /// of the whole run are made in its order, so each client and thread draws what
+    /// it would in that one run). `None` when the slice is out of range.
+    pub fn slice(
+        &self,
+        first_client: usize,
+        clients: usize,
+        first_thread: usize,
+        threads: usize,
+    ) -> Option<Seeds> {
+        let client_end = first_client.checked_add(clients)?;
+        let thread_end = first_thread.checked_add(threads)?;
+        Some(Seeds {
+            random_seed: self.random_seed,
+            clients: self.clients.get(first_client..client_end)?.to_vec(),
+            default_seed: self.default_seed,
+            threads: self.threads.get(first_thread..thread_end)?.to_vec(),
+        })
+    }
+}
+
 /// pgbench's `chooseScript`: no draw with a single script; else a uniform draw in
 /// `[0, total-1]` walked through the weights.
 pub fn choose_script(rng: &mut Prng, weights: &[u32]) -> usize {
@@ -422,6 +507,37 @@ mod tests {
         let mut sa = s.threads[0].sample;
         let logged: Vec<usize> = (1..=20).filter(|_| sample(&mut sa, 0.5)).collect();
         assert_eq!(logged, [2, 6, 7, 10, 12, 14, 15, 16, 19, 20]);
+    }
+
+    #[test]
+    fn a_slice_keeps_what_the_whole_run_drew() {
+        let whole = Seeds::plan(7, 8, 4, false);
+        let shard = whole.slice(4, 2, 2, 1).expect("in range");
+        assert_eq!(shard.clients, whole.clients[4..6]);
+        assert_eq!(shard.threads, whole.threads[2..3]);
+        assert_eq!(shard.default_seed, whole.default_seed);
+        // A shard's own plan would draw other generators.
+        assert_ne!(Seeds::plan(7, 2, 1, false).clients, shard.clients);
+        assert!(whole.slice(7, 2, 0, 1).is_none());
+        assert!(whole.slice(0, 1, 4, 1).is_none());
+        for default_seed_defined in [false, true] {
+            let whole = Seeds::plan(7, 8, 4, default_seed_defined);
+            let part = SeedSlice {
+                clients_total: 8,
+                first_client: 4,
+                clients: 2,
+                threads_total: 4,
+                first_thread: 2,
+                threads: 1,
+            };
+            let planned = Seeds::plan_slice(7, &part, default_seed_defined);
+            assert_eq!(planned, whole.slice(4, 2, 2, 1));
+            let past = SeedSlice {
+                first_client: 7,
+                ..part
+            };
+            assert_eq!(Seeds::plan_slice(7, &past, false), None);
+        }
     }
 
     #[test]

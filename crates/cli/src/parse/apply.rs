@@ -32,6 +32,8 @@ pub struct State {
     pub total_weight: u64,
     /// Soft open-files limit for the `-c` check.
     nofile_limit: Option<u64>,
+    /// The launcher variables (shard detection after the option loop).
+    pub launcher: crate::shard::LauncherEnv,
 }
 
 impl State {
@@ -45,6 +47,7 @@ impl State {
             init_steps: None,
             total_weight: 0,
             nofile_limit,
+            launcher: crate::shard::LauncherEnv::default(),
         }
     }
 
@@ -429,7 +432,12 @@ fn fatal<T>(diag: &mut Diag<'_>, msg: &[u8]) -> Result<T, i32> {
 }
 
 /// `option_parse_int(arg, label, min, INT_MAX)` as an unsigned count.
-fn int_option(arg: &[u8], label: &str, min: i32, diag: &mut Diag<'_>) -> Result<u32, i32> {
+pub(super) fn int_option(
+    arg: &[u8],
+    label: &str,
+    min: i32,
+    diag: &mut Diag<'_>,
+) -> Result<u32, i32> {
     int_range(arg, label, min, i32::MAX, diag)
 }
 

@@ -20,6 +20,7 @@ pub fn finish(state: State, positional: &[&[u8]], diag: &mut Diag<'_>) -> Result
         init_mode,
         init_steps,
         total_weight,
+        launcher,
         ..
     } = state;
 
@@ -73,6 +74,7 @@ pub fn finish(state: State, positional: &[&[u8]], diag: &mut Diag<'_>) -> Result
     }
     check_benchmark(&opts, diag)?;
     check_assertions(&opts, diag)?;
+    super::shard_options::settle(&mut opts, &launcher, diag)?;
     if opts.transactions.is_none() && opts.duration.is_none() {
         opts.transactions = Some(DEFAULT_TRANSACTIONS);
     }

@@ -16,6 +16,7 @@
 use super::apply::{self, State};
 use super::diag::Diag;
 use super::getopt::{HasArg, LongOpt, ShortOpt};
+use super::shard_options;
 use crate::options::Options;
 
 /// A heading of `--help`: pgbench 18's four sections, then pgrush's own.
@@ -534,6 +535,24 @@ pub static OPTIONS: &[OptionDef] = &[
     extension("no-server-stats", No, None,
         &[help(Extensions, 10, &["do not sample the server with --json or --html"])],
         Update::Flag(|o| &mut o.no_server_stats)),
+    extension("shard", Required, Some("INDEX/COUNT"),
+        &[help(Extensions, 11, &[
+            "run as shard INDEX (from 0) of COUNT processes of one",
+            "benchmark (default: from Slurm, MPI or Kubernetes)",
+        ])],
+        Update::Custom(shard_options::shard)),
+    extension("shards", Required, NUM,
+        &[help(Extensions, 12, &["number of shards with a Kubernetes JOB_COMPLETION_INDEX"])],
+        Update::Custom(shard_options::shards)),
+    extension("shard-timeout", Required, Some("SECONDS"),
+        &[help(Extensions, 13, &["how long shards wait for each other (default: 60)"])],
+        Update::Custom(shard_options::shard_timeout)),
+    extension("start-at", Required, Some("TIME"),
+        &[help(Extensions, 14, &[
+            "start the shards' measured interval at TIME (server",
+            "clock; RFC 3339 or Unix seconds) instead of a barrier",
+        ])],
+        Update::Custom(shard_options::start_at)),
     both(b'V', "version", No, None, Any,
         &[help(Common, 6, &["output version information, then exit"])],
         Update::Early(EarlyAction::Version)),
@@ -579,6 +598,10 @@ mod tests {
             "assert" => "tps>=1",
             "junit" => "run.xml",
             "server-stats" => "0.5",
+            "shard" => "1/2",
+            "shards" => "4",
+            "shard-timeout" => "5",
+            "start-at" => "2026-11-24T01:00:00Z",
             other => panic!("no sample value for --{other}: add one to this test"),
         }
     }
@@ -594,6 +617,7 @@ mod tests {
             "sampling-rate" | "aggregate-interval" | "log-prefix" => args.push("-l".to_string()),
             "progress-timestamp" => args.push("-P1".to_string()),
             "junit" => args.push("--assert=failed==0".to_string()),
+            "start-at" => args.push("--shard=0/2".to_string()),
             _ => {}
         }
         args

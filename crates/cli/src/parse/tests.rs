@@ -594,3 +594,48 @@ fn server_stats_interval() {
         );
     }
 }
+
+#[test]
+fn shards_come_from_the_option_or_the_launcher_and_rename_outputs() {
+    use crate::shard::LauncherEnv;
+    use crate::shard::identity::ShardSource;
+    let launcher = |vars: &[(&'static str, &str)]| Env {
+        launcher: LauncherEnv {
+            vars: vars.iter().map(|(n, v)| (*n, v.to_string())).collect(),
+        },
+        ..Env::default()
+    };
+    let slurm = launcher(&[("SLURM_PROCID", "2"), ("SLURM_NTASKS", "4")]);
+    let (r, _) = run_env(&["--json=out/run.json", "--html=r{shard}.html"], &slurm);
+    let o = r.expect("parses");
+    let shard = o.shard.expect("a shard");
+    assert_eq!(
+        (shard.index, shard.count, shard.source),
+        (2, 4, ShardSource::Slurm)
+    );
+    assert_eq!(o.json.as_deref(), Some("out/run.shard2.json"));
+    assert_eq!(o.html.as_deref(), Some("r2.html"));
+    let (r, _) = run_env(&["--shard=1/3"], &slurm);
+    assert_eq!(
+        r.expect("parses").shard.map(|s| (s.index, s.count)),
+        Some((1, 3))
+    );
+    // Not sharded: nothing renamed.
+    let (r, _) = run_env(&["--json=run.json"], &Env::default());
+    let o = r.expect("parses");
+    assert_eq!((o.shard, o.json.as_deref()), (None, Some("run.json")));
+    let (r, err) = run_env(&["--shard=4/4"], &Env::default());
+    assert_eq!(r.err(), Some(1));
+    assert!(err.contains("the index must be below the count"), "{err}");
+    let (r, err) = run_env(&[], &launcher(&[("JOB_COMPLETION_INDEX", "1")]));
+    assert_eq!(r.err(), Some(1));
+    assert!(err.contains("JOB_COMPLETION_INDEX is set"), "{err}");
+    let (r, _) = run_env(&["--shards=2"], &launcher(&[("JOB_COMPLETION_INDEX", "1")]));
+    assert_eq!(
+        r.expect("parses").shard.map(|s| s.source),
+        Some(ShardSource::Kubernetes)
+    );
+    // Sharding options are benchmarking options.
+    let (r, _) = run_env(&["-i", "--shard=0/2"], &Env::default());
+    assert_eq!(r.err(), Some(1));
+}

@@ -51,6 +51,7 @@ fn config(script: &str, mode: QueryMode, clients: u32, tx: u32) -> EngineConfig 
         client_rngs: seeds.clients,
         thread_rngs: seeds.threads,
         handle_signals: false,
+        placement: Default::default(),
     }
 }
 

@@ -51,6 +51,8 @@ pub(crate) struct ThreadResult {
     pub(crate) stats: ThreadStats,
     /// When its benchmark started (after the initial connections), on the shared clock.
     pub(crate) bench_start: Micros,
+    /// When its initial connections were done, on the shared clock.
+    pub(crate) connected: Micros,
     /// Whether one of its clients aborted.
     pub(crate) aborted: bool,
 }
@@ -85,6 +87,7 @@ pub(crate) fn run_thread(
     shared.go.wait();
     match connected? {
         Some(mut worker) if !shared.failed() => {
+            worker.wait_for_start();
             worker.start();
             worker.event_loop();
             Ok(Some(worker.shut_down()))
@@ -118,7 +121,9 @@ struct Worker<'a> {
     remaining: usize,
     /// When the initial connections started.
     conn_start: Micros,
-    /// When the benchmark started (after GO).
+    /// When the initial connections were done (GO).
+    connected: Micros,
+    /// When the benchmark started (after GO, or at the agreed start).
     bench_start: Micros,
     progress: Option<ProgressReporter>,
     /// End of the grace period after Ctrl-C.
@@ -179,6 +184,7 @@ impl<'a> Worker<'a> {
             swept: false,
             remaining: n,
             conn_start: started,
+            connected: started,
             bench_start: started,
             progress: None,
             interrupt_deadline: None,
@@ -207,18 +213,39 @@ impl<'a> Worker<'a> {
         Ok(())
     }
 
-    /// GO: the benchmark clock starts; the `-R` schedule, the `-T` end and the
-    /// progress reports count from here (the `-T` end from the run start, as pgbench).
+    /// After GO: notes that the connections are made, then, in a sharded run,
+    /// sleeps until the agreed start (or Ctrl-C).
+    fn wait_for_start(&mut self) {
+        let clock = self.ctx.clock;
+        self.connected = clock.now();
+        let Some(start) = self.shared.start else {
+            return;
+        };
+        /// Longest sleep between two looks at Ctrl-C.
+        const NAP_US: Micros = 50_000;
+        loop {
+            let left = start - clock.now();
+            if left <= 0 || (self.shared.handle_signals && crate::signal::interrupted()) {
+                return;
+            }
+            std::thread::sleep(Duration::from_micros(left.min(NAP_US) as u64));
+        }
+    }
+
+    /// GO (or the agreed start): the benchmark clock starts; the `-R` schedule, the
+    /// `-T` end and the progress reports count from here (the `-T` end from the run
+    /// start, as pgbench, or from the agreed start).
     fn start(&mut self) {
         let cfg = self.ctx.cfg;
         self.bench_start = self.ctx.clock.now();
         if !cfg.connect_per_tx {
-            let connecting = (self.bench_start - self.conn_start).max(0) as u64;
+            let connecting = (self.connected - self.conn_start).max(0) as u64;
             self.ctx.stats.add_conn_time_us(connecting);
         }
         self.ctx.throttle_trigger = self.bench_start;
         if let RunLimit::Duration(secs) = cfg.limit {
-            self.ctx.end_time = Some(self.shared.run_start + i64::from(secs) * 1_000_000);
+            let origin = self.shared.start.unwrap_or(self.shared.run_start);
+            self.ctx.end_time = Some(origin + i64::from(secs) * 1_000_000);
         }
         if self.tid == 0 && cfg.output.progress > 0 {
             self.progress = Some(ProgressReporter::new(cfg.output.progress, self.bench_start));
@@ -388,6 +415,7 @@ impl<'a> Worker<'a> {
         ThreadResult {
             stats: self.ctx.stats,
             bench_start: self.bench_start,
+            connected: self.connected,
             aborted: self.aborted,
         }
     }
