@@ -35,6 +35,29 @@ fn database(name: &str) -> Vec<(String, String)> {
     env
 }
 
+/// Starts every command at once (as a launcher would), then waits for all; each must
+/// succeed (`what` and its position name a failure).
+fn run_together(commands: Vec<Command>, what: &str) {
+    let children: Vec<Child> = commands
+        .into_iter()
+        .map(|mut cmd| {
+            cmd.stdin(Stdio::null())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap_or_else(|e| panic!("start a {what}: {e}"))
+        })
+        .collect();
+    for (i, child) in children.into_iter().enumerate() {
+        let out = child.wait_with_output().expect("wait for a child");
+        assert!(
+            out.status.success(),
+            "{what} {i}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
 fn temp_dir() -> tempfile::TempDir {
     tempfile::Builder::new()
         .prefix("pgrush-launch-")
@@ -42,18 +65,45 @@ fn temp_dir() -> tempfile::TempDir {
         .expect("tempdir")
 }
 
+/// What a launcher test on the shared cluster starts from: its database's connection
+/// environment, and a directory holding the workload, where the shards write.
+struct Launch {
+    env: Vec<(String, String)>,
+    tmp: tempfile::TempDir,
+    script: PathBuf,
+}
+
+impl Launch {
+    fn new(db: &str) -> Launch {
+        let tmp = temp_dir();
+        let script = write_script(tmp.path());
+        Launch {
+            env: database(db),
+            tmp,
+            script,
+        }
+    }
+
+    fn dir(&self) -> &Path {
+        self.tmp.path()
+    }
+
+    /// Each shard's options ([`shard_args`]).
+    fn args(&self) -> Vec<String> {
+        shard_args(self.dir(), &self.script)
+    }
+}
+
 #[test]
 fn srun_starts_four_shards_that_merge_into_one_run() {
-    let env = database("launch_srun");
-    let tmp = temp_dir();
-    let dir = tmp.path();
-    let script = write_script(dir);
+    let launch = Launch::new("launch_srun");
+    let dir = launch.dir();
     let slurm = slurm::Slurm::start();
     let mut srun = slurm.srun(SHARDS);
     testkit::clear_pg_env(&mut srun);
     srun.arg(pgrush_bin())
-        .args(shard_args(dir, &script))
-        .envs(env)
+        .args(launch.args())
+        .envs(launch.env.clone())
         .current_dir(dir);
     let out = testkit::run(&mut srun);
     assert_eq!(
@@ -72,18 +122,16 @@ fn srun_starts_four_shards_that_merge_into_one_run() {
 
 #[test]
 fn the_slurm_batch_script_runs_the_shards_then_merges_them() {
-    let env = database("launch_sbatch");
-    let tmp = temp_dir();
-    let dir = tmp.path();
-    let script = write_script(dir);
+    let launch = Launch::new("launch_sbatch");
+    let dir = launch.dir();
     let slurm = slurm::Slurm::start();
     let mut sbatch = slurm.sbatch();
     testkit::clear_pg_env(&mut sbatch);
     sbatch
         .arg(format!("--output={}", dir.join("job.out").display()))
         .arg(repo_root().join("deploy/slurm/pgrush.sbatch"))
-        .args(shard_args(dir, &script))
-        .envs(env)
+        .args(launch.args())
+        .envs(launch.env.clone())
         .env("PGRUSH", pgrush_bin())
         .env("PGRUSH_OUT", dir)
         .current_dir(dir);
@@ -112,16 +160,14 @@ fn the_slurm_batch_script_runs_the_shards_then_merges_them() {
 
 #[test]
 fn mpirun_starts_four_shards_through_the_deploy_script() {
-    let env = database("launch_mpi");
-    let tmp = temp_dir();
-    let dir = tmp.path();
-    let script = write_script(dir);
+    let launch = Launch::new("launch_mpi");
+    let dir = launch.dir();
     let mut run = Command::new(repo_root().join("deploy/mpi/run.sh"));
     testkit::clear_pg_env(&mut run);
     testkit::clear_launcher_env(&mut run);
     run.arg(SHARDS.to_string())
-        .args(shard_args(dir, &script))
-        .envs(env)
+        .args(launch.args())
+        .envs(launch.env.clone())
         .envs(mpi::ROOT_ENV)
         .env("MPIRUN_ARGS", mpi::LOCAL_ARGS.join(" "))
         .env("PGRUSH", pgrush_bin())
@@ -144,6 +190,7 @@ fn shards_in_network_namespaces_reach_the_server_over_veth() {
     let cluster = pgrush_cluster::Cluster::builder()
         .setting("listen_addresses", hosts.listen_addresses())
         .hba([hosts.hba_line("trust")])
+        .setting("log_connections", "on")
         .start()
         .unwrap_or_else(|e| panic!("start a cluster listening on the veth addresses: {e}"));
     cluster
@@ -152,7 +199,7 @@ fn shards_in_network_namespaces_reach_the_server_over_veth() {
     let tmp = temp_dir();
     let dir = tmp.path();
     let script = write_script(dir);
-    let children: Vec<Child> = hosts
+    let shards: Vec<Command> = hosts
         .hosts()
         .iter()
         .enumerate()
@@ -166,21 +213,11 @@ fn shards_in_network_namespaces_reach_the_server_over_veth() {
                 .args(["-h", &host.gateway().to_string()])
                 .args(["-p", &cluster.port().to_string()])
                 .args(["-U", cluster.superuser(), "launch_netns"])
-                .current_dir(dir)
-                .stdin(Stdio::null())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped());
-            cmd.spawn().expect("start a shard in its namespace")
+                .current_dir(dir);
+            cmd
         })
         .collect();
-    for (i, child) in children.into_iter().enumerate() {
-        let out = child.wait_with_output().expect("wait for a shard");
-        assert!(
-            out.status.success(),
-            "shard {i}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
+    run_together(shards, "shard");
     let files = shard_files(dir);
     let shards = check_shards(&files, "option");
     let names: Vec<Option<String>> = shards.iter().map(|d| d.client.hostname.clone()).collect();
@@ -190,6 +227,15 @@ fn shards_in_network_namespaces_reach_the_server_over_veth() {
         .map(|h| Some(h.host_name().to_string()))
         .collect();
     assert_eq!(names, expected);
+    // Every shard's clients came from its namespace's address, over its veth pair.
+    let log = cluster.log_contents();
+    for host in hosts.hosts() {
+        let received = format!("connection received: host={} ", host.address());
+        assert!(
+            log.contains(&received),
+            "{received:?} not in the server log:\n{log}"
+        );
+    }
     let (out, merged) = merge_and_check(dir, &files, &shards);
     let block = merged.merged.as_ref().expect("merged block");
     let merged_hosts: BTreeSet<Option<String>> =
@@ -322,28 +368,17 @@ fn the_kubernetes_indexed_job_runs_its_pods_as_shards_then_the_merge_job_merges_
         let at = args.iter().position(|a| a == name).expect("the option");
         args[at + 1] = value.to_string();
     }
-    let children: Vec<Child> = (0..completions)
+    let pods: Vec<Command> = (0..completions)
         .map(|index| {
-            pgrush()
-                .args(&args)
+            let mut cmd = pgrush();
+            cmd.args(&args)
                 .envs(env.clone())
                 .env("JOB_COMPLETION_INDEX", index.to_string())
-                .current_dir(dir)
-                .stdin(Stdio::null())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .spawn()
-                .expect("start a pod's command")
+                .current_dir(dir);
+            cmd
         })
         .collect();
-    for (i, child) in children.into_iter().enumerate() {
-        let out = child.wait_with_output().expect("wait for a pod's command");
-        assert!(
-            out.status.success(),
-            "pod {i}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
+    run_together(pods, "pod");
     let files = shard_files(dir);
     let shards = check_shards(&files, "kubernetes");
     // The merge Job's command, on the same volume.

@@ -125,9 +125,3 @@ pub(crate) fn account_ids(name: &str) -> (u32, u32) {
             panic!("no account {name:?} (its Debian package makes it: see scripts/install-deps)")
         })
 }
-
-/// A TCP port on all addresses that nothing listened on a moment ago.
-pub(crate) fn free_port() -> u16 {
-    let listener = std::net::TcpListener::bind("0.0.0.0:0").expect("bind a free port");
-    listener.local_addr().expect("local address").port()
-}

@@ -28,7 +28,8 @@ use std::time::Duration;
 
 use tempfile::TempDir;
 
-use crate::daemon::{Daemon, MachineLock, account_ids, free_port, wait_until};
+use crate::closed_port;
+use crate::daemon::{Daemon, MachineLock, account_ids, wait_until};
 
 /// CPUs the test node declares (more than a small machine has, so tasks can share CPUs).
 pub const NODE_CPUS: u32 = 16;
@@ -230,7 +231,7 @@ fn rand_byte() -> u8 {
 fn write_config(dir: &Path) {
     let host = short_host_name();
     let d = dir.display();
-    let (ctld_port, slurmd_port) = (free_port(), free_port());
+    let (ctld_port, slurmd_port) = (closed_port(), closed_port());
     let text = format!(
         "ClusterName=pgrush\n\
          SlurmctldHost={host}(127.0.0.1)\n\
