@@ -179,6 +179,7 @@ fn four_real_shards_merge_into_one_report() {
     assert_eq!(html.code, 0, "{}", html.stderr);
     let page = std::fs::read_to_string(dir.join("again.html")).unwrap_or_default();
     assert!(page.contains("</html>") && page.contains(&total.to_string()));
+    assert!(page.contains("<td>host3</td>"), "the page lists the shards");
     let table = pgrush(&["report", "merged.json", "shard0.json"], dir);
     assert_eq!(table.code, 0, "{}", table.stderr);
 }

@@ -374,6 +374,13 @@ fn a_missing_shard_is_named() {
         "{}",
         leader[0].stderr
     );
+    assert!(
+        leader[0]
+            .stderr
+            .contains("hint: Every shard must run the same scripts"),
+        "{}",
+        leader[0].stderr
+    );
     for s in &followers {
         assert_eq!(s.code, 1, "{}", s.stderr);
         assert!(
@@ -382,6 +389,35 @@ fn a_missing_shard_is_named() {
             "{}",
             s.stderr
         );
+    }
+}
+
+#[test]
+fn a_shard_index_runs_once() {
+    let dir = Scratch::new(&[SCRIPT]);
+    let twice = run_shards(
+        "twice",
+        &dir.path,
+        2,
+        &[1, 1],
+        None,
+        &["--shard-timeout", "2"],
+    );
+    let refused: Vec<&Output> = twice
+        .iter()
+        .filter(|s| {
+            s.stderr
+                .contains("error: shard 1 of this benchmark is already running")
+        })
+        .collect();
+    assert_eq!(
+        refused.len(),
+        1,
+        "{:?}",
+        twice.iter().map(|s| &s.stderr).collect::<Vec<_>>()
+    );
+    for s in &twice {
+        assert_eq!(s.code, 1, "{}", s.stderr);
     }
 }
 

@@ -230,3 +230,41 @@ fn sql_the_connection_refuses_aborts_the_client_instead_of_hanging() {
         assert_eq!(out.stats.total.counters.successful, 0, "{mode:?}");
     }
 }
+
+#[test]
+fn a_shard_measures_from_the_agreed_start_with_global_client_ids() {
+    // Clients 5 and 6 of a bigger benchmark: only client 5 aborts.
+    let mut cfg = config(
+        &[(
+            "ids.sql",
+            "\\if :client_id = 5\nselect 1/0;\n\\endif\nselect :client_id;\n",
+        )],
+        2,
+        1,
+        4,
+    );
+    let now_us = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("clock")
+        .as_micros() as i64;
+    let start = now_us + 700_000;
+    cfg.placement = pgrush_engine::Placement {
+        first_client: 5,
+        start_at_unix_us: Some(start),
+    };
+    let out = run(&cfg);
+    assert!(out.aborted);
+    assert_eq!(out.stats.total.counters.successful, 4);
+    let late_us = out.measured_start_unix_us - start;
+    assert!(
+        (0..50_000).contains(&late_us),
+        "started {late_us} µs after the agreed start"
+    );
+    // Neither the connections nor the benchmark include the wait for the start.
+    assert!(
+        out.initial_connection_us < 600_000,
+        "{}",
+        out.initial_connection_us
+    );
+    assert!(out.bench_duration_us < 600_000, "{}", out.bench_duration_us);
+}

@@ -464,6 +464,9 @@ pub fn render(d: &RunDocument) -> String {
     }
     s.push_str("<h2>Summary</h2>");
     summary_table(&mut s, d);
+    if let Some(m) = &d.merged {
+        s.push_str(&crate::merge::html_section(m));
+    }
     time_charts(&mut s, d);
     if let Some(t) = &d.server_stats {
         s.push_str(&crate::server::html_section(t));

@@ -213,3 +213,18 @@ fn a_late_shard_widens_the_interval_and_shifts_its_series() {
         shard3.map(|n| n + others)
     );
 }
+
+#[test]
+fn initial_connection_time_is_the_earliest_thread_ready() {
+    let mut docs = shards(4);
+    for (d, ms) in docs.iter_mut().zip([5.0, 1.234, 2.0, 3.0]) {
+        d.1.results.initial_connection_time_ms = Some(ms);
+    }
+    let merged = merge(&docs).unwrap_or_else(|e| panic!("merge: {e}"));
+    assert_eq!(merged.summary.initial_connection_us, 1_234);
+    let text = String::from_utf8_lossy(&render_report(&merged.summary)).into_owned();
+    assert!(
+        text.contains("initial connection time = 1.234 ms\n"),
+        "{text}"
+    );
+}

@@ -84,3 +84,29 @@ fn a_corrupt_histogram_is_reported() {
     let msg = message(&docs);
     assert!(msg.starts_with("\"shard1.json\": "), "{msg}");
 }
+
+#[test]
+fn shards_too_far_apart_are_refused_without_a_huge_series() {
+    let mut docs = shards(2);
+    // 100 days later: more intervals than any run has.
+    docs[1].1.start_time_unix += 8_640_000.0;
+    let msg = message(&docs);
+    assert!(
+        msg.starts_with("\"shard1.json\": its time series would end 8640000 + "),
+        "{msg}"
+    );
+    assert!(msg.ends_with("too far apart to be one run"), "{msg}");
+}
+
+#[test]
+fn the_merged_page_lists_the_shards() {
+    let merged = merge(&shards(4)).unwrap_or_else(|e| panic!("merge: {e}"));
+    let page = pgrush_report::html::render(&merged.document);
+    assert!(
+        page.contains("<h2>Shards</h2><p>Merged from 4 shards"),
+        "shards section"
+    );
+    assert!(
+        page.contains("<td>node2</td><td class=\"n\">8–11</td><td class=\"n\">-3.250 ± 0.050</td>")
+    );
+}

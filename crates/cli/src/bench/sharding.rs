@@ -139,14 +139,25 @@ pub fn workload_key(
     if let Some(shard) = opts.shard {
         d.add("shards", shard.count.to_string().as_bytes());
     }
-    let system = con
-        .simple_query("select system_identifier::text from pg_catalog.pg_control_system()")
-        .ok()
-        .and_then(|r| r.first().and_then(|r| r.get(0, 0)).map(str::to_string))
-        .unwrap_or_else(|| format!("{}:{}", con.host(), con.port()));
-    d.add("server", system.as_bytes())
+    d.add("server", server_identity(con).as_bytes())
         .add("database", con.db().as_bytes());
     d.finish()
+}
+
+/// The server's `system_identifier`; where `pg_control_system()` is not allowed, its
+/// start time (both are the same whichever address a shard connects to).
+fn server_identity(con: &mut Connection) -> String {
+    const QUERIES: [&str; 2] = [
+        "select 'system ' || system_identifier from pg_catalog.pg_control_system()",
+        "select 'started ' || pg_catalog.pg_postmaster_start_time()",
+    ];
+    QUERIES
+        .iter()
+        .find_map(|sql| {
+            let results = con.simple_query(sql).ok()?;
+            results.first()?.get(0, 0).map(str::to_string)
+        })
+        .unwrap_or_default()
 }
 
 /// The margin between publishing the start and the start: connecting the clients.
@@ -194,7 +205,7 @@ pub fn agree_on_start(
                 barrier::follow(&mut con, bkey, timeout)
             };
             (
-                start.map_err(|e| fail(&e.to_string()))?,
+                start.map_err(|e| barrier_failed(prog, &e))?,
                 StartMethod::Barrier,
             )
         }
@@ -256,6 +267,18 @@ pub fn placement(opts: &Options, start: Option<&ShardStart>) -> Placement {
         first_client: opts.shard.map_or(0, |s| first_client(&s, opts.clients)),
         start_at_unix_us: start.map(ShardStart::start_local_us),
     }
+}
+
+/// Prints why the barrier failed (with a hint when shards never arrived); status 1.
+fn barrier_failed(prog: &str, e: &barrier::BarrierError) -> i32 {
+    messages::error(prog, &e.to_string());
+    if matches!(e, barrier::BarrierError::NeverArrived { .. }) {
+        messages::hint(
+            prog,
+            "Every shard must run the same scripts and options (-c, -j, -t/-T, -R, -D, --random-seed, ...) against the same database.",
+        );
+    }
+    1
 }
 
 /// Warns when this shard started measuring noticeably after the agreed start.

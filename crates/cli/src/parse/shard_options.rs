@@ -66,6 +66,12 @@ pub fn settle(opts: &mut Options, env: &LauncherEnv, diag: &mut Diag<'_>) -> Res
         Err(e) => return fatal(diag, &e.to_string()),
     };
     let Some(shard) = opts.shard else {
+        if opts.shards_option.is_some_and(|n| n > 1) {
+            return fatal(
+                diag,
+                "--shards is allowed only with JOB_COMPLETION_INDEX (a Kubernetes Indexed Job); elsewhere give --shard INDEX/COUNT",
+            );
+        }
         if opts.start_at.is_some() {
             return fatal(
                 diag,

@@ -618,6 +618,7 @@ mod tests {
             "progress-timestamp" => args.push("-P1".to_string()),
             "junit" => args.push("--assert=failed==0".to_string()),
             "start-at" => args.push("--shard=0/2".to_string()),
+            "shards" => args.push("--shard=0/2".to_string()),
             _ => {}
         }
         args

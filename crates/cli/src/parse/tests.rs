@@ -635,6 +635,12 @@ fn shards_come_from_the_option_or_the_launcher_and_rename_outputs() {
         r.expect("parses").shard.map(|s| s.source),
         Some(ShardSource::Kubernetes)
     );
+    let (r, err) = run_env(&["--shards=4"], &Env::default());
+    assert_eq!(r.err(), Some(1));
+    assert!(
+        err.contains("--shards is allowed only with JOB_COMPLETION_INDEX"),
+        "{err}"
+    );
     // Sharding options are benchmarking options.
     let (r, _) = run_env(&["-i", "--shard=0/2"], &Env::default());
     assert_eq!(r.err(), Some(1));

@@ -111,16 +111,40 @@ pub(crate) fn check_shards(docs: &[(String, RunDocument)]) -> Result<Vec<Shard<'
     }
     let count = first.shard.count;
     if shards.len() != count as usize {
-        let missing: Vec<String> = (0..count)
-            .filter(|i| !shards.iter().any(|s| s.shard.index == *i))
-            .map(|i| i.to_string())
-            .collect();
+        let present: Vec<u32> = shards.iter().map(|s| s.shard.index).collect();
         return Err(MergeError::Missing {
-            missing: missing.join(", "),
+            missing: missing_list(&present, count),
             count,
         });
     }
     Ok(shards)
+}
+
+/// Missing indexes named in full up to this many; beyond, a count.
+const MISSING_NAMED: usize = 20;
+
+/// The indexes of `0..count` not in `present` (sorted), comma-separated: the first
+/// [`MISSING_NAMED`], then how many more (`0, 1, …, 19 and 980 more`).
+fn missing_list(present: &[u32], count: u32) -> String {
+    let total = u64::from(count) - present.len() as u64;
+    let mut named: Vec<String> = Vec::new();
+    let mut next = 0u32;
+    for bound in present.iter().copied().chain(std::iter::once(count)) {
+        while next < bound && named.len() < MISSING_NAMED {
+            named.push(next.to_string());
+            next += 1;
+        }
+        if named.len() >= MISSING_NAMED {
+            break;
+        }
+        next = bound.saturating_add(1);
+    }
+    let more = total - named.len() as u64;
+    if more > 0 {
+        format!("{} and {more} more", named.join(", "))
+    } else {
+        named.join(", ")
+    }
 }
 
 /// What makes `b` a shard of another benchmark than `a`, if anything.
@@ -151,4 +175,24 @@ fn difference(a: &Shard<'_>, b: &Shard<'_>) -> Option<String> {
         .iter()
         .find(|(_, differs)| *differs)
         .map(|(what, _)| (*what).to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::missing_list;
+
+    #[test]
+    fn missing_shards_are_listed_briefly() {
+        assert_eq!(missing_list(&[0, 1], 4), "2, 3");
+        assert_eq!(missing_list(&[1, 3], 4), "0, 2");
+        assert_eq!(missing_list(&[], 3), "0, 1, 2");
+        assert_eq!(
+            missing_list(&[0], u32::MAX),
+            format!(
+                "1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20 and {} more",
+                u64::from(u32::MAX) - 21
+            )
+        );
+        assert_eq!(missing_list(&[5, 30], 31).split(", ").count(), 20);
+    }
 }

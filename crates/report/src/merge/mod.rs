@@ -12,22 +12,23 @@
 //! - the measured interval runs from the earliest shard start to the latest shard end on
 //!   the server's clock (a shard's start is its `start_time_unix` minus its clock offset,
 //!   its end that plus its `duration_s`); tps divides by it;
-//! - the initial connection time is pgbench's average over threads, over all shards'
-//!   threads (each shard's average weighted by its threads);
+//! - the initial connection time is pgbench 18's (from the run's start to the earliest
+//!   thread ready to benchmark) over all shards' threads: the smallest shard's;
 //! - clients, threads and the `-R` rate of the merged run are the shards' sums.
 
 mod check;
+mod display;
 mod rebuild;
 mod timeline;
 
 pub use check::MergeError;
+pub use display::{html_section, merged_text};
 
 use crate::document::{RunContext, RunDocument, time_series_doc_from};
 use crate::percentiles::PercentileList;
 use check::Shard;
 use pgrush_stats::RunSummary;
 use serde::{Deserialize, Serialize};
-use std::fmt::Write as _;
 use timeline::Timeline;
 
 /// The `merged` block of a merged run's document.
@@ -177,42 +178,4 @@ fn merged_block(shards: &[Shard<'_>], timeline: &Timeline) -> MergedDoc {
             })
             .collect(),
     }
-}
-
-/// The "merged from N shards" block `pgrush merge` prints on stderr: one line per shard
-/// (host, clients, clock offset ± uncertainty, start relative to the earliest), then the
-/// start spread and the measured interval.
-pub fn merged_text(m: &MergedDoc, duration_s: f64) -> String {
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
-        "merged from {} shards (benchmark {}, start: {}):",
-        m.shard_count, m.benchmark_id, m.start_method
-    );
-    let earliest = m
-        .shards
-        .iter()
-        .map(|x| x.start_time_unix)
-        .fold(f64::INFINITY, f64::min);
-    for x in &m.shards {
-        let last = x.first_client + x.clients.max(1) - 1;
-        let _ = writeln!(
-            s,
-            "  shard {}: host {}, clients {}-{}, clock offset {:+.3} ± {:.3} ms, start +{:.3} ms, {} transactions",
-            x.index,
-            x.host.as_deref().unwrap_or("unknown"),
-            x.first_client,
-            last,
-            x.clock_offset_ms,
-            x.clock_offset_uncertainty_ms,
-            (x.start_time_unix - earliest) * 1000.0,
-            x.processed
-        );
-    }
-    let _ = writeln!(
-        s,
-        "start spread: {:.3} ms; measured interval: {:.6} s (earliest start to latest end, server clock)",
-        m.start_spread_ms, duration_s
-    );
-    s
 }

@@ -184,6 +184,9 @@ fn interval_stats(iv: &IntervalDoc, throttled: bool) -> IntervalStats {
     }
 }
 
+/// The longest merged time series (intervals): 48 days of 1 s intervals.
+const MAX_SERIES_INTERVALS: usize = 1 << 22;
+
 /// One shard's statistics as if it were one thread of the merged run; its time series
 /// (if any) starts `series_offset` intervals after the merged run's.
 pub(crate) fn thread_stats(
@@ -212,6 +215,12 @@ pub(crate) fn thread_stats(
         (avg * 1000.0 * n).round() as u64
     });
     if let Some(ts) = &doc.time_series {
+        if series_offset.saturating_add(ts.intervals.len()) > MAX_SERIES_INTERVALS {
+            return Err(format!(
+                "its time series would end {series_offset} + {} intervals after the earliest shard's start: too far apart to be one run",
+                ts.intervals.len()
+            ));
+        }
         let interval_us = (ts.interval_s * 1e6).round().max(1.0) as u64;
         let intervals: Vec<IntervalStats> =
             std::iter::repeat_n(IntervalStats::default(), series_offset)

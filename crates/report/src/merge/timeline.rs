@@ -57,20 +57,15 @@ impl Timeline {
     }
 }
 
-/// pgbench's initial connection time over all threads of all shards: each shard reports
-/// the average over its threads, so the whole run's is their average weighted by threads
-/// (µs).
+/// pgbench 18's initial connection time for the whole run: from the run's start to the
+/// earliest instant a thread had connected and began benchmarking (not an average). A
+/// shard's figure is that for its threads (any wait for the agreed start excluded); with
+/// every shard's threads started together, the whole run's is the smallest (µs).
 pub(crate) fn initial_connection_us(shards: &[Shard<'_>]) -> u64 {
-    let mut weighted = 0.0;
-    let mut threads = 0.0;
-    for s in shards {
-        let t = f64::from(s.doc.config.threads);
-        weighted += s.doc.results.initial_connection_time_ms.unwrap_or(0.0) * 1000.0 * t;
-        threads += t;
-    }
-    if threads > 0.0 {
-        (weighted / threads).round() as u64
-    } else {
-        0
-    }
+    shards
+        .iter()
+        .map(|s| s.doc.results.initial_connection_time_ms.unwrap_or(0.0) * 1000.0)
+        .fold(f64::INFINITY, f64::min)
+        .round()
+        .clamp(0.0, u64::MAX as f64) as u64
 }
