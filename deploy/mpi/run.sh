@@ -5,12 +5,13 @@
 #
 #   deploy/mpi/run.sh RANKS [pgrush options...]
 #   e.g. MPIRUN_ARGS="--hostfile hosts --map-by node" PGHOST=db.example deploy/mpi/run.sh 8 -c 16 -j 4 -T 300
+#   or, with MPICH: MPIRUN=mpiexec.hydra MPIRUN_ARGS="-f hosts" deploy/mpi/run.sh 8 ...
 #
 # pgrush does not call MPI: it only reads the rank and the size, so any mpirun works.
 # The options are per shard (-c and -j per rank; -R is the total rate). Every PG* variable set
-# here is passed to the ranks (-x, for ranks on other hosts).
+# here reaches the ranks (with Open MPI through -x, for ranks on other hosts).
 # Environment:
-#   MPIRUN      the launcher (default: mpirun)
+#   MPIRUN      the launcher (default: mpirun; Open MPI's or MPICH's mpiexec.hydra)
 #   MPIRUN_ARGS more launcher options, split on blanks (hosts, mapping, --allow-run-as-root)
 #   PGRUSH      the pgrush program on every host (default: pgrush on PATH)
 #   PGRUSH_OUT  the results directory (default: ./pgrush-mpi-DATE), on a file system every host
@@ -29,9 +30,13 @@ OUT=${PGRUSH_OUT:-$PWD/pgrush-mpi-$(date -u +%Y%m%dT%H%M%SZ)}
 mkdir -p "$OUT"
 
 read -r -a launcher_args <<<"${MPIRUN_ARGS:-}"
-for name in $(compgen -e); do
-    case $name in PG*) launcher_args+=(-x "$name") ;; esac
-done
+# Open MPI passes only the variables named with -x to ranks on other hosts; MPICH's Hydra
+# passes the whole environment by default (and has no -x).
+if "$MPIRUN" --version 2>&1 | grep -q 'Open MPI'; then
+    for name in $(compgen -e); do
+        case $name in PG*) launcher_args+=(-x "$name") ;; esac
+    done
+fi
 
 "$MPIRUN" -np "$ranks" "${launcher_args[@]}" "$PGRUSH" --json "$OUT/run.json" "$@"
 

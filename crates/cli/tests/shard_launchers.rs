@@ -1,6 +1,7 @@
 //! Sharded runs started by real launchers, each against a throwaway cluster, then merged
 //! with `pgrush merge`: `srun -n 4` on a private single-node Slurm, the Slurm batch
-//! script of `deploy/slurm`, `mpirun -np 4` through `deploy/mpi/run.sh`, four shards in
+//! script of `deploy/slurm`, Open MPI's `mpirun -np 4` and MPICH's `mpiexec.hydra -n 4`
+//! (PMI) through `deploy/mpi/run.sh`, four shards in
 //! network namespaces reaching the server over veth, and the Kubernetes Indexed Job of
 //! `deploy/kubernetes` run under the environment Kubernetes gives its pods.
 
@@ -158,9 +159,10 @@ fn the_slurm_batch_script_runs_the_shards_then_merges_them() {
     check_merged_document(&read_document(&dir.join("merged.json")), &shards);
 }
 
-#[test]
-fn mpirun_starts_four_shards_through_the_deploy_script() {
-    let launch = Launch::new("launch_mpi");
+/// Runs `deploy/mpi/run.sh 4` with the launcher `mpirun` and its options `args` (and
+/// `env`), then checks the shards (source `mpi`) and the script's merge.
+fn run_mpi_script(db: &str, mpirun: &str, args: &str, env: &[(&str, &str)]) {
+    let launch = Launch::new(db);
     let dir = launch.dir();
     let mut run = Command::new(repo_root().join("deploy/mpi/run.sh"));
     testkit::clear_pg_env(&mut run);
@@ -168,13 +170,18 @@ fn mpirun_starts_four_shards_through_the_deploy_script() {
     run.arg(SHARDS.to_string())
         .args(launch.args())
         .envs(launch.env.clone())
-        .envs(mpi::ROOT_ENV)
-        .env("MPIRUN_ARGS", mpi::LOCAL_ARGS.join(" "))
+        .envs(env.iter().copied())
+        .env("MPIRUN", mpirun)
+        .env("MPIRUN_ARGS", args)
         .env("PGRUSH", pgrush_bin())
         .env("PGRUSH_OUT", dir)
         .current_dir(dir);
     let out = testkit::run(&mut run);
-    assert_eq!(out.code, 0, "run.sh: {}{}", out.stdout, out.stderr);
+    assert_eq!(
+        out.code, 0,
+        "run.sh with {mpirun}: {}{}",
+        out.stdout, out.stderr
+    );
     let files = shard_files(dir);
     let shards = check_shards(&files, "mpi");
     // The script's merge wrote the report; merging again gives the same report.
@@ -182,6 +189,21 @@ fn mpirun_starts_four_shards_through_the_deploy_script() {
     let (again, merged) = merge_and_check(dir, &files, &shards);
     assert_eq!(report, again.stdout);
     assert_eq!(merged_sources(&merged), ["mpi"; SHARDS as usize]);
+}
+
+#[test]
+fn open_mpi_starts_four_shards_through_the_deploy_script() {
+    run_mpi_script(
+        "launch_open_mpi",
+        mpi::open_mpi_launcher(),
+        &mpi::LOCAL_ARGS.join(" "),
+        &mpi::ROOT_ENV,
+    );
+}
+
+#[test]
+fn mpich_hydra_starts_four_shards_through_pmi_and_the_deploy_script() {
+    run_mpi_script("launch_hydra", mpi::HYDRA_LAUNCHER, "", &[]);
 }
 
 #[test]

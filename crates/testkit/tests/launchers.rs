@@ -1,5 +1,5 @@
 //! The launcher helpers work on this machine: a private Slurm runs `srun -n 4`, `mpirun
-//! -np 4` runs four ranks, and network namespaces reach this machine over their veth
+//! -np 4` and `mpiexec.hydra -n 4` run four ranks, and network namespaces reach this machine over their veth
 //! pairs under their own host names.
 
 use std::collections::BTreeSet;
@@ -33,6 +33,15 @@ fn mpirun_gives_each_of_four_processes_its_rank_and_the_world_size() {
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert_eq!(printed_values(&out.stdout), [0, 1, 2, 3]);
     let out = run(mpi::mpirun(4).args(["printenv", "OMPI_COMM_WORLD_SIZE"]));
+    assert_eq!(printed_values(&out.stdout), [4, 4, 4, 4], "{}", out.stderr);
+}
+
+#[test]
+fn hydra_gives_each_of_four_processes_its_pmi_rank_and_size() {
+    let out = run(mpi::hydra(4).args(["printenv", "PMI_RANK"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(printed_values(&out.stdout), [0, 1, 2, 3]);
+    let out = run(mpi::hydra(4).args(["printenv", "PMI_SIZE"]));
     assert_eq!(printed_values(&out.stdout), [4, 4, 4, 4], "{}", out.stderr);
 }
 
