@@ -1,9 +1,9 @@
 //! Sharded runs started by real launchers, each against a throwaway cluster, then merged
 //! with `pgrush merge`: `srun -n 4` on a private single-node Slurm, the Slurm batch
 //! script of `deploy/slurm`, Open MPI's `mpirun -np 4` and MPICH's `mpiexec.hydra -n 4`
-//! (PMI) through `deploy/mpi/run.sh`, four shards in
-//! network namespaces reaching the server over veth, and the Kubernetes Indexed Job of
-//! `deploy/kubernetes` run under the environment Kubernetes gives its pods.
+//! (PMI) through `deploy/mpi/run.sh`, four shards in network namespaces reaching the
+//! server over veth, and the Kubernetes Indexed Job of `deploy/kubernetes` run under the
+//! environment Kubernetes gives its pods.
 
 mod shard_launch_common;
 
