@@ -182,6 +182,32 @@ fn four_real_shards_merge_into_one_report() {
     assert!(page.contains("<td>host3</td>"), "the page lists the shards");
     let table = pgrush(&["report", "merged.json", "shard0.json"], dir);
     assert_eq!(table.code, 0, "{}", table.stderr);
+    // --json -: the document on stdout, the report on stderr.
+    let piped = merge(dir, &shard_files(), &["--json", "-"]);
+    assert_eq!(piped.code, 0, "{}", piped.stderr);
+    let doc: Value = serde_json::from_str(&piped.stdout).unwrap_or_default();
+    assert_eq!(doc["results"]["transactions"]["processed"], json!(total));
+    assert!(
+        piped.stderr.contains("number of clients: 8\n"),
+        "{}",
+        piped.stderr
+    );
+    // A shard whose run was aborted: the report, then pgbench's error and exit status 2.
+    let mut aborted = read_json(&dir.join("shard1.json"));
+    aborted["results"]["aborted"] = json!(true);
+    write_json(&dir.join("shard1.json"), &aborted);
+    let out = merge(dir, &shard_files(), &[]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(
+        out.stdout
+            .contains("number of transactions actually processed")
+    );
+    assert!(
+        out.stderr
+            .ends_with("pgrush: error: Run was aborted; the above results are incomplete.\n"),
+        "{}",
+        out.stderr
+    );
 }
 
 fn assert_refused(out: &Output, message: &str) {

@@ -433,10 +433,10 @@ pub struct IntervalDoc {
     /// Raw schedule lag figures (`-R`), for exact merging.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lag_sums: Option<RawSums>,
-    /// The interval's latency histogram: `[value_us, count]` pairs at 2 significant
-    /// digits (each value the highest of its bucket), ascending, for exact merging.
+    /// The interval's latency histogram at 2 significant digits (HDR V2 compressed,
+    /// base64, µs), for exact merging.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub latency_histogram: Option<Vec<[u32; 2]>>,
+    pub latency_histogram: Option<String>,
 }
 
 /// The time series.
@@ -776,13 +776,7 @@ fn interval_doc(
         lag_max_ms: (throttled && has).then(|| iv.lag.max / 1000.0),
         latency_sums: Some(RawSums::of(&iv.latency)),
         lag_sums: throttled.then(|| RawSums::of(&iv.lag)),
-        latency_histogram: Some(
-            iv.latency_hist
-                .buckets
-                .iter()
-                .map(|&(v, c)| [v, c])
-                .collect(),
-        ),
+        latency_histogram: has.then(|| hdr::encode_sparse(&iv.latency_hist)),
     }
 }
 

@@ -1,8 +1,8 @@
 //! HDR histograms as text: the standard HdrHistogram "V2 compressed" encoding (as written
 //! by HdrHistogram's log writers and read by its plotters) in base64 (`HISTFAAA…`).
 
-use pgrush_stats::LatencyHistogram;
 use pgrush_stats::histogram::HISTOGRAM_MAX_US;
+use pgrush_stats::{INTERVAL_SIGFIG, LatencyHistogram, SparseHistogram, coarse_value};
 
 use hdrhistogram::Histogram;
 use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
@@ -102,6 +102,41 @@ pub fn decode(text: &str) -> Result<LatencyHistogram, HdrError> {
     Ok(out)
 }
 
+/// Encodes a per-interval histogram (values at 2 significant digits) as a V2 compressed,
+/// base64 HDR histogram of 2 significant digits: a few hundred bytes per interval.
+pub fn encode_sparse(sparse: &SparseHistogram) -> String {
+    let Ok(mut h) = Histogram::<u64>::new_with_bounds(1, HISTOGRAM_MAX_US, INTERVAL_SIGFIG) else {
+        return String::new();
+    };
+    for &(value, count) in &sparse.buckets {
+        h.saturating_record_n(u64::from(value), u64::from(count));
+    }
+    let mut buf = Vec::new();
+    match V2DeflateSerializer::new().serialize(&h, &mut buf) {
+        Ok(_) => base64_encode(&buf),
+        Err(_) => String::new(),
+    }
+}
+
+/// Decodes [`encode_sparse`]'s output back into the per-interval form.
+pub fn decode_sparse(text: &str) -> Result<SparseHistogram, HdrError> {
+    let bytes = base64_decode(text)?;
+    let h: Histogram<u64> = Deserializer::new()
+        .deserialize(&mut bytes.as_slice())
+        .map_err(|e| HdrError::Decode(format!("{e:?}")))?;
+    let mut out = SparseHistogram::default();
+    for v in h.iter_recorded() {
+        let value = coarse_value(v.value_iterated_to().min(HISTOGRAM_MAX_US));
+        let value = u32::try_from(value).unwrap_or(u32::MAX);
+        let count = u32::try_from(v.count_at_value()).unwrap_or(u32::MAX);
+        match out.buckets.last_mut() {
+            Some(last) if last.0 == value => last.1 = last.1.saturating_add(count),
+            _ => out.buckets.push((value, count)),
+        }
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -136,5 +171,22 @@ mod tests {
         assert_eq!(back.value_at_quantile(0.5), h.value_at_quantile(0.5));
         assert!(decode("Zm9v").is_err());
         assert!(decode("***").is_err());
+    }
+
+    #[test]
+    fn interval_histogram_roundtrip() {
+        let mut h = LatencyHistogram::new();
+        for v in [0u64, 1, 255, 256, 300, 1000, 1004, 123_456, 3_599_999_999] {
+            h.record_u64_n(v, v % 7 + 1);
+        }
+        let sparse = SparseHistogram::from_histogram(&h);
+        let text = encode_sparse(&sparse);
+        assert!(text.starts_with("HISTF"), "{text}");
+        assert_eq!(decode_sparse(&text), Ok(sparse));
+        assert_eq!(
+            decode_sparse(&encode_sparse(&SparseHistogram::default())),
+            Ok(SparseHistogram::default())
+        );
+        assert!(decode_sparse("Zm9v").is_err());
     }
 }

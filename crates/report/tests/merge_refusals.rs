@@ -110,3 +110,16 @@ fn the_merged_page_lists_the_shards() {
         page.contains("<td>node2</td><td class=\"n\">8–11</td><td class=\"n\">-3.250 ± 0.050</td>")
     );
 }
+
+#[test]
+fn a_histogram_that_does_not_hold_its_count_is_refused() {
+    let mut docs = shards(2);
+    if let Some(l) = docs[0].1.latency.as_mut() {
+        l.count += 1;
+    }
+    let msg = message(&docs);
+    assert!(
+        msg.starts_with("\"shard0.json\": a histogram holds "),
+        "{msg}"
+    );
+}

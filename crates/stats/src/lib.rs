@@ -38,5 +38,5 @@ pub use summary::{
     PartitionMethod, Partitioning, QueryMode, RunConfig, RunLimit, RunSummary, ScriptInfo,
 };
 pub use thread::{CommandStats, ScriptStats, StatsLayout, ThreadStats, TxStats};
-pub use timeseries::{IntervalStats, SparseHistogram, TimeSeries};
+pub use timeseries::{INTERVAL_SIGFIG, IntervalStats, SparseHistogram, TimeSeries, coarse_value};
 pub use txlog::{LogFormat, TxLogRecord, log_file_name};

@@ -14,7 +14,7 @@ use crate::simple::SimpleStats;
 use serde::Serialize;
 
 /// Significant decimal digits kept by per-interval histograms.
-const INTERVAL_SIGFIG: u8 = 2;
+pub const INTERVAL_SIGFIG: u8 = 2;
 
 /// Values below this are kept exactly at [`INTERVAL_SIGFIG`] digits (HdrHistogram's
 /// sub-bucket count for 2 digits: the power of two ≥ 2·10²).

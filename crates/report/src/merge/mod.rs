@@ -27,7 +27,7 @@ pub use display::{html_section, merged_text};
 use crate::document::{RunContext, RunDocument, time_series_doc_from};
 use crate::percentiles::PercentileList;
 use check::Shard;
-use pgrush_stats::RunSummary;
+use pgrush_stats::{RunSummary, StatsLayout, ThreadStats};
 use serde::{Deserialize, Serialize};
 use timeline::Timeline;
 
@@ -88,25 +88,14 @@ pub struct MergedRun {
 pub fn merge(docs: &[(String, RunDocument)]) -> Result<MergedRun, MergeError> {
     let shards = check::check_shards(docs)?;
     let first = shards[0];
-    let unreadable = |s: &Shard<'_>, problem: String| MergeError::Unreadable {
-        file: s.file.to_string(),
-        problem,
-    };
     let count = first.shard.count;
     let config =
         rebuild::run_config(&first.doc.config, count).map_err(|p| unreadable(&first, p))?;
     let mut summary = RunSummary::empty(config, rebuild::script_infos(first.doc));
-    let layout = summary.layout();
     let timeline = Timeline::of(&shards);
-    let interval_us = first
-        .doc
-        .time_series
-        .as_ref()
-        .map_or(1, |t| (t.interval_s * 1e6).round().max(1.0) as u64);
-    for (i, s) in shards.iter().enumerate() {
-        let offset = timeline.series_offset(i, interval_us);
-        let st = rebuild::thread_stats(s.doc, &layout, offset).map_err(|p| unreadable(s, p))?;
-        summary.absorb(&st);
+    let statistics = all_shards_stats(&shards, &summary.layout(), &timeline)?;
+    summary.absorb(&statistics);
+    for s in &shards {
         summary.aborted |= s.doc.results.aborted;
         summary.interrupted |= s.doc.results.interrupted;
     }
@@ -120,6 +109,55 @@ pub fn merge(docs: &[(String, RunDocument)]) -> Result<MergedRun, MergeError> {
         document,
         percentiles,
     })
+}
+
+fn unreadable(s: &Shard<'_>, problem: String) -> MergeError {
+    MergeError::Unreadable {
+        file: s.file.to_string(),
+        problem,
+    }
+}
+
+/// Every shard's statistics read back and merged, the shards shared out among the CPUs
+/// (decoding the histograms is most of a merge's work); each worker keeps one running
+/// sum, so memory does not grow with the number of shards.
+fn all_shards_stats(
+    shards: &[Shard<'_>],
+    layout: &StatsLayout,
+    timeline: &Timeline,
+) -> Result<ThreadStats, MergeError> {
+    let interval_us = shards[0]
+        .doc
+        .time_series
+        .as_ref()
+        .map_or(1, |t| (t.interval_s * 1e6).round().max(1.0) as u64);
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let chunk = shards.len().div_ceil(workers.clamp(1, shards.len()));
+    let partial = |first: usize, part: &[Shard<'_>]| -> Result<ThreadStats, MergeError> {
+        let mut acc = ThreadStats::new(layout);
+        for (k, s) in part.iter().enumerate() {
+            let offset = timeline.series_offset(first + k, interval_us);
+            let st = rebuild::thread_stats(s.doc, layout, offset).map_err(|p| unreadable(s, p))?;
+            acc.merge(&st);
+        }
+        Ok(acc)
+    };
+    let partials: Vec<Result<ThreadStats, MergeError>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = shards
+            .chunks(chunk)
+            .enumerate()
+            .map(|(c, part)| scope.spawn(move || partial(c * chunk, part)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            .collect()
+    });
+    let mut total = ThreadStats::new(layout);
+    for p in partials {
+        total.merge(&p?);
+    }
+    Ok(total)
 }
 
 /// The document of the whole run: built as a single run's, with the time series starting

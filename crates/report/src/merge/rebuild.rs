@@ -81,9 +81,11 @@ fn counters(c: &Counts) -> TxCounters {
     }
 }
 
+/// The distribution's histogram; an empty one is accepted (per-command distributions of
+/// runs that kept no per-command histograms), one of another count is not.
 fn histogram(d: &Distribution) -> Result<LatencyHistogram, String> {
     let h = hdr::decode(&d.hdr_histogram).map_err(|e| e.to_string())?;
-    if h.len() != d.count {
+    if !h.is_empty() && h.len() != d.count {
         return Err(format!(
             "a histogram holds {} values where the distribution counts {}",
             h.len(),
@@ -162,26 +164,23 @@ fn interval_simple(
     }
 }
 
-fn interval_stats(iv: &IntervalDoc, throttled: bool) -> IntervalStats {
+fn interval_stats(iv: &IntervalDoc, throttled: bool) -> Result<IntervalStats, String> {
     let n = iv.transactions.processed;
     let lag = if throttled {
         interval_simple(iv.lag_sums.as_ref(), n, iv.lag_average_ms, iv.lag_max_ms)
     } else {
         SimpleStats::default()
     };
-    IntervalStats {
+    let latency_hist = match &iv.latency_histogram {
+        Some(text) => hdr::decode_sparse(text).map_err(|e| format!("time series: {e}"))?,
+        None => SparseHistogram::default(),
+    };
+    Ok(IntervalStats {
         counters: counters(&iv.transactions),
         latency: interval_simple(iv.latency_sums.as_ref(), n, iv.latency_average_ms, None),
         lag,
-        latency_hist: SparseHistogram {
-            buckets: iv
-                .latency_histogram
-                .iter()
-                .flatten()
-                .map(|&[v, c]| (v, c))
-                .collect(),
-        },
-    }
+        latency_hist,
+    })
 }
 
 /// The longest merged time series (intervals): 48 days of 1 s intervals.
@@ -222,10 +221,10 @@ pub(crate) fn thread_stats(
             ));
         }
         let interval_us = (ts.interval_s * 1e6).round().max(1.0) as u64;
-        let intervals: Vec<IntervalStats> =
-            std::iter::repeat_n(IntervalStats::default(), series_offset)
-                .chain(ts.intervals.iter().map(|iv| interval_stats(iv, throttled)))
-                .collect();
+        let mut intervals = vec![IntervalStats::default(); series_offset];
+        for iv in &ts.intervals {
+            intervals.push(interval_stats(iv, throttled)?);
+        }
         st.series = Some(TimeSeries::from_intervals(
             0,
             interval_us,
