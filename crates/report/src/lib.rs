@@ -2,7 +2,8 @@
 //! ([`progress`]), built from [`pgrush_stats::RunSummary`] and progress snapshots; and
 //! pgrush's opt-in extras: latency [`percentiles`], the JSON run [`document`]
 //! (`--json`), the self-contained [`html`] report with SVG charts (`svg.rs`), run
-//! [`compare`]isons (`pgrush report`) and meaningfulness [`warnings`]; and CI gates:
+//! [`compare`]isons (`pgrush report`), meaningfulness [`warnings`] and the exact
+//! [`merge`] of a sharded run's documents (`pgrush merge`); and CI gates:
 //! [`assertion`]s on a run's results (`--assert`) with their verdicts as [`junit`] XML.
 #![deny(missing_docs)]
 

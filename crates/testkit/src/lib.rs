@@ -12,9 +12,14 @@
 //!   certificates handed to the cluster as [`pgrush_cluster::ServerTls`], client
 //!   certificates, and [`tls::TlsCluster`] bundling a cluster with its CA.
 //! - [`krb`] starts a private Kerberos realm (MIT KDC) with a keytab for the server.
+//! - The launchers of sharded runs: [`slurm`] starts a private single-node Slurm (with
+//!   its own munge) for `srun`/`sbatch`; [`mpi`] builds `mpirun` command lines that run
+//!   on this machine (as root too); [`netns`] makes network namespaces joined by veth
+//!   pairs, standing for separate client hosts with their own host names.
 //! - [`run`] runs a command and captures its [`Output`]; [`mask_numbers`] and
 //!   [`mask_numbers_bytes`] hide timing-dependent numbers; [`clear_pg_env`] (from
-//!   `pgrush-cluster`) removes the caller's `PG*` variables from a command.
+//!   `pgrush-cluster`) removes the caller's `PG*` variables from a command, and
+//!   [`clear_launcher_env`] the variables that would make pgrush a shard.
 //!
 //! Clusters themselves (starting, stopping, settings) are `pgrush-cluster`'s job; this
 //! crate adds only what tests need, and its helpers panic with the reason instead of
@@ -29,8 +34,12 @@
 
 pub mod chromium;
 mod command;
+mod daemon;
 pub mod krb;
+pub mod mpi;
+pub mod netns;
 pub mod oracle;
+pub mod slurm;
 pub mod tls;
 
 use std::sync::OnceLock;
@@ -67,5 +76,21 @@ pub fn shared() -> &'static Cluster {
 extern "C" fn discard_shared() {
     if let Some(cluster) = SHARED.get() {
         cluster.discard();
+    }
+}
+
+/// Removes from `cmd` every variable this process inherited that names a shard to pgrush
+/// (a launcher's: `SLURM_*`, `OMPI_*`, `PMI_*`, `PMIX_*`, `JOB_COMPLETION_INDEX`, and
+/// `PGRUSH_SHARDS`), so a test run under a launcher does not become a shard by accident;
+/// what the caller sets afterwards counts.
+pub fn clear_launcher_env(cmd: &mut std::process::Command) {
+    for (name, _) in std::env::vars_os() {
+        let bytes = name.as_encoded_bytes();
+        let launcher = ["SLURM_", "OMPI_", "PMI_", "PMIX_"]
+            .iter()
+            .any(|prefix| bytes.starts_with(prefix.as_bytes()));
+        if launcher || bytes == b"JOB_COMPLETION_INDEX" || bytes == b"PGRUSH_SHARDS" {
+            cmd.env_remove(name);
+        }
     }
 }
