@@ -128,6 +128,12 @@ pub const REPOSITORY: &str = env!("CARGO_PKG_REPOSITORY");
 /// The project's home page, from the workspace's `Cargo.toml`.
 pub const HOMEPAGE: &str = env!("CARGO_PKG_HOMEPAGE");
 
+/// Prints a subcommand's usage text (`{prog}` replaced by the program name) and the
+/// bug-report lines, for `--help`.
+pub fn print_usage(usage: &str, prog: &str) {
+    print!("{}{}", usage.replace("{prog}", prog), bug_report_lines());
+}
+
 /// The last lines of every help text: where pgrush's bugs go (pgbench's help sends
 /// them to PostgreSQL's list, which is not where a pgrush bug belongs).
 pub fn bug_report_lines() -> String {

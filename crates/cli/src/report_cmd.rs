@@ -254,11 +254,7 @@ pub fn run(prog: &str, args: &[OsString]) -> i32 {
     let parsed = match parse_report_args(prog, args) {
         Ok(Some(p)) => p,
         Ok(None) => {
-            print!(
-                "{}{}",
-                USAGE.replace("{prog}", prog),
-                crate::help::bug_report_lines()
-            );
+            crate::help::print_usage(USAGE, prog);
             return 0;
         }
         Err(code) => return code,

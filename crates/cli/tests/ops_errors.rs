@@ -8,7 +8,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use ops_common::{Sandbox, step, steps_of};
+use ops_common::{Sandbox, spawn_until_step, step, steps_of};
 use pgrush_cluster::PgInstall;
 use pgrush_testkit::run;
 use serde_json::Value;
@@ -194,8 +194,9 @@ fn interrupt_during(step_name: &str) {
     let sandbox = Sandbox::new();
     let json = sandbox.json_path();
     let steps = format!("load,{step_name}");
-    let child = sandbox
-        .command(
+    let started = Instant::now();
+    let child = spawn_until_step(
+        &mut sandbox.command(
             None,
             &[
                 "--scale",
@@ -207,19 +208,10 @@ fn interrupt_during(step_name: &str) {
                 "--json",
                 json.to_str().unwrap(),
             ],
-        )
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("spawn pgrush ops");
-    let started = Instant::now();
-    while !std::fs::read_to_string(&json).is_ok_and(|t| t.contains("\"kind\": \"load\"")) {
-        assert!(
-            started.elapsed() < Duration::from_secs(60),
-            "no load result"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+        ),
+        &json,
+        "load",
+    );
     std::thread::sleep(Duration::from_millis(1500));
     let pid = i32::try_from(child.id()).unwrap();
     // SAFETY: kill has no memory-safety preconditions.

@@ -8,7 +8,7 @@ mod ops_common;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use ops_common::{Sandbox, step, steps_of};
+use ops_common::{Sandbox, spawn_until_step, step, steps_of};
 use pgrush_cluster::{Cluster, PgInstall};
 use pgrush_testkit::run;
 
@@ -187,8 +187,9 @@ fn ctrl_c_during_crash_recovery_hands_the_cluster_back_running() {
     let data_dir = cluster.data_dir().to_path_buf();
     let before = config_files(&data_dir);
     let json = sandbox.json_path();
-    let child = sandbox
-        .command(
+    let started = Instant::now();
+    let child = spawn_until_step(
+        &mut sandbox.command(
             None,
             &[
                 "--pgdata",
@@ -202,19 +203,10 @@ fn ctrl_c_during_crash_recovery_hands_the_cluster_back_running() {
                 "--json",
                 json.to_str().unwrap(),
             ],
-        )
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("spawn pgrush ops");
-    let started = Instant::now();
-    while !std::fs::read_to_string(&json).is_ok_and(|t| t.contains("\"kind\": \"load\"")) {
-        assert!(
-            started.elapsed() < Duration::from_secs(60),
-            "no load result"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+        ),
+        &json,
+        "load",
+    );
     // The workload runs, with checkpoints held off by ALTER SYSTEM.
     std::thread::sleep(Duration::from_millis(1500));
     // SAFETY: kill has no memory-safety preconditions.

@@ -167,3 +167,23 @@ pub fn entries_starting(dir: &Path, prefix: &str) -> Vec<String> {
         .filter(|name| name.starts_with(prefix))
         .collect()
 }
+
+/// Spawns `cmd` (a `pgrush ops` run) with its output captured and waits until `json`
+/// holds the result of `step` (at most 60 s).
+pub fn spawn_until_step(cmd: &mut Command, json: &Path, step: &str) -> std::process::Child {
+    let child = cmd
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn pgrush ops");
+    let started = std::time::Instant::now();
+    let finished = format!("\"kind\": \"{step}\"");
+    while !std::fs::read_to_string(json).is_ok_and(|t| t.contains(&finished)) {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(60),
+            "no {step} result"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    child
+}

@@ -16,7 +16,9 @@ use pgrush_wire::conninfo::ConnectRequest;
 
 use crate::ops::config::{OpsConfig, StepKind};
 use crate::ops::error::OpsError;
-use crate::ops::server::{IDLE_ARCHIVE_COMMAND, Server, check_tools, endpoint_of, quiet};
+use crate::ops::server::{
+    IDLE_ARCHIVE_COMMAND, Server, check_tools, endpoint_of, superuser_request,
+};
 
 /// The database the steps use on an adopted cluster.
 pub const SCRATCH_DB: &str = "pgrush_ops";
@@ -35,14 +37,7 @@ pub fn open(cfg: &OpsConfig, dir: &Path) -> Result<Server, OpsError> {
     } else {
         IDLE_ARCHIVE_COMMAND.to_string()
     };
-    let request = quiet(&ConnectRequest {
-        dbname: Some(MAINTENANCE_DB.to_string()),
-        host: Some(cluster.socket_dir().display().to_string()),
-        port: Some(cluster.port().to_string()),
-        user: Some(cluster.superuser().to_string()),
-        fallback_application_name: Some("pgrush-ops".to_string()),
-        ..ConnectRequest::default()
-    });
+    let request = superuser_request(&cluster, MAINTENANCE_DB);
     let mut db = crate::ops::db::Db::connect(&request, None)?;
     let exists = db.number(&format!(
         "SELECT count(*) FROM pg_database WHERE datname = '{SCRATCH_DB}'"

@@ -145,14 +145,7 @@ impl Server {
             builder = builder.setting(*name, *value);
         }
         let cluster = builder.start()?;
-        let request = quiet(&ConnectRequest {
-            dbname: Some(THROWAWAY_DB.to_string()),
-            host: Some(cluster.socket_dir().display().to_string()),
-            port: Some(cluster.port().to_string()),
-            user: Some(cluster.superuser().to_string()),
-            fallback_application_name: Some("pgrush-ops".to_string()),
-            ..ConnectRequest::default()
-        });
+        let request = superuser_request(&cluster, THROWAWAY_DB);
         let mut db = Db::connect(&request, None)?;
         let (version, version_num) = db.version();
         let endpoint = endpoint_of(&mut db)?;
@@ -219,6 +212,19 @@ impl Server {
 }
 
 /// Where the connection went, as the programs need it.
+/// The connection to `dbname` of a local cluster pgrush controls: its superuser over its
+/// Unix socket, quiet.
+pub(crate) fn superuser_request(cluster: &Cluster, dbname: &str) -> ConnectRequest {
+    quiet(&ConnectRequest {
+        dbname: Some(dbname.to_string()),
+        host: Some(cluster.socket_dir().display().to_string()),
+        port: Some(cluster.port().to_string()),
+        user: Some(cluster.superuser().to_string()),
+        fallback_application_name: Some("pgrush-ops".to_string()),
+        ..ConnectRequest::default()
+    })
+}
+
 pub(crate) fn endpoint_of(db: &mut Db) -> Result<Endpoint, OpsError> {
     let row = db
         .rows("SELECT current_user, current_database()")?
