@@ -124,14 +124,19 @@ where
 {
     let mut error = None;
     loop {
+        // A server that refuses the connection sends its ErrorResponse and closes.
         let mut head = [0u8; 5];
-        read_exact(socket, &mut head)?;
+        if let Err(e) = read_exact(socket, &mut head) {
+            return Err(error.unwrap_or(e));
+        }
         let len = u32::from_be_bytes([head[1], head[2], head[3], head[4]]) as usize;
         if !(4..=1 << 30).contains(&len) {
             return Err(FloorError::Protocol(format!("message length {len}")));
         }
         let mut body = vec![0u8; len - 4];
-        read_exact(socket, &mut body)?;
+        if let Err(e) = read_exact(socket, &mut body) {
+            return Err(error.unwrap_or(e));
+        }
         match head[0] {
             b'Z' => return error.map_or(Ok(()), Err),
             b'E' => {
