@@ -68,7 +68,9 @@ impl ResponseBuffer {
             match tag {
                 b'E' => return Err(FloorError::Server(error_text(&self.buf[at + 5..end]))),
                 b'Z' => {
-                    self.buf.copy_within(end..self.len, 0);
+                    if end < self.len {
+                        self.buf.copy_within(end..self.len, 0);
+                    }
                     self.len -= end;
                     self.scanned = 0;
                     return Ok(Scan::Ready);

@@ -145,6 +145,8 @@ pub struct Command {
 pub struct Transaction {
     /// One entry per round trip.
     pub commands: Vec<Command>,
+    /// The fields the script uses (select-only draws only the aid).
+    used: Vec<Field>,
     ranges: Ranges,
     rng: XorShift,
 }
@@ -269,8 +271,17 @@ impl Transaction {
                 QueryMode::Prepared => bind_command(i, pieces, &ranges),
             })
             .collect::<Result<Vec<_>, _>>()?;
+        let used = FIELDS
+            .into_iter()
+            .filter(|f| {
+                commands
+                    .iter()
+                    .any(|c| c.patches.iter().any(|p| p.field == *f))
+            })
+            .collect();
         Ok(Transaction {
             commands,
+            used,
             ranges,
             rng: XorShift::new(seed),
         })
@@ -279,8 +290,8 @@ impl Transaction {
     /// Draws the next transaction's parameters and writes them into the commands.
     pub fn draw(&mut self) {
         let mut values = [0i64; FIELDS.len()];
-        for (slot, field) in values.iter_mut().zip(FIELDS) {
-            *slot = match field {
+        for &field in &self.used {
+            values[field as usize] = match field {
                 Field::Aid => 1 + self.rng.below(self.ranges.accounts) as i64,
                 Field::Tid => 1 + self.rng.below(self.ranges.tellers) as i64,
                 Field::Bid => 1 + self.rng.below(self.ranges.branches) as i64,
@@ -326,14 +337,16 @@ impl XorShift {
         XorShift(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
     }
 
-    /// The next number in `0..n` (`n` > 0; the modulo bias is negligible here).
+    /// The next number in `0..n` (`n` > 0), by multiplying instead of dividing
+    /// (Lemire's method without the rejection step: the bias is negligible here).
     pub fn below(&mut self, n: u64) -> u64 {
         let mut x = self.0;
         x ^= x >> 12;
         x ^= x << 25;
         x ^= x >> 27;
         self.0 = x;
-        x.wrapping_mul(0x2545_F491_4F6C_DD1D) % n
+        let r = x.wrapping_mul(0x2545_F491_4F6C_DD1D);
+        ((u128::from(r) * u128::from(n)) >> 64) as u64
     }
 }
 
