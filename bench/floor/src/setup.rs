@@ -118,43 +118,59 @@ pub fn send(socket: &mut Socket, bytes: &[u8]) -> Result<(), FloorError> {
 
 /// Reads messages until ReadyForQuery, handing each other one to `each`; an
 /// ErrorResponse is returned as an error (after its ReadyForQuery, when one follows).
+/// Reads are buffered (one `read` takes whatever has arrived): the server sends nothing
+/// after ReadyForQuery unasked, so nothing is left behind for the event loop.
 pub fn until_ready<F>(socket: &mut Socket, mut each: F) -> Result<(), FloorError>
 where
     F: FnMut(u8, &[u8]) -> Result<(), FloorError>,
 {
     let mut error = None;
+    let mut buf = vec![0u8; 8192];
+    let (mut start, mut end) = (0, 0);
     loop {
-        // A server that refuses the connection sends its ErrorResponse and closes.
-        let mut head = [0u8; 5];
-        if let Err(e) = read_exact(socket, &mut head) {
-            return Err(error.unwrap_or(e));
-        }
-        let len = u32::from_be_bytes([head[1], head[2], head[3], head[4]]) as usize;
-        if !(4..=1 << 30).contains(&len) {
-            return Err(FloorError::Protocol(format!("message length {len}")));
-        }
-        let mut body = vec![0u8; len - 4];
-        if let Err(e) = read_exact(socket, &mut body) {
-            return Err(error.unwrap_or(e));
-        }
-        match head[0] {
-            b'Z' => return error.map_or(Ok(()), Err),
-            b'E' => {
-                let e = FloorError::Server(crate::response::error_text(&body));
-                if error.is_none() {
-                    error = Some(e);
-                }
+        while end - start >= 5 {
+            let head = &buf[start..start + 5];
+            let len = u32::from_be_bytes([head[1], head[2], head[3], head[4]]) as usize;
+            if !(4..=1 << 30).contains(&len) {
+                return Err(FloorError::Protocol(format!("message length {len}")));
             }
-            tag => each(tag, &body)?,
+            if end - start < 1 + len {
+                break;
+            }
+            let (tag, body) = (buf[start], &buf[start + 5..start + 1 + len]);
+            start += 1 + len;
+            match tag {
+                b'Z' if start == end => return error.map_or(Ok(()), Err),
+                b'Z' => return Err(FloorError::Protocol("data after ReadyForQuery".into())),
+                b'E' => {
+                    let e = FloorError::Server(crate::response::error_text(body));
+                    error = error.or(Some(e));
+                }
+                _ => each(tag, body)?,
+            }
+        }
+        // Keep the partial message at the front, with room for all of it.
+        buf.copy_within(start..end, 0);
+        (start, end) = (0, end - start);
+        let wanted = if end >= 5 {
+            1 + u32::from_be_bytes([buf[1], buf[2], buf[3], buf[4]]) as usize
+        } else {
+            5
+        };
+        if buf.len() < wanted.max(end + 1) {
+            buf.resize(wanted.max(end + 1).next_power_of_two(), 0);
+        }
+        // A server that refuses the connection sends its ErrorResponse and closes.
+        match socket.stream().read(&mut buf[end..]) {
+            Ok(0) => {
+                let closed = FloorError::Protocol("the server closed the connection".into());
+                return Err(error.unwrap_or(closed));
+            }
+            Ok(n) => end += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(error.unwrap_or(FloorError::io("receiving", e))),
         }
     }
-}
-
-fn read_exact(socket: &mut Socket, out: &mut [u8]) -> Result<(), FloorError> {
-    socket
-        .stream()
-        .read_exact(out)
-        .map_err(|e| FloorError::io("receiving", e))
 }
 
 /// Runs `sql` (one statement returning one integer) and returns that integer.
