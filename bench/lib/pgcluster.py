@@ -278,9 +278,11 @@ def _die_with_parent():
 class Cluster:
     """A running throwaway cluster; use as a context manager or call stop()."""
 
-    def __init__(self, bin_dir, settings=None):
+    def __init__(self, bin_dir, settings=None, cpus=None):
         self.bin_dir = bin_dir
         self.settings = dict(settings or {})
+        # `taskset -c CPUS` for the postmaster (its backends inherit the affinity).
+        self.cpus = cpus
         self.base = None
         self.proc = None
         self.port = None
@@ -351,9 +353,16 @@ class Cluster:
                 f.write("%s = '%s'\n" % (k, str(v).replace("'", "''")))
         log_path = os.path.join(self.base, "server.log")
         logf = open(log_path, "wb")
+        pin = []
+        if self.cpus is not None:
+            taskset = shutil.which("taskset")
+            if not taskset:
+                raise ClusterError("taskset is needed to pin the server (util-linux)")
+            # taskset execs postgres: the pid stays the postmaster's.
+            pin = [taskset, "-c", self.cpus]
         try:
             self.proc = subprocess.Popen(
-                [os.path.join(self.server_bin, "postgres"), "-D", self.data_dir],
+                pin + [os.path.join(self.server_bin, "postgres"), "-D", self.data_dir],
                 stdout=logf,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,

@@ -133,6 +133,10 @@ def measure(argv, env, name, is_init=False):
     res["user_us_per_tx"] = ru.ru_utime * 1e6 / tx
     res["sys_us_per_tx"] = ru.ru_stime * 1e6 / tx
     res["ctx_switches_per_tx"] = res["ctx_switches"] / tx
+    # Client capacity: how many transactions one fully used client core would drive.
+    if cpu <= 0:
+        raise RunError("%s: no CPU time measured" % name)
+    res["tx_per_cpu_s"] = tx / cpu
     return res
 
 

@@ -1,0 +1,158 @@
+//! `pgrush-floor`: the floor client of `bench/compare`, the least work a PostgreSQL
+//! client can do per transaction of pgbench's built-in select-only and tpcb-like
+//! scripts.
+//!
+//! # Brief overview
+//!
+//! - [`options`] reads the pgbench options `bench/compare` passes (`-c -j -T -t -M -S
+//!   -b -n -h -p -U -d`).
+//! - [`setup`] connects with blocking I/O (trust authentication only), reads the scale
+//!   from `pgbench_branches` and prepares the statements in prepared mode.
+//! - [`workload`] encodes every round trip of the script once (a Query message, or
+//!   Bind/Execute/Sync) and, per transaction, overwrites the zero-padded digits of the
+//!   random parameters in place (a xorshift generator, pgbench's ranges).
+//! - [`event_loop`] runs one thread's clients on one `mio::Poll` over non-blocking
+//!   sockets, like pgbench and pgrush: per round trip one `write` and, when readable,
+//!   `read`s until ReadyForQuery; [`response`] walks only the message headers.
+//!
+//! No statistics beyond a count: the report is pgbench's `number of transactions
+//! actually processed` and `tps` lines. The floor never uses pgrush's engine.
+
+mod error;
+mod event_loop;
+mod options;
+mod response;
+mod setup;
+mod workload;
+
+use std::process::ExitCode;
+use std::sync::{Arc, Barrier};
+use std::time::Instant;
+
+use error::FloorError;
+use event_loop::{Stop, ThreadClients};
+use options::{Limit, Options, Parsed, QueryMode};
+use setup::Target;
+use workload::{Ranges, Transaction};
+
+fn main() -> ExitCode {
+    match options::parse(std::env::args().skip(1)) {
+        Ok(Parsed::Help) => {
+            println!("{}", options::USAGE);
+            ExitCode::SUCCESS
+        }
+        Ok(Parsed::Run(opts)) => match run(&opts) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("pgrush-floor: {e}");
+                ExitCode::from(2)
+            }
+        },
+        Err(e) => {
+            eprintln!("pgrush-floor: {e}\nTry \"pgrush-floor --help\" for more information.");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// Connects, runs the threads and prints the report.
+fn run(opts: &Options) -> Result<(), FloorError> {
+    let target = Target::resolve(&opts.connection)?;
+    let scale = {
+        let mut socket = target.connect()?;
+        setup::query_integer(&mut socket, "SELECT count(*) FROM pgbench_branches")?
+    };
+    if scale == 0 {
+        return Err(FloorError::Usage(
+            "pgbench_branches is empty: run pgbench -i first".into(),
+        ));
+    }
+    let barrier = Arc::new(Barrier::new(opts.threads + 1));
+    let mut handles = Vec::with_capacity(opts.threads);
+    for thread in 0..opts.threads {
+        let clients = clients_of(thread, opts);
+        let (opts, target, barrier) = (opts.clone(), target.clone(), barrier.clone());
+        handles.push(std::thread::spawn(move || {
+            let ready = connect_all(&opts, &target, scale, clients);
+            barrier.wait();
+            let stop = match opts.limit {
+                Limit::Duration(d) => Stop::At(Instant::now() + d),
+                Limit::TransactionsPerClient(n) => Stop::After(n),
+            };
+            ready?.run(stop)
+        }));
+    }
+    barrier.wait();
+    let start = Instant::now();
+    let mut total = 0;
+    let mut first_error = None;
+    for handle in handles {
+        match handle.join() {
+            Ok(Ok(n)) => total += n,
+            Ok(Err(e)) => first_error = first_error.or(Some(e)),
+            Err(_) => {
+                first_error = first_error.or(Some(FloorError::Protocol("a thread panicked".into())))
+            }
+        }
+    }
+    let elapsed = start.elapsed().as_secs_f64();
+    if let Some(e) = first_error {
+        return Err(e);
+    }
+    print_report(opts, scale, total, elapsed);
+    Ok(())
+}
+
+/// The client numbers thread `thread` runs: pgbench's split, the first threads taking
+/// one more when the clients do not divide evenly.
+fn clients_of(thread: usize, opts: &Options) -> std::ops::Range<usize> {
+    let (base, extra) = (opts.clients / opts.threads, opts.clients % opts.threads);
+    let start = thread * base + thread.min(extra);
+    start..start + base + usize::from(thread < extra)
+}
+
+/// Opens and (in prepared mode) prepares the connections of one thread.
+fn connect_all(
+    opts: &Options,
+    target: &Target,
+    scale: u64,
+    clients: std::ops::Range<usize>,
+) -> Result<ThreadClients, FloorError> {
+    let seed_base = u64::from(std::process::id()) << 32;
+    let mut connections = Vec::with_capacity(clients.len());
+    for client in clients {
+        let mut socket = target.connect()?;
+        if opts.mode == QueryMode::Prepared {
+            let parse = workload::parse_messages(opts.script, &Ranges::new(scale))?;
+            setup::send(&mut socket, &parse)?;
+            setup::until_ready(&mut socket, |_, _| Ok(()))?;
+        }
+        let seed = seed_base ^ (client as u64 + 1);
+        connections.push((
+            socket,
+            Transaction::new(opts.script, opts.mode, scale, seed)?,
+        ));
+    }
+    ThreadClients::new(connections)
+}
+
+/// pgbench's report lines, those `bench/compare` reads among them.
+fn print_report(opts: &Options, scale: u64, total: u64, elapsed: f64) {
+    println!("pgrush-floor (floor client, no statistics)");
+    println!("transaction type: {}", opts.script.name());
+    println!("scaling factor: {scale}");
+    println!("query mode: {}", opts.mode.name());
+    println!("number of clients: {}", opts.clients);
+    println!("number of threads: {}", opts.threads);
+    match opts.limit {
+        Limit::Duration(d) => println!("duration: {} s", d.as_secs()),
+        Limit::TransactionsPerClient(n) => println!("number of transactions per client: {n}"),
+    }
+    println!("number of transactions actually processed: {total}");
+    let tps = if elapsed > 0.0 {
+        total as f64 / elapsed
+    } else {
+        0.0
+    };
+    println!("tps = {tps:.6} (without initial connection time)");
+}
