@@ -18,7 +18,7 @@
 //!
 //! ```no_run
 //! let hosts = pgrush_testkit::netns::Hosts::create(2);
-//! let out = pgrush_testkit::run(hosts.get(1).command("hostname"));
+//! let out = pgrush_testkit::run(&mut hosts.get(1).command("hostname"));
 //! assert_eq!(out.stdout.trim(), hosts.get(1).host_name());
 //! ```
 
