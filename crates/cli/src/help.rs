@@ -128,6 +128,17 @@ pub const REPOSITORY: &str = env!("CARGO_PKG_REPOSITORY");
 /// The project's home page, from the workspace's `Cargo.toml`.
 pub const HOMEPAGE: &str = env!("CARGO_PKG_HOMEPAGE");
 
+/// Reports a bad `pgrush SUBCOMMAND` command line: the error, then the hint to read
+/// `--help`. Returns the exit status (1).
+pub fn usage_error(prog: &str, subcommand: &str, msg: &str) -> i32 {
+    pgrush_engine::messages::error(prog, msg);
+    pgrush_engine::messages::hint(
+        prog,
+        &format!("Try \"{prog} {subcommand} --help\" for more information."),
+    );
+    1
+}
+
 /// Prints a subcommand's usage text (`{prog}` replaced by the program name) and the
 /// bug-report lines, for `--help`.
 pub fn print_usage(usage: &str, prog: &str) {

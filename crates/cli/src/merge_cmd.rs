@@ -47,15 +47,6 @@ struct MergeArgs {
     html: Option<String>,
 }
 
-fn usage_error(prog: &str, msg: &str) -> i32 {
-    messages::error(prog, msg);
-    messages::hint(
-        prog,
-        &format!("Try \"{prog} merge --help\" for more information."),
-    );
-    1
-}
-
 /// Parses the arguments; `Ok(None)` asks for the help text.
 fn parse_merge_args(prog: &str, args: &[OsString]) -> Result<Option<MergeArgs>, i32> {
     let mut out = MergeArgs::default();
@@ -78,20 +69,31 @@ fn parse_merge_args(prog: &str, args: &[OsString]) -> Result<Option<MergeArgs>, 
             "--help" | "-?" | "-h" => return Ok(None),
             "--json" => &mut out.json,
             "--html" => &mut out.html,
-            _ => return Err(usage_error(prog, &format!("unrecognized option \"{arg}\""))),
+            _ => {
+                return Err(crate::help::usage_error(
+                    prog,
+                    "merge",
+                    &format!("unrecognized option \"{arg}\""),
+                ));
+            }
         };
         match attached.or_else(|| it.next()).filter(|v| !v.is_empty()) {
             Some(v) => *slot = Some(v),
             None => {
-                return Err(usage_error(
+                return Err(crate::help::usage_error(
                     prog,
+                    "merge",
                     &format!("option '{name}' requires an argument"),
                 ));
             }
         }
     }
     if out.files.is_empty() {
-        return Err(usage_error(prog, "no shard document given"));
+        return Err(crate::help::usage_error(
+            prog,
+            "merge",
+            "no shard document given",
+        ));
     }
     Ok(Some(out))
 }

@@ -72,15 +72,6 @@ struct ReportArgs {
     junit: Option<String>,
 }
 
-fn usage_error(prog: &str, msg: &str) -> i32 {
-    messages::error(prog, msg);
-    messages::hint(
-        prog,
-        &format!("Try \"{prog} report --help\" for more information."),
-    );
-    1
-}
-
 /// The options that take a value (`--NAME VALUE` or `--NAME=VALUE`).
 const VALUE_OPTIONS: [&str; 4] = ["html", "baseline", "assert", "junit"];
 
@@ -98,8 +89,9 @@ fn option_value(
         if body == name {
             return match rest.next() {
                 Some(v) => Ok(Some((name, v))),
-                None => Err(usage_error(
+                None => Err(crate::help::usage_error(
                     prog,
+                    "report",
                     &format!("option '--{name}' requires an argument"),
                 )),
             };
@@ -140,7 +132,13 @@ fn parse_report_args(prog: &str, args: &[OsString]) -> Result<Option<ReportArgs>
                 Some(("baseline", v)) => out.baseline = Some(v),
                 Some(("junit", v)) => out.junit = Some(v),
                 Some((_, v)) => out.expressions.push(v),
-                None => return Err(usage_error(prog, &format!("unrecognized option \"{arg}\""))),
+                None => {
+                    return Err(crate::help::usage_error(
+                        prog,
+                        "report",
+                        &format!("unrecognized option \"{arg}\""),
+                    ));
+                }
             },
         }
     }
@@ -150,7 +148,7 @@ fn parse_report_args(prog: &str, args: &[OsString]) -> Result<Option<ReportArgs>
 
 /// The combinations `pgrush report` refuses.
 fn check_report_args(prog: &str, args: &ReportArgs) -> Result<(), i32> {
-    let refuse = |msg: &str| Err(usage_error(prog, msg));
+    let refuse = |msg: &str| Err(crate::help::usage_error(prog, "report", msg));
     if args.files.is_empty() {
         return refuse("no run file given");
     }

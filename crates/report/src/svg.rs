@@ -87,6 +87,27 @@ pub fn svg_open(title: &str, width: f64, height: f64) -> String {
     )
 }
 
+/// Writes a chart's two axes (left and bottom edges of the plot area, given as `(left,
+/// top, width, height)`) and their labels: the x label centred below, the y label rotated
+/// along the left edge.
+pub fn push_axes(s: &mut String, area: (f64, f64, f64, f64), x_label: &str, y_label: &str) {
+    let (left, top, pw, ph) = area;
+    let _ = write!(
+        s,
+        "<line x1=\"{left}\" y1=\"{top}\" x2=\"{left}\" y2=\"{b:.1}\" stroke=\"#333\"/>\
+         <line x1=\"{left}\" y1=\"{b:.1}\" x2=\"{r:.1}\" y2=\"{b:.1}\" stroke=\"#333\"/>\
+         <text x=\"{cx:.1}\" y=\"{xl:.1}\" text-anchor=\"middle\" font-size=\"12\">{xlab}</text>\
+         <text x=\"16\" y=\"{cy:.1}\" text-anchor=\"middle\" font-size=\"12\" transform=\"rotate(-90 16 {cy:.1})\">{ylab}</text>",
+        b = top + ph,
+        r = left + pw,
+        cx = left + pw / 2.0,
+        xl = top + ph + 36.0,
+        cy = top + ph / 2.0,
+        xlab = escape(x_label),
+        ylab = escape(y_label)
+    );
+}
+
 /// Escapes text for HTML/SVG content and attribute values.
 pub fn escape(text: &str) -> String {
     let mut s = String::with_capacity(text.len());
@@ -201,20 +222,11 @@ impl Chart {
 
     /// The two axes and their labels.
     fn push_axes(&self, s: &mut String, plot: &Plot) {
-        let (pw, ph) = (plot.pw, plot.ph);
-        let _ = write!(
+        push_axes(
             s,
-            "<line x1=\"{LEFT}\" y1=\"{TOP}\" x2=\"{LEFT}\" y2=\"{b:.1}\" stroke=\"#333\"/>\
-             <line x1=\"{LEFT}\" y1=\"{b:.1}\" x2=\"{r:.1}\" y2=\"{b:.1}\" stroke=\"#333\"/>\
-             <text x=\"{cx:.1}\" y=\"{xl:.1}\" text-anchor=\"middle\" font-size=\"12\">{xlab}</text>\
-             <text x=\"16\" y=\"{cy:.1}\" text-anchor=\"middle\" font-size=\"12\" transform=\"rotate(-90 16 {cy:.1})\">{ylab}</text>",
-            b = TOP + ph,
-            r = LEFT + pw,
-            cx = LEFT + pw / 2.0,
-            xl = TOP + ph + 36.0,
-            cy = TOP + ph / 2.0,
-            xlab = escape(&self.x_label),
-            ylab = escape(&self.y_label)
+            (LEFT, TOP, plot.pw, plot.ph),
+            &self.x_label,
+            &self.y_label,
         );
     }
 

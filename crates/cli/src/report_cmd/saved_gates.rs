@@ -13,7 +13,7 @@ use pgrush_report::assertion::{Assertion, ContextError, Threshold, Verdict, ops}
 use pgrush_report::compare::{Comparison, Format};
 use pgrush_report::document::RunDocument;
 
-use super::{ReportArgs, is_sweep_dir, read_run, usage_error, write_output};
+use super::{ReportArgs, is_sweep_dir, read_run, write_output};
 use crate::bench::gate;
 
 /// The `--assert` expressions as run assertions; a malformed one is an option error.
@@ -21,8 +21,9 @@ pub(super) fn parse_assertions(prog: &str, expressions: &[String]) -> Result<Vec
     expressions
         .iter()
         .map(|v| {
-            Assertion::parse(v)
-                .map_err(|e| usage_error(prog, &format!("invalid assertion \"{v}\": {e}")))
+            Assertion::parse(v).map_err(|e| {
+                crate::help::usage_error(prog, "report", &format!("invalid assertion \"{v}\": {e}"))
+            })
         })
         .collect()
 }
@@ -127,7 +128,7 @@ pub(super) fn gate_saved_ops(prog: &str, parsed: &ReportArgs) -> Option<i32> {
     }
     let assertions = match ops::parse_assertions(&parsed.expressions) {
         Ok(a) => a,
-        Err(msg) => return Some(usage_error(prog, &msg)),
+        Err(msg) => return Some(crate::help::usage_error(prog, "report", &msg)),
     };
     let no_baseline = assertions
         .iter()

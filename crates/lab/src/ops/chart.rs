@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use pgrush_report::svg::{escape, svg_open};
+use pgrush_report::svg::{escape, push_axes, svg_open};
 
 /// Colours of successive series (the run report's palette).
 const PALETTE: [&str; 8] = [
@@ -98,21 +98,8 @@ impl LogChart {
     }
 
     fn push_labels(&self, s: &mut String) {
-        let (pw, ph) = (W - LEFT - RIGHT, H - TOP - BOTTOM);
-        let _ = write!(
-            s,
-            "<line x1=\"{LEFT}\" y1=\"{TOP}\" x2=\"{LEFT}\" y2=\"{b}\" stroke=\"#333\"/>\
-             <line x1=\"{LEFT}\" y1=\"{b}\" x2=\"{r}\" y2=\"{b}\" stroke=\"#333\"/>\
-             <text x=\"{cx}\" y=\"{xl}\" text-anchor=\"middle\" font-size=\"12\">{xlab}</text>\
-             <text x=\"16\" y=\"{cy}\" text-anchor=\"middle\" font-size=\"12\" transform=\"rotate(-90 16 {cy})\">{ylab}</text>",
-            b = TOP + ph,
-            r = LEFT + pw,
-            cx = LEFT + pw / 2.0,
-            xl = TOP + ph + 36.0,
-            cy = TOP + ph / 2.0,
-            xlab = escape(&self.x_label),
-            ylab = escape(&self.y_label)
-        );
+        let area = (LEFT, TOP, W - LEFT - RIGHT, H - TOP - BOTTOM);
+        push_axes(s, area, &self.x_label, &self.y_label);
     }
 }
 
