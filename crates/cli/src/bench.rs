@@ -163,6 +163,8 @@ fn run_inner(opts: &Options) -> Result<i32, i32> {
     // Per-command histograms serve only per-command percentiles (`--percentiles`, `--json`,
     // `--html`): plain `-r` keeps sums, a few dozen bytes per command.
     layout.command_histograms &= crate::report_cmd::extras_enabled(opts);
+    // The time series serves only the run document.
+    layout.time_series = crate::report_cmd::builds_document(opts);
 
     let cfg = EngineConfig {
         conn: params,

@@ -311,6 +311,15 @@ pub fn extras_enabled(opts: &Options) -> bool {
         || opts.server_stats.is_some()
 }
 
+/// Whether the run ends with a run document (`--json`, `--html`, `--assert`,
+/// `--server-stats`): only then are per-interval statistics kept.
+pub fn builds_document(opts: &Options) -> bool {
+    opts.json.is_some()
+        || opts.html.is_some()
+        || !opts.assertions.is_empty()
+        || crate::server_stats::enabled(opts)
+}
+
 /// Whether the text output (banner, report, percentile lines) must go to stderr because
 /// stdout carries the JSON document (`--json=-`).
 pub fn text_to_stderr(opts: &Options) -> bool {
@@ -442,8 +451,7 @@ impl RunExtras {
         }
         let client = ClientInfo::detect();
         let found = self.warnings(opts, summary, &client);
-        let sampled = self.sampling.is_some();
-        if opts.json.is_none() && opts.html.is_none() && opts.assertions.is_empty() && !sampled {
+        if !builds_document(opts) {
             return Ok(true);
         }
         let ctx = RunContext {

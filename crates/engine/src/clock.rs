@@ -4,7 +4,7 @@
 //! monotonic instant to Unix time for log lines and `--progress-timestamp`. Public:
 //! [`monotonic_us`] and [`strong_random_u64`] (the `--random-seed` sources).
 
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 /// Microseconds since the clock's origin (monotonic).
 pub(crate) type Micros = i64;
@@ -12,7 +12,8 @@ pub(crate) type Micros = i64;
 /// A monotonic microsecond clock with a fixed mapping to Unix time.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Clock {
-    origin: Instant,
+    /// [`monotonic_us`] at the origin.
+    origin: i64,
     /// Unix time in µs at `origin`.
     epoch_at_origin: i64,
 }
@@ -20,7 +21,7 @@ pub(crate) struct Clock {
 impl Clock {
     /// Starts a clock whose origin is now.
     pub(crate) fn new() -> Clock {
-        let origin = Instant::now();
+        let origin = monotonic_us() as i64;
         let epoch_at_origin = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map(|d| d.as_micros() as i64)
@@ -31,10 +32,13 @@ impl Clock {
         }
     }
 
-    /// Microseconds elapsed since the origin.
+    /// Microseconds elapsed since the origin. Read straight from the monotonic clock
+    /// (the one `Instant` uses) in integer µs: `Instant::elapsed` goes through checked
+    /// `Duration` arithmetic and a 128-bit conversion, several times the cost of the
+    /// vDSO read itself, and this runs a few times per transaction.
     #[inline]
     pub(crate) fn now(&self) -> Micros {
-        self.origin.elapsed().as_micros() as i64
+        monotonic_us() as i64 - self.origin
     }
 
     /// Unix time in µs of the monotonic instant `t`.
@@ -95,6 +99,7 @@ impl LazyNow {
 }
 
 /// The raw monotonic clock in µs (pgbench's `--random-seed=time` value).
+#[inline]
 pub fn monotonic_us() -> u64 {
     let mut ts = libc::timespec {
         tv_sec: 0,

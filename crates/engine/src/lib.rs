@@ -251,13 +251,14 @@ fn deal_clients(
             ));
         }
         next_local += n;
-        // Per-interval statistics (HDR histogram per interval): each `-P` interval, else
-        // each second, from the run start (or the agreed start); merged interval by
-        // interval after the run.
+        // Per-interval statistics (HDR histogram per interval), when the layout asks for
+        // them: each `-P` interval, else each second, from the run start (or the agreed
+        // start); merged interval by interval after the run.
         let interval_us = u64::from(cfg.output.progress.max(1)) * 1_000_000;
-        let stats = ThreadStats::new(layout)
-            .with_progress(Arc::clone(&shared.progress[tid]))
-            .with_series(shared.start.unwrap_or(shared.run_start), interval_us);
+        let mut stats = ThreadStats::new(layout).with_progress(Arc::clone(&shared.progress[tid]));
+        if layout.time_series {
+            stats = stats.with_series(shared.start.unwrap_or(shared.run_start), interval_us);
+        }
         blocks.push((clients, cfg.thread_rngs[tid], stats));
     }
     Ok(blocks)

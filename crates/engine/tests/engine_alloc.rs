@@ -92,6 +92,7 @@ fn allocations(mode: QueryMode, tx: u32, log_prefix: Option<String>) -> u64 {
         throttled: false,
         per_command: true,
         command_histograms: true,
+        time_series: true,
     };
     let before = ALLOCS.load(Ordering::Relaxed);
     let out = pgrush_engine::run(&cfg, &layout).expect("run");

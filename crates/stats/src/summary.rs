@@ -188,6 +188,7 @@ fn layout_for(config: &RunConfig, scripts: &[ScriptInfo]) -> StatsLayout {
         throttled: config.rate.is_some(),
         per_command: config.per_command,
         command_histograms: config.per_command,
+        time_series: true,
     }
 }
 

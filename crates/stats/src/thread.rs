@@ -27,6 +27,10 @@ pub struct StatsLayout {
     /// percentiles (`--percentiles` with `-r`, `--json`, `--html`); plain `-r` needs only
     /// the sums.
     pub command_histograms: bool,
+    /// Per-interval statistics ([`ThreadStats::with_series`]) are wanted: they feed the
+    /// run document (`--json`, `--html`, `--assert`, `--server-stats`, shards), and cost
+    /// a second histogram update per transaction, so a plain run goes without.
+    pub time_series: bool,
 }
 
 /// Transaction statistics: counters, latency and lag sums, histograms, late count.
@@ -398,6 +402,7 @@ mod tests {
             throttled: true,
             per_command: true,
             command_histograms: true,
+            time_series: true,
         }
     }
 
@@ -468,6 +473,7 @@ mod tests {
             throttled: true,
             per_command: true,
             command_histograms: true,
+            time_series: true,
         };
         let mut a = ThreadStats::new(&l);
         let mut b = ThreadStats::new(&l);
@@ -515,6 +521,7 @@ mod tests {
             throttled: false,
             per_command: false,
             command_histograms: true,
+            time_series: true,
         };
         let p = Arc::new(ProgressCounters::new());
         let mut t = ThreadStats::new(&l).with_progress(Arc::clone(&p));

@@ -59,6 +59,7 @@ fn held_per_command(n: usize, command_histograms: bool) -> f64 {
         throttled: false,
         per_command: true,
         command_histograms,
+        time_series: false,
     };
     let before = live();
     let mut thread = ThreadStats::new(&layout);

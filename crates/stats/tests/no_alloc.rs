@@ -47,6 +47,7 @@ fn hot_path_records_without_allocating() {
         throttled: true,
         per_command: true,
         command_histograms: true,
+        time_series: true,
     };
     let progress = Arc::new(ProgressCounters::new());
     let mut stats = ThreadStats::new(&layout).with_progress(Arc::clone(&progress));

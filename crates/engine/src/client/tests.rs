@@ -109,6 +109,7 @@ fn fake_ctx<'a>(
         throttled: cfg.pacing.rate > 0.0,
         per_command: true,
         command_histograms: true,
+        time_series: true,
     };
     let clock = Clock::new();
     let mut ctx = ThreadCtx::new(
