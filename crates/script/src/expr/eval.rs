@@ -65,24 +65,51 @@ fn eval_func(func: Func, args: &[Expr], ctx: &mut EvalContext<'_>) -> Result<Val
             }
             args[n - 1].eval(ctx)
         }
-        _ => {
-            let mut vals = [Value::Null; MAX_FARGS];
-            let mut has_null = false;
-            let mut n = 0;
-            for a in args.iter().take(MAX_FARGS) {
-                vals[n] = a.eval(ctx)?;
-                has_null |= vals[n] == Value::Null;
-                n += 1;
+        // Most functions and every operator take one to three arguments: those are
+        // evaluated into an array of their own size.
+        _ => match args {
+            [a] => {
+                let v = [a.eval(ctx)?];
+                apply(func, &v, ctx)
             }
-            if args.len() > MAX_FARGS {
-                return Err(EvalError::TooManyArguments);
+            [a, b] => {
+                let v = [a.eval(ctx)?, b.eval(ctx)?];
+                apply(func, &v, ctx)
             }
-            if has_null && func != Func::Is && func != Func::Debug {
-                return Ok(Value::Null);
+            [a, b, c] => {
+                let v = [a.eval(ctx)?, b.eval(ctx)?, c.eval(ctx)?];
+                apply(func, &v, ctx)
             }
-            standard(func, &vals[..n], ctx)
-        }
+            _ => eval_many(func, args, ctx),
+        },
     }
+}
+
+/// Evaluates the arguments of a function taking none or more than three (up to
+/// [`MAX_FARGS`]; more is an error once the first [`MAX_FARGS`] are evaluated) and
+/// applies it.
+#[inline(never)]
+fn eval_many(func: Func, args: &[Expr], ctx: &mut EvalContext<'_>) -> Result<Value, EvalError> {
+    let mut vals = [Value::Null; MAX_FARGS];
+    let mut n = 0;
+    for a in args.iter().take(MAX_FARGS) {
+        vals[n] = a.eval(ctx)?;
+        n += 1;
+    }
+    if args.len() > MAX_FARGS {
+        return Err(EvalError::TooManyArguments);
+    }
+    apply(func, &vals[..n], ctx)
+}
+
+/// Applies `func` to its evaluated arguments: NULL when one is NULL (except for
+/// `IS` and `debug()`, which take NULL).
+#[inline]
+fn apply(func: Func, v: &[Value], ctx: &mut EvalContext<'_>) -> Result<Value, EvalError> {
+    if v.iter().any(|x| matches!(x, Value::Null)) && func != Func::Is && func != Func::Debug {
+        return Ok(Value::Null);
+    }
+    standard(func, v, ctx)
 }
 
 /// The functions and operators that take evaluated arguments (`v`, none NULL
