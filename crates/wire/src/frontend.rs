@@ -11,11 +11,14 @@ use bytes::{BufMut, BytesMut};
 use crate::conn::Connection;
 use crate::error::Error;
 
-/// Describe of the unnamed portal, then Execute of it with no row limit.
-const DESCRIBE_EXECUTE: &[u8] = b"D\0\0\0\x06P\0E\0\0\0\x09\0\0\0\0\0";
+/// Describe of the unnamed portal, Execute of it with no row limit, and Sync: the
+/// messages that follow a Bind.
+const DESCRIBE_EXECUTE_SYNC: &[u8] = b"D\0\0\0\x06P\0E\0\0\0\x09\0\0\0\0\0S\0\0\0\x04";
 
-/// Sync.
-const SYNC: &[u8] = b"S\0\0\0\x04";
+/// [`DESCRIBE_EXECUTE_SYNC`] without the Sync.
+const DESCRIBE_EXECUTE: &[u8] = DESCRIBE_EXECUTE_SYNC
+    .split_at(DESCRIBE_EXECUTE_SYNC.len() - 5)
+    .0;
 
 /// The error for a length or count the protocol cannot carry.
 fn too_large() -> Error {
@@ -94,7 +97,8 @@ pub(crate) fn bind_execute(
     mut param: impl FnMut(usize, &mut BytesMut) -> bool,
     sync: bool,
 ) -> Result<(), Error> {
-    if stmt.contains(&0) {
+    // A name is a few bytes: a plain loop beats `memchr`'s set-up.
+    if stmt.iter().any(|&b| b == 0) {
         return Err(embedded_null());
     }
     let Ok(count) = u16::try_from(n_params) else {
@@ -102,7 +106,7 @@ pub(crate) fn bind_execute(
     };
     // Tag, length, portal, name, format count, parameter count, parameter lengths
     // and short values, result formats and the constant messages that follow.
-    buf.reserve(stmt.len() + 16 + 12 * n_params + DESCRIBE_EXECUTE.len() + SYNC.len());
+    buf.reserve(stmt.len() + 16 + 12 * n_params + DESCRIBE_EXECUTE_SYNC.len());
     let start = buf.len();
     buf.put_slice(&[b'B', 0, 0, 0, 0, 0]);
     buf.put_slice(stmt);
@@ -121,10 +125,11 @@ pub(crate) fn bind_execute(
     }
     buf.put_slice(&[0, 0]);
     patch_length(buf, start)?;
-    buf.put_slice(DESCRIBE_EXECUTE);
-    if sync {
-        buf.put_slice(SYNC);
-    }
+    buf.put_slice(if sync {
+        DESCRIBE_EXECUTE_SYNC
+    } else {
+        DESCRIBE_EXECUTE
+    });
     Ok(())
 }
 
@@ -268,8 +273,7 @@ mod direct_encoder_tests {
         pp::describe(b'P', "", &mut buf).unwrap();
         pp::execute("", 0, &mut buf).unwrap();
         assert_eq!(&buf[..], DESCRIBE_EXECUTE);
-        buf.clear();
         pp::sync(&mut buf);
-        assert_eq!(&buf[..], SYNC);
+        assert_eq!(&buf[..], DESCRIBE_EXECUTE_SYNC);
     }
 }

@@ -42,6 +42,7 @@ impl Expr {
     /// The integer an expression without side effects evaluates to without an
     /// error: an integer constant, a variable holding an integer value, or `+ - *`
     /// of those (`None` on overflow, and for anything else).
+    #[inline]
     fn pure_int(&self, vars: &Variables) -> Option<i64> {
         match self {
             Expr::Const(Value::Int(i)) => Some(*i),
@@ -49,14 +50,23 @@ impl Expr {
                 Some(VarValue::Value(Value::Int(i))) => Some(*i),
                 _ => None,
             },
-            Expr::Func { func, args } => match (func, &args[..]) {
-                (Func::Add, [a, b]) => a.pure_int(vars)?.checked_add(b.pure_int(vars)?),
-                (Func::Sub, [a, b]) => a.pure_int(vars)?.checked_sub(b.pure_int(vars)?),
-                (Func::Mul, [a, b]) => a.pure_int(vars)?.checked_mul(b.pure_int(vars)?),
-                _ => None,
-            },
+            Expr::Func { func, args } => pure_arithmetic(*func, args, vars),
             _ => None,
         }
+    }
+}
+
+/// `+ - *` of two pure integer expressions (see [`Expr::pure_int`]); `None` on
+/// overflow and for any other function.
+fn pure_arithmetic(func: Func, args: &[Expr], vars: &Variables) -> Option<i64> {
+    let (Func::Add | Func::Sub | Func::Mul, [a, b]) = (func, args) else {
+        return None;
+    };
+    let (a, b) = (a.pure_int(vars)?, b.pure_int(vars)?);
+    match func {
+        Func::Add => a.checked_add(b),
+        Func::Sub => a.checked_sub(b),
+        _ => a.checked_mul(b),
     }
 }
 
