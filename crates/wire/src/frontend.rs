@@ -97,8 +97,7 @@ pub(crate) fn bind_execute(
     mut param: impl FnMut(usize, &mut BytesMut) -> bool,
     sync: bool,
 ) -> Result<(), Error> {
-    // A name is a few bytes: a plain loop beats `memchr`'s set-up.
-    if stmt.iter().any(|&b| b == 0) {
+    if stmt.contains(&0) {
         return Err(embedded_null());
     }
     let Ok(count) = u16::try_from(n_params) else {
