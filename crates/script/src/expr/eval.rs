@@ -347,3 +347,66 @@ fn debug(v: &[Value], ctx: &mut EvalContext<'_>) -> Result<Value, EvalError> {
     ));
     Ok(v[0])
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::expr::parse_expression;
+    use crate::vars::VarRef;
+
+    /// Evaluates `func(args)` through `path`, returning the result, the generator
+    /// afterwards and the `debug()` lines.
+    fn run(
+        path: fn(Func, &[Expr], &mut EvalContext<'_>) -> Result<Value, EvalError>,
+        func: Func,
+        args: &[Expr],
+        vars: &Variables,
+    ) -> (Result<Value, EvalError>, Prng, Vec<String>) {
+        let mut rng = Prng::from_seed(3);
+        let mut debug_out = Vec::new();
+        let mut ctx = EvalContext {
+            vars,
+            rng: &mut rng,
+            script: 0,
+            command: 0,
+            debug_out: &mut debug_out,
+        };
+        let r = path(func, args, &mut ctx);
+        (r, rng, debug_out)
+    }
+
+    #[test]
+    fn small_argument_arrays_give_what_the_sixteen_slot_path_gives() {
+        let mut vars = Variables::new();
+        vars.set_value("set", &VarRef::new("eval_i"), Value::Int(7))
+            .unwrap();
+        for text in [
+            "abs(-3)",
+            "abs(null)",
+            "debug(null)",
+            "null is null",
+            "1 + null",
+            "5 % 0",
+            "least(:eval_i, 2.5)",
+            "greatest(1, null, 3)",
+            "least(3, 1, 2)",
+            "random(1, :eval_i)",
+            "random_gaussian(1, 10, 2.5)",
+            "random_zipfian(1, 10, 0.5)",
+            "permute(1, 10, 3)",
+            "hash(:eval_i, 5)",
+            "int(:eval_undefined)",
+            "debug(1 + debug(2)) * debug(3)",
+        ] {
+            let parsed = parse_expression(format!("{text}\n").as_bytes(), 0).unwrap();
+            let Expr::Func { func, args } = &parsed.expr else {
+                panic!("{text} is not a function");
+            };
+            assert_eq!(
+                run(eval_func, *func, args, &vars),
+                run(eval_many, *func, args, &vars),
+                "{text}"
+            );
+        }
+    }
+}
