@@ -11,6 +11,7 @@ use std::os::fd::AsRawFd;
 
 use mio::unix::SourceFd;
 use mio::{Interest, Token};
+use pgrush_script::{SqlCommand, Variables};
 use pgrush_wire::conninfo::ConnParams;
 use pgrush_wire::{BackendMessage, ClientEncoding, Connection, Error, ReadOutcome};
 
@@ -24,14 +25,16 @@ pub(crate) trait ClientConn {
     fn queue_query(&mut self, sql: &[u8]) -> Result<(), Error>;
     /// Queues Parse of `sql` as statement `name` ("" = unnamed).
     fn queue_parse(&mut self, name: &str, sql: &[u8], n_params: usize) -> Result<(), Error>;
-    /// Queues Bind of statement `stmt` to the unnamed portal, text parameters.
-    fn queue_bind<'p, I>(&mut self, stmt: &str, params: I) -> Result<(), Error>
-    where
-        I: IntoIterator<Item = Option<&'p [u8]>>;
-    /// Queues Describe of the unnamed portal.
-    fn queue_describe_portal(&mut self) -> Result<(), Error>;
-    /// Queues Execute of the unnamed portal (all rows).
-    fn queue_execute(&mut self) -> Result<(), Error>;
+    /// Queues Bind of statement `stmt` to the unnamed portal with `sql`'s
+    /// parameters as text (NULL for an undefined variable, [`SqlCommand::write_param`]),
+    /// Describe of the portal, Execute (all rows) and, with `sync`, Sync.
+    fn queue_bind_execute(
+        &mut self,
+        stmt: &str,
+        sql: &SqlCommand,
+        vars: &Variables,
+        sync: bool,
+    ) -> Result<(), Error>;
     /// Queues Sync.
     fn queue_sync(&mut self);
     /// Writes queued output; `Ok(true)` when all of it went out.
@@ -81,21 +84,21 @@ impl ClientConn for Connection {
     }
 
     #[inline]
-    fn queue_bind<'p, I>(&mut self, stmt: &str, params: I) -> Result<(), Error>
-    where
-        I: IntoIterator<Item = Option<&'p [u8]>>,
-    {
-        Connection::queue_bind(self, "", stmt, params)
-    }
-
-    #[inline]
-    fn queue_describe_portal(&mut self) -> Result<(), Error> {
-        Connection::queue_describe_portal(self, "")
-    }
-
-    #[inline]
-    fn queue_execute(&mut self) -> Result<(), Error> {
-        Connection::queue_execute(self, "", 0)
+    fn queue_bind_execute(
+        &mut self,
+        stmt: &str,
+        sql: &SqlCommand,
+        vars: &Variables,
+        sync: bool,
+    ) -> Result<(), Error> {
+        let n_params = sql.params().len();
+        Connection::queue_bind_execute(
+            self,
+            stmt,
+            n_params,
+            |i, out| sql.write_param(vars, i, out),
+            sync,
+        )
     }
 
     #[inline]

@@ -1,5 +1,7 @@
 //! SQL commands: `:var` references, simple-mode substitution and `$n` text.
 
+use bytes::BufMut;
+
 use crate::vars::{VarRef, Variables};
 
 /// Maximum number of parameters of one SQL command in extended/prepared mode.
@@ -98,13 +100,13 @@ impl SqlCommand {
 
     /// Append the simple-mode text: defined variables substituted by their string
     /// form, undefined references left as `:name`.
-    pub fn write_simple(&self, vars: &Variables, out: &mut Vec<u8>) {
+    pub fn write_simple<B: BufMut>(&self, vars: &Variables, out: &mut B) {
         for s in &self.segs {
             match s {
-                Seg::Lit(a, b) => out.extend_from_slice(&self.text[*a..*b]),
+                Seg::Lit(a, b) => out.put_slice(&self.text[*a..*b]),
                 Seg::Var(r, a, b) => match vars.get(r.id) {
                     Some(v) => v.write_text(out),
-                    None => out.extend_from_slice(&self.text[*a..*b]),
+                    None => out.put_slice(&self.text[*a..*b]),
                 },
             }
         }
@@ -117,7 +119,8 @@ impl SqlCommand {
 
     /// Append parameter `i`'s text to `out`; false when the variable is undefined
     /// (the parameter is then SQL NULL).
-    pub fn write_param(&self, vars: &Variables, i: usize, out: &mut Vec<u8>) -> bool {
+    #[inline]
+    pub fn write_param<B: BufMut>(&self, vars: &Variables, i: usize, out: &mut B) -> bool {
         match self.params.get(i).and_then(|r| vars.get(r.id)) {
             Some(v) => {
                 v.write_text(out);

@@ -1,5 +1,7 @@
 //! Expression values and pgbench's coercion rules.
 
+use bytes::BufMut;
+
 use crate::error::EvalError;
 use crate::strconv::{format_f, format_g15, write_g15};
 
@@ -72,13 +74,19 @@ impl Value {
         }
     }
 
-    /// The string form pgbench substitutes into SQL (`NULL`, `true`, `%ld`, `%.15g`).
-    pub fn write_text(&self, out: &mut Vec<u8>) {
+    /// The string form pgbench substitutes into SQL (`NULL`, `true`, `%ld`, `%.15g`),
+    /// appended to `out` (a `Vec<u8>`, or a connection's output buffer).
+    #[inline]
+    pub fn write_text<B: BufMut>(&self, out: &mut B) {
         match *self {
-            Value::Null => out.extend_from_slice(b"NULL"),
-            Value::Bool(b) => out.extend_from_slice(if b { b"true" } else { b"false" }),
+            Value::Null => out.put_slice(b"NULL"),
+            Value::Bool(b) => out.put_slice(if b { b"true" } else { b"false" }),
             Value::Int(i) => write_i64(out, i),
-            Value::Double(d) => write_g15(out, d),
+            Value::Double(d) => {
+                let mut text = Vec::new();
+                write_g15(&mut text, d);
+                out.put_slice(&text);
+            }
         }
     }
 
@@ -102,8 +110,8 @@ impl Value {
 
 /// Appends the decimal form of `i` (`%ld`), without the formatting machinery.
 #[inline]
-pub fn write_i64(out: &mut Vec<u8>, i: i64) {
-    out.extend_from_slice(itoa::Buffer::new().format(i).as_bytes());
+pub fn write_i64<B: BufMut>(out: &mut B, i: i64) {
+    out.put_slice(itoa::Buffer::new().format(i).as_bytes());
 }
 
 /// pgbench's double to int conversion: `rint`, then a range check.

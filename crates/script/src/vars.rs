@@ -3,6 +3,8 @@
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock, RwLock};
 
+use bytes::BufMut;
+
 use crate::error::{EvalError, VarError};
 use crate::value::Value;
 use pgrush_cconv::{WholeNumber, is_space, strtodouble, strtoint64};
@@ -110,10 +112,12 @@ impl VarValue {
         }
     }
 
-    /// Append the string form used for SQL substitution and shell arguments.
-    pub fn write_text(&self, out: &mut Vec<u8>) {
+    /// Append the string form used for SQL substitution and shell arguments (to a
+    /// `Vec<u8>`, or a connection's output buffer).
+    #[inline]
+    pub fn write_text<B: BufMut>(&self, out: &mut B) {
         match self {
-            VarValue::Text(s) => out.extend_from_slice(s),
+            VarValue::Text(s) => out.put_slice(s),
             VarValue::Value(v) => v.write_text(out),
         }
     }

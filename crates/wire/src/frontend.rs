@@ -1,15 +1,39 @@
 //! Frontend messages whose text is bytes: Query and Parse carry SQL as the caller
 //! gives it (a script's bytes in any client encoding), where `postgres-protocol`'s
 //! builders take `&str`. Both append to the output buffer without intermediate copies.
+//!
+//! The messages of each execution have a direct encoder too:
+//! [`Connection::queue_bind_execute`] writes Bind (text parameters written straight
+//! into the output buffer), Describe, Execute and Sync in one pass.
 
 use bytes::{BufMut, BytesMut};
 
+use crate::conn::Connection;
 use crate::error::Error;
+
+/// Describe of the unnamed portal, Execute of it with no row limit, and Sync: the
+/// messages that follow a Bind.
+const DESCRIBE_EXECUTE_SYNC: &[u8] = b"D\0\0\0\x06P\0E\0\0\0\x09\0\0\0\0\0S\0\0\0\x04";
+
+/// [`DESCRIBE_EXECUTE_SYNC`] without the Sync.
+const DESCRIBE_EXECUTE: &[u8] = DESCRIBE_EXECUTE_SYNC
+    .split_at(DESCRIBE_EXECUTE_SYNC.len() - 5)
+    .0;
+
+/// The error for a length or count the protocol cannot carry.
+fn too_large() -> Error {
+    Error::Usage("value too large to transmit".to_string())
+}
+
+/// The error for a NUL byte inside a NUL-terminated string.
+fn embedded_null() -> Error {
+    Error::Usage("string contains embedded null".to_string())
+}
 
 /// Appends `s` and its terminating NUL; a NUL inside cannot be sent.
 fn put_cstr(buf: &mut BytesMut, s: &[u8]) -> Result<(), Error> {
     if s.contains(&0) {
-        return Err(Error::Usage("string contains embedded null".to_string()));
+        return Err(embedded_null());
     }
     buf.put_slice(s);
     buf.put_u8(0);
@@ -30,9 +54,16 @@ fn message(
         buf.truncate(start);
         return Err(e);
     }
+    patch_length(buf, start)
+}
+
+/// Fills in the length of the message starting at `start` (its tag), which runs to
+/// the end of the buffer; a message too long for the protocol is removed.
+#[inline]
+fn patch_length(buf: &mut BytesMut, start: usize) -> Result<(), Error> {
     let Ok(len) = i32::try_from(buf.len() - start - 1) else {
         buf.truncate(start);
-        return Err(Error::Usage("value too large to transmit".to_string()));
+        return Err(too_large());
     };
     buf[start + 1..start + 5].copy_from_slice(&len.to_be_bytes());
     Ok(())
@@ -51,6 +82,74 @@ pub(crate) fn parse(name: &[u8], sql: &[u8], buf: &mut BytesMut) -> Result<(), E
         b.put_i16(0);
         Ok(())
     })
+}
+
+/// Bind of statement `stmt` to the unnamed portal with `n_params` text parameters
+/// (`param(i, buf)` appends parameter `i`'s text and returns true, or appends
+/// nothing and returns false for NULL) and no format codes, then Describe and
+/// Execute of the portal and, with `sync`, Sync. The bytes are those of
+/// `postgres_protocol`'s `bind`, `describe`, `execute` and `sync`; on an error
+/// the buffer is left as it was.
+pub(crate) fn bind_execute(
+    buf: &mut BytesMut,
+    stmt: &[u8],
+    n_params: usize,
+    mut param: impl FnMut(usize, &mut BytesMut) -> bool,
+    sync: bool,
+) -> Result<(), Error> {
+    if stmt.contains(&0) {
+        return Err(embedded_null());
+    }
+    let Ok(count) = u16::try_from(n_params) else {
+        return Err(too_large());
+    };
+    // Tag, length, portal, name, format count, parameter count, parameter lengths
+    // and short values, result formats and the constant messages that follow.
+    buf.reserve(stmt.len() + 16 + 12 * n_params + DESCRIBE_EXECUTE_SYNC.len());
+    let start = buf.len();
+    buf.put_slice(&[b'B', 0, 0, 0, 0, 0]);
+    buf.put_slice(stmt);
+    let [hi, lo] = count.to_be_bytes();
+    buf.put_slice(&[0, 0, 0, hi, lo]);
+    for i in 0..n_params {
+        let at = buf.len();
+        buf.put_i32(-1);
+        if param(i, buf) {
+            let Ok(len) = i32::try_from(buf.len() - at - 4) else {
+                buf.truncate(start);
+                return Err(too_large());
+            };
+            buf[at..at + 4].copy_from_slice(&len.to_be_bytes());
+        }
+    }
+    buf.put_slice(&[0, 0]);
+    patch_length(buf, start)?;
+    buf.put_slice(if sync {
+        DESCRIBE_EXECUTE_SYNC
+    } else {
+        DESCRIBE_EXECUTE
+    });
+    Ok(())
+}
+
+impl Connection {
+    /// Queues Bind of statement `stmt` ("" = unnamed) to the unnamed portal with
+    /// `n_params` text parameters and text results, Describe of the portal, Execute
+    /// (all rows) and, with `sync`, Sync: the messages of [`Connection::queue_bind`],
+    /// [`Connection::queue_describe_portal`], [`Connection::queue_execute`] and
+    /// [`Connection::queue_sync`], byte for byte, in one pass. `param(i, buf)`
+    /// appends parameter `i`'s text to `buf` and returns true, or appends nothing
+    /// and returns false for NULL. On an error nothing is queued.
+    #[inline]
+    pub fn queue_bind_execute(
+        &mut self,
+        stmt: &str,
+        n_params: usize,
+        param: impl FnMut(usize, &mut BytesMut) -> bool,
+        sync: bool,
+    ) -> Result<(), Error> {
+        bind_execute(self.out_buf(), stmt.as_bytes(), n_params, param, sync)
+    }
 }
 
 #[cfg(test)]
@@ -77,5 +176,103 @@ mod tests {
         assert!(query(b"a\0b", &mut buf).is_err());
         assert!(parse(b"", b"a\0b", &mut buf).is_err());
         assert_eq!(buf, before);
+    }
+}
+
+#[cfg(test)]
+mod direct_encoder_tests {
+    use super::*;
+    use postgres_protocol::IsNull;
+    use postgres_protocol::message::frontend as pp;
+    use proptest::prelude::*;
+
+    /// What the general path (`postgres_protocol`'s writers, as
+    /// `Connection::queue_bind` and friends call them) queues.
+    fn general(buf: &mut BytesMut, stmt: &str, params: &[Option<Vec<u8>>], sync: bool) {
+        pp::bind(
+            "",
+            stmt,
+            std::iter::empty::<i16>(),
+            params.iter().map(Option::as_deref),
+            |v, b| match v {
+                Some(bytes) => {
+                    b.extend_from_slice(bytes);
+                    Ok(IsNull::No)
+                }
+                None => Ok(IsNull::Yes),
+            },
+            std::iter::empty::<i16>(),
+            buf,
+        )
+        .unwrap_or_else(|_| panic!("bind of {stmt:?}"));
+        pp::describe(b'P', "", buf).unwrap();
+        pp::execute("", 0, buf).unwrap();
+        if sync {
+            pp::sync(buf);
+        }
+    }
+
+    fn direct(
+        buf: &mut BytesMut,
+        stmt: &str,
+        params: &[Option<Vec<u8>>],
+        sync: bool,
+    ) -> Result<(), Error> {
+        bind_execute(
+            buf,
+            stmt.as_bytes(),
+            params.len(),
+            |i, b| match &params[i] {
+                Some(v) => {
+                    b.put_slice(v);
+                    true
+                }
+                None => false,
+            },
+            sync,
+        )
+    }
+
+    proptest! {
+        #[test]
+        fn bind_execute_writes_the_general_paths_bytes(
+            prefix in proptest::collection::vec(any::<u8>(), 0..8),
+            stmt in "[A-Za-z0-9_]{0,12}",
+            params in proptest::collection::vec(
+                proptest::option::of(proptest::collection::vec(any::<u8>(), 0..40)), 0..20),
+            sync in any::<bool>(),
+        ) {
+            let mut ours = BytesMut::from(&prefix[..]);
+            let mut theirs = ours.clone();
+            direct(&mut ours, &stmt, &params, sync).unwrap();
+            general(&mut theirs, &stmt, &params, sync);
+            prop_assert_eq!(ours, theirs);
+        }
+    }
+
+    #[test]
+    fn bind_execute_refuses_a_nul_in_the_statement_name() {
+        let mut buf = BytesMut::from(&b"kept"[..]);
+        let e = direct(&mut buf, "P\0_1", &[Some(b"1".to_vec())], true).unwrap_err();
+        assert_eq!(e.to_string(), "string contains embedded null");
+        assert_eq!(&buf[..], b"kept");
+    }
+
+    #[test]
+    fn bind_execute_refuses_more_parameters_than_the_protocol_counts() {
+        let mut buf = BytesMut::from(&b"kept"[..]);
+        let e = bind_execute(&mut buf, b"", 70_000, |_, _| false, false).unwrap_err();
+        assert_eq!(e.to_string(), "value too large to transmit");
+        assert_eq!(&buf[..], b"kept");
+    }
+
+    #[test]
+    fn bind_execute_constants_are_describe_execute_and_sync() {
+        let mut buf = BytesMut::new();
+        pp::describe(b'P', "", &mut buf).unwrap();
+        pp::execute("", 0, &mut buf).unwrap();
+        assert_eq!(&buf[..], DESCRIBE_EXECUTE);
+        pp::sync(&mut buf);
+        assert_eq!(&buf[..], DESCRIBE_EXECUTE_SYNC);
     }
 }

@@ -14,6 +14,7 @@ use std::collections::HashMap;
 use std::io;
 use std::rc::Rc;
 
+use pgrush_script::{SqlCommand, Variables};
 use pgrush_wire::{BackendMessage, ClientEncoding, Error, ReadOutcome, TransactionStatus};
 
 use crate::conn::{ClientConn, Network};
@@ -344,22 +345,23 @@ impl ClientConn for FakeConn {
         Ok(())
     }
 
-    fn queue_bind<'p, I>(&mut self, stmt: &str, params: I) -> Result<(), Error>
-    where
-        I: IntoIterator<Item = Option<&'p [u8]>>,
-    {
-        params.into_iter().for_each(drop);
+    fn queue_bind_execute(
+        &mut self,
+        stmt: &str,
+        sql: &SqlCommand,
+        vars: &Variables,
+        sync: bool,
+    ) -> Result<(), Error> {
+        let mut text = Vec::new();
+        for i in 0..sql.params().len() {
+            sql.write_param(vars, i, &mut text);
+        }
         self.queued.push(Frontend::Bind(stmt.to_string()));
-        Ok(())
-    }
-
-    fn queue_describe_portal(&mut self) -> Result<(), Error> {
         self.queued.push(Frontend::Describe);
-        Ok(())
-    }
-
-    fn queue_execute(&mut self) -> Result<(), Error> {
         self.queued.push(Frontend::Execute);
+        if sync {
+            self.queue_sync();
+        }
         Ok(())
     }
 

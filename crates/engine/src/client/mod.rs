@@ -232,10 +232,8 @@ pub(crate) struct Client<C> {
     pipeline: Pipeline,
     /// Reading state of the command in flight.
     read: ReadState,
-    /// Scratch buffer for statement text (simple mode) or parameter values.
+    /// The statement text sent in simple mode (an error's `LINE` context).
     buf: Vec<u8>,
-    /// Byte ranges of the parameter values in `buf` (None = NULL).
-    param_bounds: Vec<Option<(usize, usize)>>,
     /// Transaction status from the last ReadyForQuery.
     tx_status: TransactionStatus,
     /// Every state entered, in order (unit tests only).
@@ -271,7 +269,6 @@ impl<C: ClientConn> Client<C> {
             pipeline: Pipeline::Off,
             read: ReadState::default(),
             buf: Vec::with_capacity(256),
-            param_bounds: Vec::with_capacity(16),
             tx_status: TransactionStatus::Idle,
             #[cfg(test)]
             trace: Vec::new(),

@@ -10,7 +10,7 @@
 //! holding a NUL byte) aborts the client instead of leaving it waiting for a
 //! reply that never comes.
 
-use pgrush_script::{SqlCommand, Variables};
+use pgrush_script::SqlCommand;
 use pgrush_stats::QueryMode;
 
 use pgrush_wire::{BackendMessage, ReadOutcome};
@@ -90,16 +90,8 @@ impl<C: ClientConn> Client<C> {
                     );
                 }
                 conn.queue_parse("", &sql.extended_text, sql.params().len())?;
-                queue_bind_execute(
-                    conn,
-                    "",
-                    sql,
-                    &self.vars,
-                    &mut self.buf,
-                    &mut self.param_bounds,
-                )?;
+                conn.queue_bind_execute("", sql, &self.vars, !in_pipeline)?;
                 if !in_pipeline {
-                    conn.queue_sync();
                     self.read.syncs_left += 1;
                 }
             }
@@ -115,16 +107,8 @@ impl<C: ClientConn> Client<C> {
                         &format!("client {} sending {}", self.id, name),
                     );
                 }
-                queue_bind_execute(
-                    conn,
-                    name,
-                    sql,
-                    &self.vars,
-                    &mut self.buf,
-                    &mut self.param_bounds,
-                )?;
+                conn.queue_bind_execute(name, sql, &self.vars, !in_pipeline)?;
                 if !in_pipeline {
-                    conn.queue_sync();
                     self.read.syncs_left += 1;
                 }
             }
@@ -285,33 +269,4 @@ fn prepare_now<C: ClientConn, N>(
             }
         }
     }
-}
-
-/// Queues Bind (text parameters), Describe and Execute of the unnamed portal.
-fn queue_bind_execute<C: ClientConn>(
-    conn: &mut C,
-    stmt_name: &str,
-    sql: &SqlCommand,
-    vars: &Variables,
-    scratch: &mut Vec<u8>,
-    bounds: &mut Vec<Option<(usize, usize)>>,
-) -> Result<(), SendFailure> {
-    // Parameter values as text, concatenated in `scratch` (both buffers are reused:
-    // no allocation once warm); NULL for undefined variables.
-    scratch.clear();
-    bounds.clear();
-    for i in 0..sql.params().len() {
-        let start = scratch.len();
-        if sql.write_param(vars, i, scratch) {
-            bounds.push(Some((start, scratch.len())));
-        } else {
-            bounds.push(None);
-        }
-    }
-    let text = &scratch[..];
-    let params = bounds.iter().map(|b| b.map(|(s, e)| &text[s..e]));
-    conn.queue_bind(stmt_name, params)?;
-    conn.queue_describe_portal()?;
-    conn.queue_execute()?;
-    Ok(())
 }

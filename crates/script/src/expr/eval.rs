@@ -65,24 +65,51 @@ fn eval_func(func: Func, args: &[Expr], ctx: &mut EvalContext<'_>) -> Result<Val
             }
             args[n - 1].eval(ctx)
         }
-        _ => {
-            let mut vals = [Value::Null; MAX_FARGS];
-            let mut has_null = false;
-            let mut n = 0;
-            for a in args.iter().take(MAX_FARGS) {
-                vals[n] = a.eval(ctx)?;
-                has_null |= vals[n] == Value::Null;
-                n += 1;
+        // Most functions and every operator take one to three arguments: those are
+        // evaluated into an array of their own size.
+        _ => match args {
+            [a] => {
+                let v = [a.eval(ctx)?];
+                apply(func, &v, ctx)
             }
-            if args.len() > MAX_FARGS {
-                return Err(EvalError::TooManyArguments);
+            [a, b] => {
+                let v = [a.eval(ctx)?, b.eval(ctx)?];
+                apply(func, &v, ctx)
             }
-            if has_null && func != Func::Is && func != Func::Debug {
-                return Ok(Value::Null);
+            [a, b, c] => {
+                let v = [a.eval(ctx)?, b.eval(ctx)?, c.eval(ctx)?];
+                apply(func, &v, ctx)
             }
-            standard(func, &vals[..n], ctx)
-        }
+            _ => eval_many(func, args, ctx),
+        },
     }
+}
+
+/// Evaluates the arguments of a function taking none or more than three (up to
+/// [`MAX_FARGS`]; more is an error once the first [`MAX_FARGS`] are evaluated) and
+/// applies it.
+#[inline(never)]
+fn eval_many(func: Func, args: &[Expr], ctx: &mut EvalContext<'_>) -> Result<Value, EvalError> {
+    let mut vals = [Value::Null; MAX_FARGS];
+    let mut n = 0;
+    for a in args.iter().take(MAX_FARGS) {
+        vals[n] = a.eval(ctx)?;
+        n += 1;
+    }
+    if args.len() > MAX_FARGS {
+        return Err(EvalError::TooManyArguments);
+    }
+    apply(func, &vals[..n], ctx)
+}
+
+/// Applies `func` to its evaluated arguments: NULL when one is NULL (except for
+/// `IS` and `debug()`, which take NULL).
+#[inline]
+fn apply(func: Func, v: &[Value], ctx: &mut EvalContext<'_>) -> Result<Value, EvalError> {
+    if v.iter().any(|x| matches!(x, Value::Null)) && func != Func::Is && func != Func::Debug {
+        return Ok(Value::Null);
+    }
+    standard(func, v, ctx)
 }
 
 /// The functions and operators that take evaluated arguments (`v`, none NULL
@@ -319,4 +346,67 @@ fn debug(v: &[Value], ctx: &mut EvalContext<'_>) -> Result<Value, EvalError> {
         v[0].debug_text()
     ));
     Ok(v[0])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::expr::parse_expression;
+    use crate::vars::VarRef;
+
+    /// Evaluates `func(args)` through `path`, returning the result, the generator
+    /// afterwards and the `debug()` lines.
+    fn run(
+        path: fn(Func, &[Expr], &mut EvalContext<'_>) -> Result<Value, EvalError>,
+        func: Func,
+        args: &[Expr],
+        vars: &Variables,
+    ) -> (Result<Value, EvalError>, Prng, Vec<String>) {
+        let mut rng = Prng::from_seed(3);
+        let mut debug_out = Vec::new();
+        let mut ctx = EvalContext {
+            vars,
+            rng: &mut rng,
+            script: 0,
+            command: 0,
+            debug_out: &mut debug_out,
+        };
+        let r = path(func, args, &mut ctx);
+        (r, rng, debug_out)
+    }
+
+    #[test]
+    fn small_argument_arrays_give_what_the_sixteen_slot_path_gives() {
+        let mut vars = Variables::new();
+        vars.set_value("set", &VarRef::new("eval_i"), Value::Int(7))
+            .unwrap();
+        for text in [
+            "abs(-3)",
+            "abs(null)",
+            "debug(null)",
+            "null is null",
+            "1 + null",
+            "5 % 0",
+            "least(:eval_i, 2.5)",
+            "greatest(1, null, 3)",
+            "least(3, 1, 2)",
+            "random(1, :eval_i)",
+            "random_gaussian(1, 10, 2.5)",
+            "random_zipfian(1, 10, 0.5)",
+            "permute(1, 10, 3)",
+            "hash(:eval_i, 5)",
+            "int(:eval_undefined)",
+            "debug(1 + debug(2)) * debug(3)",
+        ] {
+            let parsed = parse_expression(format!("{text}\n").as_bytes(), 0).unwrap();
+            let Expr::Func { func, args } = &parsed.expr else {
+                panic!("{text} is not a function");
+            };
+            assert_eq!(
+                run(eval_func, *func, args, &vars),
+                run(eval_many, *func, args, &vars),
+                "{text}"
+            );
+        }
+    }
 }

@@ -2,6 +2,7 @@
 
 mod deep;
 mod eval;
+mod fast;
 mod lexer;
 mod parser;
 
