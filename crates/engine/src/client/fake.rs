@@ -14,7 +14,9 @@ use std::collections::HashMap;
 use std::io;
 use std::rc::Rc;
 
-use pgrush_wire::{BackendMessage, ClientEncoding, Error, ReadOutcome, TransactionStatus};
+use pgrush_wire::{
+    BackendMessage, ClientEncoding, Error, PlainStop, PlainTally, ReadOutcome, TransactionStatus,
+};
 
 use crate::conn::{ClientConn, Network};
 
@@ -411,6 +413,12 @@ impl ClientConn for FakeConn {
         self.input_pos = end;
         pgrush_wire::decode_backend_message(self.input[start - 5], &self.input[start..end])
             .map(Some)
+    }
+
+    fn next_plain(&mut self, tally: &mut PlainTally) -> PlainStop {
+        let (used, stop) = pgrush_wire::scan_plain(&self.input[self.input_pos..], tally);
+        self.input_pos += used;
+        stop
     }
 
     fn client_encoding(&self) -> ClientEncoding {
