@@ -66,10 +66,9 @@ pub(super) struct ReadState {
     pub(super) failed: bool,
     /// `\gset`/`\aset` of the command in flight.
     pub(super) gset: Option<GsetKind>,
-    /// Rows in the current result.
-    rows: u64,
-    /// Whether the current result had a RowDescription.
-    tuples: bool,
+    /// Rows in the current result and whether it had a RowDescription (`completed`
+    /// is only the fast path's scratch count, taken at once).
+    current: PlainTally,
     /// Column names of the current result (`\gset`/`\aset` only).
     names: TextRow,
     /// Values of the last row of the current result (`\gset`/`\aset` only).
@@ -127,8 +126,8 @@ impl ReadState {
     /// RowDescription: a result with rows starts (`\gset`/`\aset` keep the names).
     #[inline]
     fn row_description(&mut self, rd: &RowDescription<'_>) {
-        self.tuples = true;
-        self.rows = 0;
+        self.current.tuples = true;
+        self.current.rows = 0;
         if self.gset.is_some() {
             self.names.clear();
             for f in rd.fields() {
@@ -140,7 +139,7 @@ impl ReadState {
     /// DataRow: counted; `\gset`/`\aset` keep the last one's values.
     #[inline]
     fn data_row(&mut self, row: &DataRow<'_>) {
-        self.rows += 1;
+        self.current.rows += 1;
         if self.gset.is_some() {
             self.values.clear();
             for v in row.fields() {
@@ -154,8 +153,8 @@ impl ReadState {
         self.qrynum = 0;
         self.failed = false;
         self.gset = gset;
-        self.rows = 0;
-        self.tuples = false;
+        self.current.rows = 0;
+        self.current.tuples = false;
         self.last = None;
     }
 }
@@ -233,23 +232,22 @@ impl<C: ClientConn> Client<C> {
             let Some(conn) = self.conn.as_mut() else {
                 return Step::Finished(Poll::Failed);
             };
-            let mut tally = PlainTally {
-                rows: self.read.rows,
-                tuples: self.read.tuples,
-                completed: 0,
-            };
-            let stop = conn.next_plain(&mut tally);
-            self.read.rows = tally.rows;
-            self.read.tuples = tally.tuples;
+            let stop = conn.next_plain(&mut self.read.current);
             if ctx.cfg.query_mode == QueryMode::Simple {
                 // As `store_result`: each result is one query of a `\;` compound.
-                self.read.qrynum += tally.completed;
+                self.read.qrynum += self.read.current.completed;
             }
+            self.read.current.completed = 0;
             match stop {
                 PlainStop::Ready(status) => {
                     self.tx_status = status;
                     if self.ready_for_query(ctx, false) {
-                        return Step::Finished(self.finish_command(ctx));
+                        // No `\gset` to store: the command is done unless it failed.
+                        return Step::Finished(if self.read.failed {
+                            Poll::Failed
+                        } else {
+                            Poll::Done
+                        });
                     }
                 }
                 PlainStop::NeedMore => return Step::Empty,
@@ -574,7 +572,7 @@ fn store_result<N>(
 ) -> bool {
     let mut stored = true;
     match r.gset {
-        Some(GsetKind::Aset) if r.tuples && r.rows > 0 && !r.failed => {
+        Some(GsetKind::Aset) if r.current.tuples && r.current.rows > 0 && !r.failed => {
             for (name, value) in r.names.iter().zip(r.values.iter()) {
                 let at = (client, script, command, r.qrynum);
                 if !store_var(vars, ctx, at, name.unwrap_or(b""), value) {
@@ -584,14 +582,14 @@ fn store_result<N>(
             }
         }
         Some(GsetKind::Gset) => {
-            r.last = Some((r.rows, r.tuples));
+            r.last = Some((r.current.rows, r.current.tuples));
             std::mem::swap(&mut r.last_names, &mut r.names);
             std::mem::swap(&mut r.last_values, &mut r.values);
         }
         _ => {}
     }
-    r.rows = 0;
-    r.tuples = false;
+    r.current.rows = 0;
+    r.current.tuples = false;
     if ctx.cfg.query_mode == QueryMode::Simple {
         r.qrynum += 1;
     }
