@@ -459,6 +459,10 @@ impl Connection {
     /// [`Connection::next_message`].
     #[inline]
     pub fn next_plain(&mut self, tally: &mut PlainTally) -> PlainStop {
+        if self.in_end - self.in_start < 5 {
+            // Not even a header: nothing to scan (the first look after a wait).
+            return PlainStop::NeedMore;
+        }
         let (used, stop) = backend::scan_plain(&self.inp[self.in_start..self.in_end], tally);
         self.in_start += used;
         if let PlainStop::Ready(status) = stop {
