@@ -13,7 +13,9 @@ use mio::unix::SourceFd;
 use mio::{Interest, Token};
 use pgrush_script::{SqlCommand, Variables};
 use pgrush_wire::conninfo::ConnParams;
-use pgrush_wire::{BackendMessage, ClientEncoding, Connection, Error, ReadOutcome};
+use pgrush_wire::{
+    BackendMessage, ClientEncoding, Connection, Error, PlainStop, PlainTally, ReadOutcome,
+};
 
 use crate::messages;
 
@@ -43,6 +45,11 @@ pub(crate) trait ClientConn {
     fn read_some(&mut self) -> io::Result<ReadOutcome>;
     /// Decodes the next complete buffered message (`None`: more must be read).
     fn next_message(&mut self) -> Result<Option<BackendMessage<'_>>, Error>;
+    /// The fast path of reading a plain result (no `\gset`/`\aset`): consumes the
+    /// buffered messages such a result is made of, up to and including a
+    /// ReadyForQuery, adding their effects to `tally`; stops before any other message
+    /// (left for [`ClientConn::next_message`]). See [`pgrush_wire::scan_plain`].
+    fn next_plain(&mut self, tally: &mut PlainTally) -> PlainStop;
     /// The session's client encoding (how to read the server's texts).
     fn client_encoding(&self) -> ClientEncoding;
     /// Blocks until the socket is writable (`writable`) or readable (a synchronous
@@ -119,6 +126,11 @@ impl ClientConn for Connection {
     #[inline]
     fn next_message(&mut self) -> Result<Option<BackendMessage<'_>>, Error> {
         Connection::next_message(self)
+    }
+
+    #[inline]
+    fn next_plain(&mut self, tally: &mut PlainTally) -> PlainStop {
+        Connection::next_plain(self, tally)
     }
 
     #[inline]

@@ -338,6 +338,94 @@ pub(crate) fn frame_len(buf: &[u8]) -> Result<Option<(u8, usize)>, Error> {
     Ok(Some((buf[0], total)))
 }
 
+/// Effects of the messages [`scan_plain`] consumed, as a result without `\gset`/`\aset`
+/// reads them: rows counted, whether a RowDescription started the current result, and
+/// how many results ended (CommandComplete or EmptyQueryResponse).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PlainTally {
+    /// DataRows since the last RowDescription (0 after a result's end).
+    pub rows: u64,
+    /// Whether the current result had a RowDescription (false after its end).
+    pub tuples: bool,
+    /// CommandComplete and EmptyQueryResponse messages consumed.
+    pub completed: u32,
+}
+
+/// Where [`scan_plain`] stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PlainStop {
+    /// The buffer ends before the next complete message: read more.
+    NeedMore,
+    /// A ReadyForQuery with this status was consumed (the scan stops after it).
+    Ready(TransactionStatus),
+    /// The next message is one the scan leaves to [`decode`] (an error, a notice, a
+    /// parameter report, COPY, a malformed or unknown message...); it is not consumed.
+    Other,
+}
+
+/// The transaction status a ReadyForQuery body reports, when [`decode`] accepts it.
+#[inline]
+fn ready_status(body: &[u8]) -> Option<TransactionStatus> {
+    match body.first() {
+        Some(b'I') => Some(TransactionStatus::Idle),
+        Some(b'T') => Some(TransactionStatus::InTransaction),
+        Some(b'E') => Some(TransactionStatus::Failed),
+        _ => None,
+    }
+}
+
+/// The fast path of reading a plain result: consumes, in one pass over the frames at
+/// the front of `buf`, the messages such a result is made of (ParseComplete,
+/// BindComplete, CloseComplete, NoData, RowDescription, DataRow, CommandComplete,
+/// EmptyQueryResponse), adding their effects to `tally`, and stops after a
+/// ReadyForQuery, before any other message, or where the buffer ends. Returns the
+/// bytes consumed and why it stopped.
+///
+/// A message is consumed only when [`decode`] would accept it; anything it would
+/// refuse, or that is not in the list (including a frame whose length is invalid),
+/// stops the scan so that the general path reports it exactly as before.
+pub fn scan_plain(buf: &[u8], tally: &mut PlainTally) -> (usize, PlainStop) {
+    let mut at = 0;
+    loop {
+        let Some(header) = buf.get(at..at + 5) else {
+            return (at, PlainStop::NeedMore);
+        };
+        let len = u32::from_be_bytes([header[1], header[2], header[3], header[4]]) as usize;
+        if len < 4 {
+            return (at, PlainStop::Other);
+        }
+        let end = at + 1 + len;
+        let Some(body) = buf.get(at + 5..end) else {
+            return (at, PlainStop::NeedMore);
+        };
+        match header[0] {
+            b'1' | b'2' | b'3' | b'n' => {}
+            b'T' if body.len() >= 2 => {
+                tally.tuples = true;
+                tally.rows = 0;
+            }
+            b'D' if body.len() >= 2 => tally.rows += 1,
+            // `decode` reads a tag up to its NUL, normally the last byte.
+            b'C' if body.last() == Some(&0) || body.contains(&0) => {
+                tally.rows = 0;
+                tally.tuples = false;
+                tally.completed += 1;
+            }
+            b'I' => {
+                tally.rows = 0;
+                tally.tuples = false;
+                tally.completed += 1;
+            }
+            b'Z' => match ready_status(body) {
+                Some(status) => return (end, PlainStop::Ready(status)),
+                None => return (at, PlainStop::Other),
+            },
+            _ => return (at, PlainStop::Other),
+        }
+        at = end;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -392,6 +480,172 @@ mod tests {
         assert_eq!(frame_len(b"Z\0\0\0\x05I").ok().flatten(), Some((b'Z', 6)));
         assert_eq!(frame_len(b"Z\0\0\0\x05").ok().flatten(), None);
         assert!(frame_len(b"Z\0\0\0\x02").is_err());
+    }
+}
+
+#[cfg(test)]
+mod plain_scan_tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The general path's reading of the same bytes, for a result without `\gset`:
+    /// `frame_len` and `decode` message by message, notices, parameter reports and
+    /// notifications left to the connection (as `Connection::frame` absorbs them), and
+    /// the engine's effects of each message the fast path claims to handle.
+    fn general(buf: &[u8], tally: &mut PlainTally) -> (usize, PlainStop) {
+        let mut at = 0;
+        loop {
+            let (tag, total) = match frame_len(&buf[at..]) {
+                Ok(Some(frame)) => frame,
+                Ok(None) => return (at, PlainStop::NeedMore),
+                Err(_) => return (at, PlainStop::Other),
+            };
+            if matches!(tag, b'N' | b'S' | b'A') {
+                return (at, PlainStop::Other);
+            }
+            match decode(tag, &buf[at + 5..at + total]) {
+                Ok(
+                    BackendMessage::ParseComplete
+                    | BackendMessage::BindComplete
+                    | BackendMessage::CloseComplete
+                    | BackendMessage::NoData,
+                ) => {}
+                Ok(BackendMessage::RowDescription(_)) => {
+                    tally.tuples = true;
+                    tally.rows = 0;
+                }
+                Ok(BackendMessage::DataRow(_)) => tally.rows += 1,
+                Ok(BackendMessage::CommandComplete(_) | BackendMessage::EmptyQueryResponse) => {
+                    tally.rows = 0;
+                    tally.tuples = false;
+                    tally.completed += 1;
+                }
+                Ok(BackendMessage::ReadyForQuery(status)) => {
+                    return (at + total, PlainStop::Ready(status));
+                }
+                Ok(_) | Err(_) => return (at, PlainStop::Other),
+            }
+            at += total;
+        }
+    }
+
+    /// One frame: `tag`, the length word (`len`, or the right one), `body`.
+    fn frame(tag: u8, body: &[u8], len: Option<u32>) -> Vec<u8> {
+        let mut out = vec![tag];
+        let len = len.unwrap_or(body.len() as u32 + 4);
+        out.extend_from_slice(&len.to_be_bytes());
+        out.extend_from_slice(body);
+        out
+    }
+
+    /// What a prepared select-only transaction receives.
+    fn select_only() -> Vec<u8> {
+        let mut rd = 1i16.to_be_bytes().to_vec();
+        rd.extend_from_slice(b"abalance\0");
+        rd.extend_from_slice(&[0; 18]);
+        let mut row = 1i16.to_be_bytes().to_vec();
+        row.extend_from_slice(&1i32.to_be_bytes());
+        row.push(b'0');
+        [
+            frame(b'2', b"", None),
+            frame(b'T', &rd, None),
+            frame(b'D', &row, None),
+            frame(b'C', b"SELECT 1\0", None),
+            frame(b'Z', b"I", None),
+        ]
+        .concat()
+    }
+
+    fn scan(buf: &[u8]) -> (usize, PlainStop, PlainTally) {
+        let mut tally = PlainTally::default();
+        let (used, stop) = scan_plain(buf, &mut tally);
+        let mut expected = PlainTally::default();
+        assert_eq!(general(buf, &mut expected), (used, stop), "{buf:?}");
+        assert_eq!(tally, expected, "{buf:?}");
+        (used, stop, tally)
+    }
+
+    #[test]
+    fn a_whole_transaction_in_one_pass() {
+        let buf = select_only();
+        let (used, stop, tally) = scan(&buf);
+        assert_eq!(
+            (used, stop),
+            (buf.len(), PlainStop::Ready(TransactionStatus::Idle))
+        );
+        assert_eq!(tally.completed, 1);
+        assert!(!tally.tuples);
+        // Stops right after the ReadyForQuery, leaving what follows.
+        let twice = [buf.clone(), buf.clone()].concat();
+        assert_eq!(scan(&twice).0, buf.len());
+    }
+
+    #[test]
+    fn a_partial_buffer_waits_for_more() {
+        let buf = select_only();
+        for cut in 0..buf.len() {
+            let (used, stop, _) = scan(&buf[..cut]);
+            assert_eq!(stop, PlainStop::NeedMore, "cut at {cut}");
+            assert!(used <= cut);
+        }
+        let (_, _, tally) = scan(&buf[..buf.len() - 6]);
+        assert_eq!(tally.completed, 1);
+        let rows_only = &buf[..buf.len() - 6 - 14];
+        let (_, _, tally) = scan(rows_only);
+        assert_eq!((tally.rows, tally.tuples, tally.completed), (1, true, 0));
+    }
+
+    #[test]
+    fn anything_unusual_is_left_to_the_general_path() {
+        let head = frame(b'2', b"", None);
+        let unusual: [Vec<u8>; 11] = [
+            frame(b'E', b"SERROR\0\0", None),
+            frame(b'N', b"SNOTICE\0\0", None),
+            frame(b'S', b"a\0b\0", None),
+            frame(b'A', b"\0\0\0\x01c\0p\0", None),
+            frame(b'G', b"\0\0\0", None),
+            frame(b'Z', b"X", None),
+            frame(b'Z', b"", None),
+            frame(b'C', b"SELECT 1", None),
+            frame(b'C', b"", None),
+            frame(b'T', b"\0", None),
+            frame(b'D', b"", Some(3)),
+        ];
+        for bad in unusual {
+            let buf = [head.clone(), bad.clone(), select_only()].concat();
+            let (used, stop, _) = scan(&buf);
+            assert_eq!((used, stop), (head.len(), PlainStop::Other), "{bad:?}");
+        }
+    }
+
+    /// Tags the scan handles, others the general path reads, and some it refuses.
+    const TAGS: &[u8] = b"123nTDCIZZZENSAGHtsKRv\x00";
+
+    /// A frame with a tag from [`TAGS`] (or any byte), a short body from an alphabet
+    /// that makes valid and invalid bodies alike, and now and then a wrong length.
+    fn any_frame() -> impl Strategy<Value = Vec<u8>> {
+        let tag = prop_oneof![
+            9 => proptest::sample::select(TAGS),
+            1 => any::<u8>(),
+        ];
+        let body = proptest::collection::vec(proptest::sample::select(&b"\0\0ITEx\x01"[..]), 0..8);
+        let len = prop_oneof![9 => Just(None), 1 => (0u32..12).prop_map(Some)];
+        (tag, body, len).prop_map(|(t, b, l)| frame(t, &b, l))
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+
+        #[test]
+        fn the_fast_path_reads_what_the_general_path_reads(
+            frames in proptest::collection::vec(any_frame(), 0..12),
+            cut in any::<proptest::sample::Index>(),
+        ) {
+            let buf = frames.concat();
+            let cut = cut.index(buf.len() + 1);
+            scan(&buf);
+            scan(&buf[..cut]);
+        }
     }
 }
 

@@ -9,7 +9,7 @@ use bytes::BytesMut;
 use postgres_protocol::IsNull;
 use postgres_protocol::message::frontend;
 
-use crate::backend::{self, BackendMessage, TransactionStatus};
+use crate::backend::{self, BackendMessage, PlainStop, PlainTally, TransactionStatus};
 use crate::cancel::{CancelTarget, CancelToken};
 use crate::encoding::ClientEncoding;
 use crate::error::{DbError, Error};
@@ -340,7 +340,14 @@ impl Connection {
 
     /// Reads whatever the socket has into the input buffer (never blocks).
     pub fn read_some(&mut self) -> io::Result<ReadOutcome> {
-        self.make_room();
+        if self.in_start == self.in_end {
+            // All consumed (the common case): the whole buffer is free, and it always
+            // holds more than a message header.
+            self.in_start = 0;
+            self.in_end = 0;
+        } else {
+            self.make_room();
+        }
         match self.transport.read(&mut self.inp[self.in_end..]) {
             Ok(0) => Ok(ReadOutcome::Closed),
             Ok(n) => {
@@ -443,6 +450,25 @@ impl Connection {
             self.status = s;
         }
         Ok(Some(msg))
+    }
+
+    /// The fast path of reading a plain result (see [`backend::scan_plain`]): consumes
+    /// the buffered messages such a result is made of, adding their effects to `tally`,
+    /// up to and including a ReadyForQuery (whose status it records and returns). Any
+    /// other message, notices and parameter reports included, stops it and is left for
+    /// [`Connection::next_message`].
+    #[inline]
+    pub fn next_plain(&mut self, tally: &mut PlainTally) -> PlainStop {
+        if self.in_end - self.in_start < 5 {
+            // Not even a header: nothing to scan (the first look after a wait).
+            return PlainStop::NeedMore;
+        }
+        let (used, stop) = backend::scan_plain(&self.inp[self.in_start..self.in_end], tally);
+        self.in_start += used;
+        if let PlainStop::Ready(status) = stop {
+            self.status = status;
+        }
+        stop
     }
 
     /// Blocks until a message arrives (honouring the connect deadline while connecting).

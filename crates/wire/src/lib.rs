@@ -55,8 +55,8 @@ mod tls;
 mod transport;
 
 pub use backend::{
-    BackendMessage, DataRow, FieldDescription, RowDescription, TransactionStatus,
-    decode as decode_backend_message,
+    BackendMessage, DataRow, FieldDescription, PlainStop, PlainTally, RowDescription,
+    TransactionStatus, decode as decode_backend_message, scan_plain,
 };
 pub use cancel::CancelToken;
 pub use config::{ConnectConfig, Endpoint, EndpointKind, GssEncMode, GssSettings};

@@ -15,7 +15,9 @@ use std::io;
 use std::rc::Rc;
 
 use pgrush_script::{SqlCommand, Variables};
-use pgrush_wire::{BackendMessage, ClientEncoding, Error, ReadOutcome, TransactionStatus};
+use pgrush_wire::{
+    BackendMessage, ClientEncoding, Error, PlainStop, PlainTally, ReadOutcome, TransactionStatus,
+};
 
 use crate::conn::{ClientConn, Network};
 
@@ -69,6 +71,11 @@ pub(super) struct FakeServer {
     pub(super) refuse_connects_after: Option<u32>,
     /// Parse of a text containing this fails (a syntax error).
     pub(super) bad_syntax: Option<Vec<u8>>,
+    /// `next_plain` declines every message: results are read by the general path only
+    /// (to compare it with the fast path).
+    pub(super) general_only: bool,
+    /// Calls of `next_plain` that consumed messages.
+    pub(super) plain_reads: u32,
 }
 
 impl FakeServer {
@@ -413,6 +420,18 @@ impl ClientConn for FakeConn {
         self.input_pos = end;
         pgrush_wire::decode_backend_message(self.input[start - 5], &self.input[start..end])
             .map(Some)
+    }
+
+    fn next_plain(&mut self, tally: &mut PlainTally) -> PlainStop {
+        if self.server.borrow().general_only {
+            return PlainStop::Other;
+        }
+        let (used, stop) = pgrush_wire::scan_plain(&self.input[self.input_pos..], tally);
+        self.input_pos += used;
+        if used > 0 {
+            self.server.borrow_mut().plain_reads += 1;
+        }
+        stop
     }
 
     fn client_encoding(&self) -> ClientEncoding {

@@ -6,7 +6,8 @@ use std::collections::VecDeque;
 use pgrush_script::{CommandKind, GsetKind, RawMessage, Variables};
 use pgrush_stats::QueryMode;
 use pgrush_wire::{
-    BackendMessage, ClientEncoding, DataRow, ErrorFields, ReadOutcome, RowDescription,
+    BackendMessage, ClientEncoding, DataRow, ErrorFields, PlainStop, PlainTally, ReadOutcome,
+    RowDescription,
 };
 
 use super::{Client, ErrStatus, Next, State, Wait};
@@ -23,6 +24,17 @@ pub(super) enum Poll {
     Done,
     /// The command failed; `Client::estatus` says how.
     Failed,
+}
+
+/// What handling buffered messages gave.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Step {
+    /// Messages were handled; more may be buffered.
+    Handled,
+    /// No complete message is buffered: read the socket.
+    Empty,
+    /// The command's results are all in (or it failed).
+    Finished(Poll),
 }
 
 /// What reading the socket gave.
@@ -54,10 +66,9 @@ pub(super) struct ReadState {
     pub(super) failed: bool,
     /// `\gset`/`\aset` of the command in flight.
     pub(super) gset: Option<GsetKind>,
-    /// Rows in the current result.
-    rows: u64,
-    /// Whether the current result had a RowDescription.
-    tuples: bool,
+    /// Rows in the current result and whether it had a RowDescription (`completed`
+    /// is only the fast path's scratch count, taken at once).
+    current: PlainTally,
     /// Column names of the current result (`\gset`/`\aset` only).
     names: TextRow,
     /// Values of the last row of the current result (`\gset`/`\aset` only).
@@ -115,8 +126,8 @@ impl ReadState {
     /// RowDescription: a result with rows starts (`\gset`/`\aset` keep the names).
     #[inline]
     fn row_description(&mut self, rd: &RowDescription<'_>) {
-        self.tuples = true;
-        self.rows = 0;
+        self.current.tuples = true;
+        self.current.rows = 0;
         if self.gset.is_some() {
             self.names.clear();
             for f in rd.fields() {
@@ -128,7 +139,7 @@ impl ReadState {
     /// DataRow: counted; `\gset`/`\aset` keep the last one's values.
     #[inline]
     fn data_row(&mut self, row: &DataRow<'_>) {
-        self.rows += 1;
+        self.current.rows += 1;
         if self.gset.is_some() {
             self.values.clear();
             for v in row.fields() {
@@ -142,8 +153,8 @@ impl ReadState {
         self.qrynum = 0;
         self.failed = false;
         self.gset = gset;
-        self.rows = 0;
-        self.tuples = false;
+        self.current.rows = 0;
+        self.current.tuples = false;
         self.last = None;
     }
 }
@@ -170,66 +181,28 @@ impl<C: ClientConn> Client<C> {
         }
     }
 
-    /// Reads the results of the command in flight.
+    /// Reads the results of the command in flight. A plain command (no `\gset`/`\aset`,
+    /// not the end of a pipeline) reads its common messages on the fast path
+    /// ([`ClientConn::next_plain`]); everything else, and any message the fast path
+    /// leaves, goes through [`Client::result_message`] one message at a time.
     fn poll_results<N: Network<Conn = C>>(&mut self, ctx: &ThreadCtx<'_, N>) -> Poll {
+        // Per-command facts, looked up once rather than per message.
+        let ends_pipeline = ctx.ends_pipeline(self.script, self.command);
+        let plain = self.read.gset.is_none() && !ends_pipeline;
         loop {
             // Handle every complete message already buffered.
             loop {
-                let Some(conn) = self.conn.as_mut() else {
-                    return Poll::Failed;
-                };
-                // How to read the server's texts (in its client encoding).
-                let encoding = conn.client_encoding();
-                let msg = match conn.next_message() {
-                    Ok(Some(m)) => m,
-                    Ok(None) => break,
-                    Err(e) => {
-                        messages::error(
-                            ctx.progname(),
-                            &format!(
-                                "client {} script {} aborted in command {} query {}: {}",
-                                self.id,
-                                self.script,
-                                self.command,
-                                self.read.qrynum,
-                                e.libpq_message(None)
-                            ),
-                        );
-                        self.estatus = ErrStatus::Other;
-                        return Poll::Failed;
+                if plain {
+                    match self.plain_results(ctx) {
+                        Step::Handled => {}
+                        Step::Empty => break,
+                        Step::Finished(poll) => return poll,
                     }
-                };
-                match msg {
-                    BackendMessage::RowDescription(rd) => self.read.row_description(&rd),
-                    BackendMessage::DataRow(row) => self.read.data_row(&row),
-                    BackendMessage::CommandComplete(_) | BackendMessage::EmptyQueryResponse => {
-                        self.end_result(ctx);
-                    }
-                    BackendMessage::ErrorResponse(fields) => error_response(
-                        &mut self.read,
-                        &mut self.estatus,
-                        &self.buf,
-                        (self.id, self.script, self.command),
-                        ctx,
-                        &fields,
-                        encoding,
-                    ),
-                    BackendMessage::NoticeResponse(fields) => print_notice(&fields, encoding),
-                    BackendMessage::ReadyForQuery(status) => {
-                        self.tx_status = status;
-                        if self.ready_for_query(ctx) {
-                            return self.finish_command(ctx);
-                        }
-                    }
-                    BackendMessage::CopyInResponse | BackendMessage::CopyOutResponse => {
-                        messages::error(
-                            ctx.progname(),
-                            "COPY is not supported in pgbench, aborting",
-                        );
-                        self.estatus = ErrStatus::Other;
-                        return Poll::Failed;
-                    }
-                    _ => {}
+                }
+                match self.result_message(ctx, ends_pipeline) {
+                    Step::Handled => {}
+                    Step::Empty => break,
+                    Step::Finished(poll) => return poll,
                 }
             }
             match self.read_socket() {
@@ -250,8 +223,103 @@ impl<C: ClientConn> Client<C> {
         }
     }
 
+    /// The fast path of a plain command: consumes the buffered messages of its results
+    /// with the same effects as [`Client::result_message`] (rows, result ends,
+    /// ReadyForQuery). `Handled` means a message the fast path leaves is next.
+    #[inline]
+    fn plain_results<N: Network<Conn = C>>(&mut self, ctx: &ThreadCtx<'_, N>) -> Step {
+        loop {
+            let Some(conn) = self.conn.as_mut() else {
+                return Step::Finished(Poll::Failed);
+            };
+            let stop = conn.next_plain(&mut self.read.current);
+            if ctx.cfg.query_mode == QueryMode::Simple {
+                // As `store_result`: each result is one query of a `\;` compound.
+                self.read.qrynum += self.read.current.completed;
+            }
+            self.read.current.completed = 0;
+            match stop {
+                PlainStop::Ready(status) => {
+                    self.tx_status = status;
+                    if self.ready_for_query(ctx, false) {
+                        // No `\gset` to store: the command is done unless it failed.
+                        return Step::Finished(if self.read.failed {
+                            Poll::Failed
+                        } else {
+                            Poll::Done
+                        });
+                    }
+                }
+                PlainStop::NeedMore => return Step::Empty,
+                PlainStop::Other => return Step::Handled,
+            }
+        }
+    }
+
+    /// Handles the next buffered message of the command's results, whatever it is.
+    fn result_message<N: Network<Conn = C>>(
+        &mut self,
+        ctx: &ThreadCtx<'_, N>,
+        ends_pipeline: bool,
+    ) -> Step {
+        let Some(conn) = self.conn.as_mut() else {
+            return Step::Finished(Poll::Failed);
+        };
+        // How to read the server's texts (in its client encoding).
+        let encoding = conn.client_encoding();
+        let msg = match conn.next_message() {
+            Ok(Some(m)) => m,
+            Ok(None) => return Step::Empty,
+            Err(e) => {
+                messages::error(
+                    ctx.progname(),
+                    &format!(
+                        "client {} script {} aborted in command {} query {}: {}",
+                        self.id,
+                        self.script,
+                        self.command,
+                        self.read.qrynum,
+                        e.libpq_message(None)
+                    ),
+                );
+                self.estatus = ErrStatus::Other;
+                return Step::Finished(Poll::Failed);
+            }
+        };
+        match msg {
+            BackendMessage::RowDescription(rd) => self.read.row_description(&rd),
+            BackendMessage::DataRow(row) => self.read.data_row(&row),
+            BackendMessage::CommandComplete(_) | BackendMessage::EmptyQueryResponse => {
+                self.end_result(ctx, ends_pipeline);
+            }
+            BackendMessage::ErrorResponse(fields) => error_response(
+                &mut self.read,
+                &mut self.estatus,
+                &self.buf,
+                (self.id, self.script, self.command),
+                ctx,
+                &fields,
+                encoding,
+            ),
+            BackendMessage::NoticeResponse(fields) => print_notice(&fields, encoding),
+            BackendMessage::ReadyForQuery(status) => {
+                self.tx_status = status;
+                if self.ready_for_query(ctx, ends_pipeline) {
+                    return Step::Finished(self.finish_command(ctx));
+                }
+            }
+            BackendMessage::CopyInResponse | BackendMessage::CopyOutResponse => {
+                messages::error(ctx.progname(), "COPY is not supported in pgbench, aborting");
+                self.estatus = ErrStatus::Other;
+                return Step::Finished(Poll::Failed);
+            }
+            _ => {}
+        }
+        Step::Handled
+    }
+
     /// CommandComplete / EmptyQueryResponse: the end of one result.
-    fn end_result<N: Network<Conn = C>>(&mut self, ctx: &ThreadCtx<'_, N>) {
+    fn end_result<N: Network<Conn = C>>(&mut self, ctx: &ThreadCtx<'_, N>, ends_pipeline: bool) {
         let stored = store_result(
             &mut self.read,
             &mut self.vars,
@@ -265,7 +333,7 @@ impl<C: ClientConn> Client<C> {
             self.read.failed = true;
             self.estatus = ErrStatus::MetaCommand;
         }
-        if ctx.ends_pipeline(self.script, self.command) {
+        if ends_pipeline {
             self.read.pipeline_cmds.pop_front();
             // pgbench reads a pipeline's results one query at a time,
             // numbering them from 0 again after each query.
@@ -273,8 +341,14 @@ impl<C: ClientConn> Client<C> {
         }
     }
 
-    /// ReadyForQuery: true when it was the last one the command expects.
-    fn ready_for_query<N: Network<Conn = C>>(&mut self, ctx: &ThreadCtx<'_, N>) -> bool {
+    /// ReadyForQuery: true when it was the last one the command expects
+    /// (`ends_pipeline`: the command is an `\endpipeline`).
+    #[inline]
+    fn ready_for_query<N: Network<Conn = C>>(
+        &mut self,
+        ctx: &ThreadCtx<'_, N>,
+        ends_pipeline: bool,
+    ) -> bool {
         let ongoing = self.read.syncs_left;
         self.read.syncs_left = self.read.syncs_left.saturating_sub(1);
         if self.read.prepare_syncs > 0 {
@@ -282,7 +356,7 @@ impl<C: ClientConn> Client<C> {
             self.read.prepare_texts.pop_front();
             return false;
         }
-        if ctx.ends_pipeline(self.script, self.command) {
+        if ends_pipeline {
             // pgbench stops reading at the first error, so it reports
             // only the syncs before it; a sync result counts as a query.
             if ctx.cfg.output.debug && !self.read.failed {
@@ -498,7 +572,7 @@ fn store_result<N>(
 ) -> bool {
     let mut stored = true;
     match r.gset {
-        Some(GsetKind::Aset) if r.tuples && r.rows > 0 && !r.failed => {
+        Some(GsetKind::Aset) if r.current.tuples && r.current.rows > 0 && !r.failed => {
             for (name, value) in r.names.iter().zip(r.values.iter()) {
                 let at = (client, script, command, r.qrynum);
                 if !store_var(vars, ctx, at, name.unwrap_or(b""), value) {
@@ -508,14 +582,14 @@ fn store_result<N>(
             }
         }
         Some(GsetKind::Gset) => {
-            r.last = Some((r.rows, r.tuples));
+            r.last = Some((r.current.rows, r.current.tuples));
             std::mem::swap(&mut r.last_names, &mut r.names);
             std::mem::swap(&mut r.last_values, &mut r.values);
         }
         _ => {}
     }
-    r.rows = 0;
-    r.tuples = false;
+    r.current.rows = 0;
+    r.current.tuples = false;
     if ctx.cfg.query_mode == QueryMode::Simple {
         r.qrynum += 1;
     }

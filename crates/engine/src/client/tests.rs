@@ -750,6 +750,7 @@ fn stalled_output_still_completes_a_run() {
     assert_eq!(out.counters().successful, 6);
 }
 
+mod plain_results;
 mod scheduling;
 
 #[test]
