@@ -2,6 +2,10 @@
 //! spelling of infinities and NaN) and the C double-to-int64 cast. Parsing
 //! numbers is `pgrush_cconv`'s.
 
+use std::io::Write;
+
+use bytes::BufMut;
+
 /// C cast of a double to int64 as x86-64 does it (`cvttsd2si`): truncation toward
 /// zero, and `INT64_MIN` for NaN and out-of-range values.
 pub fn c_double_to_i64(d: f64) -> i64 {
@@ -19,19 +23,18 @@ pub fn format_g15(x: f64) -> String {
     String::from_utf8_lossy(&s).into_owned()
 }
 
-/// Append `%.15g` of `x` to `out`.
-pub fn write_g15(out: &mut Vec<u8>, x: f64) {
-    use std::io::Write;
+/// Append `%.15g` of `x` to `out` (a `Vec<u8>`, or a connection's output buffer).
+pub fn write_g15<B: BufMut>(out: &mut B, x: f64) {
     if x.is_nan() {
-        out.extend_from_slice(b"NaN");
+        out.put_slice(b"NaN");
         return;
     }
     if x.is_infinite() {
-        out.extend_from_slice(if x < 0.0 { b"-Infinity" } else { b"Infinity" });
+        out.put_slice(if x < 0.0 { b"-Infinity" } else { b"Infinity" });
         return;
     }
     if x == 0.0 {
-        out.extend_from_slice(if x.is_sign_negative() { b"-0" } else { b"0" });
+        out.put_slice(if x.is_sign_negative() { b"-0" } else { b"0" });
         return;
     }
     const P: i32 = 15;
@@ -41,7 +44,7 @@ pub fn write_g15(out: &mut Vec<u8>, x: f64) {
     if !(-4..P).contains(&exp) {
         let mant = strip_zeros(mant);
         let _ = write!(
-            out,
+            out.writer(),
             "{}e{}{:02}",
             mant,
             if exp < 0 { '-' } else { '+' },
@@ -50,7 +53,7 @@ pub fn write_g15(out: &mut Vec<u8>, x: f64) {
     } else {
         let prec = (P - 1 - exp).max(0) as usize;
         let fixed = format!("{:.*}", prec, x);
-        out.extend_from_slice(strip_zeros(&fixed).as_bytes());
+        out.put_slice(strip_zeros(&fixed).as_bytes());
     }
 }
 

@@ -82,11 +82,7 @@ impl Value {
             Value::Null => out.put_slice(b"NULL"),
             Value::Bool(b) => out.put_slice(if b { b"true" } else { b"false" }),
             Value::Int(i) => write_i64(out, i),
-            Value::Double(d) => {
-                let mut text = Vec::new();
-                write_g15(&mut text, d);
-                out.put_slice(&text);
-            }
+            Value::Double(d) => write_g15(out, d),
         }
     }
 
