@@ -16,6 +16,17 @@ pub enum TransactionStatus {
     Failed,
 }
 
+/// The transaction status of a ReadyForQuery's status byte (`None`: not one).
+#[inline]
+fn transaction_status(code: u8) -> Option<TransactionStatus> {
+    match code {
+        b'I' => Some(TransactionStatus::Idle),
+        b'T' => Some(TransactionStatus::InTransaction),
+        b'E' => Some(TransactionStatus::Failed),
+        _ => None,
+    }
+}
+
 /// One decoded backend message.
 #[derive(Debug, Clone, Copy)]
 pub enum BackendMessage<'a> {
@@ -270,17 +281,16 @@ pub fn decode(tag: u8, body: &[u8]) -> Result<BackendMessage<'_>, Error> {
             process_id: r.i32()?,
             secret_key: r.0,
         },
-        b'Z' => BackendMessage::ReadyForQuery(match r.u8()? {
-            b'I' => TransactionStatus::Idle,
-            b'T' => TransactionStatus::InTransaction,
-            b'E' => TransactionStatus::Failed,
-            other => {
-                return Err(Error::Protocol(format!(
+        b'Z' => {
+            let code = r.u8()?;
+            let status = transaction_status(code).ok_or_else(|| {
+                Error::Protocol(format!(
                     "unexpected transaction status \"{}\"",
-                    other as char
-                )));
-            }
-        }),
+                    code as char
+                ))
+            })?;
+            BackendMessage::ReadyForQuery(status)
+        }
         b'T' => BackendMessage::RowDescription(RowDescription {
             count: r.i16()? as u16,
             data: r.0,
@@ -351,6 +361,16 @@ pub struct PlainTally {
     pub completed: u32,
 }
 
+impl PlainTally {
+    /// A result ended (CommandComplete or EmptyQueryResponse): the next one starts
+    /// with no rows and no RowDescription.
+    #[inline]
+    pub fn end_result(&mut self) {
+        self.rows = 0;
+        self.tuples = false;
+    }
+}
+
 /// Where [`scan_plain`] stopped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PlainStop {
@@ -361,17 +381,6 @@ pub enum PlainStop {
     /// The next message is one the scan leaves to [`decode`] (an error, a notice, a
     /// parameter report, COPY, a malformed or unknown message...); it is not consumed.
     Other,
-}
-
-/// The transaction status a ReadyForQuery body reports, when [`decode`] accepts it.
-#[inline]
-fn ready_status(body: &[u8]) -> Option<TransactionStatus> {
-    match body.first() {
-        Some(b'I') => Some(TransactionStatus::Idle),
-        Some(b'T') => Some(TransactionStatus::InTransaction),
-        Some(b'E') => Some(TransactionStatus::Failed),
-        _ => None,
-    }
 }
 
 /// The fast path of reading a plain result: consumes, in one pass over the frames at
@@ -407,16 +416,14 @@ pub fn scan_plain(buf: &[u8], tally: &mut PlainTally) -> (usize, PlainStop) {
             b'D' if body.len() >= 2 => tally.rows += 1,
             // `decode` reads a tag up to its NUL, normally the last byte.
             b'C' if body.last() == Some(&0) || body.contains(&0) => {
-                tally.rows = 0;
-                tally.tuples = false;
+                tally.end_result();
                 tally.completed += 1;
             }
             b'I' => {
-                tally.rows = 0;
-                tally.tuples = false;
+                tally.end_result();
                 tally.completed += 1;
             }
-            b'Z' => match ready_status(body) {
+            b'Z' => match body.first().and_then(|&code| transaction_status(code)) {
                 Some(status) => return (end, PlainStop::Ready(status)),
                 None => return (at, PlainStop::Other),
             },

@@ -153,8 +153,7 @@ impl ReadState {
         self.qrynum = 0;
         self.failed = false;
         self.gset = gset;
-        self.current.rows = 0;
-        self.current.tuples = false;
+        self.current.end_result();
         self.last = None;
     }
 }
@@ -588,8 +587,7 @@ fn store_result<N>(
         }
         _ => {}
     }
-    r.current.rows = 0;
-    r.current.tuples = false;
+    r.current.end_result();
     if ctx.cfg.query_mode == QueryMode::Simple {
         r.qrynum += 1;
     }
