@@ -16,9 +16,7 @@ use pgrush_wire::conninfo::ConnectRequest;
 
 use crate::ops::config::{OpsConfig, StepKind};
 use crate::ops::error::OpsError;
-use crate::ops::server::{
-    IDLE_ARCHIVE_COMMAND, Server, check_tools, endpoint_of, superuser_request,
-};
+use crate::ops::server::{IDLE_ARCHIVE_COMMAND, Server, check_tools, superuser_request};
 
 /// The database the steps use on an adopted cluster.
 pub const SCRATCH_DB: &str = "pgrush_ops";
@@ -54,22 +52,12 @@ pub fn open(cfg: &OpsConfig, dir: &Path) -> Result<Server, OpsError> {
         dbname: Some(SCRATCH_DB.to_string()),
         ..request
     };
-    let mut db = crate::ops::db::Db::connect(&request, None)?;
-    let (version, version_num) = db.version();
-    let endpoint = endpoint_of(&mut db)?;
-    let scratch = cluster.server_dir("ops")?;
-    Ok(Server {
+    Server::on_cluster(
+        cluster,
         request,
-        endpoint,
-        tools: cluster.install().clone(),
-        scratch,
-        version,
-        version_num,
-        scratch_db: Some(SCRATCH_DB.to_string()),
+        Some(SCRATCH_DB.to_string()),
         idle_archive_command,
-        cluster: Some(cluster),
-        _scratch_dir: None,
-    })
+    )
 }
 
 /// Switches WAL archiving on (restarting the server) when it is off; returns the

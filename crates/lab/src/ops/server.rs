@@ -146,6 +146,18 @@ impl Server {
         }
         let cluster = builder.start()?;
         let request = superuser_request(&cluster, THROWAWAY_DB);
+        Server::on_cluster(cluster, request, None, IDLE_ARCHIVE_COMMAND.to_string())
+    }
+
+    /// A server on a cluster pgrush controls (a throwaway one, or one adopted with
+    /// `--pgdata`), reached with `request`: its version and endpoint are read over a
+    /// first connection, and dumps and backups go to the cluster's `ops` directory.
+    pub(crate) fn on_cluster(
+        cluster: Cluster,
+        request: ConnectRequest,
+        scratch_db: Option<String>,
+        idle_archive_command: String,
+    ) -> Result<Server, OpsError> {
         let mut db = Db::connect(&request, None)?;
         let (version, version_num) = db.version();
         let endpoint = endpoint_of(&mut db)?;
@@ -153,13 +165,13 @@ impl Server {
         Ok(Server {
             request,
             endpoint,
-            tools: install,
-            cluster: Some(cluster),
+            tools: cluster.install().clone(),
             scratch,
             version,
             version_num,
-            scratch_db: None,
-            idle_archive_command: IDLE_ARCHIVE_COMMAND.to_string(),
+            scratch_db,
+            idle_archive_command,
+            cluster: Some(cluster),
             _scratch_dir: None,
         })
     }
@@ -225,7 +237,7 @@ pub(crate) fn superuser_request(cluster: &Cluster, dbname: &str) -> ConnectReque
     })
 }
 
-pub(crate) fn endpoint_of(db: &mut Db) -> Result<Endpoint, OpsError> {
+fn endpoint_of(db: &mut Db) -> Result<Endpoint, OpsError> {
     let row = db
         .rows("SELECT current_user, current_database()")?
         .into_iter()
