@@ -236,6 +236,9 @@ pub(crate) struct Client<C> {
     buf: Vec<u8>,
     /// Transaction status from the last ReadyForQuery.
     tx_status: TransactionStatus,
+    /// This turn may go on into the next transaction once (set when the turn
+    /// starts with a socket wait and [`ThreadCtx::chain`]; see `end_tx`).
+    chain: bool,
     /// Every state entered, in order (unit tests only).
     #[cfg(test)]
     trace: Vec<State>,
@@ -270,6 +273,7 @@ impl<C: ClientConn> Client<C> {
             read: ReadState::default(),
             buf: Vec::with_capacity(256),
             tx_status: TransactionStatus::Idle,
+            chain: false,
             #[cfg(test)]
             trace: Vec::new(),
         }
@@ -358,6 +362,10 @@ impl<C: ClientConn> Client<C> {
         // Each client reads the clock itself (lazily), as pgbench does, so the
         // time spent on the clients before it does not shorten its latency.
         let mut now = LazyNow::new();
+        // A transaction that waited for the server may be followed at once by the
+        // next one; a turn that did not wait yields at its end, so a script of
+        // meta-commands only cannot keep the thread.
+        self.chain = ctx.chain && self.wait == Wait::Socket;
         let wait = self.advance(ctx, &mut now);
         if wait == Wait::Socket {
             self.sync_write_interest(ctx);

@@ -734,9 +734,11 @@ fn pending_output_is_written_when_the_socket_is_writable() {
     assert_eq!(srv.borrow().received_starting("S").len(), 1);
     // Not writable-due any more; readable now.
     assert!(!client.is_due(&mut LazyNow::new(), &ctx.clock, false, false, true));
-    assert_eq!(client.take_turn(&mut ctx, true), Turn::Ran(Wait::Now));
-    assert_eq!(client.state(), State::ChooseScript);
+    // The result ends the first transaction; the second starts in the same turn.
+    assert_eq!(client.take_turn(&mut ctx, true), Turn::Ran(Wait::Socket));
+    assert_eq!(client.state(), State::WaitResult);
     assert_eq!(ctx.stats.total.counters.successful, 1);
+    assert_eq!(srv.borrow().received_starting("S").len(), 2);
 }
 
 #[test]
@@ -750,6 +752,7 @@ fn stalled_output_still_completes_a_run() {
     assert_eq!(out.counters().successful, 6);
 }
 
+mod chaining;
 mod plain_results;
 mod scheduling;
 

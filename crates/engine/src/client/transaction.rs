@@ -119,7 +119,10 @@ impl<C: ClientConn> Client<C> {
 
     /// `END_TX`: records the transaction, disconnects under `-C`, and yields to the
     /// other clients before the next transaction (a script of meta-commands only
-    /// cannot spin forever).
+    /// cannot spin forever), unless the turn may chain: a transaction that waited
+    /// for the server is followed at once by the next one, as any client but
+    /// pgbench would, once per turn ([`ThreadCtx::chain`] says when that cannot be
+    /// told apart from pgbench but by the timing).
     pub(super) fn end_tx<N: Network<Conn = C>>(
         &mut self,
         ctx: &mut ThreadCtx<'_, N>,
@@ -144,6 +147,9 @@ impl<C: ClientConn> Client<C> {
         }
         if !self.under_tx_limit(ctx) || ctx.timer_exceeded {
             return Next::go(State::Finished);
+        }
+        if std::mem::take(&mut self.chain) {
+            return Next::go(State::ChooseScript);
         }
         Next::wait(State::ChooseScript, Wait::Now)
     }
