@@ -255,7 +255,11 @@ fn deal_clients(
         // them: each `-P` interval, else each second, from the run start (or the agreed
         // start); merged interval by interval after the run.
         let interval_us = u64::from(cfg.output.progress.max(1)) * 1_000_000;
-        let mut stats = ThreadStats::new(layout).with_progress(Arc::clone(&shared.progress[tid]));
+        let mut stats = ThreadStats::new(layout);
+        // Only thread 0's `-P` reporter reads the published counters.
+        if cfg.output.progress > 0 {
+            stats = stats.with_progress(Arc::clone(&shared.progress[tid]));
+        }
         if layout.time_series {
             stats = stats.with_series(shared.start.unwrap_or(shared.run_start), interval_us);
         }
