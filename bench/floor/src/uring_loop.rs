@@ -1,0 +1,321 @@
+//! One thread's clients driven by one io_uring (`--io uring`): each client has at most
+//! one Send and one Recv in flight; every pass of the loop handles the completions,
+//! queues the next round trip (a Send of the command and a Recv) of every client whose
+//! response is complete, and makes exactly one `io_uring_enter` (submit and wait for at
+//! least one completion) for the whole pass.
+
+use std::io;
+use std::os::fd::{AsRawFd, RawFd};
+use std::time::Instant;
+
+use io_uring::{IoUring, opcode, squeue, types};
+
+use crate::error::FloorError;
+use crate::event_loop::Stop;
+use crate::response::{ResponseBuffer, Scan};
+use crate::setup::Socket;
+use crate::workload::Transaction;
+
+/// Set (to any value), this environment variable makes the ring setup fail with
+/// `EPERM`, as under a seccomp filter that refuses `io_uring_setup`. It exists for the
+/// tests of the fallback to epoll.
+pub const REFUSE_ENV: &str = "PGRUSH_FLOOR_REFUSE_IO_URING";
+
+/// Creates a ring with room for `clients` clients' operations (two each).
+fn new_ring(clients: usize) -> io::Result<IoUring> {
+    if std::env::var_os(REFUSE_ENV).is_some() {
+        return Err(io::Error::from_raw_os_error(1)); // EPERM
+    }
+    let entries = (2 * clients).next_power_of_two().max(8);
+    let entries = u32::try_from(entries).map_err(|_| io::Error::other("too many clients"))?;
+    IoUring::new(entries)
+}
+
+/// Whether this process may use io_uring: creates and drops a small ring.
+pub fn probe() -> io::Result<()> {
+    new_ring(1).map(drop)
+}
+
+/// The operation a completion belongs to (the low bit of its user data).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Op {
+    Send = 0,
+    Recv = 1,
+}
+
+fn user_data(client: usize, op: Op) -> u64 {
+    ((client as u64) << 1) | op as u64
+}
+
+fn decode(user_data: u64) -> (usize, Op) {
+    let op = if user_data & 1 == 0 {
+        Op::Send
+    } else {
+        Op::Recv
+    };
+    ((user_data >> 1) as usize, op)
+}
+
+/// Where a client is in its transaction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    /// Command `command` is being sent (`sent` bytes so far: a Send is in flight while
+    /// some remain) and its response received (a Recv is in flight until `ready`).
+    RoundTrip {
+        command: usize,
+        sent: usize,
+        ready: bool,
+    },
+    /// No more transactions; nothing in flight.
+    Done,
+}
+
+/// One connection and its script.
+#[derive(Debug)]
+struct Client {
+    /// Owns the descriptor `fd` for the run.
+    _socket: Socket,
+    fd: RawFd,
+    transaction: Transaction,
+    phase: Phase,
+    response: ResponseBuffer,
+    completed: u64,
+}
+
+/// The connections of one thread and their ring, ready to run.
+pub struct UringClients {
+    // Declared first so that it is dropped (and in-flight operations cancelled) before
+    // the buffers they point to.
+    ring: IoUring,
+    clients: Vec<Client>,
+    completions: Vec<(u64, i32)>,
+}
+
+impl UringClients {
+    /// Creates the thread's ring for the connected sockets, each with its script's
+    /// commands.
+    pub fn new(connections: Vec<(Socket, Transaction)>) -> Result<UringClients, FloorError> {
+        let ring = new_ring(connections.len()).map_err(|e| FloorError::io("io_uring_setup", e))?;
+        let mut clients = Vec::with_capacity(connections.len());
+        for (socket, transaction) in connections {
+            let fd = match &socket {
+                Socket::Unix(s) => s.as_raw_fd(),
+                Socket::Tcp(s) => s.as_raw_fd(),
+            };
+            clients.push(Client {
+                _socket: socket,
+                fd,
+                transaction,
+                phase: Phase::Done,
+                response: ResponseBuffer::default(),
+                completed: 0,
+            });
+        }
+        let completions = Vec::with_capacity(2 * clients.len());
+        Ok(UringClients {
+            ring,
+            clients,
+            completions,
+        })
+    }
+
+    /// Runs until `stop`; returns the transactions completed by this thread's clients.
+    pub fn run(mut self, stop: Stop) -> Result<u64, FloorError> {
+        let mut active = self.clients.len();
+        for (i, client) in self.clients.iter_mut().enumerate() {
+            client.transaction.draw();
+            client.start(0, i, &mut self.ring.submission())?;
+        }
+        let mut stopping = false;
+        while active > 0 {
+            match self.ring.submit_and_wait(1) {
+                Ok(_) => {}
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(FloorError::io("io_uring_enter", e)),
+            }
+            if let Stop::At(end) = stop {
+                // In-flight transactions complete (and count); no new one starts.
+                stopping = stopping || Instant::now() >= end;
+            }
+            self.completions.clear();
+            self.completions.extend(
+                self.ring
+                    .completion()
+                    .map(|cqe| (cqe.user_data(), cqe.result())),
+            );
+            let mut queue = self.ring.submission();
+            for &(data, result) in &self.completions {
+                let (i, op) = decode(data);
+                let client = self.clients.get_mut(i).ok_or_else(|| {
+                    FloorError::Protocol(format!("completion for unknown client {i}"))
+                })?;
+                match op {
+                    Op::Send => client.on_send(result, i, &mut queue)?,
+                    Op::Recv => client.on_recv(result, i, &mut queue)?,
+                }
+                let more = match stop {
+                    Stop::At(_) => !stopping,
+                    Stop::After(n) => client.completed + 1 < n,
+                };
+                if client.advance(more, i, &mut queue)? {
+                    active -= 1;
+                }
+            }
+        }
+        Ok(self.clients.iter().map(|c| c.completed).sum())
+    }
+}
+
+/// The byte count of a completion, or its error (`-errno`).
+fn transferred(result: i32, context: &str) -> Result<usize, FloorError> {
+    usize::try_from(result)
+        .map_err(|_| FloorError::io(context.to_string(), io::Error::from_raw_os_error(-result)))
+}
+
+/// Queues `entry`; the ring has room for two operations per client, so it never fills.
+fn push(queue: &mut squeue::SubmissionQueue<'_>, entry: &squeue::Entry) -> Result<(), FloorError> {
+    // SAFETY: the buffers an entry points to (a command's bytes, a response buffer's
+    // spare room) are neither moved nor freed while the operation is in flight: clients
+    // live in a Vec that is not resized during the run, commands are rewritten only
+    // between round trips, a response buffer grows only when no Recv is in flight, and
+    // the ring is dropped before the clients.
+    unsafe { queue.push(entry) }
+        .map_err(|_| FloorError::Protocol("the io_uring submission queue is full".into()))
+}
+
+impl Client {
+    /// Starts command `command`: queues its Send and a Recv for its response.
+    fn start(
+        &mut self,
+        command: usize,
+        index: usize,
+        queue: &mut squeue::SubmissionQueue<'_>,
+    ) -> Result<(), FloorError> {
+        self.phase = Phase::RoundTrip {
+            command,
+            sent: 0,
+            ready: false,
+        };
+        self.queue_send(command, 0, index, queue)?;
+        self.queue_recv(index, queue)
+    }
+
+    fn queue_send(
+        &self,
+        command: usize,
+        sent: usize,
+        index: usize,
+        queue: &mut squeue::SubmissionQueue<'_>,
+    ) -> Result<(), FloorError> {
+        let rest = &self.transaction.commands[command].bytes[sent..];
+        let len = u32::try_from(rest.len())
+            .map_err(|_| FloorError::Protocol("command over 4 GiB".into()))?;
+        let entry = opcode::Send::new(types::Fd(self.fd), rest.as_ptr(), len)
+            .build()
+            .user_data(user_data(index, Op::Send));
+        push(queue, &entry)
+    }
+
+    fn queue_recv(
+        &mut self,
+        index: usize,
+        queue: &mut squeue::SubmissionQueue<'_>,
+    ) -> Result<(), FloorError> {
+        let spare = self.response.spare();
+        let len = u32::try_from(spare.len()).unwrap_or(u32::MAX);
+        let entry = opcode::Recv::new(types::Fd(self.fd), spare.as_mut_ptr(), len)
+            .build()
+            .user_data(user_data(index, Op::Recv));
+        push(queue, &entry)
+    }
+
+    /// A Send completed: the rest of a partly sent command is sent again.
+    fn on_send(
+        &mut self,
+        result: i32,
+        index: usize,
+        queue: &mut squeue::SubmissionQueue<'_>,
+    ) -> Result<(), FloorError> {
+        let Phase::RoundTrip { command, sent, .. } = &mut self.phase else {
+            return Err(FloorError::Protocol(
+                "a send completed after the end".into(),
+            ));
+        };
+        let command = *command;
+        if result != -4 {
+            // (-4 is EINTR: the same bytes again.)
+            *sent += transferred(result, "sending")?;
+        }
+        let sent = *sent;
+        if sent < self.transaction.commands[command].bytes.len() {
+            self.queue_send(command, sent, index, queue)?;
+        }
+        Ok(())
+    }
+
+    /// A Recv completed: the bytes are scanned and another Recv is queued until
+    /// ReadyForQuery has arrived.
+    fn on_recv(
+        &mut self,
+        result: i32,
+        index: usize,
+        queue: &mut squeue::SubmissionQueue<'_>,
+    ) -> Result<(), FloorError> {
+        let Phase::RoundTrip { ready, .. } = &mut self.phase else {
+            return Err(FloorError::Protocol(
+                "a receive completed after the end".into(),
+            ));
+        };
+        if result == -4 {
+            return self.queue_recv(index, queue); // EINTR
+        }
+        match transferred(result, "receiving")? {
+            0 => {
+                return Err(FloorError::Protocol(
+                    "the server closed the connection".into(),
+                ));
+            }
+            n => self.response.filled(n),
+        }
+        if self.response.scan()? == Scan::Ready {
+            *ready = true;
+            Ok(())
+        } else {
+            self.queue_recv(index, queue)
+        }
+    }
+
+    /// Once the command is sent and its response complete, starts the next command, or
+    /// the next transaction when `more` allows. Returns true when the client has just
+    /// become done.
+    fn advance(
+        &mut self,
+        more: bool,
+        index: usize,
+        queue: &mut squeue::SubmissionQueue<'_>,
+    ) -> Result<bool, FloorError> {
+        let Phase::RoundTrip {
+            command,
+            sent,
+            ready: true,
+        } = self.phase
+        else {
+            return Ok(false);
+        };
+        if sent < self.transaction.commands[command].bytes.len() {
+            return Ok(false);
+        }
+        if command + 1 < self.transaction.commands.len() {
+            self.start(command + 1, index, queue)?;
+            return Ok(false);
+        }
+        self.completed += 1;
+        if !more {
+            self.phase = Phase::Done;
+            return Ok(true);
+        }
+        self.transaction.draw();
+        self.start(0, index, queue)?;
+        Ok(false)
+    }
+}
