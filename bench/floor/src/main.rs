@@ -20,6 +20,7 @@
 //! No statistics beyond a count: the report is pgbench's `number of transactions
 //! actually processed` and `tps` lines. The floor never uses pgrush's engine.
 
+mod buf_ring;
 mod error;
 mod event_loop;
 mod options;
@@ -62,7 +63,7 @@ fn main() -> ExitCode {
 /// `opts` with `--io uring` replaced by epoll, after a one-line notice, where this
 /// process may not use io_uring (an old kernel, `io_uring_disabled`, seccomp).
 fn available_io(opts: &mut Options) -> &Options {
-    if opts.io == IoMode::Uring
+    if opts.io != IoMode::Epoll
         && let Err(e) = uring_loop::probe()
     {
         eprintln!("pgrush-floor: io_uring is not available ({e}): using epoll");
@@ -98,7 +99,8 @@ fn run(opts: &Options) -> Result<(), FloorError> {
             let connections = ready?;
             match opts.io {
                 IoMode::Epoll => ThreadClients::new(connections)?.run(stop),
-                IoMode::Uring => UringClients::new(connections)?.run(stop),
+                IoMode::Uring => UringClients::new(connections, false)?.run(stop),
+                IoMode::UringMultishot => UringClients::new(connections, true)?.run(stop),
             }
         }));
     }

@@ -49,6 +49,8 @@ pub enum IoMode {
     Epoll,
     /// One io_uring per thread; one submission per loop pass for all ready clients.
     Uring,
+    /// io_uring with one multishot receive per client and a provided-buffer ring.
+    UringMultishot,
 }
 
 /// When the run ends.
@@ -158,6 +160,7 @@ pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Parsed, FloorErr
             opts.io = match value.as_str() {
                 "epoll" => IoMode::Epoll,
                 "uring" => IoMode::Uring,
+                "uring-multishot" => IoMode::UringMultishot,
                 _ => return Err(invalid("-io", &value, "epoll or uring")),
             };
             continue;

@@ -3,12 +3,18 @@
 //! queues the next round trip (a Send of the command and a Recv) of every client whose
 //! response is complete, and makes exactly one `io_uring_enter` (submit and wait for at
 //! least one completion) for the whole pass.
+//!
+//! Receives are either one Recv per round trip into the client's response buffer, or
+//! (`multishot`) one multishot Recv per client for the whole run, picking buffers from a
+//! provided-buffer ring ([`BufRing`]) whose bytes are copied into the response buffer.
 
 use std::io;
 use std::os::fd::{AsRawFd, RawFd};
 use std::time::Instant;
 
-use io_uring::{IoUring, opcode, squeue, types};
+use io_uring::{IoUring, cqueue, opcode, squeue, types};
+
+use crate::buf_ring::BufRing;
 
 use crate::error::FloorError;
 use crate::event_loop::Stop;
@@ -80,7 +86,14 @@ struct Client {
     phase: Phase,
     response: ResponseBuffer,
     completed: u64,
+    /// Whether its receive is one multishot Recv (with `buffers`) for the whole run.
+    multishot: bool,
 }
+
+/// The buffer group of the multishot receives.
+const BUFFER_GROUP: u16 = 0;
+/// The size of a provided buffer: a response larger than this takes several.
+const BUFFER_SIZE: usize = 4096;
 
 /// The connections of one thread and their ring, ready to run.
 pub struct UringClients {
@@ -88,14 +101,30 @@ pub struct UringClients {
     // the buffers they point to.
     ring: IoUring,
     clients: Vec<Client>,
-    completions: Vec<(u64, i32)>,
+    /// The provided buffers of multishot receives.
+    buffers: Option<BufRing>,
+    completions: Vec<(u64, i32, u32)>,
 }
 
 impl UringClients {
     /// Creates the thread's ring for the connected sockets, each with its script's
     /// commands.
-    pub fn new(connections: Vec<(Socket, Transaction)>) -> Result<UringClients, FloorError> {
+    pub fn new(
+        connections: Vec<(Socket, Transaction)>,
+        multishot: bool,
+    ) -> Result<UringClients, FloorError> {
         let ring = new_ring(connections.len()).map_err(|e| FloorError::io("io_uring_setup", e))?;
+        let buffers = if multishot {
+            let count = (2 * connections.len())
+                .next_power_of_two()
+                .clamp(16, 1 << 15);
+            let count = u16::try_from(count).unwrap_or(1 << 15);
+            let buffers = BufRing::register(&ring, count, BUFFER_SIZE, BUFFER_GROUP)
+                .map_err(|e| FloorError::io("registering the buffer ring", e))?;
+            Some(buffers)
+        } else {
+            None
+        };
         let mut clients = Vec::with_capacity(connections.len());
         for (socket, transaction) in connections {
             let fd = match &socket {
@@ -109,12 +138,14 @@ impl UringClients {
                 phase: Phase::Done,
                 response: ResponseBuffer::default(),
                 completed: 0,
+                multishot,
             });
         }
         let completions = Vec::with_capacity(2 * clients.len());
         Ok(UringClients {
             ring,
             clients,
+            buffers,
             completions,
         })
     }
@@ -123,8 +154,12 @@ impl UringClients {
     pub fn run(mut self, stop: Stop) -> Result<u64, FloorError> {
         let mut active = self.clients.len();
         for (i, client) in self.clients.iter_mut().enumerate() {
+            let mut queue = self.ring.submission();
+            if client.multishot {
+                client.queue_recv(i, &mut queue)?;
+            }
             client.transaction.draw();
-            client.start(0, i, &mut self.ring.submission())?;
+            client.start(0, i, &mut queue)?;
         }
         let mut stopping = false;
         while active > 0 {
@@ -141,16 +176,22 @@ impl UringClients {
             self.completions.extend(
                 self.ring
                     .completion()
-                    .map(|cqe| (cqe.user_data(), cqe.result())),
+                    .map(|cqe| (cqe.user_data(), cqe.result(), cqe.flags())),
             );
             let mut queue = self.ring.submission();
-            for &(data, result) in &self.completions {
+            for &(data, result, flags) in &self.completions {
                 let (i, op) = decode(data);
                 let client = self.clients.get_mut(i).ok_or_else(|| {
                     FloorError::Protocol(format!("completion for unknown client {i}"))
                 })?;
                 match op {
                     Op::Send => client.on_send(result, i, &mut queue)?,
+                    Op::Recv if client.multishot => {
+                        let buffers = self.buffers.as_mut().ok_or_else(|| {
+                            FloorError::Protocol("multishot without buffers".into())
+                        })?;
+                        client.on_multishot_recv(result, flags, buffers, i, &mut queue)?;
+                    }
                     Op::Recv => client.on_recv(result, i, &mut queue)?,
                 }
                 let more = match stop {
@@ -197,6 +238,9 @@ impl Client {
             ready: false,
         };
         self.queue_send(command, 0, index, queue)?;
+        if self.multishot {
+            return Ok(()); // Its Recv stays armed.
+        }
         self.queue_recv(index, queue)
     }
 
@@ -221,6 +265,12 @@ impl Client {
         index: usize,
         queue: &mut squeue::SubmissionQueue<'_>,
     ) -> Result<(), FloorError> {
+        if self.multishot {
+            let entry = opcode::RecvMulti::new(types::Fd(self.fd), BUFFER_GROUP)
+                .build()
+                .user_data(user_data(index, Op::Recv));
+            return push(queue, &entry);
+        }
         let spare = self.response.spare();
         let len = u32::try_from(spare.len()).unwrap_or(u32::MAX);
         let entry = opcode::Recv::new(types::Fd(self.fd), spare.as_mut_ptr(), len)
@@ -283,6 +333,54 @@ impl Client {
         } else {
             self.queue_recv(index, queue)
         }
+    }
+
+    /// A multishot Recv completed: the bytes are copied out of their provided buffer,
+    /// which goes back to the ring, and scanned; the Recv is armed again when the kernel
+    /// ended it (no `F_MORE`: out of buffers, or an interruption).
+    fn on_multishot_recv(
+        &mut self,
+        result: i32,
+        flags: u32,
+        buffers: &mut BufRing,
+        index: usize,
+        queue: &mut squeue::SubmissionQueue<'_>,
+    ) -> Result<(), FloorError> {
+        const ENOBUFS: i32 = 105;
+        const EINTR: i32 = 4;
+        if !cqueue::more(flags) {
+            self.queue_recv(index, queue)?;
+        }
+        if result == -ENOBUFS || result == -EINTR {
+            return Ok(());
+        }
+        let n = transferred(result, "receiving")?;
+        if n == 0 {
+            return Err(FloorError::Protocol(
+                "the server closed the connection".into(),
+            ));
+        }
+        let bid = cqueue::buffer_select(flags)
+            .ok_or_else(|| FloorError::Protocol("a receive without its buffer".into()))?;
+        let bytes = buffers
+            .filled(bid, n)
+            .ok_or_else(|| FloorError::Protocol(format!("no provided buffer {bid}")))?;
+        let mut copied = 0;
+        while copied < bytes.len() {
+            let spare = self.response.spare();
+            let take = spare.len().min(bytes.len() - copied);
+            spare[..take].copy_from_slice(&bytes[copied..copied + take]);
+            self.response.filled(take);
+            copied += take;
+        }
+        buffers.recycle(bid);
+        let Phase::RoundTrip { ready, .. } = &mut self.phase else {
+            return Err(FloorError::Protocol("data received after the end".into()));
+        };
+        if self.response.scan()? == Scan::Ready {
+            *ready = true;
+        }
+        Ok(())
     }
 
     /// Once the command is sent and its response complete, starts the next command, or
