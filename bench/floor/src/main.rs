@@ -14,8 +14,9 @@
 //! - [`event_loop`] runs one thread's clients on one `mio::Poll` over non-blocking
 //!   sockets, like pgbench and pgrush: per round trip one `write` and, when readable,
 //!   `read`s until ReadyForQuery; [`response`] walks only the message headers.
-//! - [`uring_loop`] (`--io uring`) runs them on one io_uring instead: one submission
-//!   per loop pass for the Sends and Recvs of all the clients ready for them.
+//! - [`uring_loop`] (`--io uring`) runs them on one io_uring instead: a multishot Recv
+//!   per client over a provided-buffer ring ([`buf_ring`]) and one submission per loop
+//!   pass for the Sends of all the clients ready for them.
 //!
 //! No statistics beyond a count: the report is pgbench's `number of transactions
 //! actually processed` and `tps` lines. The floor never uses pgrush's engine.
@@ -99,8 +100,7 @@ fn run(opts: &Options) -> Result<(), FloorError> {
             let connections = ready?;
             match opts.io {
                 IoMode::Epoll => ThreadClients::new(connections)?.run(stop),
-                IoMode::Uring => UringClients::new(connections, false)?.run(stop),
-                IoMode::UringMultishot => UringClients::new(connections, true)?.run(stop),
+                IoMode::Uring => UringClients::new(connections)?.run(stop),
             }
         }));
     }

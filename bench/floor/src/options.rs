@@ -47,10 +47,9 @@ impl Script {
 pub enum IoMode {
     /// One `mio::Poll` (epoll) per thread; per round trip a `write` and a `read`.
     Epoll,
-    /// One io_uring per thread; one submission per loop pass for all ready clients.
+    /// One io_uring per thread: a multishot receive per client, and one submission per
+    /// loop pass for the sends of all ready clients.
     Uring,
-    /// io_uring with one multishot receive per client and a provided-buffer ring.
-    UringMultishot,
 }
 
 /// When the run ends.
@@ -160,7 +159,6 @@ pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Parsed, FloorErr
             opts.io = match value.as_str() {
                 "epoll" => IoMode::Epoll,
                 "uring" => IoMode::Uring,
-                "uring-multishot" => IoMode::UringMultishot,
                 _ => return Err(invalid("-io", &value, "epoll or uring")),
             };
             continue;
