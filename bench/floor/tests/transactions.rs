@@ -244,3 +244,47 @@ fn bad_input_is_a_clear_error() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("pgbench_branches"), "{err}");
 }
+
+/// A server that ends the connections in the middle of a `--io uring` run: the run
+/// stops with the server's message (or the closed connection), exit status 2.
+#[test]
+fn uring_terminated_backends_end_the_run_with_a_clear_error() {
+    let cluster = pgrush_testkit::shared();
+    let db = "floor_uring_terminated";
+    init(cluster, db);
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_pgrush-floor"));
+    pgrush_testkit::clear_pg_env(&mut cmd);
+    let child = cmd
+        .env_remove(REFUSE_IO_URING)
+        .envs(cluster.env())
+        .env("PGDATABASE", db)
+        .args([
+            "-S", "-c", "2", "-j", "1", "-n", "-T", "30", "--io", "uring",
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run pgrush-floor");
+    // The run's backends: those that have run the script's SELECT.
+    let running =
+        format!("FROM pg_stat_activity WHERE datname = '{db}' AND query LIKE 'SELECT abalance%'");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while cluster
+        .psql_db(db, &format!("SELECT count(*) {running}"))
+        .expect("count")
+        != "2"
+    {
+        assert!(Instant::now() < deadline, "the floor's run never started");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let sql = format!("SELECT count(pg_terminate_backend(pid)) {running}");
+    assert_eq!(cluster.psql_db(db, &sql).expect("terminate"), "2");
+    let out = child.wait_with_output().expect("wait for pgrush-floor");
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("terminating connection") || err.contains("closed the connection"),
+        "{err}"
+    );
+}
