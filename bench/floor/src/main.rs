@@ -14,15 +14,20 @@
 //! - [`event_loop`] runs one thread's clients on one `mio::Poll` over non-blocking
 //!   sockets, like pgbench and pgrush: per round trip one `write` and, when readable,
 //!   `read`s until ReadyForQuery; [`response`] walks only the message headers.
+//! - [`uring_loop`] (`--io uring`) runs them on one io_uring instead: a multishot Recv
+//!   per client over a provided-buffer ring ([`buf_ring`]) and one submission per loop
+//!   pass for the Sends of all the clients ready for them.
 //!
 //! No statistics beyond a count: the report is pgbench's `number of transactions
 //! actually processed` and `tps` lines. The floor never uses pgrush's engine.
 
+mod buf_ring;
 mod error;
 mod event_loop;
 mod options;
 mod response;
 mod setup;
+mod uring_loop;
 mod workload;
 
 use std::process::ExitCode;
@@ -31,8 +36,9 @@ use std::time::Instant;
 
 use error::FloorError;
 use event_loop::{Stop, ThreadClients};
-use options::{Limit, Options, Parsed, QueryMode};
-use setup::Target;
+use options::{IoMode, Limit, Options, Parsed, QueryMode};
+use setup::{Socket, Target};
+use uring_loop::UringClients;
 use workload::{Ranges, Transaction};
 
 fn main() -> ExitCode {
@@ -41,7 +47,7 @@ fn main() -> ExitCode {
             println!("{}", options::USAGE);
             ExitCode::SUCCESS
         }
-        Ok(Parsed::Run(opts)) => match run(&opts) {
+        Ok(Parsed::Run(mut opts)) => match run(available_io(&mut opts)) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
                 eprintln!("pgrush-floor: {e}");
@@ -53,6 +59,18 @@ fn main() -> ExitCode {
             ExitCode::from(1)
         }
     }
+}
+
+/// `opts` with `--io uring` replaced by epoll, after a one-line notice, where this
+/// process may not use io_uring (an old kernel, `io_uring_disabled`, seccomp).
+fn available_io(opts: &mut Options) -> &Options {
+    if opts.io != IoMode::Epoll
+        && let Err(e) = uring_loop::probe()
+    {
+        eprintln!("pgrush-floor: io_uring is not available ({e}): using epoll");
+        opts.io = IoMode::Epoll;
+    }
+    opts
 }
 
 /// Connects, runs the threads and prints the report.
@@ -79,7 +97,11 @@ fn run(opts: &Options) -> Result<(), FloorError> {
                 Limit::Duration(d) => Stop::At(Instant::now() + d),
                 Limit::TransactionsPerClient(n) => Stop::After(n),
             };
-            ready?.run(stop)
+            let connections = ready?;
+            match opts.io {
+                IoMode::Epoll => ThreadClients::new(connections)?.run(stop),
+                IoMode::Uring => UringClients::new(connections)?.run(stop),
+            }
         }));
     }
     barrier.wait();
@@ -117,7 +139,7 @@ fn connect_all(
     target: &Target,
     scale: u64,
     clients: std::ops::Range<usize>,
-) -> Result<ThreadClients, FloorError> {
+) -> Result<Vec<(Socket, Transaction)>, FloorError> {
     let seed_base = u64::from(std::process::id()) << 32;
     let mut connections = Vec::with_capacity(clients.len());
     for client in clients {
@@ -133,7 +155,7 @@ fn connect_all(
             Transaction::new(opts.script, opts.mode, scale, seed)?,
         ));
     }
-    ThreadClients::new(connections)
+    Ok(connections)
 }
 
 /// pgbench's report lines, those `bench/compare` reads among them.

@@ -42,6 +42,16 @@ impl Script {
     }
 }
 
+/// How a thread waits for its sockets (`--io`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IoMode {
+    /// One `mio::Poll` (epoll) per thread; per round trip a `write` and a `read`.
+    Epoll,
+    /// One io_uring per thread: a multishot receive per client, and one submission per
+    /// loop pass for the sends of all ready clients.
+    Uring,
+}
+
 /// When the run ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Limit {
@@ -79,6 +89,8 @@ pub struct Options {
     pub script: Script,
     /// Connection settings.
     pub connection: Connection,
+    /// `--io`.
+    pub io: IoMode,
 }
 
 impl Default for Options {
@@ -90,6 +102,7 @@ impl Default for Options {
             mode: QueryMode::Simple,
             script: Script::TpcbLike,
             connection: Connection::default(),
+            io: IoMode::Epoll,
         }
     }
 }
@@ -112,6 +125,8 @@ Usage: pgrush-floor [OPTION]... [DBNAME]
   -p PORT         server port (default $PGPORT, 5432)
   -U USER         user name (default $PGUSER, $USER)
   -d DBNAME       database name (default $PGDATABASE, the user name)
+  --io epoll|uring     how a thread waits for its sockets (default epoll); uring
+                  falls back to epoll, with a notice, where io_uring is refused
   --help          show this help and exit
 
 Authentication must be trust: the floor sends no password.";
@@ -132,6 +147,21 @@ pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Parsed, FloorErr
     while let Some(arg) = args.next() {
         if arg == "--help" {
             return Ok(Parsed::Help);
+        }
+        if let Some(value) = arg.strip_prefix("--io") {
+            let value = match value.strip_prefix('=') {
+                Some(v) => v.to_string(),
+                None if value.is_empty() => args
+                    .next()
+                    .ok_or_else(|| FloorError::Usage("option --io needs a value".into()))?,
+                None => return Err(FloorError::Usage(format!("unknown option {arg}"))),
+            };
+            opts.io = match value.as_str() {
+                "epoll" => IoMode::Epoll,
+                "uring" => IoMode::Uring,
+                _ => return Err(invalid("-io", &value, "epoll or uring")),
+            };
+            continue;
         }
         let Some(flag) = arg.strip_prefix('-').filter(|f| !f.is_empty()) else {
             opts.connection.dbname = Some(arg);
@@ -231,6 +261,13 @@ mod tests {
         assert_eq!((o.clients, o.threads), (4, 2));
         assert_eq!(o.limit, Limit::Duration(Duration::from_secs(5)));
         assert_eq!(o.connection.dbname.as_deref(), Some("db"));
+        assert_eq!(o.io, IoMode::Epoll);
+    }
+
+    #[test]
+    fn io_mode_both_spellings() {
+        assert_eq!(run(&["--io", "uring"]).unwrap().io, IoMode::Uring);
+        assert_eq!(run(&["--io=epoll"]).unwrap().io, IoMode::Epoll);
     }
 
     #[test]
@@ -250,6 +287,9 @@ mod tests {
             &["-x", "1"],
             &["-c"],
             &["-p", "x"],
+            &["--io", "select"],
+            &["--io"],
+            &["--iox"],
         ] {
             assert!(matches!(run(bad), Err(FloorError::Usage(_))), "{bad:?}");
         }

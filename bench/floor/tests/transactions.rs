@@ -1,13 +1,17 @@
 //! The floor client against a throwaway cluster: for each workload, the transactions it
 //! reports are the ones the server executed (index scans of pgbench_accounts for
 //! select-only, pgbench_history rows for tpcb-like, whose balances must also add up),
-//! and bad input ends with a clear error, never a panic.
+//! with the epoll loop and with `--io uring` (and its fallback to epoll where io_uring
+//! is refused), and bad input ends with a clear error, never a panic.
 
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use pgrush_cluster::Cluster;
 use pgrush_testkit::oracle::{self, Which};
+
+/// The variable that makes the floor's io_uring setup fail (see `uring_loop.rs`).
+const REFUSE_IO_URING: &str = "PGRUSH_FLOOR_REFUSE_IO_URING";
 
 /// Creates `db` and initializes it at scale 1 with pgbench 18.
 fn init(cluster: &Cluster, db: &str) {
@@ -28,9 +32,16 @@ fn init(cluster: &Cluster, db: &str) {
 
 /// Runs the floor client on `db` with `args`.
 fn floor(cluster: &Cluster, db: &str, args: &[&str]) -> Output {
+    floor_with_env(cluster, db, args, &[])
+}
+
+/// Runs the floor client on `db` with `args` and the extra environment `env`.
+fn floor_with_env(cluster: &Cluster, db: &str, args: &[&str], env: &[(&str, &str)]) -> Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_pgrush-floor"));
     pgrush_testkit::clear_pg_env(&mut cmd);
-    cmd.envs(cluster.env())
+    cmd.env_remove(REFUSE_IO_URING)
+        .envs(env.iter().copied())
+        .envs(cluster.env())
         .env("PGDATABASE", db)
         .args(args)
         .stdin(Stdio::null())
@@ -74,15 +85,16 @@ fn accounts_index_scans(cluster: &Cluster, db: &str) -> u64 {
 /// Select-only: every transaction is one index scan of pgbench_accounts. The backends
 /// flush their statistics when they exit, just after the client: wait for the count to
 /// reach the reported one, then require equality.
-fn select_only(db: &str, mode: &str) {
+/// Returns the client's standard error.
+fn select_only(db: &str, mode: &str, io: &str, env: &[(&str, &str)]) -> String {
     let cluster = pgrush_testkit::shared();
     init(cluster, db);
     let before = accounts_index_scans(cluster, db);
-    let n = processed(&floor(
-        cluster,
-        db,
-        &["-S", "-M", mode, "-c", "4", "-j", "2", "-n", "-T", "1"],
-    ));
+    let args = [
+        "-S", "-M", mode, "-c", "4", "-j", "2", "-n", "-T", "1", "--io", io,
+    ];
+    let out = floor_with_env(cluster, db, &args, env);
+    let n = processed(&out);
     assert!(n > 100, "only {n} transactions in 1 s");
     let deadline = Instant::now() + Duration::from_secs(10);
     let mut scans = accounts_index_scans(cluster, db) - before;
@@ -94,24 +106,62 @@ fn select_only(db: &str, mode: &str) {
         scans, n,
         "index scans on the server vs transactions reported"
     );
+    String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
 #[test]
 fn select_only_prepared_count_matches_the_server() {
-    select_only("floor_select_prepared", "prepared");
+    select_only("floor_select_prepared", "prepared", "epoll", &[]);
 }
 
 #[test]
 fn select_only_simple_count_matches_the_server() {
-    select_only("floor_select_simple", "simple");
+    select_only("floor_select_simple", "simple", "epoll", &[]);
+}
+
+/// The notice of the fallback to epoll when io_uring is refused with EPERM.
+const REFUSED_NOTICE: &str =
+    "pgrush-floor: io_uring is not available (Operation not permitted (os error 1)): using epoll\n";
+
+/// `--io uring` ran the io_uring loop (nothing on standard error) where this machine
+/// lets a process create a ring; where it does not (a container's seccomp filter), the
+/// run must have fallen back to epoll with its notice.
+fn assert_ran_with_io_uring(stderr: &str) {
+    match io_uring::IoUring::new(8) {
+        Ok(_) => assert_eq!(stderr, "", "--io uring wrote to standard error"),
+        Err(e) => assert!(
+            stderr.starts_with("pgrush-floor: io_uring is not available"),
+            "io_uring is refused here ({e}), yet no fallback notice: {stderr}"
+        ),
+    }
+}
+
+#[test]
+fn uring_select_only_prepared_count_matches_the_server() {
+    let stderr = select_only("floor_uring_select_prepared", "prepared", "uring", &[]);
+    assert_ran_with_io_uring(&stderr);
+}
+
+#[test]
+fn uring_select_only_simple_count_matches_the_server() {
+    let stderr = select_only("floor_uring_select_simple", "simple", "uring", &[]);
+    assert_ran_with_io_uring(&stderr);
+}
+
+/// Where io_uring is refused, `--io uring` says so in one line and runs with epoll.
+#[test]
+fn uring_refused_falls_back_to_epoll() {
+    let env = [(REFUSE_IO_URING, "1")];
+    let stderr = select_only("floor_uring_refused", "prepared", "uring", &env);
+    assert_eq!(stderr, REFUSED_NOTICE);
 }
 
 /// tpcb-like: one pgbench_history row per transaction, and each transaction added the
 /// same delta to an account, a teller, a branch and the history.
-fn tpcb(db: &str, mode: &str, limit: &[&str]) -> u64 {
+fn tpcb(db: &str, mode: &str, io: &str, limit: &[&str]) -> u64 {
     let cluster = pgrush_testkit::shared();
     init(cluster, db);
-    let mut args = vec!["-M", mode, "-c", "3", "-j", "2", "-n"];
+    let mut args = vec!["-M", mode, "-c", "3", "-j", "2", "-n", "--io", io];
     args.extend_from_slice(limit);
     let n = processed(&floor(cluster, db, &args));
     let rows = cluster.psql_db(
@@ -147,14 +197,33 @@ fn tpcb(db: &str, mode: &str, limit: &[&str]) -> u64 {
 #[test]
 fn tpcb_like_prepared_transactions_per_client() {
     assert_eq!(
-        tpcb("floor_tpcb_prepared", "prepared", &["-t", "40"]),
+        tpcb("floor_tpcb_prepared", "prepared", "epoll", &["-t", "40"]),
         3 * 40
     );
 }
 
 #[test]
 fn tpcb_like_simple_count_matches_the_history() {
-    let n = tpcb("floor_tpcb_simple", "simple", &["-T", "1"]);
+    let n = tpcb("floor_tpcb_simple", "simple", "epoll", &["-T", "1"]);
+    assert!(n > 10, "only {n} transactions in 1 s");
+}
+
+#[test]
+fn uring_tpcb_like_prepared_transactions_per_client() {
+    assert_eq!(
+        tpcb(
+            "floor_uring_tpcb_prepared",
+            "prepared",
+            "uring",
+            &["-t", "40"]
+        ),
+        3 * 40
+    );
+}
+
+#[test]
+fn uring_tpcb_like_simple_count_matches_the_history() {
+    let n = tpcb("floor_uring_tpcb_simple", "simple", "uring", &["-T", "1"]);
     assert!(n > 10, "only {n} transactions in 1 s");
 }
 
@@ -174,4 +243,48 @@ fn bad_input_is_a_clear_error() {
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("pgbench_branches"), "{err}");
+}
+
+/// A server that ends the connections in the middle of a `--io uring` run: the run
+/// stops with the server's message (or the closed connection), exit status 2.
+#[test]
+fn uring_terminated_backends_end_the_run_with_a_clear_error() {
+    let cluster = pgrush_testkit::shared();
+    let db = "floor_uring_terminated";
+    init(cluster, db);
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_pgrush-floor"));
+    pgrush_testkit::clear_pg_env(&mut cmd);
+    let child = cmd
+        .env_remove(REFUSE_IO_URING)
+        .envs(cluster.env())
+        .env("PGDATABASE", db)
+        .args([
+            "-S", "-c", "2", "-j", "1", "-n", "-T", "30", "--io", "uring",
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run pgrush-floor");
+    // The run's backends: those that have run the script's SELECT.
+    let running =
+        format!("FROM pg_stat_activity WHERE datname = '{db}' AND query LIKE 'SELECT abalance%'");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while cluster
+        .psql_db(db, &format!("SELECT count(*) {running}"))
+        .expect("count")
+        != "2"
+    {
+        assert!(Instant::now() < deadline, "the floor's run never started");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let sql = format!("SELECT count(pg_terminate_backend(pid)) {running}");
+    assert_eq!(cluster.psql_db(db, &sql).expect("terminate"), "2");
+    let out = child.wait_with_output().expect("wait for pgrush-floor");
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("terminating connection") || err.contains("closed the connection"),
+        "{err}"
+    );
 }
