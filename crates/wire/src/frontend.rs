@@ -30,9 +30,16 @@ fn embedded_null() -> Error {
     Error::Usage("string contains embedded null".to_string())
 }
 
+/// Whether `s` holds a NUL byte (which a C string on the wire cannot). `memchr`'s
+/// vectorized search: a statement's text is checked on every send.
+#[inline]
+fn has_nul(s: &[u8]) -> bool {
+    memchr::memchr(0, s).is_some()
+}
+
 /// Appends `s` and its terminating NUL; a NUL inside cannot be sent.
 fn put_cstr(buf: &mut BytesMut, s: &[u8]) -> Result<(), Error> {
-    if s.contains(&0) {
+    if has_nul(s) {
         return Err(embedded_null());
     }
     buf.put_slice(s);
@@ -97,7 +104,7 @@ pub(crate) fn bind_execute(
     mut param: impl FnMut(usize, &mut BytesMut) -> bool,
     sync: bool,
 ) -> Result<(), Error> {
-    if stmt.contains(&0) {
+    if has_nul(stmt) {
         return Err(embedded_null());
     }
     let Ok(count) = u16::try_from(n_params) else {
