@@ -235,17 +235,18 @@ impl Client {
                 break;
             }
         }
-        if command + 1 < self.transaction.commands.len() {
-            self.start(command + 1, registry, token)?;
-            return Ok(false);
+        match self
+            .transaction
+            .after_response(command, more, &mut self.completed)
+        {
+            Some(next) => {
+                self.start(next, registry, token)?;
+                Ok(false)
+            }
+            None => {
+                self.phase = Phase::Done;
+                Ok(true)
+            }
         }
-        self.completed += 1;
-        if !more {
-            self.phase = Phase::Done;
-            return Ok(true);
-        }
-        self.transaction.draw();
-        self.start(0, registry, token)?;
-        Ok(false)
     }
 }

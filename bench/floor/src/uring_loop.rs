@@ -357,17 +357,18 @@ impl Client {
         if sent < self.transaction.commands[command].bytes.len() {
             return Ok(false);
         }
-        if command + 1 < self.transaction.commands.len() {
-            self.start(command + 1, index, queue)?;
-            return Ok(false);
+        match self
+            .transaction
+            .after_response(command, more, &mut self.completed)
+        {
+            Some(next) => {
+                self.start(next, index, queue)?;
+                Ok(false)
+            }
+            None => {
+                self.phase = Phase::Done;
+                Ok(true)
+            }
         }
-        self.completed += 1;
-        if !more {
-            self.phase = Phase::Done;
-            return Ok(true);
-        }
-        self.transaction.draw();
-        self.start(0, index, queue)?;
-        Ok(false)
     }
 }

@@ -287,6 +287,27 @@ impl Transaction {
         })
     }
 
+    /// What follows the response to command `command`: the index of the command to
+    /// send next (the next one of this transaction, or the first of a new one, whose
+    /// parameters are then drawn; `more` says whether a new one may start), or `None`
+    /// when the client is done. `completed` counts the transactions that ended.
+    pub fn after_response(
+        &mut self,
+        command: usize,
+        more: bool,
+        completed: &mut u64,
+    ) -> Option<usize> {
+        if command + 1 < self.commands.len() {
+            return Some(command + 1);
+        }
+        *completed += 1;
+        if !more {
+            return None;
+        }
+        self.draw();
+        Some(0)
+    }
+
     /// Draws the next transaction's parameters and writes them into the commands.
     pub fn draw(&mut self) {
         let mut values = [0i64; FIELDS.len()];
