@@ -50,6 +50,7 @@ impl<C: ClientConn> Client<C> {
     }
 
     /// `SLEEP`: waits for the end of a `\sleep`.
+    #[inline(never)]
     pub(super) fn sleep<N: Network<Conn = C>>(
         &mut self,
         ctx: &ThreadCtx<'_, N>,
@@ -242,6 +243,7 @@ impl<C: ClientConn> Client<C> {
     }
 
     /// `\syncpipeline`: queues a Sync inside the pipeline.
+    #[inline(never)]
     fn sync_pipeline<N: Network<Conn = C>>(&mut self, ctx: &ThreadCtx<'_, N>) -> State {
         let Pipeline::On { syncs } = self.pipeline else {
             return self.command_failed(ctx, "syncpipeline", "not in pipeline mode");
@@ -256,6 +258,7 @@ impl<C: ClientConn> Client<C> {
 
     /// `\endpipeline`: queues the final Sync, writes the whole pipeline and waits
     /// for its results.
+    #[inline(never)]
     fn end_pipeline<N: Network<Conn = C>>(&mut self, ctx: &ThreadCtx<'_, N>) -> State {
         let Pipeline::On { .. } = self.pipeline else {
             return self.command_failed(ctx, "endpipeline", "not in pipeline mode");
@@ -274,6 +277,7 @@ impl<C: ClientConn> Client<C> {
     }
 
     /// `\setshell var command args...`: stores the command's output (an integer).
+    #[inline(never)]
     fn set_shell<N: Network<Conn = C>>(
         &mut self,
         ctx: &ThreadCtx<'_, N>,
@@ -314,6 +318,7 @@ impl<C: ClientConn> Client<C> {
     }
 
     /// `\shell command args...`.
+    #[inline(never)]
     fn shell<N: Network<Conn = C>>(&mut self, ctx: &ThreadCtx<'_, N>, args: &[Vec<u8>]) -> State {
         let prog: &[u8] = args.first().map_or(b"", Vec::as_slice);
         let result = pgrush_script::build_shell_command(args, &self.vars).and_then(|line| {
@@ -337,6 +342,7 @@ impl<C: ClientConn> Client<C> {
 
     /// `\startpipeline`; in prepared mode it first prepares every SQL command up to
     /// `\endpipeline` (as pgbench, so a BEGIN ISOLATION LEVEL in the pipeline works).
+    #[inline(never)]
     fn start_pipeline<N: Network<Conn = C>>(&mut self, ctx: &mut ThreadCtx<'_, N>) -> State {
         if ctx.cfg.query_mode == QueryMode::Simple {
             return self.command_failed(
@@ -359,6 +365,7 @@ impl<C: ClientConn> Client<C> {
     }
 
     /// `SKIP_COMMAND`: skips one command of an inactive branch; returns the next state.
+    #[inline(never)]
     pub(super) fn skip_command<N>(&mut self, ctx: &ThreadCtx<'_, N>) -> State {
         let script = &ctx.cfg.scripts[self.script];
         let Some(command) = script.commands.get(self.command) else {

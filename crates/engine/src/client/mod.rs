@@ -499,6 +499,7 @@ impl<C: ClientConn> Client<C> {
     }
 
     /// Closes the connection (deregistering it first).
+    #[inline(never)]
     pub(crate) fn disconnect<N: Network<Conn = C>>(&mut self, ctx: &mut ThreadCtx<'_, N>) {
         if let Some(conn) = self.conn.take() {
             if self.registered {
@@ -512,6 +513,8 @@ impl<C: ClientConn> Client<C> {
     }
 
     /// `client N aborted in command C (what) of script S; message`; returns Aborted.
+    #[cold]
+    #[inline(never)]
     fn command_failed<N: Network<Conn = C>>(
         &self,
         ctx: &ThreadCtx<'_, N>,

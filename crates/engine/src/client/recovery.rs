@@ -14,6 +14,8 @@ use crate::messages;
 impl<C: ClientConn> Client<C> {
     /// `ERROR`: forgets the `\if` stack and the pipeline; sends ROLLBACK when the
     /// failed statement left a transaction block open.
+    #[cold]
+    #[inline(never)]
     pub(super) fn error<N: Network<Conn = C>>(
         &mut self,
         ctx: &mut ThreadCtx<'_, N>,
@@ -46,6 +48,8 @@ impl<C: ClientConn> Client<C> {
     }
 
     /// `WAIT_ROLLBACK_RESULT`: reads the ROLLBACK's result.
+    #[cold]
+    #[inline(never)]
     pub(super) fn wait_rollback_result<N: Network<Conn = C>>(
         &mut self,
         ctx: &mut ThreadCtx<'_, N>,
@@ -62,6 +66,8 @@ impl<C: ClientConn> Client<C> {
     }
 
     /// `RETRY`: restarts the transaction with the generator saved at its start.
+    #[cold]
+    #[inline(never)]
     pub(super) fn retry<N: Network<Conn = C>>(
         &mut self,
         ctx: &mut ThreadCtx<'_, N>,
@@ -79,6 +85,8 @@ impl<C: ClientConn> Client<C> {
     }
 
     /// `FAILURE`: counts the failure against the command, then ends the transaction.
+    #[cold]
+    #[inline(never)]
     pub(super) fn failure<N: Network<Conn = C>>(
         &mut self,
         ctx: &mut ThreadCtx<'_, N>,

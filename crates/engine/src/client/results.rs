@@ -256,6 +256,7 @@ impl<C: ClientConn> Client<C> {
     }
 
     /// Handles the next buffered message of the command's results, whatever it is.
+    #[inline(never)]
     fn result_message<N: Network<Conn = C>>(
         &mut self,
         ctx: &ThreadCtx<'_, N>,
@@ -420,6 +421,8 @@ impl<C: ClientConn> Client<C> {
     }
 
     /// `WAIT_ROLLBACK_RESULT`'s reading: the result of the ROLLBACK sent after a failure.
+    #[cold]
+    #[inline(never)]
     pub(super) fn poll_rollback<N: Network<Conn = C>>(&mut self, ctx: &ThreadCtx<'_, N>) -> Poll {
         const ABORTED: &str = "aborted while rolling back the transaction after an error";
         loop {

@@ -39,6 +39,7 @@ impl<C: ClientConn> Client<C> {
 
     /// `PREPARE_THROTTLE`: draws the next `-R` slot; under `-L`, slots already too
     /// late are counted as skipped transactions.
+    #[inline(never)]
     pub(super) fn prepare_throttle<N: Network<Conn = C>>(
         &mut self,
         ctx: &mut ThreadCtx<'_, N>,
@@ -66,6 +67,7 @@ impl<C: ClientConn> Client<C> {
     }
 
     /// `THROTTLE`: waits for the scheduled start.
+    #[inline(never)]
     pub(super) fn throttle<N: Network<Conn = C>>(
         &mut self,
         ctx: &ThreadCtx<'_, N>,
