@@ -6,7 +6,6 @@ use std::os::fd::{AsRawFd, RawFd};
 use std::time::Instant;
 
 use bytes::BytesMut;
-use postgres_protocol::IsNull;
 use postgres_protocol::message::frontend;
 
 use crate::backend::{self, BackendMessage, PlainStop, PlainTally, TransactionStatus};
@@ -233,30 +232,27 @@ impl Connection {
         crate::frontend::parse(name.as_bytes(), sql.as_ref(), &mut self.out)
     }
 
-    /// Queues Bind of `stmt` to `portal` with text parameters (`None` = NULL) and text results.
+    /// Queues Bind of `stmt` to `portal` with text parameters (`None` = NULL) and
+    /// text results ([`crate::frontend::bind`]). On an error nothing is queued.
     pub fn queue_bind<'p, I>(&mut self, portal: &str, stmt: &str, params: I) -> Result<(), Error>
     where
         I: IntoIterator<Item = Option<&'p [u8]>>,
+        I::IntoIter: ExactSizeIterator,
     {
-        let r = frontend::bind(
-            portal,
-            stmt,
-            std::iter::empty::<i16>(),
-            params,
-            |v, buf| match v {
+        let mut params = params.into_iter();
+        crate::frontend::bind(
+            &mut self.out,
+            portal.as_bytes(),
+            stmt.as_bytes(),
+            params.len(),
+            |_, buf| match params.next().flatten() {
                 Some(bytes) => {
                     buf.extend_from_slice(bytes);
-                    Ok(IsNull::No)
+                    true
                 }
-                None => Ok(IsNull::Yes),
+                None => false,
             },
-            std::iter::empty::<i16>(),
-            &mut self.out,
-        );
-        r.map_err(|e| match e {
-            frontend::BindError::Conversion(e) => Error::Usage(e.to_string()),
-            frontend::BindError::Serialization(e) => usage(e),
-        })
+        )
     }
 
     /// Queues Describe of a portal.

@@ -91,30 +91,36 @@ pub(crate) fn parse(name: &[u8], sql: &[u8], buf: &mut BytesMut) -> Result<(), E
     })
 }
 
-/// Bind of statement `stmt` to the unnamed portal with `n_params` text parameters
-/// (`param(i, buf)` appends parameter `i`'s text and returns true, or appends
-/// nothing and returns false for NULL) and no format codes, then Describe and
-/// Execute of the portal and, with `sync`, Sync. The bytes are those of
-/// `postgres_protocol`'s `bind`, `describe`, `execute` and `sync`; on an error
-/// the buffer is left as it was.
-pub(crate) fn bind_execute(
+/// Bind (`B`) of statement `stmt` to `portal` ("" = unnamed for both) with
+/// `n_params` text parameters (`param(i, buf)` appends parameter `i`'s text and
+/// returns true, or appends nothing and returns false for NULL, called in order),
+/// no parameter format codes and text results: the bytes of `postgres_protocol`'s
+/// `bind`. On an error the buffer is left as it was.
+pub(crate) fn bind(
     buf: &mut BytesMut,
+    portal: &[u8],
     stmt: &[u8],
     n_params: usize,
     mut param: impl FnMut(usize, &mut BytesMut) -> bool,
-    sync: bool,
 ) -> Result<(), Error> {
-    if has_nul(stmt) {
+    if has_nul(stmt) || has_nul(portal) {
         return Err(embedded_null());
     }
     let Ok(count) = u16::try_from(n_params) else {
         return Err(too_large());
     };
     // Tag, length, portal, name, format count, parameter count, parameter lengths
-    // and short values, result formats and the constant messages that follow.
-    buf.reserve(stmt.len() + 16 + 12 * n_params + DESCRIBE_EXECUTE_SYNC.len());
+    // and short values, result formats, and room for the Describe, Execute and
+    // Sync that usually follow.
+    buf.reserve(portal.len() + stmt.len() + 16 + 12 * n_params + DESCRIBE_EXECUTE_SYNC.len());
     let start = buf.len();
-    buf.put_slice(&[b'B', 0, 0, 0, 0, 0]);
+    if portal.is_empty() {
+        buf.put_slice(&[b'B', 0, 0, 0, 0, 0]);
+    } else {
+        buf.put_slice(&[b'B', 0, 0, 0, 0]);
+        buf.put_slice(portal);
+        buf.put_u8(0);
+    }
     buf.put_slice(stmt);
     let [hi, lo] = count.to_be_bytes();
     buf.put_slice(&[0, 0, 0, hi, lo]);
@@ -130,7 +136,20 @@ pub(crate) fn bind_execute(
         }
     }
     buf.put_slice(&[0, 0]);
-    patch_length(buf, start)?;
+    patch_length(buf, start)
+}
+
+/// [`bind`] of statement `stmt` to the unnamed portal, then Describe and Execute of
+/// the portal and, with `sync`, Sync: the bytes of `postgres_protocol`'s `bind`,
+/// `describe`, `execute` and `sync`. On an error the buffer is left as it was.
+pub(crate) fn bind_execute(
+    buf: &mut BytesMut,
+    stmt: &[u8],
+    n_params: usize,
+    param: impl FnMut(usize, &mut BytesMut) -> bool,
+    sync: bool,
+) -> Result<(), Error> {
+    bind(buf, b"", stmt, n_params, param)?;
     buf.put_slice(if sync {
         DESCRIBE_EXECUTE_SYNC
     } else {
@@ -193,11 +212,10 @@ mod direct_encoder_tests {
     use postgres_protocol::message::frontend as pp;
     use proptest::prelude::*;
 
-    /// What the general path (`postgres_protocol`'s writers, as
-    /// `Connection::queue_bind` and friends call them) queues.
-    fn general(buf: &mut BytesMut, stmt: &str, params: &[Option<Vec<u8>>], sync: bool) {
+    /// `postgres_protocol`'s Bind of `stmt` to `portal` with `params` as text.
+    fn pp_bind(buf: &mut BytesMut, portal: &str, stmt: &str, params: &[Option<Vec<u8>>]) {
         pp::bind(
-            "",
+            portal,
             stmt,
             std::iter::empty::<i16>(),
             params.iter().map(Option::as_deref),
@@ -212,6 +230,12 @@ mod direct_encoder_tests {
             buf,
         )
         .unwrap_or_else(|_| panic!("bind of {stmt:?}"));
+    }
+
+    /// What the general path (`postgres_protocol`'s writers) queues for a Bind to the
+    /// unnamed portal and what follows it.
+    fn general(buf: &mut BytesMut, stmt: &str, params: &[Option<Vec<u8>>], sync: bool) {
+        pp_bind(buf, "", stmt, params);
         pp::describe(b'P', "", buf).unwrap();
         pp::execute("", 0, buf).unwrap();
         if sync {
@@ -255,6 +279,39 @@ mod direct_encoder_tests {
             general(&mut theirs, &stmt, &params, sync);
             prop_assert_eq!(ours, theirs);
         }
+    }
+
+    proptest! {
+        #[test]
+        fn bind_to_a_named_portal_writes_postgres_protocols_bytes(
+            portal in "[A-Za-z0-9_]{0,8}",
+            stmt in "[A-Za-z0-9_]{0,12}",
+            params in proptest::collection::vec(
+                proptest::option::of(proptest::collection::vec(any::<u8>(), 0..40)), 0..20),
+        ) {
+            let mut ours = BytesMut::new();
+            bind(&mut ours, portal.as_bytes(), stmt.as_bytes(), params.len(), |i, b| {
+                match &params[i] {
+                    Some(v) => {
+                        b.put_slice(v);
+                        true
+                    }
+                    None => false,
+                }
+            })
+            .unwrap();
+            let mut theirs = BytesMut::new();
+            pp_bind(&mut theirs, &portal, &stmt, &params);
+            prop_assert_eq!(ours, theirs);
+        }
+    }
+
+    #[test]
+    fn bind_refuses_a_nul_in_the_portal_name() {
+        let mut buf = BytesMut::from(&b"kept"[..]);
+        let e = bind(&mut buf, b"p\0", b"P_1", 0, |_, _| false).unwrap_err();
+        assert_eq!(e.to_string(), "string contains embedded null");
+        assert_eq!(&buf[..], b"kept");
     }
 
     #[test]
