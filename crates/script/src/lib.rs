@@ -56,7 +56,7 @@ pub use builtin::{
 pub use error::{
     BuiltinError, EvalError, LoadError, MetaError, RawMessage, SyntaxError, VarError, WeightError,
 };
-pub use expr::{EvalContext, Expr, Func, eval_stack_bytes};
+pub use expr::{Arith, EvalContext, Expr, FastExpr, Func, IntExpr, eval_stack_bytes};
 pub use meta::{
     SleepArg, SleepSpec, SleepUnit, build_shell_command, parse_setshell_output, setshell_first_line,
 };

@@ -2,7 +2,7 @@
 //! structure checks and jump precomputation.
 
 use crate::error::{LoadError, SyntaxError};
-use crate::expr::{Expr, parse_expression};
+use crate::expr::{Expr, FastExpr, parse_expression};
 use crate::meta::{SleepArg, SleepSpec, SleepUnit};
 use crate::sql::{GsetKind, SqlCommand, sql_first_line};
 use crate::sqlscan::{SqlScanner, Stop};
@@ -72,6 +72,9 @@ pub enum CommandKind {
         var: VarRef,
         /// Expression.
         expr: Expr,
+        /// The expression compiled for the fast path, when it covers its form
+        /// ([`Expr::compile_fast`]).
+        fast: Option<FastExpr>,
     },
     /// `\sleep`.
     Sleep(SleepSpec),
@@ -350,6 +353,7 @@ impl<'a> Loader<'a> {
         let kind = match (meta, var) {
             (Meta::Set, Some(v)) => CommandKind::Set {
                 var: VarRef::new(&v),
+                fast: parsed.expr.compile_fast(),
                 expr: parsed.expr,
             },
             (Meta::If, _) => CommandKind::If(parsed.expr),

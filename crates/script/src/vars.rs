@@ -233,6 +233,11 @@ impl Variables {
     #[inline]
     pub fn set_value(&mut self, context: &str, r: &VarRef, v: Value) -> Result<(), VarError> {
         match self.slots.get_mut(r.id.index()) {
+            // Overwriting a value (the common `\set` in a loop) has nothing to drop.
+            Some(Some(VarValue::Value(old))) => {
+                *old = v;
+                Ok(())
+            }
             Some(slot @ Some(_)) => {
                 *slot = Some(VarValue::Value(v));
                 Ok(())

@@ -89,7 +89,7 @@ fn my_events(text: &str, extended: bool, gset_values: &[(&str, &str)]) -> Vec<St
                     .expect("put");
                 i += 1;
             }
-            CommandKind::Set { var, expr } => {
+            CommandKind::Set { var, expr, .. } => {
                 ev.push(format!(
                     "executing \\{}",
                     String::from_utf8_lossy(&c.argv_line())

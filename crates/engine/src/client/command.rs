@@ -129,11 +129,8 @@ impl<C: ClientConn> Client<C> {
 
     /// Evaluates an expression with the client's variables and generator; `debug()`
     /// output goes to stderr as is (no program-name prefix).
+    #[inline(never)]
     fn eval(&mut self, expr: &Expr) -> Result<Value, Option<Vec<u8>>> {
-        // The builtin scripts' expressions need neither the context nor error handling.
-        if let Some(v) = expr.eval_fast(&self.vars, &mut self.rng) {
-            return Ok(v);
-        }
         let mut debug_out = Vec::new();
         let r = {
             let mut ectx = EvalContext {
@@ -175,10 +172,18 @@ impl<C: ClientConn> Client<C> {
     ) -> State {
         match kind {
             CommandKind::Sql(_) => State::Aborted,
-            CommandKind::Set { var, expr } => {
-                let value = match self.eval_or_fail(ctx, "set", expr) {
-                    Ok(v) => v,
-                    Err(state) => return state,
+            CommandKind::Set { var, expr, fast } => {
+                // The builtin scripts' expressions need neither the context nor
+                // error handling.
+                let fast_value = fast
+                    .as_ref()
+                    .and_then(|f| f.eval(&self.vars, &mut self.rng));
+                let value = match fast_value {
+                    Some(v) => v,
+                    None => match self.eval_or_fail(ctx, "set", expr) {
+                        Ok(v) => v,
+                        Err(state) => return state,
+                    },
                 };
                 if let Err(e) = self.vars.set_value("set", var, value) {
                     messages::error(ctx.progname(), &e.to_bytes());

@@ -8,6 +8,7 @@ mod parser;
 
 pub use deep::eval_stack_bytes;
 pub use eval::EvalContext;
+pub use fast::{Arith, FastExpr, IntExpr};
 pub use parser::parse_expression;
 
 use crate::value::Value;

@@ -171,7 +171,7 @@ fn run_tx(
     while i < cmds.len() {
         let cmd = &cmds[i];
         match &cmd.kind {
-            CommandKind::Set { var, expr } => {
+            CommandKind::Set { var, expr, .. } => {
                 let v = eval(expr, i, "set", lines, vars)?;
                 if let Err(e) = vars.put_value("set", &var.name, v) {
                     lines.push(format!("pgbench: error: {e}"));
