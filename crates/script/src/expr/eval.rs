@@ -348,6 +348,28 @@ fn debug(v: &[Value], ctx: &mut EvalContext<'_>) -> Result<Value, EvalError> {
     Ok(v[0])
 }
 
+/// Runs `f` with an evaluation context over `vars` and a generator starting at
+/// `rng` (script 0, command 0); returns its result, the generator afterwards and
+/// the `debug()` lines (tests of the evaluators).
+#[cfg(test)]
+pub(super) fn with_context<R>(
+    vars: &Variables,
+    rng: Prng,
+    f: impl FnOnce(&mut EvalContext<'_>) -> R,
+) -> (R, Prng, Vec<String>) {
+    let mut rng = rng;
+    let mut debug_out = Vec::new();
+    let mut ctx = EvalContext {
+        vars,
+        rng: &mut rng,
+        script: 0,
+        command: 0,
+        debug_out: &mut debug_out,
+    };
+    let r = f(&mut ctx);
+    (r, rng, debug_out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -362,17 +384,7 @@ mod tests {
         args: &[Expr],
         vars: &Variables,
     ) -> (Result<Value, EvalError>, Prng, Vec<String>) {
-        let mut rng = Prng::from_seed(3);
-        let mut debug_out = Vec::new();
-        let mut ctx = EvalContext {
-            vars,
-            rng: &mut rng,
-            script: 0,
-            command: 0,
-            debug_out: &mut debug_out,
-        };
-        let r = path(func, args, &mut ctx);
-        (r, rng, debug_out)
+        with_context(vars, Prng::from_seed(3), |ctx| path(func, args, ctx))
     }
 
     #[test]

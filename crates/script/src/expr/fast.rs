@@ -165,7 +165,8 @@ fn int_var(vars: &Variables, id: VarId) -> Option<i64> {
 mod tests {
     use super::*;
     use crate::error::EvalError;
-    use crate::expr::{EvalContext, parse_expression};
+    use crate::expr::eval::with_context;
+    use crate::expr::parse_expression;
     use crate::vars::VarRef;
     use proptest::prelude::*;
 
@@ -177,16 +178,7 @@ mod tests {
 
     /// The general evaluator's result, and its generator afterwards.
     fn general(expr: &Expr, vars: &Variables, rng: Prng) -> (Result<Value, EvalError>, Prng) {
-        let mut rng = rng;
-        let mut debug_out = Vec::new();
-        let mut ctx = EvalContext {
-            vars,
-            rng: &mut rng,
-            script: 0,
-            command: 0,
-            debug_out: &mut debug_out,
-        };
-        let r = expr.eval(&mut ctx);
+        let (r, rng, _) = with_context(vars, rng, |ctx| expr.eval(ctx));
         (r, rng)
     }
 
