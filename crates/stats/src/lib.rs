@@ -20,6 +20,7 @@ pub mod cfmt;
 mod counters;
 pub mod growing;
 pub mod histogram;
+mod pending;
 pub mod progress;
 pub mod server;
 mod simple;
