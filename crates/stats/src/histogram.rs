@@ -43,6 +43,11 @@ impl LatencyHistogram {
         LatencyHistogram { hist: None }
     }
 
+    /// An empty histogram with the fixed bounds (for the counts layout).
+    pub(crate) fn layout() -> &'static Histogram<u64> {
+        shared_empty()
+    }
+
     /// The counts, allocated on first use.
     #[inline]
     fn counts(&mut self) -> &mut Histogram<u64> {

@@ -12,7 +12,9 @@
 //!    per-command [`GrowingHistogram`] also when a value falls outside its window, a few
 //!    times at most) and the series storing a closed interval once per interval;
 //! 3. thread 0 sums [`ProgressCounters`] snapshots for progress lines;
-//! 4. after the run, merge the threads into `summary.stats` and fill durations.
+//! 4. after the run, merge the threads into `summary.stats` and fill durations (a
+//!    recording thread's latency histograms are complete only after a merge or
+//!    [`ThreadStats::flush`]: latencies reach them in bulk).
 #![deny(missing_docs)]
 
 mod aggregate;
@@ -20,6 +22,7 @@ pub mod cfmt;
 mod counters;
 pub mod growing;
 pub mod histogram;
+mod pending;
 pub mod progress;
 pub mod server;
 mod simple;

@@ -24,11 +24,16 @@ impl SimpleStats {
     /// Adds one value.
     #[inline]
     pub fn record(&mut self, value: f64) {
-        if self.count == 0 || value < self.min {
+        if self.count == 0 {
             self.min = value;
-        }
-        if self.count == 0 || value > self.max {
             self.max = value;
+        } else {
+            if value < self.min {
+                self.min = value;
+            }
+            if value > self.max {
+                self.max = value;
+            }
         }
         self.count += 1;
         self.sum += value;

@@ -4,6 +4,7 @@
 use crate::counters::{TxCounters, TxOutcome, TxRecord};
 use crate::growing::GrowingHistogram;
 use crate::histogram::LatencyHistogram;
+use crate::pending::PendingCounts;
 use crate::progress::ProgressCounters;
 use crate::simple::SimpleStats;
 use crate::timeseries::TimeSeries;
@@ -34,6 +35,9 @@ pub struct StatsLayout {
 }
 
 /// Transaction statistics: counters, latency and lag sums, histograms, late count.
+///
+/// While recording, latencies reach `latency_hist` in bulk: read it after
+/// [`TxStats::flush`] or from the result of a merge (merges count what is pending).
 #[derive(Debug, Clone, Serialize)]
 pub struct TxStats {
     /// Transaction counters.
@@ -48,6 +52,9 @@ pub struct TxStats {
     pub latency_hist: LatencyHistogram,
     /// Histogram of the schedule lag (present only with `-R`).
     pub lag_hist: Option<LatencyHistogram>,
+    /// Latencies recorded but not yet in `latency_hist`.
+    #[serde(skip)]
+    pending_latencies: PendingCounts,
 }
 
 impl TxStats {
@@ -60,7 +67,22 @@ impl TxStats {
             late: 0,
             latency_hist: LatencyHistogram::new(),
             lag_hist: throttled.then(LatencyHistogram::new),
+            pending_latencies: PendingCounts::default(),
         }
+    }
+
+    /// Records a transaction that succeeded at its first try, with no lag or late count
+    /// to keep (no `-R`, no `-L`): what [`TxStats::record`] does then.
+    #[inline]
+    pub fn record_first_try_success(&mut self, latency_us: f64) {
+        self.counters.successful += 1;
+        self.latency.record(latency_us);
+        self.pending_latencies.record_us(latency_us);
+    }
+
+    /// Moves the pending latencies into `latency_hist`.
+    pub fn flush(&mut self) {
+        self.pending_latencies.drain_into(&mut self.latency_hist);
     }
 
     /// Records one finished transaction (pgbench's rules: skipped transactions count only
@@ -72,7 +94,7 @@ impl TxStats {
             return;
         }
         self.latency.record(rec.latency_us);
-        self.latency_hist.record_us(rec.latency_us);
+        self.pending_latencies.record_us(rec.latency_us);
         if let Some(lag_hist) = self.lag_hist.as_mut() {
             self.lag.record(rec.lag_us);
             lag_hist.record_us(rec.lag_us);
@@ -89,6 +111,7 @@ impl TxStats {
         self.lag += &other.lag;
         self.late += other.late;
         self.latency_hist += &other.latency_hist;
+        other.pending_latencies.add_to(&mut self.latency_hist);
         match (self.lag_hist.as_mut(), other.lag_hist.as_ref()) {
             (Some(mine), Some(theirs)) => *mine += theirs,
             (None, Some(theirs)) => self.lag_hist = Some(theirs.clone()),
@@ -204,6 +227,11 @@ pub struct ThreadStats {
     /// another script index. Saves recording every transaction twice.
     #[serde(skip)]
     mirror: bool,
+    /// The recording plan, decided when the options are set: nothing but the totals to
+    /// keep (one script, mirrored; no lag, no late count, no progress, no series), so a
+    /// first-try success is two counts and a latency.
+    #[serde(skip)]
+    plain: bool,
 }
 
 impl ThreadStats {
@@ -224,7 +252,19 @@ impl ThreadStats {
             progress: None,
             command_histograms: layout.per_command && layout.command_histograms,
             mirror: layout.commands_per_script.len() == 1,
+            plain: false,
         }
+        .with_plan()
+    }
+
+    /// Decides [`ThreadStats::plain`] from the options set so far.
+    fn with_plan(mut self) -> Self {
+        self.plain = self.mirror
+            && self.total.lag_hist.is_none()
+            && self.latency_limit_us.is_none()
+            && self.progress.is_none()
+            && self.series.is_none();
+        self
     }
 
     /// Turns a mirrored single script's statistics into a real copy of the totals.
@@ -232,6 +272,7 @@ impl ThreadStats {
     fn unmirror(&mut self) {
         if self.mirror {
             self.mirror = false;
+            self.plain = false;
             if let Some(s) = self.scripts.first_mut() {
                 // A merge into an empty one writes only the used buckets (a clone would
                 // copy, and make resident, the whole counts arrays).
@@ -256,23 +297,20 @@ impl ThreadStats {
     pub fn with_series(mut self, origin_us: i64, interval_us: u64) -> Self {
         let throttled = self.total.lag_hist.is_some();
         self.series = Some(TimeSeries::new(origin_us, interval_us, throttled));
-        self
+        self.with_plan()
     }
 
     /// [`ThreadStats::record_tx`], plus the time series (if enabled) with the instant
     /// `now_us` (engine clock, µs) when the transaction ended.
     #[inline]
     pub fn record_tx_at(&mut self, rec: &TxRecord, now_us: i64) {
-        self.record_tx(rec);
-        if let Some(series) = self.series.as_mut() {
-            series.record(rec, now_us);
-        }
+        self.record(rec, Some(now_us));
     }
 
     /// Also publishes every transaction to `counters` (for `-P`).
     pub fn with_progress(mut self, counters: Arc<ProgressCounters>) -> Self {
         self.progress = Some(counters);
-        self
+        self.with_plan()
     }
 
     /// The progress block this thread publishes to, if any.
@@ -284,6 +322,23 @@ impl ThreadStats {
     /// An out-of-range script index only updates the totals.
     #[inline]
     pub fn record_tx(&mut self, rec: &TxRecord) {
+        self.record(rec, None);
+    }
+
+    /// Records a transaction, and in the time series too when `now_us` is given: the
+    /// plain plan's first-try successes straight into the totals, the rest in full.
+    #[inline]
+    fn record(&mut self, rec: &TxRecord, now_us: Option<i64>) {
+        if self.plain && rec.outcome == TxOutcome::Success && rec.tries == 1 && rec.script == 0 {
+            self.total.record_first_try_success(rec.latency_us);
+        } else {
+            self.record_in_full(rec, now_us);
+        }
+    }
+
+    /// Records a transaction everywhere the options ask for.
+    #[inline(never)]
+    fn record_in_full(&mut self, rec: &TxRecord, now_us: Option<i64>) {
         if self.mirror && rec.script != 0 {
             self.unmirror();
         }
@@ -302,6 +357,15 @@ impl ThreadStats {
                 self.total.lag_hist.is_some(),
             );
         }
+        if let (Some(series), Some(now_us)) = (self.series.as_mut(), now_us) {
+            series.record(rec, now_us);
+        }
+    }
+
+    /// Moves every pending latency into the histograms (see [`TxStats::flush`]).
+    pub fn flush(&mut self) {
+        self.total.flush();
+        self.scripts.iter_mut().for_each(|s| s.tx.flush());
     }
 
     fn command_mut(&mut self, script: usize, command: usize) -> Option<&mut CommandStats> {
@@ -342,7 +406,8 @@ impl ThreadStats {
         self.conn_time_us = self.conn_time_us.saturating_add(us);
     }
 
-    /// Adds another thread's statistics to these (the progress block is not touched).
+    /// Adds another thread's statistics to these (the progress block is not touched);
+    /// nothing stays pending in the result.
     pub fn merge(&mut self, other: &ThreadStats) {
         self.unmirror();
         self.total += &other.total;
@@ -370,6 +435,7 @@ impl ThreadStats {
             (None, Some(theirs)) => self.series = Some(theirs.clone()),
             _ => {}
         }
+        self.flush();
     }
 
     /// Merges a list of per-thread statistics (`None` for an empty list).
@@ -378,6 +444,7 @@ impl ThreadStats {
         let mut acc = it.next()?.clone();
         acc.progress = None;
         acc.unmirror();
+        acc.flush();
         for t in it {
             acc.merge(t);
         }

@@ -171,6 +171,8 @@ impl<C: ClientConn> Client<C> {
         now: &mut LazyNow,
         skipped: bool,
     ) {
+        // One clock read for the latency, the time series and the log line.
+        let t = now.get(&ctx.clock);
         let outcome = if skipped {
             TxOutcome::Skipped
         } else {
@@ -181,21 +183,21 @@ impl<C: ClientConn> Client<C> {
                 ErrStatus::Other => TxOutcome::OtherFailure,
             }
         };
-        let mut latency = 0.0;
-        let mut lag = 0.0;
-        if ctx.detailed && outcome == TxOutcome::Success {
-            let t = now.get(&ctx.clock);
-            latency = (t - self.txn_scheduled) as f64;
-            lag = (self.txn_begin - self.txn_scheduled) as f64;
-        }
+        let (latency_us, lag_us) = if ctx.detailed && outcome == TxOutcome::Success {
+            (
+                (t - self.txn_scheduled) as f64,
+                (self.txn_begin - self.txn_scheduled) as f64,
+            )
+        } else {
+            (0.0, 0.0)
+        };
         let rec = TxRecord {
             script: self.script,
             outcome,
-            latency_us: latency,
-            lag_us: lag,
+            latency_us,
+            lag_us,
             tries: self.tries,
         };
-        let t = now.get(&ctx.clock);
         ctx.stats.record_tx_at(&rec, t);
         self.tx_count += 1;
         ctx.log_tx(self.id, self.tx_count, &rec, t);
