@@ -136,8 +136,9 @@ pub fn write_i64<B: BufMut>(out: &mut B, i: i64) {
 }
 
 /// Writes the decimal form of `i` to end at `text[I64_TEXT_MAX]` (last digit
-/// first); returns where it starts.
-#[inline]
+/// first); returns where it starts. Inlined: its caller's copy then reads the
+/// text from registers and the stack frame it already has.
+#[inline(always)]
 fn decimal_text(i: i64, text: &mut [u8; 2 * I64_TEXT_MAX]) -> usize {
     let mut n = i.unsigned_abs();
     let mut start = I64_TEXT_MAX;

@@ -168,9 +168,9 @@ fn bind_params(
         return Err(too_large());
     };
     let start = buf.len();
-    let head = portal.len() + stmt.len() + 11;
-    buf.reserve(head + PARAM_ROOM * n_params + 2 + tail);
-    append(buf, head, |a| {
+    // Room for the whole message and what follows, reserved with its head.
+    let room = portal.len() + stmt.len() + 11 + PARAM_ROOM * n_params + 2 + tail;
+    append(buf, room, |a| {
         a.put_array([b'B', 0, 0, 0, 0]);
         a.put(portal);
         a.put_array([0]);
