@@ -112,13 +112,13 @@ impl SqlCommand {
         let mut has_nul = self.text_has_nul;
         for s in &self.segs {
             match s {
-                Seg::Lit(a, b) => out.put_slice(&self.text[*a..*b]),
+                Seg::Lit(a, b) => put_piece(out, &self.text[*a..*b]),
                 Seg::Var(r, a, b) => match vars.get(r.id) {
                     Some(v) => {
                         has_nul |= matches!(v, VarValue::Text(t) if t.contains(&0));
                         v.write_text(out);
                     }
-                    None => out.put_slice(&self.text[*a..*b]),
+                    None => put_piece(out, &self.text[*a..*b]),
                 },
             }
         }
@@ -147,6 +147,20 @@ impl SqlCommand {
     /// extended/prepared mode).
     pub fn too_many_params(&self) -> bool {
         self.params.len() > MAX_PARAMS
+    }
+}
+
+/// Appends `piece` of a command's text. The pieces between references are often
+/// a byte or two (`;`, `, `, `)`): those go byte by byte, where `put_slice` is a
+/// `memcpy` call.
+#[inline(always)]
+fn put_piece<B: BufMut>(out: &mut B, piece: &[u8]) {
+    if piece.len() <= 2 {
+        for &b in piece {
+            out.put_u8(b);
+        }
+    } else {
+        out.put_slice(piece);
     }
 }
 
