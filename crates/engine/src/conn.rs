@@ -23,8 +23,10 @@ use crate::messages;
 /// append to the output buffer and may refuse (e.g. SQL text holding a NUL byte),
 /// leaving the buffer as it was; [`ClientConn::flush`] writes what is queued.
 pub(crate) trait ClientConn {
-    /// Queues a simple-protocol Query.
-    fn queue_query(&mut self, sql: &[u8]) -> Result<(), Error>;
+    /// Queues a simple-protocol Query of `sql`, which the caller wrote knowing
+    /// whether it holds a NUL byte (`holds_nul`: then refused, as the wire crate
+    /// refuses it; [`SqlCommand::write_simple`] tells).
+    fn queue_query(&mut self, sql: &[u8], holds_nul: bool) -> Result<(), Error>;
     /// Queues Parse of `sql` as statement `name` ("" = unnamed).
     fn queue_parse(&mut self, name: &str, sql: &[u8], n_params: usize) -> Result<(), Error>;
     /// Queues Bind of statement `stmt` to the unnamed portal with `sql`'s
@@ -81,8 +83,8 @@ pub(crate) trait Network {
 
 impl ClientConn for Connection {
     #[inline]
-    fn queue_query(&mut self, sql: &[u8]) -> Result<(), Error> {
-        Connection::queue_query(self, sql)
+    fn queue_query(&mut self, sql: &[u8], holds_nul: bool) -> Result<(), Error> {
+        Connection::queue_written_query(self, sql, holds_nul)
     }
 
     #[inline]

@@ -2,7 +2,7 @@
 
 use bytes::BufMut;
 
-use crate::vars::{VarRef, Variables};
+use crate::vars::{VarRef, VarValue, Variables};
 
 /// Maximum number of parameters of one SQL command in extended/prepared mode.
 pub const MAX_PARAMS: usize = 255;
@@ -38,6 +38,8 @@ pub struct SqlCommand {
     pub gset: Option<(GsetKind, Vec<u8>)>,
     /// Whether the command contains `\;` (a compound statement sent as one query).
     pub compound: bool,
+    /// Whether `text` holds a NUL byte (which no query on the wire can).
+    text_has_nul: bool,
 }
 
 fn name_start(c: u8) -> bool {
@@ -89,6 +91,7 @@ impl SqlCommand {
         }
         extended_text.extend_from_slice(&text[lit_start..]);
         SqlCommand {
+            text_has_nul: text.contains(&0),
             text,
             segs,
             extended_text,
@@ -99,17 +102,27 @@ impl SqlCommand {
     }
 
     /// Append the simple-mode text: defined variables substituted by their string
-    /// form, undefined references left as `:name`.
-    pub fn write_simple<B: BufMut>(&self, vars: &Variables, out: &mut B) {
+    /// form, undefined references left as `:name`. Returns whether what it wrote
+    /// holds a NUL byte (which no query on the wire can): known from the command's
+    /// text, and from a text variable's value when one is substituted, where
+    /// searching the whole text after writing it would cost more.
+    pub fn write_simple<B: BufMut>(&self, vars: &Variables, out: &mut B) -> bool {
+        // Every byte of `text` outside the references is written; a reference's
+        // name holds no NUL; numbers, booleans and NULL are written without one.
+        let mut has_nul = self.text_has_nul;
         for s in &self.segs {
             match s {
-                Seg::Lit(a, b) => out.put_slice(&self.text[*a..*b]),
+                Seg::Lit(a, b) => put_piece(out, &self.text[*a..*b]),
                 Seg::Var(r, a, b) => match vars.get(r.id) {
-                    Some(v) => v.write_text(out),
-                    None => out.put_slice(&self.text[*a..*b]),
+                    Some(v) => {
+                        has_nul |= matches!(v, VarValue::Text(t) if t.contains(&0));
+                        v.write_text(out);
+                    }
+                    None => put_piece(out, &self.text[*a..*b]),
                 },
             }
         }
+        has_nul
     }
 
     /// The variables bound to `$1..$n` in extended/prepared mode, in order.
@@ -137,6 +150,20 @@ impl SqlCommand {
     }
 }
 
+/// Appends `piece` of a command's text. The pieces between references are often
+/// a byte or two (`;`, `, `, `)`): those go byte by byte, where `put_slice` is a
+/// `memcpy` call.
+#[inline(always)]
+fn put_piece<B: BufMut>(out: &mut B, piece: &[u8]) {
+    if piece.len() <= 2 {
+        for &b in piece {
+            out.put_u8(b);
+        }
+    } else {
+        out.put_slice(piece);
+    }
+}
+
 /// The `-r` report / error text of an SQL command: its first line, at most 127
 /// bytes (cut as pgbench cuts it, even inside a multibyte character).
 pub fn sql_first_line(text: &[u8]) -> Vec<u8> {
@@ -146,4 +173,37 @@ pub fn sql_first_line(text: &[u8]) -> Vec<u8> {
         .position(|&c| c == b'\n' || c == b'\r')
         .unwrap_or(s.len());
     s[..cut].to_vec()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::value::Value;
+    use proptest::prelude::*;
+
+    /// Text made of pieces that matter here: references to the variables
+    /// `t`, `n` and `u` (undefined), colons, NUL bytes and other text.
+    fn sql_text() -> impl Strategy<Value = Vec<u8>> {
+        const PIECES: &[&[u8]] = &[
+            b":t", b":n", b":u", b"::t", b":", b"\0", b"select ", b"x\0y", b"\xe9",
+        ];
+        proptest::collection::vec(proptest::sample::select(PIECES), 0..8).prop_map(|p| p.concat())
+    }
+
+    proptest! {
+        #[test]
+        fn write_simple_tells_whether_it_wrote_a_nul(
+            text in sql_text(),
+            t in proptest::collection::vec(proptest::sample::select(&b"a\0"[..]), 0..4),
+            n in any::<i64>(),
+        ) {
+            let mut vars = Variables::new();
+            vars.put_text("test", "t", &t).unwrap();
+            vars.put_value("test", "n", Value::Int(n)).unwrap();
+            let sql = SqlCommand::new(text, false);
+            let mut out = b"\0before".to_vec();
+            let has_nul = sql.write_simple(&vars, &mut out);
+            prop_assert_eq!(has_nul, out[7..].contains(&0), "{:?}", out);
+        }
+    }
 }

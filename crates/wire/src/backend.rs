@@ -394,20 +394,26 @@ pub enum PlainStop {
 /// refuse, or that is not in the list (including a frame whose length is invalid),
 /// stops the scan so that the general path reports it exactly as before.
 pub fn scan_plain(buf: &[u8], tally: &mut PlainTally) -> (usize, PlainStop) {
-    let mut at = 0;
+    // `rest` is what follows the messages consumed: two length checks a message,
+    // one for the header and one for the body (and the length word's validity).
+    let mut rest = buf;
     loop {
-        let Some(header) = buf.get(at..at + 5) else {
-            return (at, PlainStop::NeedMore);
+        let consumed = buf.len() - rest.len();
+        let Some((&[tag, l0, l1, l2, l3], after_header)) = rest.split_first_chunk::<5>() else {
+            return (consumed, PlainStop::NeedMore);
         };
-        let len = u32::from_be_bytes([header[1], header[2], header[3], header[4]]) as usize;
-        if len < 4 {
-            return (at, PlainStop::Other);
-        }
-        let end = at + 1 + len;
-        let Some(body) = buf.get(at + 5..end) else {
-            return (at, PlainStop::NeedMore);
+        let len = u32::from_be_bytes([l0, l1, l2, l3]) as usize;
+        // An invalid length (under 4) wraps to a body longer than any buffer: the
+        // body's check catches it, and only then is it told from a partial body.
+        let Some((body, after)) = after_header.split_at_checked(len.wrapping_sub(4)) else {
+            let stop = if len < 4 {
+                PlainStop::Other
+            } else {
+                PlainStop::NeedMore
+            };
+            return (consumed, stop);
         };
-        match header[0] {
+        match tag {
             b'1' | b'2' | b'3' | b'n' => {}
             b'T' if body.len() >= 2 => {
                 tally.tuples = true;
@@ -424,12 +430,12 @@ pub fn scan_plain(buf: &[u8], tally: &mut PlainTally) -> (usize, PlainStop) {
                 tally.completed += 1;
             }
             b'Z' => match body.first().and_then(|&code| transaction_status(code)) {
-                Some(status) => return (end, PlainStop::Ready(status)),
-                None => return (at, PlainStop::Other),
+                Some(status) => return (buf.len() - after.len(), PlainStop::Ready(status)),
+                None => return (consumed, PlainStop::Other),
             },
-            _ => return (at, PlainStop::Other),
+            _ => return (consumed, PlainStop::Other),
         }
-        at = end;
+        rest = after;
     }
 }
 

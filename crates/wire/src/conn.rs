@@ -218,6 +218,14 @@ impl Connection {
         crate::frontend::query(sql.as_ref(), &mut self.out)
     }
 
+    /// [`Connection::queue_query`] of text the caller wrote, counting as it wrote
+    /// whether it holds a NUL byte (`holds_nul`, then refused as
+    /// [`Connection::queue_query`] refuses it): the text is not searched again.
+    #[inline]
+    pub fn queue_written_query(&mut self, sql: &[u8], holds_nul: bool) -> Result<(), Error> {
+        crate::frontend::written_query(sql, holds_nul, &mut self.out)
+    }
+
     /// Queues Parse of `sql` (bytes, sent as given) as statement `name` ("" = unnamed).
     /// Like libpq's `PQsendPrepare`/`PQsendQueryParams` without `paramTypes` (what
     /// pgbench uses), no parameter types are sent whatever `n_params` is: the server
@@ -303,10 +311,17 @@ impl Connection {
     /// Sends queued output. Returns `true` when everything was sent; in non-blocking
     /// mode `false` means the socket is full (wait for POLLOUT and call again).
     /// In blocking mode it waits (reading incoming data meanwhile to avoid deadlock).
+    #[inline]
     pub fn flush(&mut self) -> io::Result<bool> {
         if self.nonblocking {
-            return self.try_flush();
+            self.try_flush()
+        } else {
+            self.flush_blocking()
         }
+    }
+
+    /// [`Connection::flush`] in blocking mode.
+    fn flush_blocking(&mut self) -> io::Result<bool> {
         while !self.try_flush()? {
             self.wait(libc::POLLOUT | libc::POLLIN)?;
             if self.read_some()? == ReadOutcome::Closed {
@@ -316,6 +331,7 @@ impl Connection {
         Ok(true)
     }
 
+    /// Writes queued output until all of it is sent (`true`) or the socket is full.
     fn try_flush(&mut self) -> io::Result<bool> {
         while self.out_pos < self.out.len() {
             match self.transport.write(&self.out[self.out_pos..]) {

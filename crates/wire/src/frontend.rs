@@ -10,15 +10,14 @@ use bytes::{BufMut, BytesMut};
 
 use crate::conn::Connection;
 use crate::error::Error;
+use crate::spare::append;
 
-/// Describe of the unnamed portal, Execute of it with no row limit, and Sync: the
-/// messages that follow a Bind.
-const DESCRIBE_EXECUTE_SYNC: &[u8] = b"D\0\0\0\x06P\0E\0\0\0\x09\0\0\0\0\0S\0\0\0\x04";
+/// Describe of the unnamed portal and Execute of it with no row limit: the messages
+/// that follow a Bind.
+const DESCRIBE_EXECUTE: [u8; 17] = *b"D\0\0\0\x06P\0E\0\0\0\x09\0\0\0\0\0";
 
-/// [`DESCRIBE_EXECUTE_SYNC`] without the Sync.
-const DESCRIBE_EXECUTE: &[u8] = DESCRIBE_EXECUTE_SYNC
-    .split_at(DESCRIBE_EXECUTE_SYNC.len() - 5)
-    .0;
+/// Sync.
+const SYNC: [u8; 5] = *b"S\0\0\0\x04";
 
 /// The error for a length or count the protocol cannot carry.
 fn too_large() -> Error {
@@ -30,11 +29,40 @@ fn embedded_null() -> Error {
     Error::Usage("string contains embedded null".to_string())
 }
 
-/// Whether `s` holds a NUL byte (which a C string on the wire cannot). `memchr`'s
-/// vectorized search: a statement's text is checked on every send.
+/// Whether `s` holds a NUL byte (which a C string on the wire cannot). A name
+/// (checked on every Bind) is short: a few overlapping loads of fixed size cover
+/// it, where `memchr`'s dispatch costs more; a statement's text takes `memchr`'s
+/// vectorized search.
 #[inline]
 fn has_nul(s: &[u8]) -> bool {
-    memchr::memchr(0, s).is_some()
+    let n = s.len();
+    match n {
+        0 => false,
+        1..=3 => s[0] == 0 || s[n / 2] == 0 || s[n - 1] == 0,
+        4..=8 => {
+            let word = |at: usize| u32::from_ne_bytes([s[at], s[at + 1], s[at + 2], s[at + 3]]);
+            has_zero_byte(u64::from(word(0)) | 0xffff_ffff_0000_0000)
+                || has_zero_byte(u64::from(word(n - 4)) | 0xffff_ffff_0000_0000)
+        }
+        9..=16 => {
+            let word = |at: usize| {
+                let mut bytes = [0; 8];
+                bytes.copy_from_slice(&s[at..at + 8]);
+                u64::from_ne_bytes(bytes)
+            };
+            has_zero_byte(word(0)) || has_zero_byte(word(n - 8))
+        }
+        _ => memchr::memchr(0, s).is_some(),
+    }
+}
+
+/// Whether one of the 8 bytes of `word` is zero (the classic bit trick: exact for
+/// whether there is one, if not for where).
+#[inline]
+fn has_zero_byte(word: u64) -> bool {
+    const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
+    const HIGHS: u64 = u64::from_ne_bytes([0x80; 8]);
+    word.wrapping_sub(ONES) & !word & HIGHS != 0
 }
 
 /// Appends `s` and its terminating NUL; a NUL inside cannot be sent.
@@ -68,7 +96,14 @@ fn message(
 /// the end of the buffer; a message too long for the protocol is removed.
 #[inline]
 fn patch_length(buf: &mut BytesMut, start: usize) -> Result<(), Error> {
-    let Ok(len) = i32::try_from(buf.len() - start - 1) else {
+    patch_length_to(buf, start, buf.len())
+}
+
+/// Fills in the length of the message from `start` (its tag) to `end`; a message
+/// too long for the protocol is removed with everything after it.
+#[inline]
+fn patch_length_to(buf: &mut BytesMut, start: usize, end: usize) -> Result<(), Error> {
+    let Ok(len) = i32::try_from(end - start - 1) else {
         buf.truncate(start);
         return Err(too_large());
     };
@@ -78,7 +113,26 @@ fn patch_length(buf: &mut BytesMut, start: usize) -> Result<(), Error> {
 
 /// Query (`Q`): one NUL-terminated query string.
 pub(crate) fn query(sql: &[u8], buf: &mut BytesMut) -> Result<(), Error> {
-    message(b'Q', buf, |b| put_cstr(b, sql))
+    written_query(sql, has_nul(sql), buf)
+}
+
+/// [`query`] of text whose caller knows whether it holds a NUL byte (`holds_nul`),
+/// having written it.
+pub(crate) fn written_query(sql: &[u8], holds_nul: bool, buf: &mut BytesMut) -> Result<(), Error> {
+    if holds_nul {
+        return Err(embedded_null());
+    }
+    // The length word counts itself, the text and its NUL.
+    let Ok(len) = i32::try_from(sql.len() + 5) else {
+        return Err(too_large());
+    };
+    append(buf, sql.len() + 6, |a| {
+        a.put_array([b'Q']);
+        a.put_array(len.to_be_bytes());
+        a.put(sql);
+        a.put_array([0]);
+    });
+    Ok(())
 }
 
 /// Parse (`P`): statement name, query, and no parameter types.
@@ -91,6 +145,53 @@ pub(crate) fn parse(name: &[u8], sql: &[u8], buf: &mut BytesMut) -> Result<(), E
     })
 }
 
+/// Room reserved for each parameter of a Bind: its length word and a value as long
+/// as an integer's text (a longer one grows the buffer as it is written).
+const PARAM_ROOM: usize = 4 + 20;
+
+/// The start of a Bind (`B`) of statement `stmt` to `portal` with `n_params` text
+/// parameters, up to its result-format count (excluded): tag, length placeholder,
+/// names, no parameter format codes, the parameters (see [`bind`]). Reserves room
+/// for the rest of the message and `tail` bytes after it. Returns where the
+/// message starts; on an error the buffer is left as it was.
+fn bind_params(
+    buf: &mut BytesMut,
+    (portal, stmt): (&[u8], &[u8]),
+    n_params: usize,
+    mut param: impl FnMut(usize, &mut BytesMut) -> bool,
+    tail: usize,
+) -> Result<usize, Error> {
+    if has_nul(stmt) || has_nul(portal) {
+        return Err(embedded_null());
+    }
+    let Ok(count) = u16::try_from(n_params) else {
+        return Err(too_large());
+    };
+    let start = buf.len();
+    // Room for the whole message and what follows, reserved with its head.
+    let room = portal.len() + stmt.len() + 11 + PARAM_ROOM * n_params + 2 + tail;
+    append(buf, room, |a| {
+        a.put_array([b'B', 0, 0, 0, 0]);
+        a.put(portal);
+        a.put_array([0]);
+        a.put(stmt);
+        let [hi, lo] = count.to_be_bytes();
+        a.put_array([0, 0, 0, hi, lo]);
+    });
+    for i in 0..n_params {
+        let at = buf.len();
+        append(buf, 4, |a| a.put_array((-1i32).to_be_bytes()));
+        if param(i, buf) {
+            let Ok(len) = i32::try_from(buf.len() - at - 4) else {
+                buf.truncate(start);
+                return Err(too_large());
+            };
+            buf[at..at + 4].copy_from_slice(&len.to_be_bytes());
+        }
+    }
+    Ok(start)
+}
+
 /// Bind (`B`) of statement `stmt` to `portal` ("" = unnamed for both) with
 /// `n_params` text parameters (`param(i, buf)` appends parameter `i`'s text and
 /// returns true, or appends nothing and returns false for NULL, called in order),
@@ -101,41 +202,10 @@ pub(crate) fn bind(
     portal: &[u8],
     stmt: &[u8],
     n_params: usize,
-    mut param: impl FnMut(usize, &mut BytesMut) -> bool,
+    param: impl FnMut(usize, &mut BytesMut) -> bool,
 ) -> Result<(), Error> {
-    if has_nul(stmt) || has_nul(portal) {
-        return Err(embedded_null());
-    }
-    let Ok(count) = u16::try_from(n_params) else {
-        return Err(too_large());
-    };
-    // Tag, length, portal, name, format count, parameter count, parameter lengths
-    // and short values, result formats, and room for the Describe, Execute and
-    // Sync that usually follow.
-    buf.reserve(portal.len() + stmt.len() + 16 + 12 * n_params + DESCRIBE_EXECUTE_SYNC.len());
-    let start = buf.len();
-    if portal.is_empty() {
-        buf.put_slice(&[b'B', 0, 0, 0, 0, 0]);
-    } else {
-        buf.put_slice(&[b'B', 0, 0, 0, 0]);
-        buf.put_slice(portal);
-        buf.put_u8(0);
-    }
-    buf.put_slice(stmt);
-    let [hi, lo] = count.to_be_bytes();
-    buf.put_slice(&[0, 0, 0, hi, lo]);
-    for i in 0..n_params {
-        let at = buf.len();
-        buf.put_i32(-1);
-        if param(i, buf) {
-            let Ok(len) = i32::try_from(buf.len() - at - 4) else {
-                buf.truncate(start);
-                return Err(too_large());
-            };
-            buf[at..at + 4].copy_from_slice(&len.to_be_bytes());
-        }
-    }
-    buf.put_slice(&[0, 0]);
+    let start = bind_params(buf, (portal, stmt), n_params, param, 0)?;
+    append(buf, 2, |a| a.put_array([0, 0]));
     patch_length(buf, start)
 }
 
@@ -149,13 +219,18 @@ pub(crate) fn bind_execute(
     param: impl FnMut(usize, &mut BytesMut) -> bool,
     sync: bool,
 ) -> Result<(), Error> {
-    bind(buf, b"", stmt, n_params, param)?;
-    buf.put_slice(if sync {
-        DESCRIBE_EXECUTE_SYNC
-    } else {
-        DESCRIBE_EXECUTE
+    let tail = DESCRIBE_EXECUTE.len() + if sync { SYNC.len() } else { 0 };
+    let start = bind_params(buf, (b"", stmt), n_params, param, tail)?;
+    // The Bind ends with its result-format count, before the constant tail.
+    let bind_end = buf.len() + 2;
+    append(buf, 2 + tail, |a| {
+        a.put_array([0, 0]);
+        a.put_array(DESCRIBE_EXECUTE);
+        if sync {
+            a.put_array(SYNC);
+        }
     });
-    Ok(())
+    patch_length_to(buf, start, bind_end)
 }
 
 impl Connection {
@@ -268,7 +343,7 @@ mod direct_encoder_tests {
         #[test]
         fn bind_execute_writes_the_general_paths_bytes(
             prefix in proptest::collection::vec(any::<u8>(), 0..8),
-            stmt in "[A-Za-z0-9_]{0,12}",
+            stmt in "[A-Za-z0-9_]{0,40}",
             params in proptest::collection::vec(
                 proptest::option::of(proptest::collection::vec(any::<u8>(), 0..40)), 0..20),
             sync in any::<bool>(),
@@ -284,8 +359,8 @@ mod direct_encoder_tests {
     proptest! {
         #[test]
         fn bind_to_a_named_portal_writes_postgres_protocols_bytes(
-            portal in "[A-Za-z0-9_]{0,8}",
-            stmt in "[A-Za-z0-9_]{0,12}",
+            portal in "[A-Za-z0-9_]{0,24}",
+            stmt in "[A-Za-z0-9_]{0,40}",
             params in proptest::collection::vec(
                 proptest::option::of(proptest::collection::vec(any::<u8>(), 0..40)), 0..20),
         ) {
@@ -303,6 +378,67 @@ mod direct_encoder_tests {
             let mut theirs = BytesMut::new();
             pp_bind(&mut theirs, &portal, &stmt, &params);
             prop_assert_eq!(ours, theirs);
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn a_nul_anywhere_in_a_name_is_refused_and_nothing_is_queued(
+            name in proptest::collection::vec(any::<u8>(), 0..40),
+            at in any::<proptest::sample::Index>(),
+            in_portal in any::<bool>(),
+            sync in any::<bool>(),
+        ) {
+            let mut name = name;
+            name.insert(at.index(name.len() + 1), 0);
+            let mut buf = BytesMut::from(&b"kept"[..]);
+            let param = |_: usize, b: &mut BytesMut| {
+                b.put_slice(b"1");
+                true
+            };
+            let e = if in_portal {
+                bind(&mut buf, &name, b"P_1", 1, param)
+            } else {
+                bind_execute(&mut buf, &name, 1, param, sync)
+            };
+            prop_assert_eq!(e.unwrap_err().to_string(), "string contains embedded null");
+            prop_assert_eq!(&buf[..], b"kept");
+        }
+
+        #[test]
+        fn query_writes_postgres_protocols_bytes_or_refuses_a_nul(
+            prefix in proptest::collection::vec(any::<u8>(), 0..8),
+            sql in "(\\PC|\\x00){0,80}",
+        ) {
+            let mut ours = BytesMut::from(&prefix[..]);
+            let mut written = ours.clone();
+            let direct = query(sql.as_bytes(), &mut ours);
+            let told = written_query(sql.as_bytes(), sql.contains('\0'), &mut written);
+            prop_assert_eq!(&ours, &written);
+            if sql.contains('\0') {
+                prop_assert_eq!(direct.unwrap_err().to_string(), "string contains embedded null");
+                prop_assert_eq!(told.unwrap_err().to_string(), "string contains embedded null");
+                prop_assert_eq!(&ours[..], &prefix[..]);
+            } else {
+                direct.unwrap();
+                told.unwrap();
+                let mut theirs = BytesMut::from(&prefix[..]);
+                pp::query(&sql, &mut theirs).unwrap();
+                prop_assert_eq!(ours, theirs);
+            }
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn has_nul_finds_a_nul_in_any_place(
+            bytes in proptest::collection::vec(1u8.., 0..40),
+            at in any::<proptest::sample::Index>(),
+        ) {
+            prop_assert!(!has_nul(&bytes));
+            let mut with = bytes;
+            with.insert(at.index(with.len() + 1), 0);
+            prop_assert!(has_nul(&with));
         }
     }
 
@@ -336,7 +472,8 @@ mod direct_encoder_tests {
         pp::describe(b'P', "", &mut buf).unwrap();
         pp::execute("", 0, &mut buf).unwrap();
         assert_eq!(&buf[..], DESCRIBE_EXECUTE);
+        buf.clear();
         pp::sync(&mut buf);
-        assert_eq!(&buf[..], DESCRIBE_EXECUTE_SYNC);
+        assert_eq!(&buf[..], SYNC);
     }
 }

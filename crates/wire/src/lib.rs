@@ -51,6 +51,7 @@ pub mod lossless;
 mod params;
 mod position;
 mod query;
+mod spare;
 mod tls;
 mod transport;
 

@@ -69,14 +69,14 @@ impl<C: ClientConn> Client<C> {
         match ctx.cfg.query_mode {
             QueryMode::Simple => {
                 self.buf.clear();
-                sql.write_simple(&self.vars, &mut self.buf);
+                let holds_nul = sql.write_simple(&self.vars, &mut self.buf);
                 if ctx.cfg.output.debug {
                     messages::debug(
                         ctx.progname(),
                         &messages::concat(&format!("client {} sending ", self.id), &self.buf),
                     );
                 }
-                conn.queue_query(&self.buf)?;
+                conn.queue_query(&self.buf, holds_nul)?;
                 self.read.syncs_left += 1;
             }
             QueryMode::Extended => {
@@ -161,7 +161,7 @@ impl<C: ClientConn> Client<C> {
         self.read.prepare_texts.clear();
         self.read.failed = false;
         let conn = self.conn.as_mut().ok_or(SendFailure::Socket)?;
-        conn.queue_query(b"ROLLBACK")?;
+        conn.queue_query(b"ROLLBACK", false)?;
         Ok(())
     }
 }
