@@ -2,7 +2,10 @@
 //! pre-encoded command and, once the socket is readable, `read`s until ReadyForQuery
 //! (one `read` when the whole response has arrived, as it has for small responses).
 
-use std::io::{self, Read, Write};
+use std::io;
+#[cfg(not(target_os = "linux"))]
+use std::io::{Read, Write};
+use std::os::fd::{AsRawFd, RawFd};
 use std::time::Instant;
 
 use mio::event::Source;
@@ -42,6 +45,29 @@ impl Stream {
         }
     }
 
+    /// The socket's descriptor.
+    #[cfg(target_os = "linux")]
+    fn fd(&self) -> RawFd {
+        match self {
+            Stream::Unix(s) => s.as_raw_fd(),
+            Stream::Tcp(s) => s.as_raw_fd(),
+        }
+    }
+
+    /// Reads with the cheapest call there is: the system call itself on Linux, as
+    /// pgrush makes it ([`pgrush_wire::socket_io`]), not libc's wrapper.
+    #[cfg(target_os = "linux")]
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        pgrush_wire::socket_io::recv(self.fd(), buf)
+    }
+
+    /// Writes with the system call itself, as [`Stream::read`] reads.
+    #[cfg(target_os = "linux")]
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        pgrush_wire::socket_io::send(self.fd(), buf)
+    }
+
+    #[cfg(not(target_os = "linux"))]
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         match self {
             Stream::Unix(s) => s.read(buf),
@@ -49,6 +75,7 @@ impl Stream {
         }
     }
 
+    #[cfg(not(target_os = "linux"))]
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         match self {
             Stream::Unix(s) => s.write(buf),

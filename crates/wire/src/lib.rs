@@ -51,6 +51,8 @@ pub mod lossless;
 mod params;
 mod position;
 mod query;
+#[cfg(target_os = "linux")]
+pub mod socket_io;
 mod spare;
 mod tls;
 mod transport;

@@ -340,6 +340,9 @@ impl<C: ClientConn> Client<C> {
 
     /// The client's turn in the event loop: writes pending output first (aborting
     /// on a socket error), then runs the machine unless only the output could move.
+    /// In line in the scheduler's loop (its one caller): a call costs more than
+    /// its work.
+    #[inline(always)]
     pub(crate) fn take_turn<N: Network<Conn = C>>(
         &mut self,
         ctx: &mut ThreadCtx<'_, N>,

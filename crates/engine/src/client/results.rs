@@ -188,9 +188,14 @@ impl<C: ClientConn> Client<C> {
         // Per-command facts, looked up once rather than per message.
         let ends_pipeline = ctx.ends_pipeline(self.script, self.command);
         let plain = self.read.gset.is_none() && !ends_pipeline;
+        // A plain command's results are waited for with nothing complete in the
+        // buffer (a turn reads until it must wait, and only server-initiated
+        // messages can follow a ReadyForQuery), and its turn comes when the
+        // socket is readable: read before looking.
+        let mut look_at_buffer = !plain;
         loop {
             // Handle every complete message already buffered.
-            loop {
+            while look_at_buffer {
                 if plain {
                     match self.plain_results(ctx) {
                         Step::Handled => {}
@@ -204,6 +209,7 @@ impl<C: ClientConn> Client<C> {
                     Step::Finished(poll) => return poll,
                 }
             }
+            look_at_buffer = true;
             match self.read_socket() {
                 Arrival::Data => continue,
                 Arrival::Nothing => return Poll::Pending,
