@@ -195,18 +195,20 @@ impl<C: ClientConn> Client<C> {
         let mut look_at_buffer = !plain;
         loop {
             // Handle every complete message already buffered.
-            while look_at_buffer {
-                if plain {
-                    match self.plain_results(ctx) {
+            if look_at_buffer {
+                loop {
+                    if plain {
+                        match self.plain_results(ctx) {
+                            Step::Handled => {}
+                            Step::Empty => break,
+                            Step::Finished(poll) => return poll,
+                        }
+                    }
+                    match self.result_message(ctx, ends_pipeline) {
                         Step::Handled => {}
                         Step::Empty => break,
                         Step::Finished(poll) => return poll,
                     }
-                }
-                match self.result_message(ctx, ends_pipeline) {
-                    Step::Handled => {}
-                    Step::Empty => break,
-                    Step::Finished(poll) => return poll,
                 }
             }
             look_at_buffer = true;
