@@ -25,6 +25,21 @@ pub enum FloorError {
 }
 
 impl FloorError {
+    /// The server ended the connection: an end of file, or a reset (a backend
+    /// terminated while a query was on its way reads as one).
+    pub fn closed() -> FloorError {
+        FloorError::Protocol("the server closed the connection".into())
+    }
+
+    /// An error of receiving: a reset is the server's closing the connection.
+    pub fn receiving(source: io::Error) -> FloorError {
+        if source.kind() == io::ErrorKind::ConnectionReset {
+            FloorError::closed()
+        } else {
+            FloorError::io("receiving", source)
+        }
+    }
+
     /// An `Io` error with what was being done.
     pub fn io(context: impl Into<String>, source: io::Error) -> FloorError {
         FloorError::Io {

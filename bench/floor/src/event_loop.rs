@@ -248,15 +248,11 @@ impl Client {
         };
         loop {
             match self.stream.read(self.response.spare()) {
-                Ok(0) => {
-                    return Err(FloorError::Protocol(
-                        "the server closed the connection".into(),
-                    ));
-                }
+                Ok(0) => return Err(FloorError::closed()),
                 Ok(n) => self.response.filled(n),
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(false),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(FloorError::io("receiving", e)),
+                Err(e) => return Err(FloorError::receiving(e)),
             }
             if self.response.scan()? == Scan::Ready {
                 break;

@@ -163,7 +163,7 @@ where
         // A server that refuses the connection sends its ErrorResponse and closes.
         match socket.stream().read(&mut buf[end..]) {
             Ok(0) => {
-                let closed = FloorError::Protocol("the server closed the connection".into());
+                let closed = FloorError::closed();
                 return Err(error.unwrap_or(closed));
             }
             Ok(n) => end += n,

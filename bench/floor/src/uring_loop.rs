@@ -305,11 +305,10 @@ impl Client {
                 Ok(())
             };
         }
-        let n = transferred(result, "receiving")?;
+        let n = usize::try_from(result)
+            .map_err(|_| FloorError::receiving(io::Error::from_raw_os_error(-result)))?;
         if n == 0 {
-            return Err(FloorError::Protocol(
-                "the server closed the connection".into(),
-            ));
+            return Err(FloorError::closed());
         }
         let bid = cqueue::buffer_select(flags)
             .ok_or_else(|| FloorError::Protocol("a receive without its buffer".into()))?;
