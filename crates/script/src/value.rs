@@ -104,71 +104,10 @@ impl Value {
     }
 }
 
-/// The longest decimal form of an `i64` (`-9223372036854775808`).
-const I64_TEXT_MAX: usize = 20;
-
-/// `"00"` to `"99"`: the decimal form is written two digits at a time.
-const DIGIT_PAIRS: &[u8; 200] = b"\
-    0001020304050607080910111213141516171819\
-    2021222324252627282930313233343536373839\
-    4041424344454647484950515253545556575859\
-    6061626364656667686970717273747576777879\
-    8081828384858687888990919293949596979899";
-
-/// Appends the decimal form of `i` (`%ld`), without the formatting machinery. When
-/// `out` has room for the longest form (as a Bind's buffer, reserved per parameter,
-/// has), a fixed-size copy puts it there: no copy of a length known only at run
-/// time.
+/// Appends the decimal form of `i` (`%ld`), without the formatting machinery.
 #[inline]
 pub fn write_i64<B: BufMut>(out: &mut B, i: i64) {
-    let dst = out.chunk_mut();
-    if dst.len() < I64_TEXT_MAX {
-        out.put_slice(itoa::Buffer::new().format(i).as_bytes());
-        return;
-    }
-    let mut text = [0; 2 * I64_TEXT_MAX];
-    let start = decimal_text(i, &mut text);
-    // Only the `I64_TEXT_MAX - start` bytes of the text are kept of the copy.
-    dst[..I64_TEXT_MAX].copy_from_slice(&text[start..start + I64_TEXT_MAX]);
-    // SAFETY: the copy just initialized `I64_TEXT_MAX` bytes of the chunk, more
-    // than the text's length.
-    unsafe { out.advance_mut(I64_TEXT_MAX - start) };
-}
-
-/// Writes the decimal form of `i` to end at `text[I64_TEXT_MAX]` (last digit
-/// first); returns where it starts. Inlined: its caller's copy then reads the
-/// text from registers and the stack frame it already has.
-#[inline(always)]
-fn decimal_text(i: i64, text: &mut [u8; 2 * I64_TEXT_MAX]) -> usize {
-    let mut n = i.unsigned_abs();
-    let mut start = I64_TEXT_MAX;
-    let mut put_pair = |start: &mut usize, pair: u64| {
-        *start -= 2;
-        let at = pair as usize * 2;
-        text[*start..*start + 2].copy_from_slice(&DIGIT_PAIRS[at..at + 2]);
-    };
-    // Four digits a division, then two, then the last one or two.
-    while n >= 10_000 {
-        let four = n % 10_000;
-        n /= 10_000;
-        put_pair(&mut start, four % 100);
-        put_pair(&mut start, four / 100);
-    }
-    if n >= 100 {
-        put_pair(&mut start, n % 100);
-        n /= 100;
-    }
-    if n >= 10 {
-        put_pair(&mut start, n);
-    } else {
-        start -= 1;
-        text[start] = b'0' + n as u8;
-    }
-    if i < 0 {
-        start -= 1;
-        text[start] = b'-';
-    }
-    start
+    out.put_slice(itoa::Buffer::new().format(i).as_bytes());
 }
 
 /// pgbench's double to int conversion: `rint`, then a range check.
@@ -206,8 +145,8 @@ mod tests {
     }
 
     proptest::proptest! {
-        /// Written in place (room for 20 bytes) or through `itoa` (less room), an
-        /// integer's text is printf's, appended after what was there.
+        /// With room for the longest form or with less, an integer's text is
+        /// printf's, appended after what was there.
         #[test]
         fn integers_written_in_place_or_not_are_printfs(
             i in proptest::prelude::any::<i64>(),
