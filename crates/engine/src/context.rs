@@ -15,8 +15,8 @@ use crate::txlog::TxLog;
 pub(crate) struct ThreadCtx<'a, N> {
     /// Run configuration.
     pub(crate) cfg: &'a EngineConfig,
-    /// Per-run constants (statement names, weights, formats).
-    pub(crate) plan: &'a Plan,
+    /// Per-run constants (statement names, weights, formats, express script).
+    pub(crate) plan: &'a Plan<'a>,
     /// The run's clock.
     pub(crate) clock: Clock,
     /// The thread's statistics.
@@ -36,7 +36,7 @@ pub(crate) struct ThreadCtx<'a, N> {
     /// The `-l` log.
     pub(crate) log: Option<TxLog>,
     /// Whether a client that has just read a result may start its next
-    /// transaction in the same turn (see [`ThreadCtx::may_chain`]).
+    /// transaction in the same turn ([`Plan::chain`]).
     pub(crate) chain: bool,
     /// Opens and watches client connections.
     pub(crate) net: N,
@@ -46,7 +46,7 @@ impl<'a, N> ThreadCtx<'a, N> {
     /// A context before the run starts (no schedule, no end time yet).
     pub(crate) fn new(
         cfg: &'a EngineConfig,
-        plan: &'a Plan,
+        plan: &'a Plan<'a>,
         clock: Clock,
         stats: ThreadStats,
         rngs: ThreadRngs,
@@ -65,18 +65,9 @@ impl<'a, N> ThreadCtx<'a, N> {
             end_time: None,
             detailed: cfg.detailed_latency(),
             log,
-            chain: Self::may_chain(cfg),
+            chain: plan.chain,
             net,
         }
-    }
-
-    /// Whether the order in which clients start their transactions draws nothing
-    /// from the thread's generators: one script (no script choice), no `-R` (no
-    /// throttle schedule), no `-C`. Then a client that read its result may go on
-    /// into its next transaction at once, instead of yielding to the other clients
-    /// first as pgbench does, without any observable difference but the timing.
-    fn may_chain(cfg: &EngineConfig) -> bool {
-        cfg.scripts.len() == 1 && cfg.throttle_delay_us() <= 0.0 && !cfg.connect_per_tx
     }
 
     /// Program name for messages.

@@ -1,7 +1,7 @@
 //! Things computed once per run from the configuration: prepared statement
-//! names, script weights, log and progress formats.
+//! names, script weights, log and progress formats, and the express script.
 
-use pgrush_script::CommandKind;
+use pgrush_script::{CommandKind, Expr, FastExpr, SqlCommand, VarRef};
 use pgrush_stats::LogFormat;
 use pgrush_stats::progress::ProgressOptions;
 
@@ -9,7 +9,7 @@ use crate::config::EngineConfig;
 
 /// Per-run constants shared (read-only) by every thread.
 #[derive(Debug, Clone)]
-pub(crate) struct Plan {
+pub(crate) struct Plan<'a> {
     /// `P_<k>` names, by global statement index.
     pub(crate) stmt_names: Vec<String>,
     /// Global statement index of each command (`usize::MAX` for meta commands).
@@ -22,12 +22,20 @@ pub(crate) struct Plan {
     pub(crate) log_format: LogFormat,
     /// Progress line format.
     pub(crate) progress_opts: ProgressOptions,
+    /// Whether the order in which clients start their transactions draws nothing
+    /// from the threads' generators: one script (no script choice), no `-R` (no
+    /// throttle schedule), no `-C`. Then a client that read its result may go on
+    /// into its next transaction at once, instead of yielding to the other clients
+    /// first as pgbench does, without any observable difference but the timing.
+    pub(crate) chain: bool,
+    /// The script's commands for the express lane, when the run has one.
+    pub(crate) express: Option<ExpressScript<'a>>,
 }
 
-impl Plan {
+impl<'a> Plan<'a> {
     /// Builds the plan: every SQL command of every script, in script order then
     /// command order, gets the next `P_<k>` name (pgbench's global counter).
-    pub(crate) fn new(cfg: &EngineConfig) -> Plan {
+    pub(crate) fn new(cfg: &'a EngineConfig) -> Plan<'a> {
         let mut stmt_names = Vec::new();
         let mut stmt_index = Vec::with_capacity(cfg.scripts.len());
         let mut stmt_origin = Vec::new();
@@ -44,7 +52,13 @@ impl Plan {
             }
             stmt_index.push(idx);
         }
+        let chain = cfg.scripts.len() == 1 && cfg.throttle_delay_us() <= 0.0 && !cfg.connect_per_tx;
+        let express = chain
+            .then(|| ExpressScript::for_run(cfg, &stmt_index))
+            .flatten();
         Plan {
+            chain,
+            express,
             stmt_names,
             stmt_index,
             stmt_origin,
@@ -63,5 +77,66 @@ impl Plan {
                 max_tries: cfg.errors.max_tries,
             },
         }
+    }
+}
+
+/// One command of the express script.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum ExpressStep<'a> {
+    /// `\set var expr`, with the expression compiled when it could be.
+    Set {
+        /// The variable.
+        var: &'a VarRef,
+        /// The expression.
+        expr: &'a Expr,
+        /// The expression compiled ([`Expr::compile_fast`]).
+        fast: Option<&'a FastExpr>,
+    },
+    /// An SQL command without `\gset`/`\aset`, global statement index `stmt`.
+    Sql {
+        /// The command.
+        sql: &'a SqlCommand,
+        /// Its global prepared-statement index.
+        stmt: usize,
+    },
+}
+
+/// The one script of a run whose transactions the express lane can run
+/// (`Client::express_turn`): the commands in order, each with what it needs at
+/// hand, so that a transaction neither dispatches on states nor looks its commands
+/// up through the configuration.
+///
+/// A run has one when nothing in it needs the general machine between two SQL
+/// results: its transactions chain ([`Plan::chain`]), no `--debug`, no `-r`, and
+/// its commands are only SQL commands without `\gset`/`\aset` and `\set`.
+#[derive(Debug, Clone)]
+pub(crate) struct ExpressScript<'a> {
+    /// The script's commands, in order.
+    pub(crate) steps: Vec<ExpressStep<'a>>,
+}
+
+impl<'a> ExpressScript<'a> {
+    /// The express script of `cfg`, a run whose transactions chain, if it has
+    /// one; `stmt_index` is [`Plan::stmt_index`].
+    fn for_run(cfg: &'a EngineConfig, stmt_index: &[Vec<usize>]) -> Option<ExpressScript<'a>> {
+        if cfg.output.debug || cfg.output.report_per_command {
+            return None;
+        }
+        let steps = cfg.scripts[0]
+            .commands
+            .iter()
+            .zip(&stmt_index[0])
+            .map(|(command, &stmt)| match &command.kind {
+                CommandKind::Set { var, expr, fast } => Some(ExpressStep::Set {
+                    var,
+                    expr,
+                    fast: fast.as_ref(),
+                }),
+                CommandKind::Sql(sql) if sql.gset.is_none() => Some(ExpressStep::Sql { sql, stmt }),
+                _ => None,
+            })
+            .collect::<Option<Vec<_>>>()?;
+        let has_sql = steps.iter().any(|s| matches!(s, ExpressStep::Sql { .. }));
+        has_sql.then_some(ExpressScript { steps })
     }
 }

@@ -1,7 +1,10 @@
 //! Running one script command (`START_COMMAND`, `SLEEP`, `END_COMMAND`) and
 //! skipping the commands of an inactive `\if` branch (`SKIP_COMMAND`).
 
-use pgrush_script::{CommandKind, EvalContext, Expr, GsetKind, MetaError, RawMessage, Value};
+use pgrush_script::{
+    CommandKind, EvalContext, Expr, FastExpr, GsetKind, MetaError, RawMessage, SqlCommand, Value,
+    VarRef,
+};
 use pgrush_stats::QueryMode;
 
 use super::{Client, ErrStatus, Next, Pipeline, State, Wait};
@@ -36,9 +39,7 @@ impl<C: ClientConn> Client<C> {
             self.stmt_begin = now.get(&ctx.clock);
         }
         let next = self.execute(ctx, now);
-        if next == State::Aborted && self.estatus == ErrStatus::None {
-            self.estatus = ErrStatus::MetaCommand;
-        }
+        self.note_abort(next);
         if next == State::WaitResult {
             if ctx.cfg.output.debug {
                 // pgbench polls once right after sending.
@@ -47,6 +48,15 @@ impl<C: ClientConn> Client<C> {
             return Next::wait(next, Wait::Socket);
         }
         Next::go(next)
+    }
+
+    /// A command that aborted the client leaves the transaction in error (a
+    /// meta-command's, unless an SQL error came first).
+    #[inline(always)]
+    pub(super) fn note_abort(&mut self, next: State) {
+        if next == State::Aborted && self.estatus == ErrStatus::None {
+            self.estatus = ErrStatus::MetaCommand;
+        }
     }
 
     /// `SLEEP`: waits for the end of a `\sleep`.
@@ -102,13 +112,7 @@ impl<C: ClientConn> Client<C> {
                     return self.command_failed(ctx, what, msg);
                 }
                 let stmt = ctx.stmt_index(self.script, self.command);
-                if let Err(failure) = self.send_sql(ctx, sql, stmt) {
-                    return self.command_failed(ctx, "SQL", &failure.message());
-                }
-                match self.pipeline {
-                    Pipeline::Off => State::WaitResult,
-                    Pipeline::On { .. } => State::EndCommand,
-                }
+                self.run_sql(ctx, sql, stmt)
             }
             kind => {
                 if cfg.output.debug {
@@ -120,11 +124,41 @@ impl<C: ClientConn> Client<C> {
                         ),
                     );
                 }
-                let next = self.meta_command(ctx, now, kind);
-                now.reset();
-                next
+                self.run_meta(ctx, now, kind)
             }
         }
+    }
+
+    /// Sends SQL command `sql` (global statement index `stmt`): next WaitResult
+    /// (EndCommand in a pipeline), or Aborted when it could not be sent.
+    #[inline(always)]
+    pub(super) fn run_sql<N: Network<Conn = C>>(
+        &mut self,
+        ctx: &ThreadCtx<'_, N>,
+        sql: &SqlCommand,
+        stmt: usize,
+    ) -> State {
+        if let Err(failure) = self.send_sql(ctx, sql, stmt) {
+            return self.command_failed(ctx, "SQL", &failure.message());
+        }
+        match self.pipeline {
+            Pipeline::Off => State::WaitResult,
+            Pipeline::On { .. } => State::EndCommand,
+        }
+    }
+
+    /// Runs meta-command `kind` (after `--debug`'s line): the next state. The
+    /// clock is read again after it (a meta-command takes its time).
+    #[inline(always)]
+    pub(super) fn run_meta<N: Network<Conn = C>>(
+        &mut self,
+        ctx: &mut ThreadCtx<'_, N>,
+        now: &mut LazyNow,
+        kind: &CommandKind,
+    ) -> State {
+        let next = self.meta_command(ctx, now, kind);
+        now.reset();
+        next
     }
 
     /// Evaluates an expression with the client's variables and generator; `debug()`
@@ -164,6 +198,32 @@ impl<C: ClientConn> Client<C> {
         })
     }
 
+    /// `\set var expr` (`fast`: the expression compiled, when it could be).
+    #[inline(always)]
+    pub(super) fn set_variable<N: Network<Conn = C>>(
+        &mut self,
+        ctx: &ThreadCtx<'_, N>,
+        var: &VarRef,
+        expr: &Expr,
+        fast: Option<&FastExpr>,
+    ) -> State {
+        // The builtin scripts' expressions need neither the context nor
+        // error handling.
+        let fast_value = fast.and_then(|f| f.eval(&self.vars, &mut self.rng));
+        let value = match fast_value {
+            Some(v) => v,
+            None => match self.eval_or_fail(ctx, "set", expr) {
+                Ok(v) => v,
+                Err(state) => return state,
+            },
+        };
+        if let Err(e) = self.vars.set_value("set", var, value) {
+            messages::error(ctx.progname(), &e.to_bytes());
+            return self.command_failed(ctx, "set", "assignment of meta-command failed");
+        }
+        State::EndCommand
+    }
+
     fn meta_command<N: Network<Conn = C>>(
         &mut self,
         ctx: &mut ThreadCtx<'_, N>,
@@ -173,23 +233,7 @@ impl<C: ClientConn> Client<C> {
         match kind {
             CommandKind::Sql(_) => State::Aborted,
             CommandKind::Set { var, expr, fast } => {
-                // The builtin scripts' expressions need neither the context nor
-                // error handling.
-                let fast_value = fast
-                    .as_ref()
-                    .and_then(|f| f.eval(&self.vars, &mut self.rng));
-                let value = match fast_value {
-                    Some(v) => v,
-                    None => match self.eval_or_fail(ctx, "set", expr) {
-                        Ok(v) => v,
-                        Err(state) => return state,
-                    },
-                };
-                if let Err(e) = self.vars.set_value("set", var, value) {
-                    messages::error(ctx.progname(), &e.to_bytes());
-                    return self.command_failed(ctx, "set", "assignment of meta-command failed");
-                }
-                State::EndCommand
+                self.set_variable(ctx, var, expr, fast.as_ref())
             }
             CommandKind::Sleep(sleep) => match sleep.micros(&self.vars) {
                 Ok(us) => {

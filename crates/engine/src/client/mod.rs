@@ -14,6 +14,7 @@
 //! `recovery` (errors, ROLLBACK, retries, failures).
 
 mod command;
+mod express;
 mod recovery;
 mod results;
 mod send;
@@ -369,7 +370,13 @@ impl<C: ClientConn> Client<C> {
         // next one; a turn that did not wait yields at its end, so a script of
         // meta-commands only cannot keep the thread.
         self.chain = ctx.chain && self.wait == Wait::Socket;
-        let wait = self.advance(ctx, &mut now);
+        let plan = ctx.plan;
+        let wait = match &plan.express {
+            Some(express) if self.state == State::WaitResult => {
+                self.express_turn(ctx, &mut now, express)
+            }
+            _ => self.advance(ctx, &mut now),
+        };
         if wait == Wait::Socket {
             self.sync_write_interest(ctx);
         }
@@ -405,14 +412,20 @@ impl<C: ClientConn> Client<C> {
                 next.state
             );
             self.state = next.state;
-            #[cfg(test)]
-            self.trace.push(next.state);
+            self.trace(next.state);
             if let Some(wait) = next.wait {
                 break wait;
             }
         };
         self.wait = wait;
         wait
+    }
+
+    /// Notes a state entered, for the unit tests (nothing otherwise).
+    #[inline(always)]
+    fn trace(&mut self, _state: State) {
+        #[cfg(test)]
+        self.trace.push(_state);
     }
 
     /// Does the work of the current state. Inlined into the loop of

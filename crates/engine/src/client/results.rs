@@ -168,15 +168,20 @@ impl<C: ClientConn> Client<C> {
         match self.poll_results(ctx) {
             Poll::Pending => Next::wait(State::WaitResult, Wait::Socket),
             Poll::Done => Next::go(State::EndCommand),
-            Poll::Failed => {
-                let continue_on_error =
-                    ctx.cfg.errors.continue_on_error && self.estatus == ErrStatus::Other;
-                Next::go(if self.estatus.retryable() || continue_on_error {
-                    State::Error
-                } else {
-                    State::Aborted
-                })
-            }
+            Poll::Failed => Next::go(self.after_failed_command(ctx)),
+        }
+    }
+
+    /// Where a failed command leads: Error for a retryable failure (or any SQL
+    /// error with `--continue-on-error`), else Aborted.
+    #[cold]
+    pub(super) fn after_failed_command<N>(&self, ctx: &ThreadCtx<'_, N>) -> State {
+        let continue_on_error =
+            ctx.cfg.errors.continue_on_error && self.estatus == ErrStatus::Other;
+        if self.estatus.retryable() || continue_on_error {
+            State::Error
+        } else {
+            State::Aborted
         }
     }
 
@@ -188,6 +193,18 @@ impl<C: ClientConn> Client<C> {
         // Per-command facts, looked up once rather than per message.
         let ends_pipeline = ctx.ends_pipeline(self.script, self.command);
         let plain = self.read.gset.is_none() && !ends_pipeline;
+        self.poll_results_of(ctx, plain, ends_pipeline)
+    }
+
+    /// [`Client::poll_results`] for a command known to be `plain` (or not) and to
+    /// end a pipeline (or not).
+    #[inline(always)]
+    pub(super) fn poll_results_of<N: Network<Conn = C>>(
+        &mut self,
+        ctx: &ThreadCtx<'_, N>,
+        plain: bool,
+        ends_pipeline: bool,
+    ) -> Poll {
         // A plain command's results are waited for with nothing complete in the
         // buffer (a turn reads until it must wait, and only server-initiated
         // messages can follow a ReadyForQuery), and its turn comes when the

@@ -6,7 +6,7 @@ use pgrush_stats::{RunLimit, TxOutcome, TxRecord};
 use pgrush_wire::TransactionStatus;
 
 use super::{Client, ErrStatus, Next, Pipeline, State, Wait};
-use crate::clock::LazyNow;
+use crate::clock::{LazyNow, Micros};
 use crate::conn::{ClientConn, Network};
 use crate::context::ThreadCtx;
 use crate::messages;
@@ -18,8 +18,7 @@ impl<C: ClientConn> Client<C> {
         ctx: &mut ThreadCtx<'_, N>,
     ) -> Next {
         self.script = ctx.choose_script();
-        self.estatus = ErrStatus::None;
-        self.tries = 1;
+        self.reset_error_state();
         if ctx.cfg.output.debug {
             let mut msg = messages::concat(
                 &format!("client {} executing script \"", self.id),
@@ -110,13 +109,27 @@ impl<C: ClientConn> Client<C> {
             t = now.refresh(&ctx.clock);
             ctx.stats.add_conn_time_us((t - start).max(0) as u64);
         }
+        self.begin_tx(t, ctx.throttle_delay > 0.0);
+        Next::go(State::StartCommand)
+    }
+
+    /// A new transaction has no error and is at its first try.
+    #[inline(always)]
+    pub(super) fn reset_error_state(&mut self) {
+        self.estatus = ErrStatus::None;
+        self.tries = 1;
+    }
+
+    /// The transaction starts at `t` (connected): the generator is saved for
+    /// retries, and without `-R` (`throttled`) it was scheduled then too.
+    #[inline(always)]
+    pub(super) fn begin_tx(&mut self, t: Micros, throttled: bool) {
         self.saved_rng = self.rng;
         self.txn_begin = t;
-        if ctx.throttle_delay <= 0.0 {
+        if !throttled {
             self.txn_scheduled = t;
         }
         self.command = 0;
-        Next::go(State::StartCommand)
     }
 
     /// `END_TX`: records the transaction, disconnects under `-C`, and yields to the

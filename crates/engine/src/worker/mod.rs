@@ -136,7 +136,7 @@ impl<'a> Worker<'a> {
     fn set_up(
         tid: usize,
         cfg: &'a EngineConfig,
-        plan: &'a Plan,
+        plan: &'a Plan<'a>,
         clients: Vec<Client<Connection>>,
         shared: &'a Shared,
         rngs: ThreadRngs,
