@@ -191,6 +191,35 @@ def ensure_tool(name):
 _TOTALS_RE = re.compile(r"^(?:totals|summary):\s*(\d+)", re.M)
 
 
+#: Cachegrind's simulated caches for `cachegrind_lines`: 2 KiB first-level caches and a
+#: 4 KiB last level, so that nearly every cache line a transaction touches is fetched again
+#: by the next one: the count is the working set a transaction brings back in when something
+#: else (the server's backends, on the same core) ran in between.
+TINY_CACHES = ["--I1=2048,2,64", "--D1=2048,2,64", "--LL=4096,2,64"]
+
+
+def cachegrind_lines(argv, env, name, valgrind):
+    """Runs argv under `valgrind --tool=cachegrind` with `TINY_CACHES`; returns
+    (transactions, {"code": lines, "data": lines}): the last-level misses of instruction
+    fetches, and of data reads and writes."""
+    with tempfile.TemporaryDirectory(prefix="pgrush-cachegrind-") as d:
+        out = os.path.join(d, "cachegrind.out")
+        cmd = [valgrind, "--tool=cachegrind", "--cache-sim=yes", "--cachegrind-out-file=" + out]
+        _, _, stdout, _, _ = _spawn_wait(cmd + TINY_CACHES + argv, env, name)
+        events = summary = None
+        with open(out, encoding="utf-8", errors="replace") as f:
+            for line in f:
+                if line.startswith("events:"):
+                    events = line.split()[1:]
+                elif line.startswith("summary:"):
+                    summary = [int(v) for v in line.split()[1:]]
+    tx, _ = parse_report(stdout)
+    if not tx or not events or not summary:
+        raise RunError("%s under cachegrind: no transaction count or no summary" % name)
+    counts = dict(zip(events, summary))
+    return tx, {"code": counts["ILmr"], "data": counts["DLmr"] + counts["DLmw"]}
+
+
 def callgrind_instructions(argv, env, name, valgrind):
     """Runs argv under `valgrind --tool=callgrind`; returns (transactions, instructions).
 

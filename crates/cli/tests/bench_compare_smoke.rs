@@ -1,7 +1,7 @@
 //! Smoke tests of `bench/compare` (the side-by-side benchmark harness): one short pair of
 //! select-only prepared runs, pgbench 18 against this build of pgrush, once on the
 //! script's own throwaway cluster (table output) and once on a sandbox cluster named by
-//! connection options (`--json`, with the strace and callgrind passes).
+//! connection options (`--json`, with the strace, callgrind and cachegrind passes).
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -99,7 +99,8 @@ fn json_with_syscalls_on_a_given_server() {
     cmd.arg("-h")
         .arg(cluster.socket_dir())
         .args(["-p", &port, "-U", cluster.superuser(), "-d", "postgres"])
-        .args(["--json", "--syscalls", "--instructions", "--instr-tx", "40"]);
+        .args(["--json", "--syscalls", "--instructions", "--footprint"])
+        .args(["--instr-tx", "40"]);
     let out = testkit::run(&mut cmd);
     assert_eq!(
         out.code, 0,
@@ -129,6 +130,8 @@ fn json_with_syscalls_on_a_given_server() {
         "peak RSS MiB",
         "syscalls/tx",
         "instructions/tx (user)",
+        "code lines/tx (cold)",
+        "data lines/tx (cold)",
     ] {
         let ratio = metric(name)["ratio"].as_f64().expect("finite ratio");
         assert!(ratio.is_finite() && ratio > 0.0, "{name}: {ratio}");
@@ -146,5 +149,17 @@ fn json_with_syscalls_on_a_given_server() {
         let short = instr_runs[0]["transactions"].as_u64().expect("short run");
         let long = instr_runs[1]["transactions"].as_u64().expect("long run");
         assert!(long > short, "{client}: {instr_runs}");
+        // With 4 KiB of simulated cache, a transaction fetches again at least the
+        // code of a send and a receive and the buffers it fills and reads.
+        let code = metric("code lines/tx (cold)")[client]
+            .as_f64()
+            .expect("code");
+        let data = metric("data lines/tx (cold)")[client]
+            .as_f64()
+            .expect("data");
+        assert!(
+            code > 10.0 && data > 5.0,
+            "{client}: {code} code, {data} data lines/tx"
+        );
     }
 }

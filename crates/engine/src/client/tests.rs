@@ -99,7 +99,7 @@ fn run_with(
 /// for `cfg`'s scripts (per command, with histograms).
 fn fake_ctx<'a>(
     cfg: &'a EngineConfig,
-    plan: &'a Plan,
+    plan: &'a Plan<'a>,
     server: &Rc<RefCell<FakeServer>>,
 ) -> ThreadCtx<'a, FakeNetwork> {
     let layout = StatsLayout {
@@ -133,7 +133,18 @@ fn run_driven(
     before: impl FnOnce(&mut ThreadCtx<'_, FakeNetwork>),
 ) -> Outcome {
     let plan = Plan::new(cfg);
-    let mut ctx = fake_ctx(cfg, &plan, server);
+    run_planned(cfg, &plan, server, drive, before)
+}
+
+/// [`run_driven`] with the run's `plan` given.
+fn run_planned(
+    cfg: &EngineConfig,
+    plan: &Plan<'_>,
+    server: &Rc<RefCell<FakeServer>>,
+    drive: Drive,
+    before: impl FnOnce(&mut ThreadCtx<'_, FakeNetwork>),
+) -> Outcome {
+    let mut ctx = fake_ctx(cfg, plan, server);
     before(&mut ctx);
     let mut clients: Vec<Client<FakeConn>> = (0..cfg.clients)
         .map(|id| {
@@ -753,6 +764,7 @@ fn stalled_output_still_completes_a_run() {
 }
 
 mod chaining;
+mod express;
 mod plain_results;
 mod scheduling;
 
