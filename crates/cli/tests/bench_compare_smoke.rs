@@ -138,9 +138,14 @@ fn json_with_syscalls_on_a_given_server() {
         assert!(ratio.is_finite() && ratio > 0.0, "{name}: {ratio}");
     }
     // With one pair, the median of the per-pair ratios is that pair's ratio.
-    let paired = metric("paired ratio (median)")["ratio"].as_f64().expect("paired");
+    let paired = metric("paired ratio (median)")["ratio"]
+        .as_f64()
+        .expect("paired");
     let of_medians = metric("client CPU us/tx")["ratio"].as_f64().expect("ratio");
-    assert!((paired - of_medians).abs() < 1e-9, "{paired} against {of_medians}");
+    assert!(
+        (paired - of_medians).abs() < 1e-9,
+        "{paired} against {of_medians}"
+    );
     // Every transaction is at least one send and one receive for either client, and
     // building, sending and decoding one takes some hundreds of instructions at least.
     for client in ["pgbench", "pgrush"] {
