@@ -35,9 +35,6 @@ pub(crate) struct ThreadCtx<'a, N> {
     pub(crate) detailed: bool,
     /// The `-l` log.
     pub(crate) log: Option<TxLog>,
-    /// Whether a client that has just read a result may start its next
-    /// transaction in the same turn ([`Plan::chain`]).
-    pub(crate) chain: bool,
     /// Opens and watches client connections.
     pub(crate) net: N,
 }
@@ -65,7 +62,6 @@ impl<'a, N> ThreadCtx<'a, N> {
             end_time: None,
             detailed: cfg.detailed_latency(),
             log,
-            chain: plan.chain,
             net,
         }
     }

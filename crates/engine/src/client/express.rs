@@ -6,11 +6,12 @@
 //! sent), and after the last one `EndTx`, `ChooseScript` and `StartTx`. The
 //! express lane walks them in that order without dispatching on the state, and
 //! takes each command from the script's steps instead of through the
-//! configuration. Every state's work is the general machine's own step function
-//! (`end_tx`, `choose_script`, `start_tx`, `set_variable`, `run_sql`), so the
-//! effects are the same, message for message. Whatever leaves that path (an
-//! error, a failed `\set`, the end of the run) hands the rest of the turn to
-//! [`Client::advance`] in the state the step chose.
+//! configuration. Every state's work is the general machine's own code
+//! (`poll_results_of`, `set_variable`, `run_sql`, `end_tx`, and of `ChooseScript`
+//! and `StartTx` what is left when transactions chain: `reset_error_state` and
+//! `begin_tx`), so the effects are the same, message for message. Whatever leaves
+//! that path (an error, a failed `\set`, the end of the run) hands the rest of the
+//! turn to [`Client::advance`] in the state the step chose.
 
 use super::results::Poll;
 use super::{Client, Next, State, Wait};
@@ -101,7 +102,7 @@ impl<C: ClientConn> Client<C> {
         if next != Next::go(State::ChooseScript) {
             return Some(next);
         }
-        debug_assert!(ctx.chain && !ctx.timer_exceeded && self.conn.is_some());
+        debug_assert!(ctx.plan.chain && !ctx.timer_exceeded && self.conn.is_some());
         self.trace(State::ChooseScript);
         self.script = 0;
         self.reset_error_state();

@@ -238,7 +238,7 @@ pub(crate) struct Client<C> {
     /// Transaction status from the last ReadyForQuery.
     tx_status: TransactionStatus,
     /// This turn may go on into the next transaction once (set when the turn
-    /// starts with a socket wait and [`ThreadCtx::chain`]; see `end_tx`).
+    /// starts with a socket wait and [`Plan::chain`](crate::plan::Plan::chain); see `end_tx`).
     chain: bool,
     /// Every state entered, in order (unit tests only).
     #[cfg(test)]
@@ -369,8 +369,8 @@ impl<C: ClientConn> Client<C> {
         // A transaction that waited for the server may be followed at once by the
         // next one; a turn that did not wait yields at its end, so a script of
         // meta-commands only cannot keep the thread.
-        self.chain = ctx.chain && self.wait == Wait::Socket;
         let plan = ctx.plan;
+        self.chain = plan.chain && self.wait == Wait::Socket;
         let wait = match &plan.express {
             Some(express) if self.state == State::WaitResult => {
                 self.express_turn(ctx, &mut now, express)

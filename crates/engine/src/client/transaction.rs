@@ -136,7 +136,7 @@ impl<C: ClientConn> Client<C> {
     /// other clients before the next transaction (a script of meta-commands only
     /// cannot spin forever), unless the turn may chain: a transaction that waited
     /// for the server is followed at once by the next one, as any client but
-    /// pgbench would, once per turn ([`ThreadCtx::chain`] says when that cannot be
+    /// pgbench would, once per turn ([`Plan::chain`](crate::plan::Plan::chain) says when that cannot be
     /// told apart from pgbench but by the timing).
     pub(super) fn end_tx<N: Network<Conn = C>>(
         &mut self,

@@ -33,8 +33,8 @@ fn a_result_ends_the_transaction_and_the_next_one_starts_in_the_same_turn() {
     let srv = server();
     let cfg = config("select 1;\n", QueryMode::Simple, 1, 3);
     let plan = Plan::new(&cfg);
+    assert!(plan.chain);
     let mut ctx = fake_ctx(&cfg, &plan, &srv);
-    assert!(ctx.chain);
     let mut client = Client::new(0, cfg.variables.clone(), cfg.client_rngs[0], 1);
     assert!(client.connect_initially(&mut ctx).expect("register"));
     assert_eq!(client.take_turn(&mut ctx, false), Turn::Ran(Wait::Socket));
@@ -86,8 +86,7 @@ fn no_chaining_when_starting_a_transaction_draws_from_the_thread() {
         ("-R", &throttled),
         ("-C", &reconnecting),
     ] {
-        let plan = Plan::new(cfg);
-        assert!(!fake_ctx(cfg, &plan, &server()).chain, "{what}");
+        assert!(!Plan::new(cfg).chain, "{what}");
     }
     // Two scripts: the result ends the transaction, and the client yields.
     let got = turns(&two_scripts, 3);
