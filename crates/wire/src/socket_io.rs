@@ -15,20 +15,8 @@ use std::os::fd::RawFd;
 /// instructions than the call itself, and pgrush cancels no threads.
 #[inline]
 pub fn recv(fd: RawFd, buf: &mut [u8]) -> io::Result<usize> {
-    // SAFETY: `buf` is valid for writes of `buf.len()` bytes during the call; the
-    // address arguments are null (no peer address asked for).
-    let n = unsafe {
-        libc::syscall(
-            libc::SYS_recvfrom,
-            libc::c_long::from(fd),
-            buf.as_mut_ptr(),
-            buf.len(),
-            0 as libc::c_long,
-            std::ptr::null_mut::<libc::sockaddr>(),
-            std::ptr::null_mut::<libc::socklen_t>(),
-        )
-    };
-    syscall_result(n)
+    // SAFETY: `buf` is valid for writes of `buf.len()` bytes during the call.
+    unsafe { transfer(libc::SYS_recvfrom, fd, buf.as_mut_ptr(), buf.len(), 0) }
 }
 
 /// Writes to socket `fd` with the system call std's `write` of a TCP or Unix stream
@@ -36,23 +24,47 @@ pub fn recv(fd: RawFd, buf: &mut [u8]) -> io::Result<usize> {
 /// [`recv`] is.
 #[inline]
 pub fn send(fd: RawFd, buf: &[u8]) -> io::Result<usize> {
-    // SAFETY: `buf` is valid for reads of `buf.len()` bytes during the call; no
-    // destination address is given (a connected socket).
+    // SAFETY: `buf` is valid for reads of `buf.len()` bytes during the call, and
+    // `sendto` only reads it.
+    let flags = libc::c_long::from(libc::MSG_NOSIGNAL);
+    unsafe {
+        transfer(
+            libc::SYS_sendto,
+            fd,
+            buf.as_ptr().cast_mut(),
+            buf.len(),
+            flags,
+        )
+    }
+}
+
+/// `recvfrom` or `sendto` (`call`) of `len` bytes at `buf` on the connected socket
+/// `fd` with `flags`, and no peer address (both address arguments 0): the count
+/// moved, or the error in `errno`.
+///
+/// # Safety
+/// `buf` must be valid for `len` bytes for what `call` does with them (written by
+/// `recvfrom`, read by `sendto`) during the call.
+#[inline(always)]
+unsafe fn transfer(
+    call: libc::c_long,
+    fd: RawFd,
+    buf: *mut u8,
+    len: usize,
+    flags: libc::c_long,
+) -> io::Result<usize> {
+    // SAFETY: the caller vouches for `buf`; a null peer address (and length) is
+    // what both calls take on a connected socket.
     let n = unsafe {
         libc::syscall(
-            libc::SYS_sendto,
+            call,
             libc::c_long::from(fd),
-            buf.as_ptr(),
-            buf.len(),
-            libc::c_long::from(libc::MSG_NOSIGNAL),
-            std::ptr::null::<libc::sockaddr>(),
+            buf,
+            len,
+            flags,
+            0 as libc::c_long,
             0 as libc::c_long,
         )
     };
-    syscall_result(n)
-}
-
-/// A system call's return: a count, or -1 with the error in `errno`.
-fn syscall_result(n: libc::c_long) -> io::Result<usize> {
     usize::try_from(n).map_err(|_| io::Error::last_os_error())
 }
