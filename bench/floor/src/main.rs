@@ -152,7 +152,7 @@ fn connect_all(
         let seed = seed_base ^ (client as u64 + 1);
         connections.push((
             socket,
-            Transaction::new(opts.script, opts.mode, scale, seed)?,
+            Transaction::new(opts.script, (opts.mode, opts.describe), scale, seed)?,
         ));
     }
     Ok(connections)

@@ -91,6 +91,8 @@ pub struct Options {
     pub connection: Connection,
     /// `--io`.
     pub io: IoMode,
+    /// `--describe`: prepared mode sends Describe of the portal with each Bind.
+    pub describe: bool,
 }
 
 impl Default for Options {
@@ -103,6 +105,7 @@ impl Default for Options {
             script: Script::TpcbLike,
             connection: Connection::default(),
             io: IoMode::Epoll,
+            describe: false,
         }
     }
 }
@@ -127,6 +130,9 @@ Usage: pgrush-floor [OPTION]... [DBNAME]
   -d DBNAME       database name (default $PGDATABASE, the user name)
   --io epoll|uring     how a thread waits for its sockets (default epoll); uring
                   falls back to epoll, with a notice, where io_uring is refused
+  --describe      prepared mode: send Describe of the portal between Bind and
+                  Execute, as libpq's PQsendQueryPrepared (so pgbench and pgrush)
+                  does, so that the server does the same work per transaction
   --help          show this help and exit
 
 Authentication must be trust: the floor sends no password.";
@@ -147,6 +153,10 @@ pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Parsed, FloorErr
     while let Some(arg) = args.next() {
         if arg == "--help" {
             return Ok(Parsed::Help);
+        }
+        if arg == "--describe" {
+            opts.describe = true;
+            continue;
         }
         if let Some(value) = arg.strip_prefix("--io") {
             let value = match value.strip_prefix('=') {
@@ -262,6 +272,8 @@ mod tests {
         assert_eq!(o.limit, Limit::Duration(Duration::from_secs(5)));
         assert_eq!(o.connection.dbname.as_deref(), Some("db"));
         assert_eq!(o.io, IoMode::Epoll);
+        assert!(!o.describe);
+        assert!(run(&["--describe", "-M", "prepared"]).unwrap().describe);
     }
 
     #[test]

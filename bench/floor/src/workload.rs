@@ -209,10 +209,15 @@ fn query_command(pieces: &[Piece], ranges: &Ranges) -> Result<Command, FloorErro
     })
 }
 
-/// A prepared-mode command: Bind (text parameters, zero-padded placeholders), Execute
-/// and Sync. Bind's layout: tag, length, "" portal, name, no formats (2 bytes), the
+/// A prepared-mode command: Bind (text parameters, zero-padded placeholders), with
+/// `describe` Describe of the portal, Execute and Sync. Bind's layout: tag, length, "" portal, name, no formats (2 bytes), the
 /// parameter count (2), then per parameter its length (4) and text.
-fn bind_command(index: usize, pieces: &[Piece], ranges: &Ranges) -> Result<Command, FloorError> {
+fn bind_command(
+    index: usize,
+    pieces: &[Piece],
+    ranges: &Ranges,
+    describe: bool,
+) -> Result<Command, FloorError> {
     let (_, params) = render(pieces, ranges, QueryMode::Prepared);
     let name = statement_name(index);
     let values: Vec<Vec<u8>> = params
@@ -244,6 +249,10 @@ fn bind_command(index: usize, pieces: &[Piece], ranges: &Ranges) -> Result<Comma
         });
         offset += 4 + width;
     }
+    if describe {
+        frontend::describe(b'P', "", &mut buf)
+            .map_err(|e| FloorError::Protocol(format!("encoding Describe: {e}")))?;
+    }
     frontend::execute("", 0, &mut buf)
         .map_err(|e| FloorError::Protocol(format!("encoding Execute: {e}")))?;
     frontend::sync(&mut buf);
@@ -259,16 +268,21 @@ fn bind_command(index: usize, pieces: &[Piece], ranges: &Ranges) -> Result<Comma
 }
 
 impl Transaction {
-    /// The commands of `script` in `mode` at `scale`, with a random generator seeded by
-    /// `seed`.
-    pub fn new(script: Script, mode: QueryMode, scale: u64, seed: u64) -> Result<Self, FloorError> {
+    /// The commands of `script` in `mode` (prepared mode with Describe when
+    /// `describe`) at `scale`, with a random generator seeded by `seed`.
+    pub fn new(
+        script: Script,
+        (mode, describe): (QueryMode, bool),
+        scale: u64,
+        seed: u64,
+    ) -> Result<Self, FloorError> {
         let ranges = Ranges::new(scale);
         let commands = statements(script)
             .iter()
             .enumerate()
             .map(|(i, pieces)| match mode {
                 QueryMode::Simple => query_command(pieces, &ranges),
-                QueryMode::Prepared => bind_command(i, pieces, &ranges),
+                QueryMode::Prepared => bind_command(i, pieces, &ranges, describe),
             })
             .collect::<Result<Vec<_>, _>>()?;
         let used = FIELDS
@@ -377,7 +391,7 @@ mod tests {
 
     #[test]
     fn simple_select_gets_a_new_aid_in_range() {
-        let mut t = Transaction::new(Script::SelectOnly, QueryMode::Simple, 2, 7).unwrap();
+        let mut t = Transaction::new(Script::SelectOnly, (QueryMode::Simple, false), 2, 7).unwrap();
         let mut seen = std::collections::HashSet::new();
         for _ in 0..100 {
             t.draw();
@@ -405,12 +419,41 @@ mod tests {
 
     #[test]
     fn prepared_tpcb_patches_every_parameter() {
-        let mut t = Transaction::new(Script::TpcbLike, QueryMode::Prepared, 1, 3).unwrap();
+        let mut t = Transaction::new(Script::TpcbLike, (QueryMode::Prepared, false), 1, 3).unwrap();
         assert_eq!(t.commands.len(), 7);
         t.draw();
         let insert = &t.commands[5].bytes;
         // tid (2 digits), bid (1), aid (6), delta (5) as text parameters.
         let text = String::from_utf8_lossy(insert);
         assert!(text.contains('+') || text.contains('-'), "{text}");
+    }
+
+    /// The message tags of `bytes`, a run of frontend messages.
+    fn tags(bytes: &[u8]) -> Vec<u8> {
+        let mut tags = Vec::new();
+        let mut at = 0;
+        while at < bytes.len() {
+            tags.push(bytes[at]);
+            let len = u32::from_be_bytes(bytes[at + 1..at + 5].try_into().unwrap());
+            at += 1 + len as usize;
+        }
+        tags
+    }
+
+    #[test]
+    fn describe_goes_between_bind_and_execute() {
+        let select = |describe| {
+            let mut t = Transaction::new(Script::SelectOnly, (QueryMode::Prepared, describe), 1, 3)
+                .unwrap();
+            t.draw();
+            t.commands.remove(0).bytes
+        };
+        let (plain, described) = (select(false), select(true));
+        assert_eq!(tags(&plain), b"BES");
+        assert_eq!(tags(&described), b"BDES");
+        // The same Bind (same seed, same draw), then Describe of the unnamed portal.
+        let bind_len = 1 + u32::from_be_bytes(plain[1..5].try_into().unwrap()) as usize;
+        assert_eq!(plain[..bind_len], described[..bind_len]);
+        assert_eq!(&described[bind_len..bind_len + 7], b"D\0\0\0\x06P\0");
     }
 }

@@ -105,3 +105,24 @@ fn capacity_reports_transactions_per_client_cpu_second() {
         assert_floor_ratio(&doc, workload, "tx per client CPU s");
     }
 }
+
+#[test]
+fn floor_describe_passes_describe_to_the_floor_only() {
+    let (doc, table) = compare(&["--workloads", "select-prepared", "--floor-describe"]);
+    assert_eq!(doc["floor_describe"], Value::Bool(true), "{doc}");
+    let tx = doc["workloads"]["select-prepared"]["runs"]["floor"][0]["transactions"]
+        .as_u64()
+        .expect("floor transactions");
+    assert!(tx > 100, "{doc}");
+    assert!(table.contains("pgrush-floor --describe;"), "{table}");
+    let options = &doc["workloads"]["select-prepared"]["options"];
+    assert!(
+        options["floor"].as_str().unwrap().contains("--describe"),
+        "{options}"
+    );
+    assert!(
+        !options["pgrush"].as_str().unwrap().contains("--describe"),
+        "{options}"
+    );
+    assert_floor_ratio(&doc, "select-prepared", "client CPU us/tx");
+}

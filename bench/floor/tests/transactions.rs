@@ -119,6 +119,41 @@ fn select_only_simple_count_matches_the_server() {
     select_only("floor_select_simple", "simple", "epoll", &[]);
 }
 
+/// `--describe`: the server answers each Describe with a RowDescription, which the
+/// floor reads past; every transaction is still one index scan, counted once.
+#[test]
+fn describe_adds_a_row_description_and_keeps_the_count() {
+    let cluster = pgrush_testkit::shared();
+    let db = "floor_describe";
+    init(cluster, db);
+    for io in ["epoll", "uring"] {
+        let before = accounts_index_scans(cluster, db);
+        let args = [
+            "-S",
+            "-M",
+            "prepared",
+            "--describe",
+            "-c",
+            "2",
+            "-j",
+            "1",
+            "-t",
+            "50",
+            "--io",
+            io,
+        ];
+        let n = processed(&floor(cluster, db, &args));
+        assert_eq!(n, 100, "--io {io}");
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let mut scans = accounts_index_scans(cluster, db) - before;
+        while scans < n && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(100));
+            scans = accounts_index_scans(cluster, db) - before;
+        }
+        assert_eq!(scans, n, "--io {io}: index scans on the server");
+    }
+}
+
 /// The notice of the fallback to epoll when io_uring is refused with EPERM.
 const REFUSED_NOTICE: &str =
     "pgrush-floor: io_uring is not available (Operation not permitted (os error 1)): using epoll\n";

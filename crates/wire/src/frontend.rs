@@ -20,11 +20,13 @@ const DESCRIBE_EXECUTE: [u8; 17] = *b"D\0\0\0\x06P\0E\0\0\0\x09\0\0\0\0\0";
 const SYNC: [u8; 5] = *b"S\0\0\0\x04";
 
 /// The error for a length or count the protocol cannot carry.
+#[cold]
 fn too_large() -> Error {
     Error::Usage("value too large to transmit".to_string())
 }
 
 /// The error for a NUL byte inside a NUL-terminated string.
+#[cold]
 fn embedded_null() -> Error {
     Error::Usage("string contains embedded null".to_string())
 }

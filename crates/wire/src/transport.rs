@@ -92,18 +92,53 @@ impl Transport {
         }
     }
 
+    /// Whether bytes go over the socket as they are (no TLS, no GSSAPI encryption).
+    #[inline(always)]
+    fn is_plain(&self) -> bool {
+        self.tls.is_none() && self.gss.is_none()
+    }
+
     /// Reads plaintext. `Ok(0)` = end of stream; `WouldBlock` = nothing available now.
+    #[inline]
     pub(crate) fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.is_plain() {
+            return retry_interrupted(|| self.sock.read(buf));
+        }
+        self.read_encrypted(buf)
+    }
+
+    /// Writes plaintext; returns how much was accepted (`WouldBlock` if none).
+    #[inline]
+    pub(crate) fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if self.is_plain() {
+            return retry_interrupted(|| self.sock.write(buf));
+        }
+        self.write_encrypted(buf)
+    }
+
+    /// Pushes buffered TLS records or GSSAPI packets out; `true` when nothing
+    /// is left pending.
+    #[inline]
+    pub(crate) fn flush_pending(&mut self) -> io::Result<bool> {
+        if self.is_plain() {
+            return Ok(true);
+        }
+        self.flush_encrypted()
+    }
+
+    // The encrypted paths are kept out of line (and out of the way: `cold` makes
+    // the compiler lay them out apart), so that the plain path every transaction
+    // of an unencrypted run takes is a few compact instructions in its callers.
+
+    /// [`Transport::read`] through TLS or GSSAPI.
+    #[cold]
+    #[inline(never)]
+    fn read_encrypted(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         if let Some(gss) = self.gss.as_mut() {
             return gss.read(&mut self.sock, buf);
         }
         let Some(tls) = self.tls.as_mut() else {
-            return loop {
-                match self.sock.read(buf) {
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                    other => break other,
-                }
-            };
+            return retry_interrupted(|| self.sock.read(buf));
         };
         loop {
             match tls.reader().read(buf) {
@@ -126,18 +161,15 @@ impl Transport {
         }
     }
 
-    /// Writes plaintext; returns how much was accepted (`WouldBlock` if none).
-    pub(crate) fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+    /// [`Transport::write`] through TLS or GSSAPI.
+    #[cold]
+    #[inline(never)]
+    fn write_encrypted(&mut self, buf: &[u8]) -> io::Result<usize> {
         if let Some(gss) = self.gss.as_mut() {
             return gss.write(&mut self.sock, buf);
         }
         let Some(tls) = self.tls.as_mut() else {
-            return loop {
-                match self.sock.write(buf) {
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                    other => break other,
-                }
-            };
+            return retry_interrupted(|| self.sock.write(buf));
         };
         let mut drained = write_tls_all(tls, &mut self.sock)?;
         let n = tls.writer().write(buf)?;
@@ -150,9 +182,10 @@ impl Transport {
         Ok(n)
     }
 
-    /// Pushes buffered TLS records or GSSAPI packets out; `true` when nothing
-    /// is left pending.
-    pub(crate) fn flush_pending(&mut self) -> io::Result<bool> {
+    /// [`Transport::flush_pending`] of TLS or GSSAPI.
+    #[cold]
+    #[inline(never)]
+    fn flush_encrypted(&mut self) -> io::Result<bool> {
         if let Some(gss) = self.gss.as_mut() {
             return gss.flush_pending(&mut self.sock);
         }
@@ -192,6 +225,17 @@ impl Transport {
         }
         write_tls_all(tls, &mut self.sock)?;
         Ok(())
+    }
+}
+
+/// Runs `op` again while a signal interrupts it.
+#[inline(always)]
+fn retry_interrupted(mut op: impl FnMut() -> io::Result<usize>) -> io::Result<usize> {
+    loop {
+        match op() {
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            other => return other,
+        }
     }
 }
 

@@ -71,23 +71,14 @@ impl<C: ClientConn> Client<C> {
                 self.buf.clear();
                 let holds_nul = sql.write_simple(&self.vars, &mut self.buf);
                 if ctx.cfg.output.debug {
-                    messages::debug(
-                        ctx.progname(),
-                        &messages::concat(&format!("client {} sending ", self.id), &self.buf),
-                    );
+                    debug_sending(ctx.progname(), self.id, &self.buf);
                 }
                 conn.queue_query(&self.buf, holds_nul)?;
                 self.read.syncs_left += 1;
             }
             QueryMode::Extended => {
                 if ctx.cfg.output.debug {
-                    messages::debug(
-                        ctx.progname(),
-                        &messages::concat(
-                            &format!("client {} sending ", self.id),
-                            &sql.extended_text,
-                        ),
-                    );
+                    debug_sending(ctx.progname(), self.id, &sql.extended_text);
                 }
                 conn.queue_parse("", &sql.extended_text, sql.params().len())?;
                 conn.queue_bind_execute("", sql, &self.vars, !in_pipeline)?;
@@ -102,10 +93,7 @@ impl<C: ClientConn> Client<C> {
                     self.prepared[stmt] = true;
                 }
                 if ctx.cfg.output.debug {
-                    messages::debug(
-                        ctx.progname(),
-                        &format!("client {} sending {}", self.id, name),
-                    );
+                    debug_sending(ctx.progname(), self.id, name.as_bytes());
                 }
                 conn.queue_bind_execute(name, sql, &self.vars, !in_pipeline)?;
                 if !in_pipeline {
@@ -164,6 +152,18 @@ impl<C: ClientConn> Client<C> {
         conn.queue_query(b"ROLLBACK", false)?;
         Ok(())
     }
+}
+
+/// `--debug`'s `client N sending ...` line. Out of line and `cold`: every command
+/// of a run without `--debug` passes the test, and none of this code belongs in the
+/// path it takes.
+#[cold]
+#[inline(never)]
+fn debug_sending(progname: &str, client_id: u32, what: &[u8]) {
+    messages::debug(
+        progname,
+        &messages::concat(&format!("client {client_id} sending "), what),
+    );
 }
 
 /// Queues Parse + Sync for prepared statement `stmt` (a lazy preparation).
