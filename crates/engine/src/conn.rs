@@ -14,7 +14,7 @@ use mio::{Interest, Token};
 use pgrush_script::{SqlCommand, Variables};
 use pgrush_wire::conninfo::ConnParams;
 use pgrush_wire::{
-    BackendMessage, ClientEncoding, Connection, Error, PlainStop, PlainTally, ReadOutcome,
+    BackendMessage, BindHead, ClientEncoding, Connection, Error, PlainStop, PlainTally, ReadOutcome,
 };
 
 use crate::messages;
@@ -29,12 +29,12 @@ pub(crate) trait ClientConn {
     fn queue_query(&mut self, sql: &[u8], holds_nul: bool) -> Result<(), Error>;
     /// Queues Parse of `sql` as statement `name` ("" = unnamed).
     fn queue_parse(&mut self, name: &str, sql: &[u8], n_params: usize) -> Result<(), Error>;
-    /// Queues Bind of statement `stmt` to the unnamed portal with `sql`'s
+    /// Queues the Bind of `head` (its statement to the unnamed portal) with `sql`'s
     /// parameters as text (NULL for an undefined variable, [`SqlCommand::write_param`]),
     /// Describe of the portal, Execute (all rows) and, with `sync`, Sync.
     fn queue_bind_execute(
         &mut self,
-        stmt: &str,
+        head: &BindHead,
         sql: &SqlCommand,
         vars: &Variables,
         sync: bool,
@@ -95,19 +95,13 @@ impl ClientConn for Connection {
     #[inline]
     fn queue_bind_execute(
         &mut self,
-        stmt: &str,
+        head: &BindHead,
         sql: &SqlCommand,
         vars: &Variables,
         sync: bool,
     ) -> Result<(), Error> {
-        let n_params = sql.params().len();
-        Connection::queue_bind_execute(
-            self,
-            stmt,
-            n_params,
-            |i, out| sql.write_param(vars, i, out),
-            sync,
-        )
+        debug_assert_eq!(head.n_params(), sql.params().len());
+        Connection::queue_bind_execute(self, head, |i, out| sql.write_param(vars, i, out), sync)
     }
 
     #[inline]

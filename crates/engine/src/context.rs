@@ -5,6 +5,7 @@
 
 use pgrush_script::{CommandKind, ThreadRngs};
 use pgrush_stats::{QueryMode, ThreadStats, TxRecord};
+use pgrush_wire::{BindHead, EncodeRefusal};
 
 use crate::clock::{Clock, Micros};
 use crate::config::EngineConfig;
@@ -94,6 +95,12 @@ impl<'a, N> ThreadCtx<'a, N> {
     #[inline]
     pub(crate) fn stmt_name(&self, k: usize) -> &'a str {
         &self.plan.stmt_names[k]
+    }
+
+    /// The Bind head of statement `k` (see [`Plan::bind_heads`]).
+    #[inline]
+    pub(crate) fn bind_head(&self, k: usize) -> Result<&'a BindHead, EncodeRefusal> {
+        self.plan.bind_heads[k].as_ref().map_err(|refusal| *refusal)
     }
 
     /// The `$n` text of prepared statement `k` (for error positions).

@@ -2,8 +2,9 @@
 //! names, script weights, log and progress formats, and the express script.
 
 use pgrush_script::{CommandKind, Expr, FastExpr, SqlCommand, VarRef};
-use pgrush_stats::LogFormat;
 use pgrush_stats::progress::ProgressOptions;
+use pgrush_stats::{LogFormat, QueryMode};
+use pgrush_wire::{BindHead, EncodeRefusal};
 
 use crate::config::EngineConfig;
 
@@ -12,6 +13,11 @@ use crate::config::EngineConfig;
 pub(crate) struct Plan<'a> {
     /// `P_<k>` names, by global statement index.
     pub(crate) stmt_names: Vec<String>,
+    /// The Bind head of each statement, by global statement index: its `P_<k>`
+    /// name in prepared mode, the unnamed statement otherwise (used in extended
+    /// mode); the refusal of a statement with more parameters than the protocol
+    /// counts, reported when it is sent.
+    pub(crate) bind_heads: Vec<Result<BindHead, EncodeRefusal>>,
     /// Global statement index of each command (`usize::MAX` for meta commands).
     pub(crate) stmt_index: Vec<Vec<usize>>,
     /// (script, command) of each global statement.
@@ -37,15 +43,22 @@ impl<'a> Plan<'a> {
     /// command order, gets the next `P_<k>` name (pgbench's global counter).
     pub(crate) fn new(cfg: &'a EngineConfig) -> Plan<'a> {
         let mut stmt_names = Vec::new();
+        let mut bind_heads = Vec::new();
         let mut stmt_index = Vec::with_capacity(cfg.scripts.len());
         let mut stmt_origin = Vec::new();
         for (s, script) in cfg.scripts.iter().enumerate() {
             let mut idx = Vec::with_capacity(script.commands.len());
             for (c, cmd) in script.commands.iter().enumerate() {
-                if matches!(cmd.kind, CommandKind::Sql(_)) {
+                if let CommandKind::Sql(sql) = &cmd.kind {
                     idx.push(stmt_names.len());
                     stmt_origin.push((s, c));
-                    stmt_names.push(format!("P_{}", stmt_names.len()));
+                    let name = format!("P_{}", stmt_names.len());
+                    let bound = match cfg.query_mode {
+                        QueryMode::Prepared => name.as_str(),
+                        QueryMode::Simple | QueryMode::Extended => "",
+                    };
+                    bind_heads.push(BindHead::new(bound, sql.params().len()));
+                    stmt_names.push(name);
                 } else {
                     idx.push(usize::MAX);
                 }
@@ -60,6 +73,7 @@ impl<'a> Plan<'a> {
             chain,
             express,
             stmt_names,
+            bind_heads,
             stmt_index,
             stmt_origin,
             weights: cfg.scripts.iter().map(|s| s.weight).collect(),

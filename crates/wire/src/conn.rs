@@ -250,8 +250,8 @@ impl Connection {
         let mut params = params.into_iter();
         crate::frontend::bind(
             &mut self.out,
-            portal.as_bytes(),
-            stmt.as_bytes(),
+            portal,
+            stmt,
             params.len(),
             |_, buf| match params.next().flatten() {
                 Some(bytes) => {

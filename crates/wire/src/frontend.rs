@@ -10,7 +10,7 @@ use bytes::{BufMut, BytesMut};
 
 use crate::conn::Connection;
 use crate::error::Error;
-use crate::spare::append;
+use crate::spare::{Appender, append};
 
 /// Describe of the unnamed portal and Execute of it with no row limit: the messages
 /// that follow a Bind.
@@ -19,16 +19,33 @@ const DESCRIBE_EXECUTE: [u8; 17] = *b"D\0\0\0\x06P\0E\0\0\0\x09\0\0\0\0\0";
 /// Sync.
 const SYNC: [u8; 5] = *b"S\0\0\0\x04";
 
+/// Why the encoder refuses a message: text the protocol cannot carry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum EncodeRefusal {
+    /// A NUL byte inside a NUL-terminated string (a name, a query).
+    #[error("string contains embedded null")]
+    EmbeddedNull,
+    /// A length or count larger than the protocol's field for it.
+    #[error("value too large to transmit")]
+    TooLarge,
+}
+
+impl From<EncodeRefusal> for Error {
+    fn from(refusal: EncodeRefusal) -> Error {
+        Error::Usage(refusal.to_string())
+    }
+}
+
 /// The error for a length or count the protocol cannot carry.
 #[cold]
 fn too_large() -> Error {
-    Error::Usage("value too large to transmit".to_string())
+    EncodeRefusal::TooLarge.into()
 }
 
 /// The error for a NUL byte inside a NUL-terminated string.
 #[cold]
 fn embedded_null() -> Error {
-    Error::Usage("string contains embedded null".to_string())
+    EncodeRefusal::EmbeddedNull.into()
 }
 
 /// Whether `s` holds a NUL byte (which a C string on the wire cannot). A name
@@ -147,39 +164,91 @@ pub(crate) fn parse(name: &[u8], sql: &[u8], buf: &mut BytesMut) -> Result<(), E
     })
 }
 
+/// The fixed start of a Bind (`B`) with text parameters: tag, length placeholder, the
+/// portal's and the statement's names, no parameter format codes, the parameter
+/// count. Checked and encoded once (per prepared statement, for instance); each Bind
+/// copies it and appends the parameters ([`Connection::queue_bind_execute`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BindHead {
+    bytes: Box<[u8]>,
+    n_params: usize,
+    statement: Box<str>,
+}
+
+impl BindHead {
+    /// The head of a Bind of statement `stmt` ("" = unnamed) to the unnamed portal
+    /// with `n_params` text parameters; refused for a NUL byte in the name or more
+    /// parameters than the protocol counts.
+    pub fn new(stmt: &str, n_params: usize) -> Result<BindHead, EncodeRefusal> {
+        BindHead::to_portal("", stmt, n_params)
+    }
+
+    /// [`BindHead::new`] to `portal` ("" = unnamed).
+    fn to_portal(portal: &str, stmt: &str, n_params: usize) -> Result<BindHead, EncodeRefusal> {
+        let count = head_count(portal, stmt, n_params)?;
+        let mut bytes = BytesMut::new();
+        append(&mut bytes, head_len(portal, stmt), |a| {
+            put_head(a, portal, stmt, count)
+        });
+        Ok(BindHead {
+            bytes: bytes.to_vec().into(),
+            n_params,
+            statement: stmt.into(),
+        })
+    }
+
+    /// The statement's name.
+    pub fn statement(&self) -> &str {
+        &self.statement
+    }
+
+    /// How many parameters each Bind carries.
+    pub fn n_params(&self) -> usize {
+        self.n_params
+    }
+}
+
+/// The parameter count of a Bind head, after checking that the names can go on the
+/// wire (no NUL byte) and the count fits the protocol's 16 bits.
+fn head_count(portal: &str, stmt: &str, n_params: usize) -> Result<u16, EncodeRefusal> {
+    if has_nul(stmt.as_bytes()) || has_nul(portal.as_bytes()) {
+        return Err(EncodeRefusal::EmbeddedNull);
+    }
+    u16::try_from(n_params).map_err(|_| EncodeRefusal::TooLarge)
+}
+
+/// The length of a Bind head.
+fn head_len(portal: &str, stmt: &str) -> usize {
+    portal.len() + stmt.len() + 11
+}
+
+/// Writes a Bind head: tag, length placeholder, the names, no parameter format
+/// codes, the parameter count.
+#[inline(always)]
+fn put_head(a: &mut Appender<'_>, portal: &str, stmt: &str, count: u16) {
+    a.put_array([b'B', 0, 0, 0, 0]);
+    a.put(portal.as_bytes());
+    a.put_array([0]);
+    a.put(stmt.as_bytes());
+    let [hi, lo] = count.to_be_bytes();
+    a.put_array([0, 0, 0, hi, lo]);
+}
+
 /// Room reserved for each parameter of a Bind: its length word and a value as long
 /// as an integer's text (a longer one grows the buffer as it is written).
 const PARAM_ROOM: usize = 4 + 20;
 
-/// The start of a Bind (`B`) of statement `stmt` to `portal` with `n_params` text
-/// parameters, up to its result-format count (excluded): tag, length placeholder,
-/// names, no parameter format codes, the parameters (see [`bind`]). Reserves room
-/// for the rest of the message and `tail` bytes after it. Returns where the
-/// message starts; on an error the buffer is left as it was.
-fn bind_params(
+/// Appends the `n_params` parameters of the Bind starting at `start` (its head
+/// written): `param(i, buf)` appends parameter `i`'s text and returns true, or
+/// appends nothing and returns false for NULL, called in order. On an error the
+/// buffer is cut back to `start`.
+#[inline(always)]
+fn put_params(
     buf: &mut BytesMut,
-    (portal, stmt): (&[u8], &[u8]),
+    start: usize,
     n_params: usize,
     mut param: impl FnMut(usize, &mut BytesMut) -> bool,
-    tail: usize,
-) -> Result<usize, Error> {
-    if has_nul(stmt) || has_nul(portal) {
-        return Err(embedded_null());
-    }
-    let Ok(count) = u16::try_from(n_params) else {
-        return Err(too_large());
-    };
-    let start = buf.len();
-    // Room for the whole message and what follows, reserved with its head.
-    let room = portal.len() + stmt.len() + 11 + PARAM_ROOM * n_params + 2 + tail;
-    append(buf, room, |a| {
-        a.put_array([b'B', 0, 0, 0, 0]);
-        a.put(portal);
-        a.put_array([0]);
-        a.put(stmt);
-        let [hi, lo] = count.to_be_bytes();
-        a.put_array([0, 0, 0, hi, lo]);
-    });
+) -> Result<(), Error> {
     for i in 0..n_params {
         let at = buf.len();
         append(buf, 4, |a| a.put_array((-1i32).to_be_bytes()));
@@ -191,38 +260,47 @@ fn bind_params(
             buf[at..at + 4].copy_from_slice(&len.to_be_bytes());
         }
     }
-    Ok(start)
+    Ok(())
 }
 
 /// Bind (`B`) of statement `stmt` to `portal` ("" = unnamed for both) with
-/// `n_params` text parameters (`param(i, buf)` appends parameter `i`'s text and
-/// returns true, or appends nothing and returns false for NULL, called in order),
-/// no parameter format codes and text results: the bytes of `postgres_protocol`'s
-/// `bind`. On an error the buffer is left as it was.
+/// `n_params` text parameters (`param` as for [`put_params`]), no parameter format
+/// codes and text results: the bytes of `postgres_protocol`'s `bind`. On an error
+/// the buffer is left as it was.
 pub(crate) fn bind(
     buf: &mut BytesMut,
-    portal: &[u8],
-    stmt: &[u8],
+    portal: &str,
+    stmt: &str,
     n_params: usize,
     param: impl FnMut(usize, &mut BytesMut) -> bool,
 ) -> Result<(), Error> {
-    let start = bind_params(buf, (portal, stmt), n_params, param, 0)?;
+    let count = head_count(portal, stmt, n_params)?;
+    let start = buf.len();
+    let room = head_len(portal, stmt) + PARAM_ROOM * n_params + 2;
+    append(buf, room, |a| put_head(a, portal, stmt, count));
+    put_params(buf, start, n_params, param)?;
     append(buf, 2, |a| a.put_array([0, 0]));
     patch_length(buf, start)
 }
 
-/// [`bind`] of statement `stmt` to the unnamed portal, then Describe and Execute of
-/// the portal and, with `sync`, Sync: the bytes of `postgres_protocol`'s `bind`,
-/// `describe`, `execute` and `sync`. On an error the buffer is left as it was.
+/// The Bind of `head` with its parameters (see [`put_params`]), then Describe and
+/// Execute of the unnamed portal and, with `sync`, Sync: the bytes of
+/// `postgres_protocol`'s `bind`, `describe`, `execute` and `sync`. On an error the
+/// buffer is left as it was. In line: it is the body of
+/// [`Connection::queue_bind_execute`], which its callers run on every transaction.
+#[inline(always)]
 pub(crate) fn bind_execute(
     buf: &mut BytesMut,
-    stmt: &[u8],
-    n_params: usize,
+    head: &BindHead,
     param: impl FnMut(usize, &mut BytesMut) -> bool,
     sync: bool,
 ) -> Result<(), Error> {
     let tail = DESCRIBE_EXECUTE.len() + if sync { SYNC.len() } else { 0 };
-    let start = bind_params(buf, (b"", stmt), n_params, param, tail)?;
+    let start = buf.len();
+    // Room for the whole message and what follows, reserved with its head.
+    let room = head.bytes.len() + PARAM_ROOM * head.n_params + 2 + tail;
+    append(buf, room, |a| a.put(&head.bytes));
+    put_params(buf, start, head.n_params, param)?;
     // The Bind ends with its result-format count, before the constant tail.
     let bind_end = buf.len() + 2;
     append(buf, 2 + tail, |a| {
@@ -236,9 +314,9 @@ pub(crate) fn bind_execute(
 }
 
 impl Connection {
-    /// Queues Bind of statement `stmt` ("" = unnamed) to the unnamed portal with
-    /// `n_params` text parameters and text results, Describe of the portal, Execute
-    /// (all rows) and, with `sync`, Sync: the messages of [`Connection::queue_bind`],
+    /// Queues the Bind of `head` (its statement to the unnamed portal, text
+    /// parameters, text results), Describe of the portal, Execute (all rows) and, with
+    /// `sync`, Sync: the messages of [`Connection::queue_bind`],
     /// [`Connection::queue_describe_portal`], [`Connection::queue_execute`] and
     /// [`Connection::queue_sync`], byte for byte, in one pass. `param(i, buf)`
     /// appends parameter `i`'s text to `buf` and returns true, or appends nothing
@@ -246,12 +324,11 @@ impl Connection {
     #[inline]
     pub fn queue_bind_execute(
         &mut self,
-        stmt: &str,
-        n_params: usize,
+        head: &BindHead,
         param: impl FnMut(usize, &mut BytesMut) -> bool,
         sync: bool,
     ) -> Result<(), Error> {
-        bind_execute(self.out_buf(), stmt.as_bytes(), n_params, param, sync)
+        bind_execute(self.out_buf(), head, param, sync)
     }
 }
 
@@ -326,10 +403,10 @@ mod direct_encoder_tests {
         params: &[Option<Vec<u8>>],
         sync: bool,
     ) -> Result<(), Error> {
+        let head = BindHead::new(stmt, params.len())?;
         bind_execute(
             buf,
-            stmt.as_bytes(),
-            params.len(),
+            &head,
             |i, b| match &params[i] {
                 Some(v) => {
                     b.put_slice(v);
@@ -367,7 +444,7 @@ mod direct_encoder_tests {
                 proptest::option::of(proptest::collection::vec(any::<u8>(), 0..40)), 0..20),
         ) {
             let mut ours = BytesMut::new();
-            bind(&mut ours, portal.as_bytes(), stmt.as_bytes(), params.len(), |i, b| {
+            bind(&mut ours, &portal, &stmt, params.len(), |i, b| {
                 match &params[i] {
                     Some(v) => {
                         b.put_slice(v);
@@ -386,24 +463,23 @@ mod direct_encoder_tests {
     proptest! {
         #[test]
         fn a_nul_anywhere_in_a_name_is_refused_and_nothing_is_queued(
-            name in proptest::collection::vec(any::<u8>(), 0..40),
+            name in "[A-Za-z0-9_]{0,40}",
             at in any::<proptest::sample::Index>(),
             in_portal in any::<bool>(),
-            sync in any::<bool>(),
         ) {
             let mut name = name;
-            name.insert(at.index(name.len() + 1), 0);
+            name.insert(at.index(name.len() + 1), '\0');
             let mut buf = BytesMut::from(&b"kept"[..]);
-            let param = |_: usize, b: &mut BytesMut| {
-                b.put_slice(b"1");
-                true
-            };
             let e = if in_portal {
-                bind(&mut buf, &name, b"P_1", 1, param)
+                bind(&mut buf, &name, "P_1", 1, |_, b| {
+                    b.put_slice(b"1");
+                    true
+                })
+                .unwrap_err()
             } else {
-                bind_execute(&mut buf, &name, 1, param, sync)
+                BindHead::new(&name, 1).unwrap_err().into()
             };
-            prop_assert_eq!(e.unwrap_err().to_string(), "string contains embedded null");
+            prop_assert_eq!(e.to_string(), "string contains embedded null");
             prop_assert_eq!(&buf[..], b"kept");
         }
 
@@ -447,7 +523,7 @@ mod direct_encoder_tests {
     #[test]
     fn bind_refuses_a_nul_in_the_portal_name() {
         let mut buf = BytesMut::from(&b"kept"[..]);
-        let e = bind(&mut buf, b"p\0", b"P_1", 0, |_, _| false).unwrap_err();
+        let e = bind(&mut buf, "p\0", "P_1", 0, |_, _| false).unwrap_err();
         assert_eq!(e.to_string(), "string contains embedded null");
         assert_eq!(&buf[..], b"kept");
     }
@@ -461,11 +537,12 @@ mod direct_encoder_tests {
     }
 
     #[test]
-    fn bind_execute_refuses_more_parameters_than_the_protocol_counts() {
-        let mut buf = BytesMut::from(&b"kept"[..]);
-        let e = bind_execute(&mut buf, b"", 70_000, |_, _| false, false).unwrap_err();
+    fn bind_head_refuses_more_parameters_than_the_protocol_counts() {
+        assert_eq!(BindHead::new("", 70_000), Err(EncodeRefusal::TooLarge));
+        let e = Error::from(EncodeRefusal::TooLarge);
         assert_eq!(e.to_string(), "value too large to transmit");
-        assert_eq!(&buf[..], b"kept");
+        let head = BindHead::new("P_3", 65_535).unwrap();
+        assert_eq!((head.statement(), head.n_params()), ("P_3", 65_535));
     }
 
     #[test]

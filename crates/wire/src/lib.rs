@@ -66,6 +66,7 @@ pub use config::{ConnectConfig, Endpoint, EndpointKind, GssEncMode, GssSettings}
 pub use conn::{Connection, NoticeHandler, ReadOutcome};
 pub use encoding::{ClientEncoding, MultibyteEncoding};
 pub use error::{ConnectError, DbError, Error, ErrorFields, strerror};
+pub use frontend::{BindHead, EncodeRefusal};
 pub use gss::{
     DEFAULT_LIBRARY as DEFAULT_GSSAPI_LIBRARY, LIBRARY_VARIABLE as GSSAPI_LIBRARY_VARIABLE,
 };

@@ -16,7 +16,8 @@ use std::rc::Rc;
 
 use pgrush_script::{SqlCommand, Variables};
 use pgrush_wire::{
-    BackendMessage, ClientEncoding, Error, PlainStop, PlainTally, ReadOutcome, TransactionStatus,
+    BackendMessage, BindHead, ClientEncoding, Error, PlainStop, PlainTally, ReadOutcome,
+    TransactionStatus,
 };
 
 use crate::conn::{ClientConn, Network};
@@ -359,7 +360,7 @@ impl ClientConn for FakeConn {
 
     fn queue_bind_execute(
         &mut self,
-        stmt: &str,
+        head: &BindHead,
         sql: &SqlCommand,
         vars: &Variables,
         sync: bool,
@@ -368,7 +369,13 @@ impl ClientConn for FakeConn {
         for i in 0..sql.params().len() {
             sql.write_param(vars, i, &mut text);
         }
-        self.queued.push(Frontend::Bind(stmt.to_string()));
+        assert_eq!(
+            head.n_params(),
+            sql.params().len(),
+            "the head of another statement"
+        );
+        self.queued
+            .push(Frontend::Bind(head.statement().to_string()));
         self.queued.push(Frontend::Describe);
         self.queued.push(Frontend::Execute);
         if sync {

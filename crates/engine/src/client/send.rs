@@ -81,21 +81,22 @@ impl<C: ClientConn> Client<C> {
                     debug_sending(ctx.progname(), self.id, &sql.extended_text);
                 }
                 conn.queue_parse("", &sql.extended_text, sql.params().len())?;
-                conn.queue_bind_execute("", sql, &self.vars, !in_pipeline)?;
+                let head = ctx.bind_head(stmt).map_err(pgrush_wire::Error::from)?;
+                conn.queue_bind_execute(head, sql, &self.vars, !in_pipeline)?;
                 if !in_pipeline {
                     self.read.syncs_left += 1;
                 }
             }
             QueryMode::Prepared => {
-                let name = ctx.stmt_name(stmt);
                 if !self.prepared[stmt] {
                     prepare_first(self.id, conn, &mut self.read, ctx, (sql, stmt), in_pipeline)?;
                     self.prepared[stmt] = true;
                 }
                 if ctx.cfg.output.debug {
-                    debug_sending(ctx.progname(), self.id, name.as_bytes());
+                    debug_sending(ctx.progname(), self.id, ctx.stmt_name(stmt).as_bytes());
                 }
-                conn.queue_bind_execute(name, sql, &self.vars, !in_pipeline)?;
+                let head = ctx.bind_head(stmt).map_err(pgrush_wire::Error::from)?;
+                conn.queue_bind_execute(head, sql, &self.vars, !in_pipeline)?;
                 if !in_pipeline {
                     self.read.syncs_left += 1;
                 }
