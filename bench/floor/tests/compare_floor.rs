@@ -84,6 +84,8 @@ fn floor_is_the_third_column() {
         .unwrap();
     assert!(calls >= 2.0, "{calls}");
     assert!(table.contains("/floor"), "{table}");
+    // One run per client: too few for the fit at equal context switches.
+    assert!(!table.contains("(fit)"), "{table}");
 }
 
 #[test]
@@ -125,4 +127,78 @@ fn floor_describe_passes_describe_to_the_floor_only() {
         "{options}"
     );
     assert_floor_ratio(&doc, "select-prepared", "client CPU us/tx");
+}
+
+/// One saved run of `cpu` µs of client CPU and `switches` context switches per
+/// transaction (the other figures are fillers).
+fn saved_run(switches: f64, cpu: f64) -> Value {
+    let tx = 100_000.0;
+    serde_json::json!({
+        "wall_s": 5.0, "user_s": cpu * tx / 2e6, "sys_s": cpu * tx / 2e6,
+        "cpu_s": cpu * tx / 1e6, "peak_rss_kib": 4096, "ctx_switches": switches * tx,
+        "transactions": tx as u64, "tps": 20_000.0, "cpu_us_per_tx": cpu,
+        "user_us_per_tx": cpu / 2.0, "sys_us_per_tx": cpu / 2.0,
+        "ctx_switches_per_tx": switches, "tx_per_cpu_s": 1e6 / cpu,
+    })
+}
+
+/// The table row of `metric` (its label's start) in `table`: the numbers in it.
+fn table_row(table: &str, metric: &str) -> Vec<String> {
+    let line = table
+        .lines()
+        .find(|l| {
+            l.split_whitespace()
+                .skip(1)
+                .collect::<Vec<_>>()
+                .join(" ")
+                .starts_with(metric)
+        })
+        .unwrap_or_else(|| panic!("no {metric} row in:\n{table}"));
+    line.split_whitespace().map(str::to_string).collect()
+}
+
+/// The table `bench/compare --from-json` prints for the saved document `doc`.
+fn saved_table(doc: &Value) -> String {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("saved.json");
+    std::fs::write(&path, doc.to_string()).expect("write");
+    let out = pgrush_testkit::run(
+        Command::new("python3")
+            .arg(script())
+            .arg("--from-json")
+            .arg(&path),
+    );
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    out.stdout
+}
+
+#[test]
+fn the_fit_compares_pgrush_and_the_floor_at_the_same_context_switches() {
+    // pgrush: CPU = 1 + 16 x over x = 0.50..0.60; the floor: 0.5 + 14 x over 0.52..0.60.
+    // Both at x = 0.52 (the fewest switches both reached): 9.32 and 7.78.
+    let runs = |a: f64, b: f64, xs: &[f64]| -> Vec<Value> {
+        xs.iter().map(|&x| saved_run(x, a + b * x)).collect()
+    };
+    let doc = serde_json::json!({
+        "pgbench": "pgbench", "pgrush": "pgrush", "floor": "floor", "pairs": 3,
+        "duration_s": 5, "scale": 1, "server": "saved",
+        "workloads": {"select-prepared": {
+            "options": {}, "syscalls": null, "instructions": null, "footprint": null,
+            "runs": {
+                "pgbench": runs(2.0, 20.0, &[0.56, 0.58, 0.60]),
+                "pgrush": runs(1.0, 16.0, &[0.50, 0.60, 0.55]),
+                "floor": runs(0.5, 14.0, &[0.60, 0.52, 0.56]),
+            },
+        }},
+    });
+    let table = saved_table(&doc);
+    let row = table_row(&table, "at 0.520 ctx sw/tx (fit)");
+    // workload, 5 label words, pgbench (-), pgrush, floor, ratio (-), /floor.
+    assert_eq!(row[6..], ["-", "9.32", "7.78", "-", "1.198"], "{row:?}");
+    // With clients whose switches barely vary, there is no fit.
+    let mut flat = doc.clone();
+    flat["workloads"]["select-prepared"]["runs"]["floor"] =
+        Value::Array(runs(0.5, 14.0, &[0.55, 0.56, 0.57]));
+    let table = saved_table(&flat);
+    assert!(!table.contains("(fit)"), "{table}");
 }

@@ -4,7 +4,9 @@
 //!
 //! The messages of each execution have a direct encoder too:
 //! [`Connection::queue_bind_execute`] writes Bind (text parameters written straight
-//! into the output buffer), Describe, Execute and Sync in one pass.
+//! into the output buffer), Describe, Execute and Sync in one pass. The Bind starts
+//! with a [`BindHead`], the statement's part checked and encoded once, so what is
+//! done per execution is one copy of it and the parameters.
 
 use bytes::{BufMut, BytesMut};
 
