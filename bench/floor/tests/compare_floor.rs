@@ -201,4 +201,13 @@ fn the_fit_compares_pgrush_and_the_floor_at_the_same_context_switches() {
         Value::Array(runs(0.5, 14.0, &[0.55, 0.56, 0.57]));
     let table = saved_table(&flat);
     assert!(!table.contains("(fit)"), "{table}");
+    // Nor where the CPU does not follow the switches.
+    let mut scattered = doc.clone();
+    scattered["workloads"]["select-prepared"]["runs"]["floor"] = Value::Array(vec![
+        saved_run(0.52, 9.0),
+        saved_run(0.56, 7.0),
+        saved_run(0.60, 9.0),
+    ]);
+    let table = saved_table(&scattered);
+    assert!(!table.contains("(fit)"), "{table}");
 }
