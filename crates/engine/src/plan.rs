@@ -1,5 +1,6 @@
 //! Things computed once per run from the configuration: prepared statement
-//! names, script weights, log and progress formats, and the express script.
+//! names and their Bind heads, script weights, log and progress formats, and the
+//! express script.
 
 use pgrush_script::{CommandKind, Expr, FastExpr, SqlCommand, VarRef};
 use pgrush_stats::progress::ProgressOptions;
