@@ -210,8 +210,9 @@ fn query_command(pieces: &[Piece], ranges: &Ranges) -> Result<Command, FloorErro
 }
 
 /// A prepared-mode command: Bind (text parameters, zero-padded placeholders), with
-/// `describe` Describe of the portal, Execute and Sync. Bind's layout: tag, length, "" portal, name, no formats (2 bytes), the
-/// parameter count (2), then per parameter its length (4) and text.
+/// `describe` Describe of the portal, Execute and Sync. Bind's layout: tag, length,
+/// "" portal, name, no formats (2 bytes), the parameter count (2), then per parameter
+/// its length (4) and text.
 fn bind_command(
     index: usize,
     pieces: &[Piece],

@@ -182,15 +182,10 @@ impl BindHead {
     /// with `n_params` text parameters; refused for a NUL byte in the name or more
     /// parameters than the protocol counts.
     pub fn new(stmt: &str, n_params: usize) -> Result<BindHead, EncodeRefusal> {
-        BindHead::to_portal("", stmt, n_params)
-    }
-
-    /// [`BindHead::new`] to `portal` ("" = unnamed).
-    fn to_portal(portal: &str, stmt: &str, n_params: usize) -> Result<BindHead, EncodeRefusal> {
-        let count = head_count(portal, stmt, n_params)?;
+        let count = head_count("", stmt, n_params)?;
         let mut bytes = BytesMut::new();
-        append(&mut bytes, head_len(portal, stmt), |a| {
-            put_head(a, portal, stmt, count)
+        append(&mut bytes, head_len("", stmt), |a| {
+            put_head(a, "", stmt, count)
         });
         Ok(BindHead {
             bytes: bytes.to_vec().into(),

@@ -47,6 +47,12 @@ impl From<pgrush_wire::Error> for SendFailure {
     }
 }
 
+impl From<pgrush_wire::EncodeRefusal> for SendFailure {
+    fn from(refusal: pgrush_wire::EncodeRefusal) -> Self {
+        SendFailure::Refused(refusal.into())
+    }
+}
+
 impl<C: ClientConn> Client<C> {
     /// Sends the SQL command `sql` (global prepared index `stmt`) of the client's
     /// current position; outside a pipeline the output is written at once.
@@ -81,7 +87,7 @@ impl<C: ClientConn> Client<C> {
                     debug_sending(ctx.progname(), self.id, &sql.extended_text);
                 }
                 conn.queue_parse("", &sql.extended_text, sql.params().len())?;
-                let head = ctx.bind_head(stmt).map_err(pgrush_wire::Error::from)?;
+                let head = ctx.bind_head(stmt)?;
                 conn.queue_bind_execute(head, sql, &self.vars, !in_pipeline)?;
                 if !in_pipeline {
                     self.read.syncs_left += 1;
@@ -95,7 +101,7 @@ impl<C: ClientConn> Client<C> {
                 if ctx.cfg.output.debug {
                     debug_sending(ctx.progname(), self.id, ctx.stmt_name(stmt).as_bytes());
                 }
-                let head = ctx.bind_head(stmt).map_err(pgrush_wire::Error::from)?;
+                let head = ctx.bind_head(stmt)?;
                 conn.queue_bind_execute(head, sql, &self.vars, !in_pipeline)?;
                 if !in_pipeline {
                     self.read.syncs_left += 1;
