@@ -142,7 +142,8 @@ fn saved_run(switches: f64, cpu: f64) -> Value {
     })
 }
 
-/// The table row of `metric` (its label's start) in `table`: the numbers in it.
+/// The words of the row of `table` whose label (the words after the workload) starts
+/// with `metric`.
 fn table_row(table: &str, metric: &str) -> Vec<String> {
     let line = table
         .lines()
