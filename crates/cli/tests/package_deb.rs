@@ -9,10 +9,6 @@ use std::process::{Command, Output};
 
 const PGRUSH: &str = env!("CARGO_BIN_EXE_pgrush");
 
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
 fn checked(command: &mut Command) -> Output {
     let out = command.output().expect("spawn");
     assert!(
@@ -26,7 +22,7 @@ fn checked(command: &mut Command) -> Output {
 
 /// Builds the package into `out`; returns the .deb's path.
 fn build_package(out: &Path) -> PathBuf {
-    let script = repo_root().join("scripts/package-deb");
+    let script = pgrush_testkit::repo_root().join("scripts/package-deb");
     let built = checked(Command::new(script).args([
         "--binary",
         PGRUSH,

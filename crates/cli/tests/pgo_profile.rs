@@ -8,10 +8,6 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
 const RAW_MAGIC: u64 = 0xFF6C_7072_6F66_7281;
 const IR_VARIANT: u64 = 1 << 56;
 
@@ -125,18 +121,11 @@ fn read_v8(bytes: &[u8]) -> (u64, Vec<Function>, Vec<u8>) {
 fn downgrade(input: &[u8], dir: &Path) -> (Output, PathBuf) {
     let (src, dst) = (dir.join("in.profraw"), dir.join("out.profraw"));
     fs::write(&src, input).unwrap();
-    let out = Command::new(repo_root().join("pgo/downgrade-raw-profile"))
+    let out = Command::new(pgrush_testkit::repo_root().join("pgo/downgrade-raw-profile"))
         .args([&src, &dst])
         .output()
         .expect("run pgo/downgrade-raw-profile");
     (out, dst)
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("pgrush-pgo-{name}-{}", std::process::id()));
-    let _ = fs::remove_dir_all(&dir);
-    fs::create_dir_all(&dir).unwrap();
-    dir
 }
 
 #[test]
@@ -159,8 +148,8 @@ fn downgraded_profile_keeps_every_function_and_counter() {
         },
     ];
     let names = b"\x03\x00compressed-or-not names";
-    let dir = scratch("keep");
-    let (out, dst) = downgrade(&raw_v10(&functions, names, &[0xEE; 32]), &dir);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (out, dst) = downgrade(&raw_v10(&functions, names, &[0xEE; 32]), dir.path());
     assert!(
         out.status.success(),
         "{}",
@@ -171,7 +160,6 @@ fn downgraded_profile_keeps_every_function_and_counter() {
     assert_eq!(version, IR_VARIANT | 8, "version 8, IR variant kept");
     assert_eq!(read, functions);
     assert_eq!(read_names, names);
-    fs::remove_dir_all(dir).unwrap();
 }
 
 #[test]
@@ -195,13 +183,12 @@ fn downgrade_refuses_what_it_cannot_rewrite() {
         ("outside", &outside, "record 0 points outside the counters"),
     ];
     for (name, input, says) in cases {
-        let dir = scratch(name);
-        let (out, dst) = downgrade(input, &dir);
+        let dir = tempfile::tempdir().expect("temp dir");
+        let (out, dst) = downgrade(input, dir.path());
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{name}: {stderr}");
         assert!(stderr.contains(says), "{name}: {stderr}");
         assert!(!dst.exists(), "{name}: no output is written");
-        fs::remove_dir_all(dir).unwrap();
     }
 }
 
@@ -221,13 +208,15 @@ const HOT_PATH: [&str; 8] = [
 
 #[test]
 fn committed_profile_covers_the_hot_path() {
-    let profile = fs::read(repo_root().join("pgo/pgrush.profdata")).expect("pgo/pgrush.profdata");
+    let profile = fs::read(pgrush_testkit::repo_root().join("pgo/pgrush.profdata"))
+        .expect("pgo/pgrush.profdata");
     assert_eq!(&profile[..8], b"\xfflprofi\x81", "an indexed profile");
     let text = String::from_utf8_lossy(&profile);
     for name in HOT_PATH {
         assert!(text.contains(name), "the profile has no {name}");
     }
-    let trained_with = fs::read_to_string(repo_root().join("pgo/trained-with")).unwrap();
+    let trained_with =
+        fs::read_to_string(pgrush_testkit::repo_root().join("pgo/trained-with")).unwrap();
     assert!(trained_with.starts_with("rustc "), "{trained_with}");
 }
 
@@ -236,7 +225,7 @@ const STALE: [&str; 2] = ["hash mismatch", "no profile data available for functi
 
 #[test]
 fn release_build_takes_the_profile() {
-    let root = repo_root();
+    let root = pgrush_testkit::repo_root();
     // A target directory of its own: the one this test was built in may be locked by cargo.
     let out = Command::new(root.join("scripts/build-release"))
         .env("CARGO_TARGET_DIR", root.join("target/pgo-check"))

@@ -19,11 +19,6 @@ use shard_launch_common::{
     write_script,
 };
 
-/// The repository's root.
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
 /// A database of its own on the shared cluster (the tests of one process share it).
 fn database(name: &str) -> Vec<(String, String)> {
     let cluster = testkit::shared();
@@ -130,7 +125,7 @@ fn the_slurm_batch_script_runs_the_shards_then_merges_them() {
     testkit::clear_pg_env(&mut sbatch);
     sbatch
         .arg(format!("--output={}", dir.join("job.out").display()))
-        .arg(repo_root().join("deploy/slurm/pgrush.sbatch"))
+        .arg(pgrush_testkit::repo_root().join("deploy/slurm/pgrush.sbatch"))
         .args(launch.args())
         .envs(launch.env.clone())
         .env("PGRUSH", pgrush_bin())
@@ -165,7 +160,7 @@ fn the_slurm_batch_script_runs_the_shards_then_merges_them() {
 fn run_mpi_script(db: &str, mpirun: &str, args: &str, env: &[(&str, &str)]) {
     let launch = Launch::new(db);
     let dir = launch.dir();
-    let mut run = Command::new(repo_root().join("deploy/mpi/run.sh"));
+    let mut run = Command::new(pgrush_testkit::repo_root().join("deploy/mpi/run.sh"));
     testkit::clear_pg_env(&mut run);
     testkit::clear_launcher_env(&mut run);
     run.arg(SHARDS.to_string())
@@ -275,7 +270,9 @@ fn shards_in_network_namespaces_reach_the_server_over_veth() {
 
 /// A YAML file of `deploy/kubernetes`, as JSON values.
 fn manifest(name: &str) -> Value {
-    let path = repo_root().join("deploy/kubernetes").join(name);
+    let path = pgrush_testkit::repo_root()
+        .join("deploy/kubernetes")
+        .join(name);
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     serde_yaml_ng::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
@@ -422,7 +419,7 @@ fn the_kubernetes_indexed_job_runs_its_pods_as_shards_then_the_merge_job_merges_
 
 #[test]
 fn the_container_image_holds_the_static_binary_at_the_path_the_jobs_run() {
-    let root = repo_root();
+    let root = pgrush_testkit::repo_root();
     let containerfile = std::fs::read_to_string(root.join("deploy/kubernetes/Containerfile"))
         .expect("deploy/kubernetes/Containerfile");
     let build =

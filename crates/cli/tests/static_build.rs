@@ -4,12 +4,12 @@
 //! docs/packaging.md). Needs the musl target and musl-gcc
 //! (`scripts/install-deps`).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 
 #[test]
 fn static_build_has_no_shared_libraries() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let root = pgrush_testkit::repo_root();
     // A target directory of its own: the one this test was built in may be locked by cargo.
     let target_dir = root.join("target/static-check");
     let out = Command::new(root.join("scripts/build-static"))

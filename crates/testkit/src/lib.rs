@@ -51,6 +51,12 @@ pub use pgrush_cluster::clear_pg_env;
 
 static SHARED: OnceLock<Cluster> = OnceLock::new();
 
+/// The repository's root (the workspace's directory): where `scripts/`, `pgo/`,
+/// `deploy/` and `bench/` are.
+pub fn repo_root() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
 /// A TCP port on 127.0.0.1 that nothing listens on (bound, then released): connections
 /// to it are refused, as to a server that is not running.
 pub fn closed_port() -> u16 {
