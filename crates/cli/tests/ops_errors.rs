@@ -8,7 +8,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use ops_common::{Sandbox, spawn_until_step, step, steps_of};
+use ops_common::{Sandbox, errors_of, spawn_until_step, step, steps_of};
 use pgrush_cluster::PgInstall;
 use pgrush_testkit::run;
 use serde_json::Value;
@@ -222,7 +222,7 @@ fn interrupt_during(step_name: &str) {
         "{step_name}: the workload was not cancelled"
     );
     assert_eq!(out.status.code(), Some(1), "{step_name}");
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stderr = errors_of(&String::from_utf8_lossy(&out.stderr));
     assert_eq!(stderr, "pgrush: error: ops: interrupted\n", "{step_name}");
     let doc = sandbox.document();
     assert_eq!(doc["stopped"], "interrupted");
@@ -272,7 +272,7 @@ fn ctrl_c_during_the_load_cancels_it_and_removes_the_cluster() {
     let out = child.wait_with_output().expect("wait");
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(
-        String::from_utf8_lossy(&out.stderr),
+        errors_of(&String::from_utf8_lossy(&out.stderr)),
         "pgrush: error: ops: interrupted\n"
     );
     let doc = sandbox.document();
