@@ -124,14 +124,12 @@ fn too_little_disk_stops_before_the_scale_and_keeps_the_smaller_ones() {
         ],
     ));
     assert_eq!(out.code, 1, "{out:?}");
+    let errors = errors_of(&out.stderr);
     assert!(
-        out.stderr
-            .starts_with("pgrush: error: ops: scale 10000000 needs about ")
-            && out
-                .stderr
+        errors.starts_with("pgrush: error: ops: scale 10000000 needs about ")
+            && errors
                 .contains("MB are free; stopping before it (the smaller scales' results are kept)"),
-        "{}",
-        out.stderr
+        "{errors}"
     );
     let doc = sandbox.document();
     assert_eq!(doc["scales"].as_array().map(Vec::len), Some(1));

@@ -32,7 +32,7 @@ const LIMIT: Duration = Duration::from_secs(90);
 /// no directory of pgrush's in the sandbox.
 #[derive(Debug, PartialEq)]
 struct ClusterState {
-    config: BTreeMap<String, Vec<u8>>,
+    config: BTreeMap<String, String>,
     entries: Vec<String>,
     databases: String,
     my_table: String,
@@ -54,7 +54,10 @@ impl ClusterState {
         };
         let config = ["postgresql.conf", "postgresql.auto.conf"]
             .iter()
-            .map(|n| (n.to_string(), std::fs::read(data_dir.join(n)).unwrap()))
+            .map(|n| {
+                let bytes = std::fs::read(data_dir.join(n)).unwrap();
+                (n.to_string(), String::from_utf8_lossy(&bytes).into_owned())
+            })
             .collect();
         let psql = |sql: &str| cluster.psql(sql).unwrap_or_else(|e| format!("{e}"));
         let settings = ["archive_mode", "archive_command", "max_wal_size"]

@@ -178,7 +178,7 @@ impl Cluster {
             Some(file) => file.clone(),
             None => prepare_log(&base_path, account)?,
         };
-        write_journal(data_dir, &adopted, &databases)?;
+        write_journal(data_dir, account, &adopted, &databases)?;
         if let Some(pid_file) = &found {
             take_over(data_dir, pid_file.pid)?;
         }
@@ -240,7 +240,7 @@ impl Cluster {
             }
             databases.clone()
         };
-        write_journal(&self.data_dir, adopted, &databases)
+        write_journal(&self.data_dir, self.account, adopted, &databases)
     }
 
     /// Restores an adopted cluster's configuration files and leaves its server as it
@@ -321,9 +321,11 @@ fn found_now(data_dir: &Path, found: Option<&PidFile>) -> Result<Adopted, Cluste
     })
 }
 
-/// Writes the journal of the adoption of `data_dir`.
+/// Writes the journal of the adoption of `data_dir`, owned by the server account (a
+/// base backup reads every file of the data directory as that account).
 fn write_journal(
     data_dir: &Path,
+    account: Option<Account>,
     adopted: &Adopted,
     databases: &[String],
 ) -> Result<(), ClusterError> {
@@ -334,7 +336,11 @@ fn write_journal(
     };
     journal
         .write(&record)
-        .map_err(|e| ClusterError::io(format!("write {}", journal.path().display()), e))
+        .map_err(|e| ClusterError::io(format!("write {}", journal.path().display()), e))?;
+    match account {
+        Some(acct) => acct.chown(journal.path()),
+        None => Ok(()),
+    }
 }
 
 /// What replaying `record` does, a line each.
