@@ -2,8 +2,8 @@
 //! cancellation send them, not to its process group): during each step pgrush ends
 //! the program it runs with every process that program forked (`pg_basebackup -X
 //! stream`'s WAL streamer), hands the cluster back as found and exits with the
-//! interrupted status; killed outright (`SIGKILL`), its journal lets the next run hand
-//! the cluster back first. And the hand back restarts the server the way it was
+//! interrupted status, a second signal during the hand back notwithstanding; killed
+//! outright (`SIGKILL`), its journal lets the next run hand the cluster back first. And the hand back restarts the server the way it was
 //! started: its output goes to the `pg_ctl -l` file again, nothing new in PGDATA.
 
 mod ops_common;
@@ -172,6 +172,19 @@ impl Running {
         }
     }
 
+    /// Sends `sig` again once pgrush hands the cluster back (it runs `psql` for that),
+    /// unless it has exited already: a second signal must not cut the hand back short.
+    fn signal_again_during_hand_back(&mut self, sig: i32) {
+        let started = Instant::now();
+        while matches!(self.child.try_wait(), Ok(None)) && started.elapsed() < LIMIT {
+            if descendants(self.pid()).iter().any(|(_, c)| c == "psql") {
+                send(self.pid(), sig);
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    }
+
     /// Waits for the exit (at most [`LIMIT`]; a run that hangs is killed with what it
     /// started, and the test fails); returns the status code and standard error.
     fn finish(mut self) -> (Option<i32>, String) {
@@ -293,6 +306,7 @@ fn a_signal_to_pgrush_alone_ends_each_step_and_hands_the_cluster_back() {
             let in_step = run.wait_for(&mut running, &next);
             let family = descendants(pid);
             send(pid, sig);
+            run.signal_again_during_hand_back(sig);
             let (code, stderr) = run.finish();
             assert_eq!(code, Some(1), "{step}: {stderr}");
             assert_eq!(
