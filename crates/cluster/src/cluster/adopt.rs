@@ -580,6 +580,29 @@ mod tests {
     }
 
     #[test]
+    fn the_log_destination_is_the_regular_file_of_standard_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("server.log");
+        let file = std::fs::File::create(&log).unwrap();
+        let spawn = |stderr: Stdio| {
+            std::process::Command::new("sleep")
+                .arg("30")
+                .stdout(Stdio::null())
+                .stderr(stderr)
+                .spawn()
+                .unwrap()
+        };
+        let mut to_file = spawn(Stdio::from(file));
+        let mut to_pipe = spawn(Stdio::piped());
+        let found = (log_destination(to_file.id()), log_destination(to_pipe.id()));
+        for child in [&mut to_file, &mut to_pipe] {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        assert_eq!(found, (Some(log), None));
+    }
+
+    #[test]
     fn a_directory_without_pg_version_is_refused() {
         let dir = tempfile::tempdir().unwrap();
         let err = Cluster::adopt(dir.path()).unwrap_err();
