@@ -41,8 +41,10 @@ at the end; it runs with fsync, synchronous_commit and full_page_writes on,
 shared_buffers 128MB and archive_mode on. Against another
 server crash-recovery and pitr are skipped. With --pgdata DIR every step runs on
 that existing local cluster, in a scratch database pgrush_ops dropped at the
-end; the server is restarted so that pgrush is its parent, and is left as it
-was found (running or stopped, its configuration files restored). pg_dump,
+end; the server is restarted so that pgrush is its parent (its output on the
+file it wrote to, e.g. pg_ctl -l FILE), and is left as it was found (running or
+stopped, its configuration files restored); a run killed outright is handed back
+by the next one (from the journal DIR/pgrush-adopted.json). pg_dump,
 pg_restore and pg_basebackup must match the server's major version. Warning:
 the load replaces the pgbench_* tables of the database used.
 

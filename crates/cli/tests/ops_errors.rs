@@ -8,7 +8,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use ops_common::{Sandbox, spawn_until_step, step, steps_of};
+use ops_common::{Sandbox, errors_of, spawn_until_step, step, steps_of};
 use pgrush_cluster::PgInstall;
 use pgrush_testkit::run;
 use serde_json::Value;
@@ -124,14 +124,12 @@ fn too_little_disk_stops_before_the_scale_and_keeps_the_smaller_ones() {
         ],
     ));
     assert_eq!(out.code, 1, "{out:?}");
+    let errors = errors_of(&out.stderr);
     assert!(
-        out.stderr
-            .starts_with("pgrush: error: ops: scale 10000000 needs about ")
-            && out
-                .stderr
+        errors.starts_with("pgrush: error: ops: scale 10000000 needs about ")
+            && errors
                 .contains("MB are free; stopping before it (the smaller scales' results are kept)"),
-        "{}",
-        out.stderr
+        "{errors}"
     );
     let doc = sandbox.document();
     assert_eq!(doc["scales"].as_array().map(Vec::len), Some(1));
@@ -222,7 +220,7 @@ fn interrupt_during(step_name: &str) {
         "{step_name}: the workload was not cancelled"
     );
     assert_eq!(out.status.code(), Some(1), "{step_name}");
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stderr = errors_of(&String::from_utf8_lossy(&out.stderr));
     assert_eq!(stderr, "pgrush: error: ops: interrupted\n", "{step_name}");
     let doc = sandbox.document();
     assert_eq!(doc["stopped"], "interrupted");
@@ -272,7 +270,7 @@ fn ctrl_c_during_the_load_cancels_it_and_removes_the_cluster() {
     let out = child.wait_with_output().expect("wait");
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(
-        String::from_utf8_lossy(&out.stderr),
+        errors_of(&String::from_utf8_lossy(&out.stderr)),
         "pgrush: error: ops: interrupted\n"
     );
     let doc = sandbox.document();

@@ -10,7 +10,7 @@ mod ops_common;
 use std::path::Path;
 use std::process::Command;
 
-use ops_common::{Sandbox, processes_using, steps_of};
+use ops_common::{Sandbox, errors_of, processes_using, steps_of};
 use pgrush_testkit::run;
 
 /// The tmpfs's size.
@@ -79,7 +79,8 @@ fn a_full_tmpfs_stops_before_the_scale_that_does_not_fit_and_keeps_the_smaller_o
     ));
     assert_ne!(out.code, 97, "cannot mount a tmpfs: {}", out.stderr);
     assert_eq!(out.code, 1, "{out:?}");
-    let message = out.stderr.trim_end();
+    let errors = errors_of(&out.stderr);
+    let message = errors.trim_end();
     assert!(
         message.starts_with("pgrush: error: ops: scale 20 needs about ")
             && message.contains(&format!("MB of disk in {}/", mount_point.display()))

@@ -8,30 +8,15 @@ mod ops_common;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use ops_common::{Sandbox, spawn_until_step, step, steps_of};
-use pgrush_cluster::{Cluster, PgInstall};
+use ops_common::{
+    Sandbox, errors_of, existing_cluster_of, postmaster_pid, spawn_until_step, step, steps_of,
+    stop_left_server,
+};
+use pgrush_cluster::Cluster;
 use pgrush_testkit::run;
 
 /// The configuration files `--pgdata` must leave as they were.
 const CONFIG_FILES: [&str; 2] = ["postgresql.conf", "postgresql.auto.conf"];
-
-/// A kept PostgreSQL `major` cluster in the sandbox, with a user table, settings of its
-/// own and archiving off (pitr must switch it on, and back).
-fn existing_cluster_of(sandbox: &Sandbox, major: u32) -> Cluster {
-    let install = PgInstall::for_major(major).expect("PostgreSQL binaries");
-    let cluster = Cluster::builder()
-        .install(install)
-        .directory(sandbox.path().join("existing"))
-        .hba(["local replication all trust"])
-        .setting("max_wal_size", "321MB")
-        .setting("archive_mode", "off")
-        .start()
-        .expect("existing cluster");
-    cluster
-        .psql("CREATE TABLE my_table AS SELECT g AS id FROM generate_series(1, 1000) g")
-        .expect("user table");
-    cluster
-}
 
 /// A kept PostgreSQL 15 cluster (see [`existing_cluster_of`]).
 fn existing_cluster(sandbox: &Sandbox) -> Cluster {
@@ -43,26 +28,6 @@ fn config_files(data_dir: &Path) -> Vec<Vec<u8>> {
         .iter()
         .map(|name| std::fs::read(data_dir.join(name)).expect("config file"))
         .collect()
-}
-
-/// The PID in `postmaster.pid`, while there is one.
-fn postmaster_pid(data_dir: &Path) -> Option<i32> {
-    let text = std::fs::read_to_string(data_dir.join("postmaster.pid")).ok()?;
-    text.lines().next()?.trim().parse().ok()
-}
-
-/// Stops the server pgrush left running (no longer the test's child) and waits until
-/// its PID file is gone.
-fn stop_left_server(data_dir: &Path) {
-    let Some(pid) = postmaster_pid(data_dir) else {
-        return;
-    };
-    // SAFETY: kill has no memory-safety preconditions.
-    unsafe { libc::kill(pid, libc::SIGINT) };
-    let started = Instant::now();
-    while data_dir.join("postmaster.pid").exists() && started.elapsed() < Duration::from_secs(30) {
-        std::thread::sleep(Duration::from_millis(20));
-    }
 }
 
 /// Directories pgrush made in the sandbox and should have removed.
@@ -216,7 +181,7 @@ fn ctrl_c_during_crash_recovery_hands_the_cluster_back_running() {
     let checks = std::panic::catch_unwind(|| {
         assert_eq!(out.status.code(), Some(1));
         assert_eq!(
-            String::from_utf8_lossy(&out.stderr),
+            errors_of(&String::from_utf8_lossy(&out.stderr)),
             "pgrush: error: ops: interrupted\n"
         );
         assert!(started.elapsed() < Duration::from_secs(40), "not cancelled");
@@ -267,7 +232,7 @@ fn a_running_cluster_that_refuses_us_is_a_clear_error_and_left_alone() {
         None,
         &["--pgdata", data_dir.to_str().unwrap(), "--scale", "1"],
     ));
-    let still_ours = postmaster_pid(&data_dir) == i32::try_from(pid).ok() && cluster.is_running();
+    let still_ours = postmaster_pid(&data_dir) == Some(pid) && cluster.is_running();
     std::fs::write(&hba, own_hba).unwrap();
     // SAFETY: as above.
     unsafe { libc::kill(i32::try_from(pid).unwrap(), libc::SIGHUP) };

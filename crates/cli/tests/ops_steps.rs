@@ -6,7 +6,7 @@ mod ops_common;
 
 use std::path::Path;
 
-use ops_common::{Sandbox, step, steps_of};
+use ops_common::{Sandbox, errors_of, step, steps_of};
 use pgrush_cluster::PgInstall;
 use pgrush_testkit::run;
 use serde_json::Value;
@@ -46,7 +46,7 @@ fn every_step(bin_dir: &Path, major: u64, extra: &[&str]) -> Value {
         "stdout:\n{}\nstderr:\n{}",
         out.stdout, out.stderr
     );
-    assert_eq!(out.stderr, "", "stderr");
+    assert_eq!(errors_of(&out.stderr), "", "stderr");
     let doc = sandbox.document();
     assert_eq!(
         doc["server_version_num"].as_u64().map(|v| v / 10000),

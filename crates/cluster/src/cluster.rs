@@ -112,6 +112,8 @@ pub struct Cluster {
     base: Mutex<Option<TempDir>>,
     postmaster: Mutex<Option<Child>>,
     watchdog: Mutex<Option<Child>>,
+    /// The scratch databases dropped when an adopted cluster is handed back.
+    scratch_databases: Mutex<Vec<String>>,
 }
 
 impl Cluster {
@@ -212,6 +214,7 @@ impl Cluster {
             base: Mutex::new(base),
             postmaster: Mutex::new(None),
             watchdog: Mutex::new(None),
+            scratch_databases: Mutex::new(Vec::new()),
         };
         cluster.launch_on_free_port()?;
         cluster.version_num = cluster
@@ -359,7 +362,9 @@ impl Cluster {
             ])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
+            .stderr(Stdio::piped())
+            // A terminal's Ctrl-C is for this process, which decides what to stop.
+            .process_group(0);
         let mut child = cmd.spawn().map_err(|e| ClusterError::io("run psql", e))?;
         let writer = child.stdin.take().map(|mut stdin| {
             let sql = sql.as_ref().to_vec();

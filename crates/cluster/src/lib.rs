@@ -23,9 +23,12 @@
 //!   by a watchdog process if this process dies first); a kept one is stopped.
 //! - [`Cluster::adopt`] takes over an existing data directory (binaries of its
 //!   `PG_VERSION`, run as its owner, port and socket from `postmaster.pid`; a running
-//!   server is restarted as this process's child) and hands it back as found when
-//!   dropped: configuration files restored, running or stopped as before, nothing
-//!   deleted.
+//!   server is restarted as this process's child, its output on the file it went to)
+//!   and hands it back as found when dropped: scratch databases dropped, configuration
+//!   files restored, running or stopped as before. What to undo is journalled in the
+//!   data directory first ([`Journal`]); [`Cluster::hand_back_interrupted`] replays the
+//!   journal of a process killed before it could hand back.
+//! - [`stop_process_group`] ends a child program and everything it forked.
 //! - Every failure is a [`ClusterError`]; nothing here panics.
 //!
 //! As root (PostgreSQL refuses to run as root) the server programs run as the system user
@@ -58,6 +61,7 @@ mod builder;
 mod cluster;
 mod error;
 mod install;
+mod journal;
 mod process;
 mod template;
 mod tls;
@@ -66,5 +70,6 @@ pub use builder::{Auth, ClusterBuilder, quote_ident, quote_literal};
 pub use cluster::{Cluster, ShutdownMode};
 pub use error::ClusterError;
 pub use install::{PG_BIN_ENV, PgInstall, SANDBOX_DIR_ENV};
-pub use process::clear_pg_env;
+pub use journal::Journal;
+pub use process::{clear_pg_env, stop_process_group};
 pub use tls::ServerTls;

@@ -25,6 +25,7 @@ pub fn clear_pg_env(cmd: &mut Command) {
 pub(crate) fn run_checked(cmd: &mut Command, program: &str) -> Result<(), ClusterError> {
     let out = cmd
         .stdin(Stdio::null())
+        .process_group(0)
         .output()
         .map_err(|e| ClusterError::io(format!("run {program}"), e))?;
     if out.status.success() {
@@ -71,6 +72,42 @@ pub(crate) fn stop_child(child: &mut Child, sig: i32, grace: Duration) {
     if !wait_exit(child, grace) {
         let _ = child.kill();
         let _ = child.wait();
+    }
+}
+
+/// How often [`stop_process_group`] looks whether the group is gone.
+const GROUP_POLL: Duration = Duration::from_millis(10);
+
+/// Ends `child`, started as the leader of a process group of its own
+/// (`Command::process_group(0)`), and every process of that group, such as the process
+/// `pg_basebackup -X stream` forks to stream WAL: `SIGTERM` to the group, then, for
+/// what still runs after `grace`, `SIGKILL`. Returns once the child is reaped and no
+/// process of the group runs (zombies left to another parent count as gone).
+pub fn stop_process_group(child: &mut Child, grace: Duration) {
+    let pgid = child.id();
+    let Ok(group) = i32::try_from(pgid) else {
+        return;
+    };
+    // SAFETY: kill has no memory-safety preconditions; -group names our child's group.
+    unsafe { libc::kill(-group, libc::SIGTERM) };
+    let deadline = Instant::now() + grace;
+    let mut reaped = false;
+    loop {
+        reaped = reaped || matches!(child.try_wait(), Ok(Some(_)) | Err(_));
+        if reaped && !group_alive(pgid) {
+            return;
+        }
+        if Instant::now() >= deadline {
+            break;
+        }
+        std::thread::sleep(GROUP_POLL);
+    }
+    // SAFETY: as above.
+    unsafe { libc::kill(-group, libc::SIGKILL) };
+    let _ = child.wait();
+    let deadline = Instant::now() + grace;
+    while group_alive(pgid) && Instant::now() < deadline {
+        std::thread::sleep(GROUP_POLL);
     }
 }
 

@@ -6,7 +6,9 @@
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::{Duration, Instant};
 
+use pgrush_cluster::{Cluster, PgInstall};
 use serde_json::Value;
 
 const SCHEMA: &str = include_str!(concat!(
@@ -114,7 +116,7 @@ pub fn step<'a>(steps: &'a [Value], name: &str) -> &'a Value {
 }
 
 /// Each process as `(pid, parent pid, command name)`, from `/proc`.
-fn processes() -> Vec<(u32, u32, String)> {
+pub fn processes() -> Vec<(u32, u32, String)> {
     std::fs::read_dir("/proc")
         .expect("read /proc")
         .flatten()
@@ -158,6 +160,16 @@ pub fn processes_using(path: &Path) -> Vec<String> {
         .collect()
 }
 
+/// `stderr` without the progress lines (`pgrush ops: scale N: STEP`, one as each step
+/// starts when standard error is not a terminal): the error messages.
+pub fn errors_of(stderr: &str) -> String {
+    stderr
+        .lines()
+        .filter(|line| !line.starts_with("pgrush ops: scale "))
+        .map(|line| format!("{line}\n"))
+        .collect()
+}
+
 /// Entries of `dir` whose names start with `prefix`.
 pub fn entries_starting(dir: &Path, prefix: &str) -> Vec<String> {
     std::fs::read_dir(dir)
@@ -186,4 +198,42 @@ pub fn spawn_until_step(cmd: &mut Command, json: &Path, step: &str) -> std::proc
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
     child
+}
+
+/// A kept PostgreSQL `major` cluster in the sandbox, with a user table, settings of its
+/// own and archiving off (pitr must switch it on, and back).
+pub fn existing_cluster_of(sandbox: &Sandbox, major: u32) -> Cluster {
+    let install = PgInstall::for_major(major).expect("PostgreSQL binaries");
+    let cluster = Cluster::builder()
+        .install(install)
+        .directory(sandbox.path().join("existing"))
+        .hba(["local replication all trust"])
+        .setting("max_wal_size", "321MB")
+        .setting("archive_mode", "off")
+        .start()
+        .expect("existing cluster");
+    cluster
+        .psql("CREATE TABLE my_table AS SELECT g AS id FROM generate_series(1, 1000) g")
+        .expect("user table");
+    cluster
+}
+
+/// The PID in `postmaster.pid`, while there is one.
+pub fn postmaster_pid(data_dir: &Path) -> Option<u32> {
+    let text = std::fs::read_to_string(data_dir.join("postmaster.pid")).ok()?;
+    text.lines().next()?.trim().parse().ok()
+}
+
+/// Stops the server pgrush left running (no longer the test's child) and waits until
+/// its PID file is gone.
+pub fn stop_left_server(data_dir: &Path) {
+    let Some(pid) = postmaster_pid(data_dir) else {
+        return;
+    };
+    // SAFETY: kill has no memory-safety preconditions.
+    unsafe { libc::kill(i32::try_from(pid).unwrap_or(0), libc::SIGINT) };
+    let started = Instant::now();
+    while data_dir.join("postmaster.pid").exists() && started.elapsed() < Duration::from_secs(30) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }

@@ -6,15 +6,26 @@
 //! be its parent (a killed postmaster stays a zombie, holding `postmaster.pid`'s PID,
 //! until its parent reaps it). So a running server is stopped (fast shutdown) and
 //! started again as a child, with the options of `postmaster.opts` (what `pg_ctl
-//! restart` does); a stopped one is started with `postgres -D DIR` (its configuration
-//! files choose port and sockets, as `pg_ctl start` without `-o`). Either way its
-//! standard error goes to `DIR/log/pgrush-postmaster.log`.
+//! restart` does) and its standard output and error on the regular file they went to
+//! (`pg_ctl -l FILE`, found from `/proc/PID/fd` of the postmaster or of its logger); a
+//! stopped one is started with `postgres -D DIR` (its configuration files choose port
+//! and sockets, as `pg_ctl start` without `-o`). A server whose output went to no
+//! regular file (a terminal, a pipe) writes to `server.log` in the adoption's private
+//! directory (`pgrush-adopted-*` in the work dir), which is removed at hand back.
+//! Nothing is created in the data directory but the journal.
 //!
-//! When dropped, the configuration files (`postgresql.conf`, `postgresql.auto.conf`)
-//! get their contents at adoption back, and the server is left as found: a running one
-//! runs on (reloaded, or restarted when a restored setting needs it, such as
-//! `archive_mode`), outliving this process; a stopped one is stopped. Nothing is
-//! deleted.
+//! When dropped, the scratch databases the caller journalled
+//! ([`Cluster::journal_scratch_database`]) are dropped, the configuration files
+//! (`postgresql.conf`, `postgresql.auto.conf`) get their contents at adoption back,
+//! and the server is left as found: a running one runs on (reloaded, or restarted when
+//! a restored setting needs it, such as `archive_mode`), outliving this process; a
+//! stopped one is stopped.
+//!
+//! Everything to undo is first written to a [`Journal`], `DIR/pgrush-adopted.json`,
+//! before the first change (the restart) and before each scratch database is created,
+//! and removed once handed back. When this process is killed outright, the next
+//! adoption ([`Cluster::hand_back_interrupted`]) finds the journal and finishes the
+//! hand back first.
 
 use std::ffi::OsString;
 use std::os::unix::fs::MetadataExt;
@@ -23,16 +34,23 @@ use std::process::Stdio;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use serde::{Deserialize, Serialize};
+
 use super::{Cluster, Location, ShutdownMode, chmod, lock, overwrite, read_major};
 use crate::account::{Account, effective_uid, is_root, user_name};
+use crate::builder::quote_ident;
 use crate::error::ClusterError;
 use crate::install::{PgInstall, work_dir};
-use crate::process::{clear_pg_env, signal, still_running};
+use crate::journal::Journal;
+use crate::process::{children_of, clear_pg_env, signal, still_running};
 
 /// The configuration files restored when an adopted cluster is handed back.
 const CONFIG_FILES: [&str; 2] = ["postgresql.conf", "postgresql.auto.conf"];
-/// Where, in the data directory, the adopted server's standard error goes.
-const LOG_FILE: &str = "log/pgrush-postmaster.log";
+/// The journal of an adoption, in the data directory.
+const JOURNAL_FILE: &str = "pgrush-adopted.json";
+/// The server log, in the adoption's private directory, when the server's own output
+/// went to no regular file.
+const LOG_FILE: &str = "server.log";
 /// How long the server found running may take to stop before it is restarted.
 const TAKE_OVER_TIMEOUT: Duration = Duration::from_secs(60);
 
@@ -40,14 +58,27 @@ const TAKE_OVER_TIMEOUT: Duration = Duration::from_secs(60);
 pub(crate) type SavedFile = (PathBuf, Option<Vec<u8>>);
 
 /// What an adopted cluster remembers to hand it back as found.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct Adopted {
     /// Whether the server ran when adopted.
     pub was_running: bool,
     /// The postmaster's arguments (after the program).
     pub server_args: Vec<OsString>,
+    /// The regular file the running server's standard output and error went to.
+    pub log: Option<PathBuf>,
     /// Each configuration file and its contents at adoption (`None`: it did not exist).
     pub saved: Vec<SavedFile>,
+    /// The private directories made for the adoption, removed at hand back.
+    pub dirs: Vec<PathBuf>,
+}
+
+/// What the journal holds.
+#[derive(Debug, Serialize, Deserialize)]
+struct Record {
+    /// How to hand the cluster back.
+    adopted: Adopted,
+    /// The scratch databases to drop.
+    databases: Vec<String>,
 }
 
 /// What `postmaster.pid` says about a running server.
@@ -82,24 +113,52 @@ impl Cluster {
     /// Adopts the existing data directory `data_dir`: finds PostgreSQL binaries of its
     /// `PG_VERSION` ([`PgInstall::for_major`]), runs the server as the directory's owner
     /// (as root; otherwise this process must be the owner), and becomes the
-    /// postmaster's parent (a running server is restarted, a stopped one started). See
-    /// the module documentation for what is changed and restored. Errors: not a data
-    /// directory, an owner this process cannot become, no binaries of its version, a
-    /// running server that does not answer.
+    /// postmaster's parent (a running server is restarted, a stopped one started). An
+    /// earlier adoption's journal is replayed first ([`Cluster::hand_back_interrupted`]).
+    /// See the module documentation for what is changed and restored. Errors: not a
+    /// data directory, an owner this process cannot become, no binaries of its version,
+    /// a running server that does not answer.
     pub fn adopt(data_dir: impl AsRef<Path>) -> Result<Cluster, ClusterError> {
-        let given = data_dir.as_ref();
-        if !given.join("PG_VERSION").is_file() {
-            return Err(ClusterError::NotDataDir(given.to_path_buf()));
+        let data_dir = data_dir_of(data_dir.as_ref())?;
+        Cluster::hand_back_interrupted(&data_dir)?;
+        Cluster::take_charge(&data_dir, None)
+    }
+
+    /// Finishes the hand back of an adoption whose process ended before it could hand
+    /// the cluster back (killed outright): when `data_dir` holds its journal, adopts
+    /// the cluster as that adoption found it, drops its scratch databases, restores the
+    /// configuration files, leaves the server running or stopped as it was found and
+    /// removes the private directories. Returns what it did, a line each (nothing when
+    /// there was no journal).
+    pub fn hand_back_interrupted(data_dir: impl AsRef<Path>) -> Result<Vec<String>, ClusterError> {
+        let data_dir = data_dir_of(data_dir.as_ref())?;
+        let journal = Journal::at(data_dir.join(JOURNAL_FILE));
+        let Some(record) = journal.read::<Record>() else {
+            return Ok(Vec::new());
+        };
+        let notes = replay_notes(&record);
+        drop(Cluster::take_charge(&data_dir, Some(record))?);
+        if journal.path().exists() {
+            return Err(ClusterError::Invalid(format!(
+                "could not hand back what an interrupted run changed in {} (its journal {} \
+                 stays for the next try)",
+                data_dir.display(),
+                journal.path().display()
+            )));
         }
-        let data_dir = std::fs::canonicalize(given)
-            .map_err(|e| ClusterError::io(format!("resolve {}", given.display()), e))?;
-        let major = read_major(&data_dir)?;
-        let (account, superuser) = owner_of(&data_dir)?;
+        Ok(notes)
+    }
+
+    /// Adopts the cluster in `data_dir` (a canonical path) as `record` found it, or as
+    /// it is now.
+    fn take_charge(data_dir: &Path, record: Option<Record>) -> Result<Cluster, ClusterError> {
+        let major = read_major(data_dir)?;
+        let (account, superuser) = owner_of(data_dir)?;
         let install = PgInstall::for_major(major)?;
         let server = install.reachable_by(account)?;
-        let found = PidFile::read(&data_dir).filter(|p| !still_running(&[p.pid]).is_empty());
+        let found = PidFile::read(data_dir).filter(|p| !still_running(&[p.pid]).is_empty());
         if let Some(pid_file) = &found {
-            check_reachable(&install, &data_dir, pid_file, &superuser)?;
+            check_reachable(&install, data_dir, pid_file, &superuser)?;
         }
         let base = tempfile::Builder::new()
             .prefix("pgrush-adopted-")
@@ -110,18 +169,18 @@ impl Cluster {
         if let Some(acct) = account {
             acct.chown(&base_path)?;
         }
-        let log_path = prepare_log(&data_dir, account)?;
-        let server_args = match &found {
-            Some(_) => recorded_args(&data_dir),
-            None => vec!["-D".into(), data_dir.clone().into()],
+        let (mut adopted, databases) = match record {
+            Some(record) => (record.adopted, record.databases),
+            None => (found_now(data_dir, found.as_ref())?, Vec::new()),
         };
-        let adopted = Adopted {
-            was_running: found.is_some(),
-            server_args,
-            saved: save_config(&data_dir)?,
+        adopted.dirs.push(base_path.clone());
+        let log_path = match &adopted.log {
+            Some(file) => file.clone(),
+            None => prepare_log(&base_path, account)?,
         };
+        write_journal(data_dir, account, &adopted, &databases)?;
         if let Some(pid_file) = &found {
-            take_over(&data_dir, pid_file.pid)?;
+            take_over(data_dir, pid_file.pid)?;
         }
         let mut cluster = Cluster {
             install,
@@ -131,7 +190,7 @@ impl Cluster {
             location: Location::Adopted(Box::new(adopted)),
             socket_dir: base_path.clone(),
             base_path,
-            data_dir,
+            data_dir: data_dir.to_path_buf(),
             log_path,
             port: 0,
             version_num: 0,
@@ -142,6 +201,7 @@ impl Cluster {
             base: Mutex::new(Some(base)),
             postmaster: Mutex::new(None),
             watchdog: Mutex::new(None),
+            scratch_databases: Mutex::new(databases),
         };
         let child = cluster.spawn_postmaster().map_err(|(e, _)| e)?;
         *lock(&cluster.postmaster) = Some(child);
@@ -166,8 +226,26 @@ impl Cluster {
         }
     }
 
+    /// Journals that the caller is about to create database `name` on an adopted
+    /// cluster: it is dropped at hand back, by this process or, if this one is killed
+    /// first, by the next adoption. Does nothing on a cluster that was not adopted.
+    pub fn journal_scratch_database(&self, name: &str) -> Result<(), ClusterError> {
+        let Location::Adopted(adopted) = &self.location else {
+            return Ok(());
+        };
+        let databases = {
+            let mut databases = lock(&self.scratch_databases);
+            if !databases.iter().any(|d| d == name) {
+                databases.push(name.to_string());
+            }
+            databases.clone()
+        };
+        write_journal(&self.data_dir, self.account, adopted, &databases)
+    }
+
     /// Restores an adopted cluster's configuration files and leaves its server as it
-    /// was found. Runs once (the private temp dir is its token).
+    /// was found. Runs once (the private temp dir is its token); the journal goes once
+    /// everything in it was undone.
     pub(crate) fn hand_back(&self) {
         let Location::Adopted(adopted) = &self.location else {
             return;
@@ -175,24 +253,129 @@ impl Cluster {
         let Some(base) = lock(&self.base).take() else {
             return;
         };
-        if adopted.was_running {
-            if !self.is_running() {
-                let _ = self.start_server();
-            }
-            restore_config(&adopted.saved);
+        let databases = lock(&self.scratch_databases).clone();
+        if !self.is_running() && (adopted.was_running || !databases.is_empty()) {
+            let _ = self.start_server();
+        }
+        let dropped = databases.iter().all(|name| self.drop_database(name));
+        let restored = if adopted.was_running {
+            let restored = restore_config(&adopted.saved);
             if self.reload().is_ok() && self.pending_restart().is_ok_and(|p| !p.is_empty()) {
                 let _ = self.restart();
             }
             // Runs on after this process, as it did before.
             drop(lock(&self.postmaster).take());
+            restored
         } else {
             if self.stop(ShutdownMode::Fast).is_err() {
                 let _ = self.stop(ShutdownMode::Immediate);
             }
-            restore_config(&adopted.saved);
+            restore_config(&adopted.saved)
+        };
+        for dir in adopted.dirs.iter().filter(|d| d.as_path() != base.path()) {
+            let _ = std::fs::remove_dir_all(dir);
         }
         let _ = base.close();
+        if dropped && restored {
+            Journal::at(self.data_dir.join(JOURNAL_FILE)).remove();
+        }
     }
+
+    /// `DROP DATABASE IF EXISTS name`, ending its sessions (from PostgreSQL 13); true
+    /// when it is gone.
+    fn drop_database(&self, name: &str) -> bool {
+        let force = if self.version_num >= 130_000 {
+            " WITH (FORCE)"
+        } else {
+            ""
+        };
+        self.psql(&format!(
+            "DROP DATABASE IF EXISTS {}{force}",
+            quote_ident(name)
+        ))
+        .is_ok()
+    }
+}
+
+/// `data_dir`, canonical, when it holds a `PG_VERSION` file.
+fn data_dir_of(given: &Path) -> Result<PathBuf, ClusterError> {
+    if !given.join("PG_VERSION").is_file() {
+        return Err(ClusterError::NotDataDir(given.to_path_buf()));
+    }
+    std::fs::canonicalize(given)
+        .map_err(|e| ClusterError::io(format!("resolve {}", given.display()), e))
+}
+
+/// How the cluster is now: running (`found`) or not, its arguments, log and
+/// configuration files.
+fn found_now(data_dir: &Path, found: Option<&PidFile>) -> Result<Adopted, ClusterError> {
+    Ok(Adopted {
+        was_running: found.is_some(),
+        server_args: match found {
+            Some(_) => recorded_args(data_dir),
+            None => vec!["-D".into(), data_dir.into()],
+        },
+        log: found.and_then(|p| log_destination(p.pid)),
+        saved: save_config(data_dir)?,
+        dirs: Vec::new(),
+    })
+}
+
+/// Writes the journal of the adoption of `data_dir`, owned by the server account (a
+/// base backup reads every file of the data directory as that account).
+fn write_journal(
+    data_dir: &Path,
+    account: Option<Account>,
+    adopted: &Adopted,
+    databases: &[String],
+) -> Result<(), ClusterError> {
+    let journal = Journal::at(data_dir.join(JOURNAL_FILE));
+    let record = Record {
+        adopted: adopted.clone(),
+        databases: databases.to_vec(),
+    };
+    journal
+        .write(&record)
+        .map_err(|e| ClusterError::io(format!("write {}", journal.path().display()), e))?;
+    match account {
+        Some(acct) => acct.chown(journal.path()),
+        None => Ok(()),
+    }
+}
+
+/// What replaying `record` does, a line each.
+fn replay_notes(record: &Record) -> Vec<String> {
+    let mut notes = Vec::new();
+    for (path, contents) in &record.adopted.saved {
+        if std::fs::read(path).ok() != *contents {
+            notes.push(format!("restored {}", path.display()));
+        }
+    }
+    for name in &record.databases {
+        notes.push(format!("dropped the scratch database \"{name}\""));
+    }
+    for dir in record.adopted.dirs.iter().filter(|d| d.exists()) {
+        notes.push(format!("removed {}", dir.display()));
+    }
+    let state = if record.adopted.was_running {
+        "running"
+    } else {
+        "stopped"
+    };
+    notes.push(format!("left the server {state}, as that run found it"));
+    notes
+}
+
+/// The regular file a running postmaster's standard error (or output) goes to, such as
+/// `pg_ctl -l FILE`; with the logging collector on, the postmaster's own output is a
+/// pipe and its logger child holds the file.
+fn log_destination(pid: u32) -> Option<PathBuf> {
+    let mut pids = vec![pid];
+    pids.extend(children_of(pid));
+    pids.iter()
+        .flat_map(|p| [2, 1].map(|fd| format!("/proc/{p}/fd/{fd}")))
+        .filter_map(|link| std::fs::read_link(link).ok())
+        .find(|path| std::fs::metadata(path).is_ok_and(|m| m.is_file()))
 }
 
 /// The account the server runs under (as root: the directory's owner) and the
@@ -304,18 +487,10 @@ fn take_over(data_dir: &Path, pid: u32) -> Result<(), ClusterError> {
     }
 }
 
-/// Creates `DIR/log/pgrush-postmaster.log` (and `DIR/log`) for the server account.
-fn prepare_log(data_dir: &Path, account: Option<Account>) -> Result<PathBuf, ClusterError> {
-    let path = data_dir.join(LOG_FILE);
-    let dir = path.parent().unwrap_or(data_dir);
-    if !dir.is_dir() {
-        std::fs::create_dir(dir)
-            .map_err(|e| ClusterError::io(format!("mkdir {}", dir.display()), e))?;
-        chmod(dir, 0o700)?;
-        if let Some(acct) = account {
-            acct.chown(dir)?;
-        }
-    }
+/// Creates `server.log` in the adoption's private directory `base` for the server
+/// account.
+fn prepare_log(base: &Path, account: Option<Account>) -> Result<PathBuf, ClusterError> {
+    let path = base.join(LOG_FILE);
     std::fs::File::options()
         .create(true)
         .append(true)
@@ -342,18 +517,19 @@ fn save_config(data_dir: &Path) -> Result<Vec<SavedFile>, ClusterError> {
         .collect()
 }
 
-/// Puts the saved contents back (best effort: this runs on the way out).
-fn restore_config(saved: &[SavedFile]) {
-    for (path, contents) in saved {
-        match contents {
-            Some(bytes) => {
-                let _ = overwrite(path, bytes);
-            }
-            None => {
-                let _ = std::fs::remove_file(path);
-            }
-        }
-    }
+/// Puts the saved contents back (on the way out: every file is tried); true when all
+/// are back.
+fn restore_config(saved: &[SavedFile]) -> bool {
+    saved.iter().fold(true, |ok, (path, contents)| {
+        let done = match contents {
+            Some(bytes) => overwrite(path, bytes).is_ok(),
+            None => match std::fs::remove_file(path) {
+                Ok(()) => true,
+                Err(e) => e.kind() == std::io::ErrorKind::NotFound,
+            },
+        };
+        ok && done
+    })
 }
 
 #[cfg(test)]
@@ -401,6 +577,29 @@ mod tests {
         assert_eq!(write("", "*").host, "127.0.0.1");
         std::fs::write(dir.path().join("postmaster.pid"), "garbage").unwrap();
         assert_eq!(PidFile::read(dir.path()), None);
+    }
+
+    #[test]
+    fn the_log_destination_is_the_regular_file_of_standard_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("server.log");
+        let file = std::fs::File::create(&log).unwrap();
+        let spawn = |stderr: Stdio| {
+            std::process::Command::new("sleep")
+                .arg("30")
+                .stdout(Stdio::null())
+                .stderr(stderr)
+                .spawn()
+                .unwrap()
+        };
+        let mut to_file = spawn(Stdio::from(file));
+        let mut to_pipe = spawn(Stdio::piped());
+        let found = (log_destination(to_file.id()), log_destination(to_pipe.id()));
+        for child in [&mut to_file, &mut to_pipe] {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        assert_eq!(found, (Some(log), None));
     }
 
     #[test]

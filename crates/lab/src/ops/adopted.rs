@@ -2,8 +2,10 @@
 //! ([`Cluster::adopt`]: its binaries from `PG_VERSION`, run as its owner, restarted as
 //! our child so that crash-recovery can kill it) and hands it back as found: its
 //! configuration files restored, running or stopped as before. The steps run in a
-//! scratch database, [`SCRATCH_DB`], created here and dropped at the end; the user's
-//! own databases are never touched.
+//! scratch database, [`SCRATCH_DB`], created here (journalled first) and dropped when
+//! the cluster is handed back; the user's own databases are never touched. A run
+//! killed outright leaves the cluster's journal: the next run hands the cluster back
+//! first ([`Cluster::hand_back_interrupted`]) and says so on standard error.
 //!
 //! What needs a restart: archiving for pitr (`archive_mode = on`, `wal_level` at least
 //! `replica`, `max_wal_senders` above 0) when the cluster had it off; the server is
@@ -27,6 +29,17 @@ const MAINTENANCE_DB: &str = "postgres";
 /// Adopts `dir`, checks the programs, switches archiving on when pitr needs it and
 /// creates the scratch database.
 pub fn open(cfg: &OpsConfig, dir: &Path) -> Result<Server, OpsError> {
+    let replayed = Cluster::hand_back_interrupted(dir)?;
+    if !replayed.is_empty() {
+        eprintln!(
+            "pgrush ops: an earlier run on {} was killed before it handed the cluster back; \
+             done now:",
+            dir.display()
+        );
+        for line in replayed {
+            eprintln!("pgrush ops:   {line}");
+        }
+    }
     let cluster = Cluster::adopt(dir)?;
     let major = cluster.version_num() / 10000;
     check_tools(cluster.install(), major, cfg)?;
@@ -47,17 +60,13 @@ pub fn open(cfg: &OpsConfig, dir: &Path) -> Result<Server, OpsError> {
             dir.display()
         )));
     }
+    cluster.journal_scratch_database(SCRATCH_DB)?;
     db.exec(&format!("CREATE DATABASE {}", quote_ident(SCRATCH_DB)))?;
     let request = ConnectRequest {
         dbname: Some(SCRATCH_DB.to_string()),
         ..request
     };
-    Server::on_cluster(
-        cluster,
-        request,
-        Some(SCRATCH_DB.to_string()),
-        idle_archive_command,
-    )
+    Server::on_cluster(cluster, request, idle_archive_command)
 }
 
 /// Switches WAL archiving on (restarting the server) when it is off; returns the
@@ -89,14 +98,4 @@ fn enable_archiving(cluster: &Cluster) -> Result<String, OpsError> {
             command
         },
     )
-}
-
-/// Drops the scratch database (on the way out, so failures are ignored).
-pub fn drop_scratch_db(server: &Server, name: &str) {
-    if let Ok(mut db) = server.db(Some(MAINTENANCE_DB)) {
-        let _ = db.exec_cleanup(&format!(
-            "DROP DATABASE IF EXISTS {} WITH (FORCE)",
-            quote_ident(name)
-        ));
-    }
 }

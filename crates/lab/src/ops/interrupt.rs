@@ -1,9 +1,12 @@
 //! Ctrl-C (and SIGTERM) during `pgrush ops`: a flag the steps check, plus the
 //! statement now running, which a watcher thread cancels.
 //!
-//! Programs started by a step (`pg_dump`, `pg_restore`, the workload) share the
-//! terminal's process group and get the terminal's `SIGINT` themselves; a step that
-//! sees them fail after the flag is set reports [`crate::ops::OpsError::Interrupted`].
+//! Programs started by a step (`pg_dump`, `pg_restore`, `pg_basebackup`, the workload)
+//! lead process groups of their own, so a signal, from a terminal or sent to pgrush
+//! alone (`kill`, `timeout`, a CI cancellation), reaches pgrush only; the step's
+//! program runner ends the program's whole group and reports
+//! [`crate::ops::OpsError::Interrupted`]. Further signals only set the flag again, so
+//! the hand back of a `--pgdata` cluster is never cut short.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};

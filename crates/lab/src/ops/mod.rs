@@ -15,26 +15,33 @@
 //! - `--pgdata DIR` (`adopted`): the cluster crate adopts the data directory
 //!   (`Cluster::adopt`: binaries of its `PG_VERSION`, run as its owner, port and socket
 //!   from `postmaster.pid`). A running server is restarted once (fast shutdown, then
-//!   started as pgrush's child with the options of `postmaster.opts`), because only the
-//!   postmaster's parent can kill it and restart it at once; a stopped one is started
-//!   with `postgres -D DIR`; its standard error goes to `DIR/log/pgrush-postmaster.log`.
-//!   The steps run in a scratch database `pgrush_ops` (an error if it exists), dropped
-//!   at the end. What ops changes: `ALTER SYSTEM` for crash-recovery's workload
-//!   (checkpoints held off, `synchronous_commit = on`) and pitr's `archive_command`
-//!   (copying to pgrush's archive, then running the cluster's own command); when pitr
-//!   needs archiving and the cluster has it off, `archive_mode = on` (and `wal_level =
-//!   replica`, `max_wal_senders = 10` if needed), which takes a restart. At the end
+//!   started as pgrush's child with the options of `postmaster.opts` and its output on
+//!   the file it wrote to, such as `pg_ctl -l FILE`), because only the postmaster's
+//!   parent can kill it and restart it at once; a stopped one is started with
+//!   `postgres -D DIR`, its output in the adoption's private directory. The steps run in
+//!   a scratch database `pgrush_ops` (an error if it exists), dropped at the end. What
+//!   ops changes: `ALTER SYSTEM` for crash-recovery's workload (checkpoints held off,
+//!   `synchronous_commit = on`) and pitr's `archive_command` (copying to pgrush's
+//!   archive, then running the cluster's own command); when pitr needs archiving and
+//!   the cluster has it off, `archive_mode = on` (and `wal_level = replica`,
+//!   `max_wal_senders = 10` if needed), which takes a restart. At the end
 //!   `postgresql.conf` and `postgresql.auto.conf` get their old contents back, the
 //!   server is reloaded, restarted if a restored setting needs it (`archive_mode`), and
-//!   left running (or stopped, if it was). pgrush connects over the Unix socket as the
-//!   superuser (named after the directory's owner) without a password: that takes
-//!   `trust`, or `peer` when pgrush runs as the owner.
+//!   left running (or stopped, if it was). What to undo is journalled in
+//!   `DIR/pgrush-adopted.json` before each change; a run killed outright (`SIGKILL`)
+//!   leaves it, and the next run hands the cluster back first and says so on stderr.
+//!   pgrush connects over the Unix socket as the superuser (named after the directory's
+//!   owner) without a password: that takes `trust`, or `peer` when pgrush runs as the
+//!   owner.
 //! - The results are an [`OpsDocument`] (serde; schema `schema/pgrush-ops.v1.schema.json`),
 //!   handed to the caller after every step so that nothing measured is lost;
 //!   [`text::table`] renders them as text, [`html::render`] as a page with log-log charts.
 //! - [`compare::Comparison`] puts several results side by side (`pgrush report`).
-//! - [`interrupt`] is Ctrl-C: it cancels the running statement or program; the
-//!   throwaway cluster and scratch databases are removed on the way out.
+//! - [`interrupt`] is Ctrl-C, or `SIGINT`/`SIGTERM` sent to pgrush alone: it cancels
+//!   the running statement, or ends the running program's process group (each program
+//!   leads one); the throwaway cluster and scratch databases are removed, a `--pgdata`
+//!   cluster handed back, on the way out. Off a terminal each step's start is a line
+//!   on stderr (`pgrush ops: scale 1: dump`).
 //!
 //! The CLI part (option parsing) is `crates/cli/src/ops_cmd.rs`.
 

@@ -1,14 +1,20 @@
 //! Running the PostgreSQL programs (and pgrush itself) and measuring what they wrote.
 
 use std::io::{BufRead, Read};
+use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+
+use pgrush_cluster::stop_process_group;
 
 use crate::ops::error::OpsError;
 
 /// How often a running program is checked for Ctrl-C.
 const POLL: Duration = Duration::from_millis(20);
+/// How long an interrupted program's process group has, after `SIGTERM`, before the
+/// rest of it is killed.
+const STOP_GRACE: Duration = Duration::from_secs(2);
 
 /// What a finished program left.
 #[derive(Debug, Clone, PartialEq)]
@@ -29,14 +35,19 @@ pub fn run_timed(cmd: Command, program: &str) -> Result<(String, f64), OpsError>
 }
 
 /// Runs `cmd` to completion, timestamping its standard error's lines as they come.
-/// Ctrl-C kills the program (then the error is [`OpsError::Interrupted`]).
+///
+/// The program leads a process group of its own, so that a terminal's Ctrl-C reaches
+/// pgrush alone and pgrush decides; on Ctrl-C (or `SIGTERM` to pgrush) the whole group
+/// is ended, the processes a program forks included (`pg_basebackup -X stream`'s WAL
+/// streamer), and the error is [`OpsError::Interrupted`].
 pub fn run_program(mut cmd: Command, program: &str) -> Result<Finished, OpsError> {
     if crate::ops::interrupt::requested() {
         return Err(OpsError::Interrupted);
     }
     cmd.stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+        .stderr(Stdio::piped())
+        .process_group(0);
     let start = Instant::now();
     let mut child = cmd
         .spawn()
@@ -45,8 +56,7 @@ pub fn run_program(mut cmd: Command, program: &str) -> Result<Finished, OpsError
     let stderr = child.stderr.take().map(|pipe| read_lines(pipe, start));
     let status = loop {
         if crate::ops::interrupt::requested() {
-            let _ = child.kill();
-            let _ = child.wait();
+            stop_process_group(&mut child, STOP_GRACE);
             return Err(OpsError::Interrupted);
         }
         match child.try_wait() {

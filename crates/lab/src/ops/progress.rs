@@ -1,6 +1,7 @@
-//! Terminal progress for long steps: `scale 10: dump 12 s` on standard error, redrawn
-//! every half second and erased when the step ends. Nothing when stderr is not a
-//! terminal (logs stay clean).
+//! Progress of the steps on standard error. On a terminal: `scale 10: dump 12 s`,
+//! redrawn every half second and erased when the step ends. Elsewhere (a log, a pipe):
+//! one line as each step starts, `pgrush ops: scale 10: dump`, so that a log shows
+//! where a run was when it stopped.
 
 use std::io::{IsTerminal, Write};
 use std::sync::Arc;
@@ -18,10 +19,16 @@ pub struct Ticker {
 }
 
 impl Ticker {
-    /// Starts drawing `label` and the seconds elapsed (when stderr is a terminal).
-    pub fn start(label: String) -> Ticker {
+    /// Starts drawing `label` and the seconds elapsed when stderr is a terminal and
+    /// `draw` (a step with progress of its own is not drawn over); writes `label` as a
+    /// line when stderr is not a terminal.
+    pub fn start(label: String, draw: bool) -> Ticker {
         let done = Arc::new(AtomicBool::new(false));
-        let thread = std::io::stderr().is_terminal().then(|| {
+        let terminal = std::io::stderr().is_terminal();
+        if !terminal {
+            let _ = writeln!(std::io::stderr(), "pgrush ops: {label}");
+        }
+        let thread = (terminal && draw).then(|| {
             let done = Arc::clone(&done);
             std::thread::spawn(move || {
                 let start = Instant::now();

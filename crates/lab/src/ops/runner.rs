@@ -91,8 +91,10 @@ fn run_scales(
                     return Err(OpsError::Interrupted);
                 }
                 // The load draws -i's own progress.
-                let ticker = (step != StepKind::Load)
-                    .then(|| crate::ops::progress::Ticker::start(format!("scale {scale}: {step}")));
+                let ticker = crate::ops::progress::Ticker::start(
+                    format!("scale {scale}: {step}"),
+                    step != StepKind::Load,
+                );
                 let result = run_step(step, server, cfg, scale, round, &mut state);
                 drop(ticker);
                 let result = result.map_err(|e| in_step(step, scale, e, server))?;

@@ -2,6 +2,7 @@
 //! named by connection options; the PostgreSQL programs matching its major version; and
 //! a scratch directory for dumps and backups.
 
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -72,20 +73,10 @@ pub struct Server {
     pub version: String,
     /// `server_version_num`.
     pub version_num: u32,
-    /// The scratch database the steps run in, dropped at the end (`--pgdata`).
-    pub scratch_db: Option<String>,
     /// The `archive_command` outside pitr.
     pub idle_archive_command: String,
     /// Removes the scratch directory when the server is not a throwaway cluster.
     pub(crate) _scratch_dir: Option<tempfile::TempDir>,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        if let Some(name) = self.scratch_db.take() {
-            crate::ops::adopted::drop_scratch_db(self, &name);
-        }
-    }
 }
 
 impl Server {
@@ -129,7 +120,6 @@ impl Server {
                     scratch: dir.path().to_path_buf(),
                     version,
                     version_num,
-                    scratch_db: None,
                     idle_archive_command: IDLE_ARCHIVE_COMMAND.to_string(),
                     _scratch_dir: Some(dir),
                 })
@@ -146,7 +136,7 @@ impl Server {
         }
         let cluster = builder.start()?;
         let request = superuser_request(&cluster, THROWAWAY_DB);
-        Server::on_cluster(cluster, request, None, IDLE_ARCHIVE_COMMAND.to_string())
+        Server::on_cluster(cluster, request, IDLE_ARCHIVE_COMMAND.to_string())
     }
 
     /// A server on a cluster pgrush controls (a throwaway one, or one adopted with
@@ -155,7 +145,6 @@ impl Server {
     pub(crate) fn on_cluster(
         cluster: Cluster,
         request: ConnectRequest,
-        scratch_db: Option<String>,
         idle_archive_command: String,
     ) -> Result<Server, OpsError> {
         let mut db = Db::connect(&request, None)?;
@@ -169,7 +158,6 @@ impl Server {
             scratch,
             version,
             version_num,
-            scratch_db,
             idle_archive_command,
             cluster: Some(cluster),
             _scratch_dir: None,
@@ -343,6 +331,7 @@ fn tool_major(install: &PgInstall, name: &str, path: &Path) -> Result<u32, OpsEr
         .command(name)
         .arg("--version")
         .stdin(Stdio::null())
+        .process_group(0)
         .output()
         .map_err(|e| OpsError::Tool(format!("cannot run {}: {e}", path.display())))?;
     let text = String::from_utf8_lossy(&out.stdout);

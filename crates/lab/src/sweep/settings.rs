@@ -8,9 +8,9 @@
 
 use super::SweepError;
 use super::server::Server;
-use pgrush_cluster::quote_literal;
+use pgrush_cluster::{Journal, quote_literal};
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 /// The journal's name in the output directory.
@@ -23,7 +23,7 @@ const RELOAD_TIMEOUT: Duration = Duration::from_secs(10);
 #[derive(Debug)]
 pub struct Settings {
     /// Where `previous` is kept until restored (`None`: nowhere).
-    journal: Option<PathBuf>,
+    journal: Option<Journal>,
     /// Each changed setting's `postgresql.auto.conf` value before the sweep (`None`:
     /// it had none).
     previous: BTreeMap<String, Option<String>>,
@@ -35,12 +35,10 @@ impl Settings {
     /// Nothing changed yet, or, when `journal` names a journal left by an earlier
     /// invocation, what that one changed (restored by [`Settings::restore`]).
     pub fn new(journal: Option<&Path>) -> Settings {
-        let previous = journal
-            .and_then(|p| std::fs::read_to_string(p).ok())
-            .and_then(|text| serde_json::from_str(&text).ok())
-            .unwrap_or_default();
+        let journal = journal.map(Journal::at);
+        let previous = journal.as_ref().and_then(Journal::read).unwrap_or_default();
         Settings {
-            journal: journal.map(Path::to_path_buf),
+            journal,
             previous,
             applied: BTreeMap::new(),
         }
@@ -53,13 +51,12 @@ impl Settings {
 
     /// Writes what to restore to the journal.
     fn write_journal(&self) -> Result<(), SweepError> {
-        let Some(path) = &self.journal else {
+        let Some(journal) = &self.journal else {
             return Ok(());
         };
-        let text = serde_json::to_string_pretty(&self.previous)
-            .map_err(|e| SweepError::Io(e.to_string()))?;
-        std::fs::write(path, text + "\n")
-            .map_err(|e| SweepError::Io(format!("{}: {e}", path.display())))
+        journal
+            .write(&self.previous)
+            .map_err(|e| SweepError::Io(format!("{}: {e}", journal.path().display())))
     }
 
     /// Makes the server run with `wanted` (name, value) and returns each setting's
@@ -119,8 +116,8 @@ impl Settings {
         let names = self.previous.keys().cloned().collect();
         self.previous.clear();
         self.applied.clear();
-        if let Some(path) = &self.journal {
-            let _ = std::fs::remove_file(path);
+        if let Some(journal) = &self.journal {
+            journal.remove();
         }
         Ok(names)
     }

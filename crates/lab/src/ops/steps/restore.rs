@@ -18,6 +18,9 @@ struct ScratchDb<'a> {
 impl<'a> ScratchDb<'a> {
     fn create(server: &'a Server) -> Result<ScratchDb<'a>, OpsError> {
         let name = format!("pgrush_ops_restore_{}", std::process::id());
+        if let Some(cluster) = &server.cluster {
+            cluster.journal_scratch_database(&name)?;
+        }
         let mut db = server.db(None)?;
         db.exec(&format!("DROP DATABASE IF EXISTS {name}"))?;
         db.exec(&format!("CREATE DATABASE {name} TEMPLATE template0"))?;
