@@ -120,6 +120,14 @@ const BAD: &[&str] = &[
     "\\set x 1 + * $ 2\n",
     "\\set x hash(1,2,3)\n",
     "\\set x permute(1)\n",
+    "\\Sleep\n",
+    "\\SLEEP 1 xs\n",
+    "\\SETSHELL x\n",
+    "\\SHELL\n",
+    "\\SET\n",
+    "SELECT 1 \\GSET x y\n",
+    "\\IF 1\n\\ELSE 3\n\\endif\n",
+    "\\STARTPIPELINE x\n",
 ];
 
 #[test]
@@ -424,6 +432,31 @@ fn runtime_lines_match(scripts: &[&str], extra: &[&str]) -> Vec<i32> {
         codes.push(theirs.code);
     }
     codes
+}
+
+/// pgbench names `\set`, `\if` and `\elif` by their word as written (`SET`,
+/// `Set`) in run-time messages, and the other meta-commands in lower case.
+#[test]
+fn meta_command_words_keep_their_case_as_pgbench18() {
+    let scripts = [
+        "\\SET x 1/0\n",
+        "\\Set 1x 2\n",
+        "\\SetShell y echo 5\n\\SET 1y 3\n",
+        "\\IF 1/0\n\\endif\n",
+        "\\if 0\n\\ELIF 1/0\n\\endif\n",
+        "\\SLEEP :nosuch\n",
+        "\\SETSHELL x echo abc\n",
+        "\\SETSHELL 1x echo 1\n",
+        "\\SHELL false\n",
+        "\\ENDPIPELINE\n",
+        "\\SYNCPIPELINE\n",
+        "\\startpipeline\n\\STARTPIPELINE\n\\endpipeline\n",
+        "\\startpipeline\nSELECT 1 \\GSET\n\\endpipeline\n",
+        "SELECT 1 AS \"1x\" \\ASET\n",
+    ];
+    // Every script aborts its client.
+    let codes = runtime_lines_match(&scripts, &["-M", "extended", "-D", "x=abc"]);
+    assert_eq!(codes, [2; 14]);
 }
 
 /// `\shell` and `\setshell` start the shell as `system()`/`popen()` do: `sh`
