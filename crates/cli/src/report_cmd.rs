@@ -486,17 +486,14 @@ impl RunExtras {
     /// The meaningfulness warnings, printed unless `--no-warnings`.
     fn warnings(&self, opts: &Options, summary: &RunSummary, client: &ClientInfo) -> Vec<String> {
         let found = warnings(&WarningInputs {
-            duration_s: summary.bench_duration_s(),
             tpcb_like: tpcb_like(opts),
-            clients: summary.config.clients,
-            scale: summary.config.scale,
-            threads: summary.config.threads,
             cpus: client.cpus,
             autovacuum_during_run: if opts.no_warnings {
                 None
             } else {
                 self.autovacuum_during_run()
             },
+            ..WarningInputs::from_summary(summary)
         });
         if !opts.no_warnings {
             for w in &found {

@@ -170,3 +170,67 @@ fn errors() {
     assert_eq!(code, 0);
     assert!(out.contains("pgrush report RUN.json --html=FILE"));
 }
+
+/// A saved run holding a percentile `--percentiles` refuses (in its list, or as a stored
+/// value's `p`) is refused as the option refuses it, with exit status 1.
+#[test]
+fn refuses_percentiles_out_of_range() {
+    let dir = saved_runs();
+    let good = run_doc(1.0, 1).to_json();
+    let save = |name: &str, edit: &dyn Fn(&mut serde_json::Value)| {
+        let mut doc: serde_json::Value =
+            serde_json::from_str(&good).unwrap_or_else(|e| panic!("{e}"));
+        edit(&mut doc);
+        std::fs::write(dir.path().join(name), doc.to_string()).unwrap_or_else(|e| panic!("{e}"));
+    };
+    let refused = |p: &str| {
+        format!(
+            "invalid --percentiles value \"{p}\": must be a number greater than 0 and at most 100"
+        )
+    };
+    for (value, shown) in [("-5", "-5"), ("101", "101"), ("1e308", "1e308"), ("0", "0")] {
+        let list: serde_json::Value =
+            serde_json::from_str(&format!("[50, {value}]")).unwrap_or_else(|e| panic!("{e}"));
+        save("list.json", &|doc| doc["percentiles"] = list.clone());
+        for args in [&["list.json"][..], &["list.json", "--html=x.html"]] {
+            let (out, err, code) = pgrush(args, dir.path());
+            assert_eq!((code, out.as_str()), (1, ""), "{args:?}: {err}");
+            assert_eq!(
+                err,
+                format!(
+                    "pgrush: error: \"list.json\": \"percentiles\": {}\n",
+                    refused(shown)
+                )
+            );
+        }
+        // The main command's option says the same.
+        let out = Command::new(env!("CARGO_BIN_EXE_pgrush"))
+            .arg(format!("--percentiles=50,{value}"))
+            .output()
+            .unwrap_or_else(|e| panic!("cannot run pgrush: {e}"));
+        assert_eq!(out.status.code(), Some(1));
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr),
+            format!("pgrush: error: {}\n", refused(value))
+        );
+    }
+    save("stored.json", &|doc| {
+        doc["latency"]["percentiles"][0]["p"] = 101.into()
+    });
+    let (_, err, code) = pgrush(&["stored.json"], dir.path());
+    assert_eq!(code, 1);
+    assert_eq!(
+        err,
+        format!(
+            "pgrush: error: \"stored.json\": \"p\": {}\n",
+            refused("101")
+        )
+    );
+    // The bounds themselves: 100 is a percentile.
+    save("hundred.json", &|doc| {
+        doc["percentiles"] = serde_json::json!([0.001, 100])
+    });
+    let (out, err, code) = pgrush(&["hundred.json"], dir.path());
+    assert_eq!((code, err.as_str()), (0, ""));
+    assert_eq!(row(&out, "p100 (ms)").len(), 1);
+}

@@ -120,6 +120,14 @@ const BAD: &[&str] = &[
     "\\set x 1 + * $ 2\n",
     "\\set x hash(1,2,3)\n",
     "\\set x permute(1)\n",
+    "\\Sleep\n",
+    "\\SLEEP 1 xs\n",
+    "\\SETSHELL x\n",
+    "\\SHELL\n",
+    "\\SET\n",
+    "SELECT 1 \\GSET x y\n",
+    "\\IF 1\n\\ELSE 3\n\\endif\n",
+    "\\STARTPIPELINE x\n",
 ];
 
 #[test]
@@ -400,16 +408,122 @@ fn meta_command_runtime_errors_match_pgbench18() {
         "SELECT 1 WHERE false \\gset\n",
         "SELECT 1 AS a \\; SELECT 2 AS b \\aset p_\n\\set z debug(:p_a + :p_b)\n",
     ];
+    runtime_lines_match(&scripts, &[]);
+}
+
+/// Runs each script once (`-n -t 1 EXTRA... -f SCRIPT`) with both programs on the shared
+/// cluster: the exit statuses and the error and `debug()` lines must match. Returns
+/// pgbench's exit statuses.
+fn runtime_lines_match(scripts: &[&str], extra: &[&str]) -> Vec<i32> {
+    let mut codes = Vec::new();
     for (i, text) in scripts.iter().enumerate() {
         let name = format!("rt{i}.sql");
         let run = Run::new(&[(&name, text)]);
-        let (theirs, ours) = run.both(&["-n", "-t", "1", "-f", &name], true);
+        let mut args = vec!["-n", "-t", "1"];
+        args.extend_from_slice(extra);
+        args.extend_from_slice(&["-f", &name]);
+        let (theirs, ours) = run.both(&args, true);
         assert_eq!(ours.code, theirs.code, "{text:?}: {}", ours.stderr);
         assert_eq!(
             interesting(&ours.stderr),
             interesting(&theirs.stderr),
             "script {text:?}"
         );
+        codes.push(theirs.code);
+    }
+    codes
+}
+
+/// pgbench names `\set`, `\if` and `\elif` by their word as written (`SET`,
+/// `Set`) in run-time messages, and the other meta-commands in lower case.
+#[test]
+fn meta_command_words_keep_their_case_as_pgbench18() {
+    let scripts = [
+        "\\SET x 1/0\n",
+        "\\Set 1x 2\n",
+        "\\SetShell y echo 5\n\\SET 1y 3\n",
+        "\\IF 1/0\n\\endif\n",
+        "\\if 0\n\\ELIF 1/0\n\\endif\n",
+        "\\SLEEP :nosuch\n",
+        "\\SETSHELL x echo abc\n",
+        "\\SETSHELL 1x echo 1\n",
+        "\\SHELL false\n",
+        "\\ENDPIPELINE\n",
+        "\\SYNCPIPELINE\n",
+        "\\startpipeline\n\\STARTPIPELINE\n\\endpipeline\n",
+        "\\startpipeline\nSELECT 1 \\GSET\n\\endpipeline\n",
+        "SELECT 1 AS \"1x\" \\ASET\n",
+    ];
+    // Every script aborts its client.
+    let codes = runtime_lines_match(&scripts, &["-M", "extended", "-D", "x=abc"]);
+    assert_eq!(codes, [2; 14]);
+}
+
+/// `\shell` and `\setshell` start the shell as `system()`/`popen()` do: `sh`
+/// is its `$0` and the name in its messages.
+#[test]
+fn shell_commands_start_sh_as_pgbench18() {
+    let scripts = [
+        "\\shell ./nope.sh\n",
+        "\\setshell v ./nope.sh\n",
+        "\\setshell v expr length $0\n\\set y debug(:v)\n",
+        "\\setshell v echo $0\n",
+        "\\shell test $0 = sh\n\\set y debug(1)\n",
+    ];
+    for (i, text) in scripts.iter().enumerate() {
+        let name = format!("sh{i}.sql");
+        let run = Run::new(&[(&name, text)]);
+        let (theirs, ours) = run.both(&["-n", "-t", "1", "-f", &name], true);
+        assert_eq!(ours.code, theirs.code, "{text:?}: {}", ours.stderr);
+        assert_eq!(ours.stderr, as_pgrush(&theirs.stderr), "script {text:?}");
+    }
+}
+
+/// Runs pgrush with `args` in `run`'s directory, its address space limited to
+/// 2 GiB and its time to 60 s (a run that reads a command's endless output to
+/// its end is stopped, exit 124): its output and its peak resident memory (KiB).
+fn ours_bounded(run: &Run, args: &[&str]) -> (Output, u64) {
+    let ours = run.cmd(true, true);
+    let mut sh = Command::new("sh");
+    sh.current_dir(&run.dir);
+    for (k, v) in ours.get_envs() {
+        match v {
+            Some(v) => sh.env(k, v),
+            None => sh.env_remove(k),
+        };
+    }
+    sh.arg("-c")
+        .arg("ulimit -v 2097152 && exec timeout 60 \"$0\" \"$@\"")
+        .arg(ours.get_program())
+        .args(args);
+    testkit::run_peak_rss(sh, &run.dir)
+}
+
+/// `\setshell` keeps what `fgets` reads into a 64-byte buffer, the first line up
+/// to 63 bytes, then closes the pipe: the rest of the output is never read, so an
+/// endless writer ends (by SIGPIPE) and memory stays small.
+#[test]
+fn setshell_reads_one_line_as_pgbench18() {
+    let scripts = [
+        "\\setshell v yes 7\n\\set y debug(:v)\n",
+        "\\setshell v yes abc\n",
+        "\\setshell v sh -c 'echo 7; while true; do echo x; sleep 0.1; done'\n\\set y debug(:v)\n",
+        "\\setshell v seq 1 100000\n\\set y debug(:v)\n",
+        "\\setshell v printf '%070d\\n' 5\n\\set y debug(:v)\n",
+        "\\setshell v printf '%063d' 5\n\\set y debug(:v)\n",
+        "\\setshell v printf 'x%070d\\n' 5\n",
+        "\\setshell v printf '12\\n\\n\\nabc\\n'\n\\set y debug(:v)\n",
+        "\\setshell v printf '1'; sleep 0.05; printf '2\\n3'\n\\set y debug(:v)\n",
+    ];
+    for (i, text) in scripts.iter().enumerate() {
+        let name = format!("line{i}.sql");
+        let run = Run::new(&[(&name, text)]);
+        let args = ["-n", "-t", "1", "-f", &name];
+        let theirs = testkit::run(run.cmd(false, true).args(args));
+        let (ours, peak_kib) = ours_bounded(&run, &args);
+        assert_eq!(ours.code, theirs.code, "{text:?}: {}", ours.stderr);
+        assert_eq!(ours.stderr, as_pgrush(&theirs.stderr), "script {text:?}");
+        assert!(peak_kib < 100 * 1024, "{text:?}: peak {peak_kib} KiB");
     }
 }
 

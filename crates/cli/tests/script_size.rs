@@ -143,37 +143,6 @@ fn many_defines_are_set_in_linear_time() {
     );
 }
 
-/// Runs `cmd` with its output in files of `dir`; returns the output and the peak resident
-/// set size of the process in KiB (`ru_maxrss` from `wait4`).
-#[allow(clippy::zombie_processes)] // reaped by wait4, which also reports its peak RSS
-fn run_peak_rss(mut cmd: Command, dir: &Path) -> (Output, u64) {
-    use std::os::unix::process::ExitStatusExt;
-    let file = |name: &str| std::fs::File::create(dir.join(name)).expect("output file");
-    let child = cmd
-        .stdin(std::process::Stdio::null())
-        .stdout(file("rss.out"))
-        .stderr(file("rss.err"))
-        .spawn()
-        .expect("spawn pgrush");
-    let pid = libc::pid_t::try_from(child.id()).expect("pid");
-    let mut status = 0;
-    // SAFETY: rusage is plain data, filled in by wait4 for our own child.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: waits for the child spawned above, which nothing else waits for.
-    let rc = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
-    assert_eq!(rc, pid, "wait4: {}", std::io::Error::last_os_error());
-    let status = std::process::ExitStatus::from_raw(status);
-    let read = |name: &str| std::fs::read_to_string(dir.join(name)).expect("read output");
-    let out = Output {
-        stdout: read("rss.out"),
-        stderr: read("rss.err"),
-        code: status
-            .code()
-            .unwrap_or_else(|| 128 + status.signal().unwrap_or(0)),
-    };
-    (out, u64::try_from(usage.ru_maxrss).unwrap_or(u64::MAX))
-}
-
 /// `-r` with a 20,000-command script (`select i;` lines) on a live server: one histogram
 /// per command used to take 184 KiB per thread and copy (7 GB); plain `-r` keeps sums and
 /// `--json` histograms that grow with use. Peak RSS stays under 300 MB, resp. 200 MB, and
@@ -192,7 +161,7 @@ fn a_20000_command_script_with_r_stays_small() {
         args.extend(extra.map(String::from));
         let mut cmd = pgrush(dir.path(), &args);
         cmd.envs(server.env()).env("PGDATABASE", "postgres");
-        let (out, peak_kib) = run_peak_rss(cmd, dir.path());
+        let (out, peak_kib) = testkit::run_peak_rss(cmd, dir.path());
         assert_eq!(out.code, 0, "{extra:?}: {}", out.stderr);
         let command_lines = out
             .stdout

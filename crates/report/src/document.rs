@@ -6,7 +6,7 @@
 //! comparisons), so every field is plain data. Values that C would print as NaN are `null`.
 
 use crate::hdr;
-use crate::percentiles::{PercentileList, percentiles_ms, sparse_percentiles_ms};
+use crate::percentiles::{PercentileError, PercentileList, percentiles_ms, sparse_percentiles_ms};
 use pgrush_stats::server::ServerTimeline;
 use pgrush_stats::{
     CommandStats, IntervalStats, LatencyHistogram, RunLimit, RunSummary, SimpleStats, TxCounters,
@@ -576,7 +576,26 @@ impl RunDocument {
         if doc.format_version != FORMAT_VERSION {
             return Err(DocumentError::Version(doc.format_version));
         }
+        doc.check_percentiles()?;
         Ok(doc)
+    }
+
+    /// Refuses percentiles that `--percentiles` refuses: in the saved list
+    /// (`percentiles`) and as the `p` of any stored percentile value.
+    fn check_percentiles(&self) -> Result<(), DocumentError> {
+        let refuse = |field: &'static str| move |e| DocumentError::Percentile(field, e);
+        PercentileList::from_values(self.percentiles.clone()).map_err(refuse("percentiles"))?;
+        let scripts = self.scripts.iter().flat_map(|s| {
+            let commands = s.commands.iter().filter_map(|c| c.latency.as_ref());
+            s.latency.iter().chain(commands)
+        });
+        let distributions = self.latency.iter().chain(&self.lag).chain(scripts);
+        let intervals = self.time_series.iter().flat_map(|t| &t.intervals);
+        let stored = distributions
+            .flat_map(|d| &d.percentiles)
+            .chain(intervals.flat_map(|i| &i.latency_percentiles));
+        PercentileList::from_values(stored.map(|v| v.p).collect()).map_err(refuse("p"))?;
+        Ok(())
     }
 
     /// Pretty-printed JSON with a final newline.
@@ -599,6 +618,9 @@ pub enum DocumentError {
     /// An unknown `format_version`.
     #[error("unsupported pgrush run format version {0}")]
     Version(u32),
+    /// A percentile out of range in the named field.
+    #[error("\"{0}\": {1}")]
+    Percentile(&'static str, PercentileError),
 }
 
 /// The report's result lines: counts, tps, latency average and stddev (or the average

@@ -14,15 +14,33 @@ use std::fmt::Write as _;
 /// The list used when `--percentiles` is given without a value.
 pub const DEFAULT_PERCENTILES: [f64; 5] = [50.0, 90.0, 99.0, 99.9, 99.99];
 
-/// A bad `--percentiles` list.
+/// A bad `--percentiles` list (given on the command line or saved in a run).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PercentileError {
     /// The list is empty or has an empty element.
-    #[error("invalid percentile list \"{0}\": empty element")]
+    #[error("invalid --percentiles list \"{0}\": empty element")]
     Empty(String),
     /// An element is not a number in (0, 100].
-    #[error("invalid percentile \"{0}\": must be a number greater than 0 and at most 100")]
+    #[error("invalid --percentiles value \"{0}\": must be a number greater than 0 and at most 100")]
     Invalid(String),
+}
+
+/// Whether `p` is a percentile pgrush reports: greater than 0 and at most 100 (NaN is
+/// not). The one check of `--percentiles`, of the percentiles a saved run holds and of
+/// `pNN` metrics.
+pub fn is_percentile(p: f64) -> bool {
+    p > 0.0 && p <= 100.0
+}
+
+/// `p` in a message: its shortest decimal form, or scientific notation when that is
+/// long (`1e308`, not 309 digits).
+fn shown(p: f64) -> String {
+    let plain = p.to_string();
+    if plain.len() <= 20 {
+        plain
+    } else {
+        format!("{p:e}")
+    }
 }
 
 /// A validated, ordered list of percentiles (each in (0, 100]).
@@ -50,7 +68,7 @@ impl PercentileList {
                 Ok(v) if ok => v,
                 _ => return Err(PercentileError::Invalid(t.to_string())),
             };
-            if !(v > 0.0 && v <= 100.0) {
+            if !is_percentile(v) {
                 return Err(PercentileError::Invalid(t.to_string()));
             }
             out.push(v);
@@ -60,8 +78,8 @@ impl PercentileList {
 
     /// A list from values (validated, sorted, deduplicated).
     pub fn from_values(mut values: Vec<f64>) -> Result<Self, PercentileError> {
-        if let Some(bad) = values.iter().find(|v| !(**v > 0.0 && **v <= 100.0)) {
-            return Err(PercentileError::Invalid(bad.to_string()));
+        if let Some(&bad) = values.iter().find(|&&v| !is_percentile(v)) {
+            return Err(PercentileError::Invalid(shown(bad)));
         }
         values.sort_by(f64::total_cmp);
         values.dedup();

@@ -141,6 +141,20 @@ pub enum VarError {
     InvalidDefinition(Vec<u8>),
 }
 
+impl VarError {
+    /// The same error reported under `context` (pgbench names `\set`'s invalid
+    /// variable by the command word as written, `SET` or `Set`).
+    pub fn in_context(self, context: &str) -> VarError {
+        match self {
+            VarError::InvalidName { name, .. } => VarError::InvalidName {
+                context: context.to_string(),
+                name,
+            },
+            e => e,
+        }
+    }
+}
+
 impl RawMessage for VarError {
     fn write_raw(&self, out: &mut Vec<u8>) {
         match self {

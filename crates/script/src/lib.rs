@@ -58,7 +58,8 @@ pub use error::{
 };
 pub use expr::{Arith, EvalContext, Expr, FastExpr, Func, IntExpr, eval_stack_bytes};
 pub use meta::{
-    SleepArg, SleepSpec, SleepUnit, build_shell_command, parse_setshell_output, setshell_first_line,
+    SleepArg, SleepSpec, SleepUnit, build_shell_command, parse_setshell_output,
+    setshell_first_line, setshell_line_len,
 };
 pub use prng::{
     Prng, SeedSlice, SeedSpec, Seeds, ThreadRngs, choose_script, hash_fnv1a, hash_murmur2,

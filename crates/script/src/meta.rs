@@ -112,18 +112,30 @@ pub fn build_shell_command(words: &[Vec<u8>], vars: &Variables) -> Result<Vec<u8
     Ok(cmd)
 }
 
+/// The most bytes of a `\setshell` command's output pgbench keeps: what
+/// `fgets` reads into its 64-byte buffer (the rest of the output is never read).
+pub const SETSHELL_LINE_MAX: usize = 63;
+
+/// The length of the line `fgets(res, 64, fp)` takes from the start of `output`
+/// once `output` holds it: up to and including the first newline, or
+/// [`SETSHELL_LINE_MAX`] bytes. `None` while neither is there (more output is
+/// needed, or, at the end of the output, the line is all of it).
+pub fn setshell_line_len(output: &[u8]) -> Option<usize> {
+    let lim = output.len().min(SETSHELL_LINE_MAX);
+    match output[..lim].iter().position(|&c| c == b'\n') {
+        Some(i) => Some(i + 1),
+        None if lim == SETSHELL_LINE_MAX => Some(lim),
+        None => None,
+    }
+}
+
 /// What `fgets(res, 64, fp)` reads from the command's output: up to 63 bytes, or
 /// up to and including the first newline; `None` when the output is empty.
 pub fn setshell_first_line(output: &[u8]) -> Option<&[u8]> {
     if output.is_empty() {
         return None;
     }
-    let lim = output.len().min(63);
-    let end = output[..lim]
-        .iter()
-        .position(|&c| c == b'\n')
-        .map_or(lim, |i| i + 1);
-    Some(&output[..end])
+    Some(&output[..setshell_line_len(output).unwrap_or(output.len())])
 }
 
 /// Parse `\setshell`'s output (all of the command's stdout) into the integer to
@@ -195,6 +207,21 @@ mod tests {
             parse_setshell_output(b"x", b""),
             Err(MetaError::CouldNotRead(_))
         ));
+    }
+
+    #[test]
+    fn setshell_line_rule() {
+        assert_eq!(setshell_line_len(b""), None);
+        assert_eq!(setshell_line_len(b"12"), None);
+        assert_eq!(setshell_line_len(b"12\n34\n"), Some(3));
+        assert_eq!(setshell_line_len(&[b'0'; 62]), None);
+        assert_eq!(setshell_line_len(&[b'0'; 63]), Some(63));
+        assert_eq!(setshell_line_len(&[b'0'; 4096]), Some(63));
+        let mut line = vec![b'0'; 62];
+        line.extend_from_slice(b"\n5\n");
+        assert_eq!(setshell_line_len(&line), Some(63));
+        assert_eq!(setshell_first_line(b"7"), Some(&b"7"[..]));
+        assert_eq!(setshell_first_line(b"7\n8\n"), Some(&b"7\n"[..]));
     }
 
     #[test]

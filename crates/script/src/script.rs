@@ -121,8 +121,21 @@ impl Command {
         }
     }
 
-    /// The meta command word pgbench uses in abort messages (`set`, `sleep`, `if`,
-    /// `startpipeline`, ...), lower case; None for SQL.
+    /// The meta command's word as written in the script (`SET`, `If`, `sleep`, ...),
+    /// without the backslash: pgbench names `\set`, `\if` and `\elif` by it in
+    /// their run-time messages. Empty for SQL.
+    pub fn word(&self) -> &str {
+        // A meta command's word matched a command name case-insensitively, so it
+        // is ASCII.
+        self.argv
+            .first()
+            .and_then(|w| std::str::from_utf8(w).ok())
+            .unwrap_or("")
+    }
+
+    /// The meta command's name in lower case (`set`, `sleep`, `if`,
+    /// `startpipeline`, ...), as pgbench names `\sleep`, `\shell`, `\setshell`
+    /// and the pipeline commands in abort messages whatever their case; None for SQL.
     pub fn meta_name(&self) -> Option<&'static str> {
         Some(match self.kind {
             CommandKind::Sql(_) => return None,

@@ -1,5 +1,7 @@
 //! Small helpers for black-box tests that compare pgrush with pgbench.
 
+use std::os::unix::process::ExitStatusExt;
+use std::path::Path;
 use std::process::{Command, Stdio};
 
 /// What a finished command printed and how it exited.
@@ -18,20 +20,51 @@ pub struct Output {
 /// Panics (with the program's name) when it cannot be started: this is for tests.
 #[track_caller]
 pub fn run(cmd: &mut Command) -> Output {
-    use std::os::unix::process::ExitStatusExt;
     let out = cmd
         .stdin(Stdio::null())
         .output()
         .unwrap_or_else(|e| panic!("cannot run {:?}: {e}", cmd.get_program()));
-    let code = out
-        .status
-        .code()
-        .unwrap_or_else(|| 128 + out.status.signal().unwrap_or(0));
     Output {
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        code,
+        code: exit_code(out.status),
     }
+}
+
+/// A process's exit status as a shell reports it: `128 + signal` when killed by one.
+fn exit_code(status: std::process::ExitStatus) -> i32 {
+    status
+        .code()
+        .unwrap_or_else(|| 128 + status.signal().unwrap_or(0))
+}
+
+/// Runs `cmd` with its output in files of `dir`; returns the output and the peak resident
+/// set size of the process and of the children it waited for, in KiB (`ru_maxrss` from
+/// `wait4`). Panics when it cannot be started: this is for tests.
+#[allow(clippy::zombie_processes)] // reaped by wait4, which also reports its peak RSS
+pub fn run_peak_rss(mut cmd: Command, dir: &Path) -> (Output, u64) {
+    let file = |name: &str| std::fs::File::create(dir.join(name)).expect("output file");
+    let child = cmd
+        .stdin(Stdio::null())
+        .stdout(file("rss.out"))
+        .stderr(file("rss.err"))
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot run {:?}: {e}", cmd.get_program()));
+    let pid = libc::pid_t::try_from(child.id()).expect("pid");
+    let mut status = 0;
+    // SAFETY: rusage is plain data, filled in by wait4 for our own child.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: waits for the child spawned above, which nothing else waits for.
+    let rc = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    assert_eq!(rc, pid, "wait4: {}", std::io::Error::last_os_error());
+    let status = std::process::ExitStatus::from_raw(status);
+    let read = |name: &str| std::fs::read_to_string(dir.join(name)).expect("read output");
+    let out = Output {
+        stdout: read("rss.out"),
+        stderr: read("rss.err"),
+        code: exit_code(status),
+    };
+    (out, u64::try_from(usage.ru_maxrss).unwrap_or(u64::MAX))
 }
 
 /// Replaces every number (`12`, `3.25`) with `N`, leaving digits that are part of a word

@@ -518,7 +518,7 @@ fn pgrush_extension_options() {
     );
     assert_eq!(
         fails(&["--percentiles=abc"]),
-        "pgrush: error: invalid percentile \"abc\": must be a number greater than 0 and at most 100\n"
+        "pgrush: error: invalid --percentiles value \"abc\": must be a number greater than 0 and at most 100\n"
     );
     assert!(fails(&["--percentiles="]).contains("empty element"));
     assert!(fails(&["-i", "--json=x"]).contains("initialization (-i) mode"));

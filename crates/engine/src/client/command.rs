@@ -183,19 +183,27 @@ impl<C: ClientConn> Client<C> {
     }
 
     /// Evaluates a meta-command's expression; on failure prints why (some
-    /// failures have no message) and the abort line.
+    /// failures have no message) and the abort line, which names the command
+    /// by its word as written (`SET`, `If`), as pgbench does.
     fn eval_or_fail<N: Network<Conn = C>>(
         &mut self,
         ctx: &ThreadCtx<'_, N>,
-        what: &str,
         expr: &Expr,
     ) -> Result<Value, State> {
         self.eval(expr).map_err(|msg| {
             if let Some(m) = msg {
                 messages::error(ctx.progname(), &m);
             }
-            self.command_failed(ctx, what, "evaluation of meta-command failed")
+            let word = self.command_word(ctx);
+            self.command_failed(ctx, word, "evaluation of meta-command failed")
         })
+    }
+
+    /// The current meta-command's word as written in the script (`SET`, `Elif`).
+    #[cold]
+    fn command_word<'c, N>(&self, ctx: &ThreadCtx<'c, N>) -> &'c str {
+        let cfg = ctx.cfg;
+        cfg.scripts[self.script].commands[self.command].word()
     }
 
     /// `\set var expr` (`fast`: the expression compiled, when it could be).
@@ -212,12 +220,13 @@ impl<C: ClientConn> Client<C> {
         let fast_value = fast.and_then(|f| f.eval(&self.vars, &mut self.rng));
         let value = match fast_value {
             Some(v) => v,
-            None => match self.eval_or_fail(ctx, "set", expr) {
+            None => match self.eval_or_fail(ctx, expr) {
                 Ok(v) => v,
                 Err(state) => return state,
             },
         };
         if let Err(e) = self.vars.set_value("set", var, value) {
+            let e = e.in_context(self.command_word(ctx));
             messages::error(ctx.progname(), &e.to_bytes());
             return self.command_failed(ctx, "set", "assignment of meta-command failed");
         }
@@ -245,7 +254,7 @@ impl<C: ClientConn> Client<C> {
                     self.command_failed(ctx, "sleep", "execution of meta-command failed")
                 }
             },
-            CommandKind::If(expr) => match self.eval_or_fail(ctx, "if", expr) {
+            CommandKind::If(expr) => match self.eval_or_fail(ctx, expr) {
                 Ok(value) => {
                     self.cond.push(if value.truth() {
                         IfState::True
@@ -261,7 +270,7 @@ impl<C: ClientConn> Client<C> {
                     self.cond.poke(IfState::Ignored);
                     return State::EndCommand;
                 }
-                match self.eval_or_fail(ctx, "elif", expr) {
+                match self.eval_or_fail(ctx, expr) {
                     Ok(value) => {
                         self.cond.poke(if value.truth() {
                             IfState::True

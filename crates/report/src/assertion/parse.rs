@@ -123,7 +123,7 @@ impl Metric {
         }
         let digits = name.strip_prefix('p')?;
         let p = plain_number(digits)?;
-        (p > 0.0 && p <= 100.0).then_some(Metric::Percentile(p))
+        crate::percentiles::is_percentile(p).then_some(Metric::Percentile(p))
     }
 
     /// The canonical name (`p99.9` for percentiles).
