@@ -29,7 +29,7 @@ pub use plan::{Cell, PLAN_FILE, Plan, PlanError, PlanKey, Step};
 pub use runner::{LOG_FILE, RUNS_DIR, RunFacts, RunReport, TableFacts};
 pub use summary::{CellSummary, Comparison, RunRecord, SweepSummary};
 
-use pgrush_wire::conninfo::ConnectRequest;
+use pgrush_wire::conninfo::{ConnectRequest, redact_argv};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use thiserror::Error;
@@ -53,11 +53,7 @@ impl Target {
     pub fn describe(&self) -> String {
         match self {
             Target::Throwaway => "throwaway cluster".to_string(),
-            Target::Given { child_args, .. } => child_args
-                .iter()
-                .map(|a| child::redact_password(a))
-                .collect::<Vec<_>>()
-                .join(" "),
+            Target::Given { child_args, .. } => redact_argv(child_args).join(" "),
         }
     }
 }
