@@ -1,12 +1,16 @@
 //! A password given on the command line reaches the server and nothing else: run
 //! documents and pages (keyword/value and URI forms, a `NAME=value` argument), `pgrush
 //! merge` and `pgrush report` of documents an older pgrush wrote with the password in
-//! them, every file of a sweep. Each test runs on a cluster of its own that asks for a
-//! SCRAM password over TCP.
+//! them, every file of a sweep; and `pgrush ops` hands it to pg_dump and pg_restore
+//! without a command line of theirs showing it. Each test runs on a cluster of its own
+//! that asks for a SCRAM password over TCP.
+
+mod ops_common;
 
 use std::path::Path;
 use std::process::Command;
 
+use ops_common::{Sandbox, step, steps_of};
 use pgrush_cluster::{Auth, Cluster};
 use pgrush_testkit::{Output, clear_pg_env, run};
 use serde_json::{Value, json};
@@ -223,4 +227,41 @@ fn sweep_files_hold_no_password() {
             .contains("password=***"),
         "the children's command lines are logged, redacted"
     );
+}
+
+#[test]
+fn ops_hands_the_connection_string_password_to_dump_and_restore() {
+    let cluster = password_cluster();
+    let sandbox = Sandbox::new();
+    let json = sandbox.json_path();
+    let conninfo = format!(
+        "host=127.0.0.1 port={} user={ROLE} password={SECRET} dbname=postgres",
+        cluster.port()
+    );
+    let mut cmd = sandbox.command(
+        Some(cluster.bin_dir()),
+        &[
+            "--scale",
+            "1",
+            "--steps",
+            "dump,restore",
+            "--json",
+            json.to_str().expect("utf-8"),
+            &conninfo,
+        ],
+    );
+    cmd.env("PGPASSFILE", sandbox.path().join("no-such-pgpass"));
+    let out = run(&mut cmd);
+    assert_ok("ops", &out);
+    assert_quiet("ops", &out);
+    let doc = sandbox.document();
+    let steps = steps_of(&doc, 1);
+    for name in ["dump", "restore"] {
+        assert!(
+            step(&steps, name)["seconds"].as_f64().is_some(),
+            "{name}: {}",
+            step(&steps, name)
+        );
+    }
+    assert_no_secret(&json);
 }
