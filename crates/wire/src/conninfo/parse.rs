@@ -48,8 +48,9 @@ pub(crate) fn parse_to_set(conninfo: &str) -> Result<OptionSet, ConninfoError> {
 pub(crate) enum Strictness {
     /// As libpq: an unknown keyword or URI parameter is an error.
     Libpq,
-    /// Unknown keywords and URI parameters are skipped (to find every secret
-    /// of a string libpq would refuse for another reason).
+    /// Unknown keywords, words without `=` and unknown URI parameters are
+    /// skipped (to find every secret of a string libpq would refuse for another
+    /// reason).
     SkipUnknown,
 }
 
@@ -141,6 +142,9 @@ fn parse_keyword_value(
             i += 1;
         }
         if i >= n || b[i] != b'=' {
+            if strictness == Strictness::SkipUnknown {
+                continue; // a word without '=': the next one may be a keyword
+            }
             return Err(ConninfoError::MissingEquals(name));
         }
         i += 1;

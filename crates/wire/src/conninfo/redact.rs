@@ -1,8 +1,8 @@
 //! Secrets hidden from command lines before they are written anywhere (result
 //! documents, HTML pages, logs, plan files): the one redaction every crate uses.
 
-use super::keywords::{OptionSet, is_secret_name};
-use super::parse::{Strictness, is_connection_string, parse_into};
+use super::keywords::{OptionSet, index_of, is_secret_name};
+use super::parse::{Strictness, is_connection_string, parse_conninfo, parse_into};
 use std::ops::Range;
 
 /// What a secret is replaced by.
@@ -20,7 +20,9 @@ pub fn redact_argv<S: AsRef<str>>(argv: &[S]) -> Vec<String> {
 ///   `sslpassword` (`password='a b'` becomes `password=***`), a URI's
 ///   `user:password@` password and `?password=` parameters, and the value of
 ///   any other keyword whose name holds `password`, `passwd` or `secret`;
-/// - `NAME=value` with such a name (`PGPASSWORD=x`): everything after the `=`;
+/// - `NAME=value` with such a name that is no libpq keyword (`PGPASSWORD=x`),
+///   or that starts a string libpq refuses (`password=a b`): everything after
+///   the first `=`;
 /// - the value of an option so named (`--sslpassword=x`);
 /// - an option's attached value (`--dbname=...`, `-dVALUE`,
 ///   `--define=PGPASSWORD=x`): the value, as above.
@@ -52,15 +54,18 @@ fn redact_value(value: &str) -> String {
     if !is_connection_string(value) {
         return value.to_string();
     }
-    let mut set = OptionSet::new();
-    let parsed = parse_into(value, &mut set, Strictness::SkipUnknown);
-    if parsed.is_err()
-        && let Some(eq) = value.find('=')
-        && is_secret_name(value[..eq].trim())
-    {
-        // Not a connection string (`PGPASSWORD=a b`): all of it is the value.
-        return format!("{}{REDACTED}", &value[..=eq]);
+    if let Some(eq) = value.find('=') {
+        let name = value[..eq].trim_end();
+        let word = name.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_');
+        let assignment = index_of(name).is_none() || parse_conninfo(value).is_err();
+        if word && assignment && is_secret_name(name) {
+            // `PGPASSWORD=a b`, or no connection string libpq accepts: all of
+            // it is the value.
+            return format!("{}{REDACTED}", &value[..=eq]);
+        }
     }
+    let mut set = OptionSet::new();
+    let _ = parse_into(value, &mut set, Strictness::SkipUnknown);
     replace_ranges(value, set.secret_sources())
 }
 
@@ -111,6 +116,10 @@ mod tests {
     #[test]
     fn strings_libpq_would_refuse_keep_no_secret() {
         assert_eq!(r("foo=1 password=x"), "foo=1 password=***");
+        assert_eq!(r("host=h junk password=x"), "host=h junk password=***");
+        assert_eq!(r("a b password=x c"), "a b password=*** c");
+        assert_eq!(r("password=a b"), "password=***");
+        assert_eq!(r("sslpassword=a 'b"), "sslpassword=***");
         assert_eq!(r("host=h password='unterminated"), "host=h password=***");
         assert_eq!(r("PGPASSWORD=x"), "PGPASSWORD=***");
         assert_eq!(r("PGPASSWORD=a b"), "PGPASSWORD=***");
