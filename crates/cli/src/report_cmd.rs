@@ -16,7 +16,7 @@ use pgrush_report::warnings::{WarningInputs, warnings};
 use pgrush_stats::RunSummary;
 use pgrush_stats::server::ServerTimeline;
 use pgrush_wire::Connection;
-use pgrush_wire::conninfo::ConnParams;
+use pgrush_wire::conninfo::{ConnParams, redact_argv};
 
 mod saved_gates;
 
@@ -168,7 +168,7 @@ fn check_report_args(prog: &str, args: &ReportArgs) -> Result<(), i32> {
     Ok(())
 }
 
-/// Reads a run document (`-` = stdin); errors are reported and give exit status 1.
+/// Reads a run document (`-` = stdin), secrets of its command line redacted; errors are reported and give exit status 1.
 pub(crate) fn read_run(prog: &str, path: &str) -> Result<RunDocument, i32> {
     let text = if path == "-" {
         let mut s = String::new();
@@ -200,10 +200,13 @@ pub(crate) fn read_run(prog: &str, path: &str) -> Result<RunDocument, i32> {
             }
         }
     };
-    RunDocument::from_json(&text).map_err(|e| {
+    let mut doc = RunDocument::from_json(&text).map_err(|e| {
         messages::error(prog, &format!("\"{path}\": {e}"));
         1
-    })
+    })?;
+    // A document of an older pgrush may hold a password: never repeat it.
+    doc.command_line = redact_argv(&doc.command_line);
+    Ok(doc)
 }
 
 /// Writes `text` to `path` (`-` = stdout); errors are reported and give exit status 1.
@@ -455,9 +458,11 @@ impl RunExtras {
             return Ok(true);
         }
         let ctx = RunContext {
-            command_line: std::env::args_os()
-                .map(|a| a.to_string_lossy().into_owned())
-                .collect(),
+            command_line: redact_argv(
+                &std::env::args_os()
+                    .map(|a| a.to_string_lossy().into_owned())
+                    .collect::<Vec<_>>(),
+            ),
             start_time_unix_us: self.start_time_unix_us,
             server: self.server.clone(),
             client,

@@ -41,9 +41,10 @@ Options:
   --vary AXIS=V1,V2   vary AXIS over the values (repeatable)
   --repeat N          runs per cell (default 3; 1 leaves differences untested)
   --warmup SECONDS    discarded warm-up before each run (default 5; 0: none)
-  --out DIR           where the runs and sweep.json go (default
-                      pgrush-sweep-DATE-TIME); the same command with the same
-                      --out resumes, skipping finished runs
+  --out DIR           where the runs and sweep.json go, a new or empty
+                      directory (default pgrush-sweep-DATE-TIME); the same
+                      command with the same --out resumes, skipping finished
+                      runs
   --seed N            seed of the run order and the bootstrap (default: random,
                       printed)
   --json FILE         write the results as JSON (schema pgrush-sweep.v1)

@@ -466,6 +466,47 @@ fn bad_sweeps_are_refused_with_a_clear_message() {
 }
 
 #[test]
+fn a_directory_of_other_files_is_refused_and_left_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let out_dir = dir.path().join("mine");
+    std::fs::create_dir_all(out_dir.join("runs")).unwrap();
+    let files = [
+        ("notes.txt", "my notes\n"),
+        ("sweep.log", "my log\n"),
+        ("runs/cell-01-repeat-1.json", "{\"mine\": true}\n"),
+    ];
+    for (name, text) in files {
+        std::fs::write(out_dir.join(name), text).unwrap();
+    }
+    let out = run(&mut sweep(&[
+        "--vary",
+        "clients=1,2",
+        "--out",
+        out_dir.to_str().unwrap(),
+        "-t",
+        "5",
+    ]));
+    assert_eq!(out.code, 1, "{}\n{}", out.stdout, out.stderr);
+    assert_eq!(
+        out.stderr,
+        format!(
+            "pgrush: error: sweep: output directory \"{}\" is not empty and holds no sweep \
+             (no sweep.json): choose a new or empty directory with --out\n",
+            out_dir.display()
+        )
+    );
+    for (name, text) in files {
+        assert_eq!(std::fs::read_to_string(out_dir.join(name)).unwrap(), text);
+    }
+    let mut left: Vec<String> = std::fs::read_dir(&out_dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    assert_eq!(left, ["notes.txt", "runs", "sweep.log"], "nothing written");
+}
+
+#[test]
 fn a_role_without_checkpoint_rights_still_sweeps_with_a_warning() {
     let cluster = Cluster::builder().start().expect("test cluster");
     cluster.psql("CREATE ROLE bench LOGIN").unwrap();

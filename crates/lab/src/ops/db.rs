@@ -11,11 +11,13 @@ pub struct Db {
 }
 
 impl Db {
-    /// Connects as `request` says, to database `dbname` when given.
+    /// Connects as `request` says, to database `dbname` when given (a keyword that
+    /// overrides the request's database name, so that a connection string given as
+    /// the name still supplies its host, port, user and password).
     pub fn connect(request: &ConnectRequest, dbname: Option<&str>) -> Result<Db, OpsError> {
         let mut request = request.clone();
         if let Some(name) = dbname {
-            request.dbname = Some(name.to_string());
+            request.extra.push(("dbname".to_string(), name.to_string()));
         }
         let params = resolve(&request).map_err(|e| OpsError::Connect(e.to_string()))?;
         let conn = Connection::connect(&params).map_err(|e| OpsError::Connect(e.to_string()))?;

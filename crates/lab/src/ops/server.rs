@@ -177,8 +177,8 @@ impl Server {
         cmd
     }
 
-    /// Sets the `PG*` variables of `cmd` to this server (a throwaway cluster's command
-    /// gets nothing else from the environment).
+    /// Sets the `PG*` variables of `cmd` to this server, the password included (a
+    /// throwaway cluster's command gets nothing else from the environment).
     pub fn point_at_server(&self, cmd: &mut Command) {
         if self.cluster.is_some() {
             clear_pg_env(cmd);
@@ -187,9 +187,20 @@ impl Server {
             .env("PGPORT", &self.endpoint.port)
             .env("PGUSER", &self.endpoint.user)
             .env("PGDATABASE", &self.endpoint.dbname);
-        if let Some(password) = &self.request.password {
+        if let Some(password) = self.password() {
             cmd.env("PGPASSWORD", password);
         }
+    }
+
+    /// The password of the steps' connection, for the programs' `PGPASSWORD` (never
+    /// their command lines): given with the connection options or inside a connection
+    /// string or URI, or from the environment for a server pgrush does not control.
+    fn password(&self) -> Option<String> {
+        if self.cluster.is_some() {
+            return self.request.password.clone();
+        }
+        let params = pgrush_wire::conninfo::resolve(&self.request).ok()?;
+        params.password().map(str::to_string)
     }
 
     /// The cluster, or why a step that needs one cannot run.

@@ -4,6 +4,7 @@
 //! sweep can restore the server's settings before it exits.
 
 use super::SweepError;
+use pgrush_wire::conninfo::redact_argv;
 use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -64,7 +65,7 @@ impl Launcher {
             .append(true)
             .open(&self.log)
             .map_err(io)?;
-        let shown: Vec<String> = args.iter().map(|a| redact_password(a)).collect();
+        let shown = redact_argv(args);
         writeln!(log, "== {title}\n$ pgrush {}", shown.join(" ")).map_err(io)?;
         let mut child = Command::new(&self.exe)
             .args(args)
@@ -111,30 +112,6 @@ impl Drop for Launcher {
     }
 }
 
-/// `arg` with the password of a conninfo string (`password=...`) or URI
-/// (`postgresql://user:secret@host`) replaced by `***`, for files a person may share.
-pub fn redact_password(arg: &str) -> String {
-    let mut out = arg.to_string();
-    if let Some(start) = out.find("password=") {
-        let value = start + "password=".len();
-        let end = out[value..]
-            .find([' ', '&'])
-            .map_or(out.len(), |n| value + n);
-        out.replace_range(value..end, "***");
-    }
-    if let Some(scheme) = out.find("://") {
-        let rest = scheme + 3;
-        let authority_end = out[rest..].find(['/', '?']).map_or(out.len(), |n| rest + n);
-        if let Some(at) = out[rest..authority_end].rfind('@') {
-            let userinfo = rest..rest + at;
-            if let Some(colon) = out[userinfo.clone()].find(':') {
-                out.replace_range(rest + colon + 1..userinfo.end, "***");
-            }
-        }
-    }
-    out
-}
-
 /// The last `lines` lines of the log.
 fn log_tail(path: &Path, lines: usize) -> String {
     let text = std::fs::read(path)
@@ -142,23 +119,4 @@ fn log_tail(path: &Path, lines: usize) -> String {
         .unwrap_or_default();
     let all: Vec<&str> = text.lines().collect();
     all[all.len().saturating_sub(lines)..].join("\n")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::redact_password;
-
-    #[test]
-    fn passwords_are_redacted() {
-        assert_eq!(
-            redact_password("--dbname=host=a password=s3cret user=b"),
-            "--dbname=host=a password=*** user=b"
-        );
-        assert_eq!(
-            redact_password("postgresql://me:s3cret@db:5432/x?sslmode=require&password=p"),
-            "postgresql://me:***@db:5432/x?sslmode=require&password=***"
-        );
-        assert_eq!(redact_password("--client=4"), "--client=4");
-        assert_eq!(redact_password("postgres://me@db/x"), "postgres://me@db/x");
-    }
 }

@@ -29,7 +29,7 @@ pub use plan::{Cell, PLAN_FILE, Plan, PlanError, PlanKey, Step};
 pub use runner::{LOG_FILE, RUNS_DIR, RunFacts, RunReport, TableFacts};
 pub use summary::{CellSummary, Comparison, RunRecord, SweepSummary};
 
-use pgrush_wire::conninfo::ConnectRequest;
+use pgrush_wire::conninfo::{ConnectRequest, redact_argv};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use thiserror::Error;
@@ -53,11 +53,7 @@ impl Target {
     pub fn describe(&self) -> String {
         match self {
             Target::Throwaway => "throwaway cluster".to_string(),
-            Target::Given { child_args, .. } => child_args
-                .iter()
-                .map(|a| child::redact_password(a))
-                .collect::<Vec<_>>()
-                .join(" "),
+            Target::Given { child_args, .. } => redact_argv(child_args).join(" "),
         }
     }
 }
@@ -84,6 +80,13 @@ pub enum SweepError {
     /// The plan cannot be made or resumed.
     #[error(transparent)]
     Plan(#[from] PlanError),
+    /// The output directory holds files that are not a sweep's.
+    #[error(
+        "output directory \"{}\" is not empty and holds no sweep (no {PLAN_FILE}): \
+         choose a new or empty directory with --out",
+        .0.display()
+    )]
+    ForeignOutDir(PathBuf),
     /// A file could not be written or read, or a process started.
     #[error("{0}")]
     Io(String),
@@ -138,6 +141,7 @@ pub fn run_sweep(
     console: &mut dyn Write,
 ) -> Result<(SweepSummary, RunReport), SweepError> {
     let io = |e: std::io::Error| SweepError::Io(format!("{}: {e}", cfg.out_dir.display()));
+    check_out_dir(&cfg.out_dir)?;
     std::fs::create_dir_all(cfg.out_dir.join(RUNS_DIR)).map_err(io)?;
     let plan = Plan::load_or_new(&cfg.out_dir, cfg.key.clone(), cfg.seed)?;
     plan.save(&cfg.out_dir).map_err(io)?;
@@ -154,6 +158,30 @@ pub fn run_sweep(
     );
     let report = runner::run_plan(cfg, &plan, console)?;
     Ok((summarize(&cfg.out_dir, &plan), report))
+}
+
+/// Refuses an output directory that holds files pgrush did not write: one that
+/// exists without `sweep.json` must be empty (or hold only the empty `runs` directory
+/// a sweep stopped before its plan was saved leaves).
+fn check_out_dir(dir: &Path) -> Result<(), SweepError> {
+    let io = |e: std::io::Error| SweepError::Io(format!("{}: {e}", dir.display()));
+    if dir.join(PLAN_FILE).exists() {
+        return Ok(());
+    }
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(io(e)),
+    };
+    for entry in entries {
+        let entry = entry.map_err(io)?;
+        let empty_runs = entry.file_name() == RUNS_DIR
+            && std::fs::read_dir(entry.path()).is_ok_and(|mut d| d.next().is_none());
+        if !empty_runs {
+            return Err(SweepError::ForeignOutDir(dir.to_path_buf()));
+        }
+    }
+    Ok(())
 }
 
 /// The summary of the runs finished so far in `dir` (a saved sweep).
@@ -185,4 +213,30 @@ fn summarize(dir: &Path, plan: &Plan) -> SweepSummary {
         cell.sort_by_key(|(repeat, ..)| *repeat);
     }
     SweepSummary::build(plan, &runs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{PLAN_FILE, RUNS_DIR, SweepError, check_out_dir};
+
+    #[test]
+    fn out_dir_must_be_new_empty_or_a_sweep() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out");
+        assert!(check_out_dir(&out).is_ok(), "a new directory");
+        std::fs::create_dir_all(out.join(RUNS_DIR)).unwrap();
+        assert!(check_out_dir(&out).is_ok(), "only the empty runs directory");
+        std::fs::write(out.join(RUNS_DIR).join("cell-01-repeat-1.json"), "{}").unwrap();
+        assert!(matches!(
+            check_out_dir(&out),
+            Err(SweepError::ForeignOutDir(_))
+        ));
+        std::fs::write(out.join(PLAN_FILE), "{}").unwrap();
+        assert!(check_out_dir(&out).is_ok(), "a sweep's directory resumes");
+        let other = dir.path().join("other");
+        std::fs::create_dir(&other).unwrap();
+        std::fs::write(other.join("notes.txt"), "x").unwrap();
+        let err = check_out_dir(&other).unwrap_err().to_string();
+        assert!(err.contains("is not empty and holds no sweep"), "{err}");
+    }
 }

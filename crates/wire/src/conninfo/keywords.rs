@@ -109,10 +109,24 @@ pub fn index_of(name: &str) -> Option<usize> {
     KEYWORDS.iter().position(|k| k.name == name)
 }
 
+/// Whether a value named `name` is a secret that must never be shown:
+/// libpq's `password` and `sslpassword`, and any other name that contains
+/// `password`, `passwd` or `secret` in any case (an environment variable
+/// such as `PGPASSWORD`, a script variable).
+pub fn is_secret_name(name: &str) -> bool {
+    let name = name.to_ascii_lowercase();
+    ["password", "passwd", "secret"]
+        .iter()
+        .any(|s| name.contains(s))
+}
+
 /// A set of keyword values indexed like [`KEYWORDS`] (`None` = not set).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OptionSet {
     values: Vec<Option<String>>,
+    /// Where in the parsed text the values of secret keywords were (see
+    /// [`is_secret_name`]), as written (quotes, escapes, `%xx` included).
+    secret_sources: Vec<std::ops::Range<usize>>,
 }
 
 impl Default for OptionSet {
@@ -126,6 +140,7 @@ impl OptionSet {
     pub fn new() -> Self {
         OptionSet {
             values: vec![None; KEYWORDS.len()],
+            secret_sources: Vec::new(),
         }
     }
 
@@ -156,6 +171,16 @@ impl OptionSet {
             }
             None => false,
         }
+    }
+
+    /// Notes that the text at `source` held the value of a secret keyword.
+    pub(crate) fn note_secret(&mut self, source: std::ops::Range<usize>) {
+        self.secret_sources.push(source);
+    }
+
+    /// Where the parsed text held secret values, in the order they were read.
+    pub(crate) fn secret_sources(&self) -> &[std::ops::Range<usize>] {
+        &self.secret_sources
     }
 
     /// The keyword/value pairs that are set, in [`KEYWORDS`] order.

@@ -15,6 +15,9 @@
 //!   [`HostTarget`] per host/hostaddr/port triple; [`ConnParams::hosts_in_connect_order`]
 //!   applies `load_balance_hosts=random`), typed getters for everything the
 //!   connection needs, and [`ConnParams::startup_parameters`].
+//! - [`redact_argv`] / [`redact_argument`] hide the passwords of connection
+//!   strings and URIs (found by this parser) and of `NAME=value` secrets in
+//!   a command line, before anything shows or stores it.
 //! - [`lookup_password`] reads the password file for one host entry and
 //!   returns libpq's warning text for the caller to print.
 //! - Errors ([`ConninfoError`]) display libpq's exact messages; checks libpq
@@ -39,6 +42,7 @@ mod locale;
 mod params;
 mod parse;
 mod pgpass;
+mod redact;
 mod require_auth;
 mod resolve;
 mod service;
@@ -47,10 +51,11 @@ mod uri;
 
 pub use env::{Environment, FileContents, ProcessEnvironment};
 pub use error::ConninfoError;
-pub use keywords::{ENVIRONMENT_SETTINGS, KEYWORDS, Keyword};
+pub use keywords::{ENVIRONMENT_SETTINGS, KEYWORDS, Keyword, is_secret_name};
 pub use params::{ConnParams, DEFAULT_PORT, HostKind, HostTarget, SslRootCert};
 pub use parse::{is_connection_string, parse_conninfo};
 pub use pgpass::{PasswordLookup, lookup_password, lookup_password_with};
+pub use redact::{REDACTED, redact_argument, redact_argv};
 pub use require_auth::{RequireAuth, SaslMechanism};
 pub use resolve::{ConnectRequest, DEFAULT_SOCKET_DIR, FALLBACK_SOCKET_DIR, resolve, resolve_with};
 pub use service::SYSCONFDIR;

@@ -1,9 +1,10 @@
 //! `PQconninfoParse`: keyword/value strings and the dispatch to the URI parser.
 
 use super::error::ConninfoError;
-use super::keywords::{OptionSet, index_of};
+use super::keywords::{OptionSet, index_of, is_secret_name};
 use super::uri;
 use pgrush_cconv::is_space;
+use std::ops::Range;
 
 /// The two URI prefixes libpq recognises.
 const URI_PREFIXES: [&str; 2] = ["postgresql://", "postgres://"];
@@ -37,15 +38,36 @@ pub fn parse_conninfo(conninfo: &str) -> Result<Vec<(String, String)>, ConninfoE
 
 /// Parses a conninfo string into an [`OptionSet`].
 pub(crate) fn parse_to_set(conninfo: &str) -> Result<OptionSet, ConninfoError> {
+    let mut set = OptionSet::new();
+    parse_into(conninfo, &mut set, Strictness::Libpq)?;
+    Ok(set)
+}
+
+/// How unknown keywords are treated.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Strictness {
+    /// As libpq: an unknown keyword or URI parameter is an error.
+    Libpq,
+    /// Unknown keywords, words without `=` and unknown URI parameters are
+    /// skipped (to find every secret of a string libpq would refuse for another
+    /// reason).
+    SkipUnknown,
+}
+
+/// Parses `conninfo` into `set`, which also notes where secret values were
+/// read, even when the parse fails later.
+pub(crate) fn parse_into(
+    conninfo: &str,
+    set: &mut OptionSet,
+    strictness: Strictness,
+) -> Result<(), ConninfoError> {
     // A C string ends at the first NUL byte.
     let conninfo = conninfo.split('\0').next().unwrap_or("");
-    let mut set = OptionSet::new();
     if uri_prefix_length(conninfo) != 0 {
-        uri::parse_uri(conninfo, &mut set)?;
+        uri::parse_uri(conninfo, set, strictness)
     } else {
-        parse_keyword_value(conninfo.as_bytes(), &mut set)?;
+        parse_keyword_value(conninfo.as_bytes(), set, strictness)
     }
-    Ok(set)
 }
 
 /// What happens when a keyword is unknown.
@@ -59,11 +81,13 @@ pub(crate) enum Missing {
 
 /// Stores one value as libpq's `conninfo_storeval` does, including the
 /// historical `requiressl` translation. Returns `Ok(false)` for an unknown
-/// keyword under [`Missing::Ignore`].
+/// keyword under [`Missing::Ignore`]. `source` is where the value was
+/// written in the parsed text, noted for a secret keyword.
 pub(crate) fn store_value(
     set: &mut OptionSet,
     keyword: &str,
     value: &[u8],
+    source: Range<usize>,
     missing: Missing,
     uri_decode: bool,
 ) -> Result<bool, ConninfoError> {
@@ -77,6 +101,9 @@ pub(crate) fn store_value(
     } else {
         (keyword, value)
     };
+    if is_secret_name(keyword) {
+        set.note_secret(source);
+    }
     let Some(index) = index_of(keyword) else {
         return match missing {
             Missing::Error => Err(ConninfoError::InvalidOption(keyword.to_string())),
@@ -93,7 +120,11 @@ pub(crate) fn store_value(
 }
 
 /// The keyword/value syntax: `kw = value kw='quoted \' value'`.
-fn parse_keyword_value(b: &[u8], set: &mut OptionSet) -> Result<(), ConninfoError> {
+fn parse_keyword_value(
+    b: &[u8],
+    set: &mut OptionSet,
+    strictness: Strictness,
+) -> Result<(), ConninfoError> {
     let n = b.len();
     let mut i = 0;
     while i < n {
@@ -111,6 +142,9 @@ fn parse_keyword_value(b: &[u8], set: &mut OptionSet) -> Result<(), ConninfoErro
             i += 1;
         }
         if i >= n || b[i] != b'=' {
+            if strictness == Strictness::SkipUnknown {
+                continue; // a word without '=': the next one may be a keyword
+            }
             return Err(ConninfoError::MissingEquals(name));
         }
         i += 1;
@@ -118,11 +152,17 @@ fn parse_keyword_value(b: &[u8], set: &mut OptionSet) -> Result<(), ConninfoErro
             i += 1;
         }
         let mut value = Vec::new();
+        let value_start = i;
         if i < n && b[i] == b'\'' {
             i += 1;
             loop {
                 match b.get(i) {
-                    None => return Err(ConninfoError::UnterminatedQuote),
+                    None => {
+                        if is_secret_name(&name) {
+                            set.note_secret(value_start..n);
+                        }
+                        return Err(ConninfoError::UnterminatedQuote);
+                    }
                     Some(b'\\') => {
                         i += 1;
                         if let Some(&c) = b.get(i) {
@@ -144,7 +184,6 @@ fn parse_keyword_value(b: &[u8], set: &mut OptionSet) -> Result<(), ConninfoErro
             while i < n {
                 let c = b[i];
                 if is_space(c) {
-                    i += 1;
                     break;
                 }
                 if c == b'\\' {
@@ -159,7 +198,11 @@ fn parse_keyword_value(b: &[u8], set: &mut OptionSet) -> Result<(), ConninfoErro
                 }
             }
         }
-        store_value(set, &name, &value, Missing::Error, false)?;
+        let missing = match strictness {
+            Strictness::Libpq => Missing::Error,
+            Strictness::SkipUnknown => Missing::Ignore,
+        };
+        store_value(set, &name, &value, value_start..i, missing, false)?;
     }
     Ok(())
 }

@@ -1,12 +1,17 @@
 //! `postgresql://` URIs and percent-decoding, as libpq parses them.
 
 use super::error::ConninfoError;
-use super::keywords::OptionSet;
-use super::parse::{Missing, bytes_to_string, store_value, uri_prefix_length};
+use super::keywords::{OptionSet, is_secret_name};
+use super::parse::{Missing, Strictness, bytes_to_string, store_value, uri_prefix_length};
 
 /// Parses a URI into `set`:
 /// `postgresql://[user[:password]@][host][:port][,...][/dbname][?param=value&...]`.
-pub(crate) fn parse_uri(uri: &str, set: &mut OptionSet) -> Result<(), ConninfoError> {
+/// Under [`Strictness::SkipUnknown`], unknown query parameters are skipped.
+pub(crate) fn parse_uri(
+    uri: &str,
+    set: &mut OptionSet,
+    strictness: Strictness,
+) -> Result<(), ConninfoError> {
     let b = uri.as_bytes();
     let n = b.len();
     let start = uri_prefix_length(uri);
@@ -25,11 +30,12 @@ pub(crate) fn parse_uri(uri: &str, set: &mut OptionSet) -> Result<(), ConninfoEr
         }
         prev = at(p);
         if p > db_start {
-            store_value(set, "dbname", &b[db_start..p], Missing::Error, true)?;
+            let name = &b[db_start..p];
+            store_value(set, "dbname", name, db_start..p, Missing::Error, true)?;
         }
     }
     if prev != 0 {
-        parse_query(&b[p + 1..], set)?;
+        parse_query(b, p + 1, set, strictness)?;
     }
     Ok(())
 }
@@ -46,23 +52,31 @@ fn parse_credentials(b: &[u8], start: usize, set: &mut OptionSet) -> Result<usiz
     if p >= n || b[p] != b'@' {
         return Ok(start);
     }
-    let mut q = start;
-    while b[q] != b':' && b[q] != b'@' {
-        q += 1;
+    let at = p;
+    let user_end = b[start..at]
+        .iter()
+        .position(|&c| c == b':')
+        .map_or(at, |i| start + i);
+    if user_end + 1 < at {
+        // Noted first: the user name's decoding may fail.
+        set.note_secret(user_end + 1..at);
     }
-    if q > start {
-        store_value(set, "user", &b[start..q], Missing::Error, true)?;
+    if user_end > start {
+        let user = &b[start..user_end];
+        store_value(set, "user", user, start..user_end, Missing::Error, true)?;
     }
-    if b[q] == b':' {
-        let pw_start = q + 1;
-        while b[q] != b'@' {
-            q += 1;
-        }
-        if q > pw_start {
-            store_value(set, "password", &b[pw_start..q], Missing::Error, true)?;
-        }
+    if user_end + 1 < at {
+        let password = &b[user_end + 1..at];
+        store_value(
+            set,
+            "password",
+            password,
+            user_end + 1..at,
+            Missing::Error,
+            true,
+        )?;
     }
-    Ok(q + 1)
+    Ok(at + 1)
 }
 
 /// One or more `host[:port]` items separated by commas, from offset `p`:
@@ -95,10 +109,10 @@ fn parse_hosts(uri: &str, mut p: usize, set: &mut OptionSet) -> Result<(usize, u
         ports.push(b',');
     }
     if !hosts.is_empty() {
-        store_value(set, "host", &hosts, Missing::Error, true)?;
+        store_value(set, "host", &hosts, 0..0, Missing::Error, true)?;
     }
     if !ports.is_empty() {
-        store_value(set, "port", &ports, Missing::Error, true)?;
+        store_value(set, "port", &ports, 0..0, Missing::Error, true)?;
     }
     Ok((p, prev))
 }
@@ -142,10 +156,16 @@ fn parse_host(uri: &str, mut p: usize, hosts: &mut Vec<u8>) -> Result<usize, Con
     Ok(p)
 }
 
-/// The `?key=value&...` part.
-fn parse_query(params: &[u8], set: &mut OptionSet) -> Result<(), ConninfoError> {
+/// The `?key=value&...` part, `params[start..]` (`params` is the whole URI,
+/// so that the offsets noted for secrets are the URI's).
+fn parse_query(
+    params: &[u8],
+    start: usize,
+    set: &mut OptionSet,
+    strictness: Strictness,
+) -> Result<(), ConninfoError> {
     let n = params.len();
-    let mut p = 0;
+    let mut p = start;
     while p < n {
         let key_start = p;
         let mut eq: Option<usize> = None;
@@ -176,13 +196,19 @@ fn parse_query(params: &[u8], set: &mut OptionSet) -> Result<(), ConninfoError> 
             )));
         };
         let keyword = bytes_to_string(&percent_decode(&params[key_start..eq])?);
+        if is_secret_name(&keyword) {
+            // Before the value is decoded, which may fail.
+            set.note_secret(eq + 1..end);
+        }
         let value = percent_decode(&params[eq + 1..end])?;
         let (keyword, value): (String, Vec<u8>) = if keyword == "ssl" && value == b"true" {
             ("sslmode".to_string(), b"require".to_vec())
         } else {
             (keyword, value)
         };
-        if !store_value(set, &keyword, &value, Missing::Ignore, false)? {
+        let source = eq + 1..end;
+        let stored = store_value(set, &keyword, &value, source, Missing::Ignore, false)?;
+        if !stored && strictness == Strictness::Libpq {
             return Err(ConninfoError::InvalidQueryParameter(keyword));
         }
     }
