@@ -118,6 +118,7 @@ fn series(intervals: u64) -> Duration {
         connect_per_tx: false,
         failures_detailed: false,
         per_command: false,
+        continue_on_error: false,
     };
     let scripts = vec![ScriptInfo {
         desc: b"long.sql".to_vec(),
