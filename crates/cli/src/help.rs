@@ -1,6 +1,8 @@
 //! `--help`, `--version`, `-b list` and `--show-script` output.
 //!
-//! The help text is pgbench 18.6's, byte for byte, with the program name
+//! The help text is pgbench 18.6's, byte for byte, plus PostgreSQL 19's
+//! `--continue-on-error` line among the benchmarking options (as pgbench 19 lists
+//! it), with the program name
 //! (basename of argv[0]) where pgbench prints its own name (the first two
 //! lines; the other mentions of "pgbench" name tables and log files and stay).
 //!

@@ -129,6 +129,18 @@ fn without_extensions_help(out: &Output) -> Output {
     out
 }
 
+/// The `--help` line of PostgreSQL 19's `--continue-on-error`, which pgrush lists
+/// among the benchmarking options as pgbench 19 does.
+const PG19_HELP_LINE: &str = "  --continue-on-error      continue running after an SQL error\n";
+
+/// pgrush's help without the benchmarking option pgbench 18 lacks (compared with
+/// pgbench 19 in `help_matches_pgbench19`).
+fn as_pgbench18_help(out: &Output) -> Output {
+    let mut out = out.clone();
+    out.stdout = out.stdout.replacen(PG19_HELP_LINE, "", 1);
+    out
+}
+
 /// Compares one command line; returns a description of the difference.
 fn compare(args: &[&str], pgrush: &Output, pgbench: &Output) -> Option<String> {
     let label = format!("{args:?}");
@@ -158,7 +170,7 @@ fn compare(args: &[&str], pgrush: &Output, pgbench: &Output) -> Option<String> {
         }
         return None;
     }
-    let pgrush = &without_extensions_help(pgrush);
+    let pgrush = &as_pgbench18_help(&without_extensions_help(pgrush));
     if pgrush != pgbench {
         return Some(format!(
             "{label}:\n--- pgbench (exit {}):\n{}{}\n--- pgrush (exit {}):\n{}{}",
@@ -188,6 +200,21 @@ fn run_matrix(tag: &str, cases: &[&[&str]]) {
         cases.len(),
         failures.join("\n\n")
     );
+}
+
+/// Where pgbench 18 and 19 differ pgrush follows 19: its `--help` is pgbench 19's
+/// (but for pgrush's own sections), `--continue-on-error` among the benchmarking
+/// options.
+#[test]
+fn help_matches_pgbench19() {
+    let pgbench = oracle::require(Which::Pgbench19);
+    let pgrush = PathBuf::from(env!("CARGO_BIN_EXE_pgrush"));
+    let dir = Workdir::new("help19");
+    let port = pgrush_testkit::closed_port();
+    let ours = testkit::run(&mut command(&pgrush, &dir.0, port, &["--help"]));
+    let theirs = testkit::run(&mut oracle_command(&pgbench, &dir.0, port, &["--help"]));
+    assert!(theirs.stdout.contains(PG19_HELP_LINE), "{}", theirs.stdout);
+    assert_eq!(without_extensions_help(&ours), theirs);
 }
 
 #[test]

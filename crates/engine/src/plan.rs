@@ -83,7 +83,6 @@ impl<'a> Plan<'a> {
                 latency_limit: cfg.pacing.latency_limit_us > 0,
                 max_tries: cfg.errors.max_tries,
                 failures_detailed: cfg.output.failures_detailed,
-                continue_on_error: cfg.errors.continue_on_error,
             },
             progress_opts: ProgressOptions {
                 timestamp: cfg.output.progress_timestamp,

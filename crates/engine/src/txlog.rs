@@ -131,7 +131,6 @@ mod tests {
             latency_limit: false,
             max_tries: 1,
             failures_detailed: false,
-            continue_on_error: false,
         }
     }
 

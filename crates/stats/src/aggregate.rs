@@ -86,24 +86,21 @@ impl AggregateInterval {
             out.push(' ');
             push_fixed(out, v, 0);
         }
-        let (ser, dead) = if self.format.failures_detailed {
-            (c.serialization_failures, c.deadlock_failures)
+        // PostgreSQL 19 always writes the other failures' column (the 16th).
+        let (ser, dead, other) = if self.format.failures_detailed {
+            (
+                c.serialization_failures,
+                c.deadlock_failures,
+                c.other_failures,
+            )
         } else {
-            (0, 0)
+            (0, 0, 0)
         };
         let _ = write!(
             out,
-            " {} {} {} {} {}",
-            c.skipped, c.retried, c.retries, ser, dead
+            " {} {} {} {} {} {}",
+            c.skipped, c.retried, c.retries, ser, dead, other
         );
-        if self.format.continue_on_error {
-            let other = if self.format.failures_detailed {
-                c.other_failures
-            } else {
-                0
-            };
-            let _ = write!(out, " {other}");
-        }
         out.push('\n');
     }
 }
@@ -136,9 +133,9 @@ mod tests {
         a.record(T0 + 2_900_000, &ok(100.0, 0.0), &mut out);
         assert_eq!(
             out,
-            "1795343141 2 8640 74408072 14 8626 0 0 0 0 0 0 0 0 0\n\
-             1795343142 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n\
-             1795343143 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n"
+            "1795343141 2 8640 74408072 14 8626 0 0 0 0 0 0 0 0 0 0\n\
+             1795343142 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n\
+             1795343143 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n"
         );
         out.clear();
         // End inside interval 144: it is not written.
@@ -146,7 +143,7 @@ mod tests {
         assert_eq!(out, "");
         // End after it: interval 144 written, later ones only if complete.
         a.finish(1_795_343_145_000_000, &mut out);
-        assert_eq!(out, "1795343144 1 100 10000 100 100 0 0 0 0 0 0 0 0 0\n");
+        assert_eq!(out, "1795343144 1 100 10000 100 100 0 0 0 0 0 0 0 0 0 0\n");
     }
 
     #[test]
@@ -156,7 +153,6 @@ mod tests {
             latency_limit: true,
             max_tries: 2,
             failures_detailed: true,
-            continue_on_error: false,
         };
         let mut a = AggregateInterval::new(T0, 2, fmt);
         let mut out = String::new();
@@ -170,13 +166,14 @@ mod tests {
         r.outcome = TxOutcome::DeadlockFailure;
         r.tries = 1;
         a.record(T0, &r, &mut out);
+        r.outcome = TxOutcome::OtherFailure;
+        a.record(T0, &r, &mut out);
         a.finish(1_795_343_143_000_000, &mut out);
-        assert_eq!(out, "1795343141 1 10 100 10 10 3 9 3 3 1 1 1 1 1\n");
+        assert_eq!(out, "1795343141 1 10 100 10 10 3 9 3 3 1 1 1 1 1 1\n");
 
-        // Without --failures-detailed the failure columns stay 0; 16th column with continue-on-error.
+        // Without --failures-detailed the failure columns stay 0, the 16th too.
         let fmt2 = LogFormat {
             failures_detailed: false,
-            continue_on_error: true,
             ..fmt
         };
         let mut b = AggregateInterval::new(T0, 1, fmt2);

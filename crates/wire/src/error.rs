@@ -255,6 +255,13 @@ impl<'a> ErrorFields<'a> {
         self.get(b'C').unwrap_or(&[])
     }
 
+    /// Whether the server ends the session after this message: its severity
+    /// (`V`, else the localized `S`) is `FATAL` or `PANIC`.
+    pub fn ends_session(&self) -> bool {
+        let severity = self.get(b'V').or_else(|| self.get(b'S'));
+        matches!(severity, Some(b"FATAL" | b"PANIC"))
+    }
+
     /// Parses every field into an owned `DbError`.
     pub fn to_db_error(&self) -> DbError {
         DbError::parse(self.body)
@@ -496,6 +503,17 @@ mod tests {
         let text = utf8.libpq_message_bytes(Some(query));
         assert!(text.starts_with(b"ERROR:  column \"caf\xe9\""));
         assert!(text.windows(query.len()).any(|w| w == query));
+    }
+
+    #[test]
+    fn fatal_and_panic_end_the_session() {
+        let ends = |fields: &[(u8, &str)]| ErrorFields::new(&body(fields)).ends_session();
+        assert!(ends(&[(b'S', "FATAL"), (b'V', "FATAL"), (b'C', "57P01")]));
+        assert!(ends(&[(b'S', "PANIC")]));
+        // The non-localized severity decides (the localized one may be translated).
+        assert!(ends(&[(b'S', "SCHWERWIEGEND"), (b'V', "FATAL")]));
+        assert!(!ends(&[(b'S', "ERROR"), (b'V', "ERROR"), (b'C', "57P01")]));
+        assert!(!ends(&[(b'C', "57P01")]));
     }
 
     #[test]

@@ -95,6 +95,8 @@ pub enum Prog {
     Pgrush,
     /// The reference pgbench 18.
     Pgbench,
+    /// The reference pgbench 19beta1 (where 18 and 19 differ, pgrush follows 19).
+    Pgbench19,
 }
 
 /// A command for `prog` in `dir`, connected to the shared cluster's `db`.
@@ -103,6 +105,7 @@ pub fn command(prog: Prog, dir: &Path, db: &str) -> Command {
     let mut cmd = match prog {
         Prog::Pgrush => Command::new(env!("CARGO_BIN_EXE_pgrush")),
         Prog::Pgbench => oracle::require(Which::Pgbench18).command(),
+        Prog::Pgbench19 => oracle::require(Which::Pgbench19).command(),
     };
     cmd.current_dir(dir).envs(c.env()).env("PGDATABASE", db);
     cmd.env_remove("PGBENCH_RANDOM_SEED");

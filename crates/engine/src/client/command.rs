@@ -43,7 +43,7 @@ impl<C: ClientConn> Client<C> {
         if next == State::WaitResult {
             if ctx.cfg.output.debug {
                 // pgbench polls once right after sending.
-                messages::debug(ctx.progname(), &format!("client {} receiving", self.id));
+                super::results::debug_receiving(ctx, self.id);
             }
             return Next::wait(next, Wait::Socket);
         }
@@ -330,6 +330,7 @@ impl<C: ClientConn> Client<C> {
         }
         self.pipeline = Pipeline::Off;
         self.read.failed = false;
+        self.read.after_sync = false;
         self.read.gset = None;
         State::WaitResult
     }

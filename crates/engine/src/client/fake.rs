@@ -39,6 +39,12 @@ pub(super) enum Reply {
         /// Message.
         message: &'static str,
     },
+    /// The session ends: a FATAL error first (as `pg_terminate_backend`) or not
+    /// (a backend that dies), then the server closes the connection.
+    EndSession {
+        /// Whether a FATAL error comes first.
+        fatal: bool,
+    },
 }
 
 /// Statements whose text contains `contains` answer `reply`, `times` times (None = always).
@@ -111,6 +117,16 @@ impl FakeServer {
         });
     }
 
+    /// Statements containing `contains` end the session (always), with a FATAL
+    /// error first when `fatal`.
+    pub(super) fn end_session(&mut self, contains: &str, fatal: bool) {
+        self.rules.push(Rule {
+            contains: contains.as_bytes().to_vec(),
+            reply: Reply::EndSession { fatal },
+            times: None,
+        });
+    }
+
     /// `queue_*` refuses SQL containing `contains`.
     pub(super) fn refuse_sql_containing(&mut self, contains: &str) {
         self.refuse = Some(contains.as_bytes().to_vec());
@@ -161,6 +177,9 @@ pub(super) struct FakeConn {
     skipping: bool,
     statements: HashMap<String, Vec<u8>>,
     portal: Option<Vec<u8>>,
+    /// The server ended the session: nothing more is answered, and once what
+    /// was sent is read the socket reads as closed.
+    closed: bool,
 }
 
 impl FakeConn {
@@ -175,12 +194,13 @@ impl FakeConn {
             skipping: false,
             statements: HashMap::new(),
             portal: None,
+            closed: false,
         }
     }
 
     /// Whether the socket has something to read (epoll's readable).
     pub(super) fn readable(&self) -> bool {
-        !self.in_flight.is_empty()
+        !self.in_flight.is_empty() || self.closed
     }
 
     fn check(&self, sql: &[u8]) -> Result<(), Error> {
@@ -197,6 +217,9 @@ impl FakeConn {
     }
 
     fn answer(&mut self, msg: Frontend) {
+        if self.closed {
+            return;
+        }
         match msg {
             Frontend::Query(sql) => {
                 self.note(format!("Q {}", String::from_utf8_lossy(&sql)));
@@ -256,6 +279,12 @@ impl FakeConn {
         let reply = self.server.borrow_mut().reply_for(sql);
         match reply {
             Some(Reply::Fail { code, message }) => self.error(code, message),
+            Some(Reply::EndSession { fatal }) => {
+                if fatal {
+                    self.error_with("FATAL", "57P01", "terminating connection");
+                }
+                self.closed = true;
+            }
             Some(Reply::Rows { columns, rows }) => {
                 let mut body = (columns.len() as i16).to_be_bytes().to_vec();
                 for c in &columns {
@@ -303,10 +332,14 @@ impl FakeConn {
     }
 
     fn error(&mut self, code: &str, message: &str) {
+        self.error_with("ERROR", code, message);
+    }
+
+    fn error_with(&mut self, severity: &str, code: &str, message: &str) {
         let mut body = Vec::new();
         for (field, value) in [
-            (b'S', "ERROR"),
-            (b'V', "ERROR"),
+            (b'S', severity),
+            (b'V', severity),
             (b'C', code),
             (b'M', message),
         ] {
@@ -323,6 +356,9 @@ impl FakeConn {
     }
 
     fn ready_for_query(&mut self) {
+        if self.closed {
+            return;
+        }
         let status = match self.status {
             TransactionStatus::Idle => b'I',
             TransactionStatus::InTransaction => b'T',
@@ -412,7 +448,11 @@ impl ClientConn for FakeConn {
 
     fn read_some(&mut self) -> io::Result<ReadOutcome> {
         if self.in_flight.is_empty() {
-            return Ok(ReadOutcome::WouldBlock);
+            return Ok(if self.closed {
+                ReadOutcome::Closed
+            } else {
+                ReadOutcome::WouldBlock
+            });
         }
         let n = self.in_flight.len();
         self.input.drain(..self.input_pos);

@@ -150,6 +150,9 @@ pub(crate) enum ErrStatus {
     Deadlock,
     /// Any other SQL error.
     Other,
+    /// The connection is lost (a `FATAL` error, or the socket closed): always
+    /// aborts, even with `--continue-on-error`, as pgbench 19.
+    ConnectionLost,
 }
 
 impl ErrStatus {
@@ -165,6 +168,12 @@ impl ErrStatus {
     /// Serialization and deadlock failures can be retried.
     pub(crate) fn retryable(self) -> bool {
         matches!(self, ErrStatus::Serialization | ErrStatus::Deadlock)
+    }
+
+    /// Whether the client goes on after this failure (retry, or count it and go on
+    /// under `--continue-on-error`) rather than abort.
+    pub(crate) fn recoverable(self, continue_on_error: bool) -> bool {
+        self.retryable() || (continue_on_error && self == ErrStatus::Other)
     }
 }
 

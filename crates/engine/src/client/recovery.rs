@@ -56,7 +56,7 @@ impl<C: ClientConn> Client<C> {
         now: &mut LazyNow,
     ) -> Next {
         if ctx.cfg.output.debug {
-            messages::debug(ctx.progname(), &format!("client {} receiving", self.id));
+            super::results::debug_receiving(ctx, self.id);
         }
         match self.poll_rollback(ctx) {
             Poll::Pending => Next::wait(State::WaitRollbackResult, Wait::Socket),

@@ -64,6 +64,9 @@ pub(super) struct ReadState {
     pub(super) qrynum: u32,
     /// An error was seen: results are discarded up to the last ReadyForQuery.
     pub(super) failed: bool,
+    /// Reading an `\endpipeline`'s results, a sync's result came and the query
+    /// after it has not ended: pgbench reads on without a new `receiving` line.
+    pub(super) after_sync: bool,
     /// `\gset`/`\aset` of the command in flight.
     pub(super) gset: Option<GsetKind>,
     /// Rows in the current result and whether it had a RowDescription (`completed`
@@ -162,8 +165,8 @@ impl<C: ClientConn> Client<C> {
     /// `WAIT_RESULT`: reads what has arrived; a retryable error (or any error with
     /// `--continue-on-error`) goes to Error, any other failure aborts.
     pub(super) fn wait_result<N: Network<Conn = C>>(&mut self, ctx: &mut ThreadCtx<'_, N>) -> Next {
-        if ctx.cfg.output.debug {
-            messages::debug(ctx.progname(), &format!("client {} receiving", self.id));
+        if ctx.cfg.output.debug && !self.reading_on(ctx) {
+            debug_receiving(ctx, self.id);
         }
         match self.poll_results(ctx) {
             Poll::Pending => Next::wait(State::WaitResult, Wait::Socket),
@@ -172,13 +175,24 @@ impl<C: ClientConn> Client<C> {
         }
     }
 
+    /// Whether pgbench, in this turn, would still be reading results it already
+    /// has (printing no `receiving` line): once a command's first result is in,
+    /// pgbench reads the rest without returning to its loop; at an
+    /// `\endpipeline`, it returns after each query's result, but reads from a
+    /// sync's result on to the end of the next query's.
+    #[cold]
+    fn reading_on<N>(&self, ctx: &ThreadCtx<'_, N>) -> bool {
+        if ctx.ends_pipeline(self.script, self.command) {
+            return self.read.after_sync;
+        }
+        self.read.failed || (ctx.cfg.query_mode == QueryMode::Simple && self.read.qrynum > 0)
+    }
+
     /// Where a failed command leads: Error for a retryable failure (or any SQL
-    /// error with `--continue-on-error`), else Aborted.
+    /// error but a lost connection with `--continue-on-error`), else Aborted.
     #[cold]
     pub(super) fn after_failed_command<N>(&self, ctx: &ThreadCtx<'_, N>) -> State {
-        let continue_on_error =
-            ctx.cfg.errors.continue_on_error && self.estatus == ErrStatus::Other;
-        if self.estatus.retryable() || continue_on_error {
+        if self.estatus.recoverable(ctx.cfg.errors.continue_on_error) {
             State::Error
         } else {
             State::Aborted
@@ -232,19 +246,28 @@ impl<C: ClientConn> Client<C> {
             match self.read_socket() {
                 Arrival::Data => continue,
                 Arrival::Nothing => return Poll::Pending,
-                Arrival::Gone => {
-                    messages::error(
-                        ctx.progname(),
-                        &format!(
-                            "client {} aborted in command {} (SQL) of script {}; perhaps the backend died while processing",
-                            self.id, self.command, self.script
-                        ),
-                    );
-                    self.estatus = ErrStatus::Other;
-                    return Poll::Failed;
-                }
+                Arrival::Gone => return self.connection_gone(ctx),
             }
         }
+    }
+
+    /// The socket closed while results were awaited: the client aborts. When the
+    /// server already reported an error (which it does before ending a session),
+    /// that report was the client's last word, as in pgbench.
+    #[cold]
+    #[inline(never)]
+    fn connection_gone<N>(&mut self, ctx: &ThreadCtx<'_, N>) -> Poll {
+        if !self.read.failed {
+            messages::error(
+                ctx.progname(),
+                &format!(
+                    "client {} aborted in command {} (SQL) of script {}; perhaps the backend died while processing",
+                    self.id, self.command, self.script
+                ),
+            );
+        }
+        self.estatus = ErrStatus::ConnectionLost;
+        Poll::Failed
     }
 
     /// The fast path of a plain command: consumes the buffered messages of its results
@@ -317,15 +340,21 @@ impl<C: ClientConn> Client<C> {
             BackendMessage::CommandComplete(_) | BackendMessage::EmptyQueryResponse => {
                 self.end_result(ctx, ends_pipeline);
             }
-            BackendMessage::ErrorResponse(fields) => error_response(
-                &mut self.read,
-                &mut self.estatus,
-                &self.buf,
-                (self.id, self.script, self.command),
-                ctx,
-                &fields,
-                encoding,
-            ),
+            BackendMessage::ErrorResponse(fields) => {
+                error_response(
+                    &mut self.read,
+                    &mut self.estatus,
+                    &self.buf,
+                    (self.id, self.script, self.command),
+                    ctx,
+                    &fields,
+                    encoding,
+                );
+                if self.estatus == ErrStatus::ConnectionLost {
+                    // The server ends the session: nothing more will come.
+                    return Step::Finished(Poll::Failed);
+                }
+            }
             BackendMessage::NoticeResponse(fields) => print_notice(&fields, encoding),
             BackendMessage::ReadyForQuery(status) => {
                 self.tx_status = status;
@@ -363,6 +392,12 @@ impl<C: ClientConn> Client<C> {
             // pgbench reads a pipeline's results one query at a time,
             // numbering them from 0 again after each query.
             self.read.qrynum = 0;
+            // It returns to its loop after each query's result, a sync's at least
+            // being still to come: a new `receiving` line at once.
+            self.read.after_sync = false;
+            if ctx.cfg.output.debug {
+                debug_receiving(ctx, self.id);
+            }
         }
     }
 
@@ -394,6 +429,7 @@ impl<C: ClientConn> Client<C> {
                 );
             }
             self.read.qrynum += 1;
+            self.read.after_sync = self.read.syncs_left > 0;
         }
         self.read.syncs_left == 0
     }
@@ -534,7 +570,11 @@ fn error_response<N>(
         );
     } else if !read.failed {
         read.failed = true;
-        let status = ErrStatus::from_sqlstate(fields.code());
+        let status = if fields.ends_session() {
+            ErrStatus::ConnectionLost
+        } else {
+            ErrStatus::from_sqlstate(fields.code())
+        };
         *estatus = status;
         // In a pipeline the error belongs to the oldest command not answered.
         let command = match read.pipeline_cmds.front() {
@@ -543,7 +583,7 @@ fn error_response<N>(
         };
         let query = ctx.query_text(script, command, sent);
         let text = fields.to_db_error_in(encoding).libpq_message_bytes(query);
-        if status.retryable() || ctx.cfg.errors.continue_on_error {
+        if status.recoverable(ctx.cfg.errors.continue_on_error) {
             if ctx.cfg.errors.verbose_errors {
                 messages::info(
                     ctx.progname(),
@@ -576,6 +616,11 @@ fn error_response<N>(
             read.pipeline_cmds.pop_front();
         }
     }
+}
+
+/// `--debug`'s line for a client about to read results.
+pub(super) fn debug_receiving<N>(ctx: &ThreadCtx<'_, N>, client: u32) {
+    messages::debug(ctx.progname(), &format!("client {client} receiving"));
 }
 
 /// A notice, printed as libpq's default notice processor does (a failed write to

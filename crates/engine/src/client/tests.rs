@@ -556,6 +556,34 @@ fn other_sql_errors_abort_unless_continue_on_error() {
 }
 
 #[test]
+fn a_lost_connection_aborts_even_with_continue_on_error() {
+    // A FATAL error (the server ends the session) or a socket that closes: the
+    // client aborts at once, no failure counted, nothing more sent (pgbench 19).
+    for fatal in [true, false] {
+        for mode in [QueryMode::Simple, QueryMode::Extended, QueryMode::Prepared] {
+            let srv = server();
+            srv.borrow_mut().end_session("select 2", fatal);
+            let mut cfg = config("select 1;\nselect 2;\n", mode, 1, 3);
+            cfg.errors.continue_on_error = true;
+            let out = run(&cfg, &srv);
+            let label = format!("fatal {fatal} {mode:?}");
+            assert_eq!(out.client().state, State::Aborted, "{label}");
+            assert_eq!(out.client().estatus, ErrStatus::ConnectionLost, "{label}");
+            assert_eq!(out.counters().total(), 0, "{label}");
+            assert!(!out.visited(State::Error), "{label}");
+            assert_eq!(srv.borrow().received_starting("Q ROLLBACK").len(), 0);
+            let statements = srv
+                .borrow()
+                .received
+                .iter()
+                .filter(|l| l.starts_with("Q ") || l.starts_with("E"))
+                .count();
+            assert_eq!(statements, 2, "{label}: {:?}", srv.borrow().received);
+        }
+    }
+}
+
+#[test]
 fn a_failed_meta_command_aborts() {
     let srv = server();
     let out = run(

@@ -190,7 +190,9 @@ impl<C: ClientConn> Client<C> {
             TxOutcome::Skipped
         } else {
             match self.estatus {
-                ErrStatus::None | ErrStatus::MetaCommand => TxOutcome::Success,
+                ErrStatus::None | ErrStatus::MetaCommand | ErrStatus::ConnectionLost => {
+                    TxOutcome::Success
+                }
                 ErrStatus::Serialization => TxOutcome::SerializationFailure,
                 ErrStatus::Deadlock => TxOutcome::DeadlockFailure,
                 ErrStatus::Other => TxOutcome::OtherFailure,

@@ -232,9 +232,11 @@ impl<'a> Worker<'a> {
         }
     }
 
-    /// GO (or the agreed start): the benchmark clock starts; the `-R` schedule, the
-    /// `-T` end and the progress reports count from here (the `-T` end from the run
-    /// start, as pgbench, or from the agreed start).
+    /// GO (or the agreed start): the benchmark clock starts; the `-R` schedule
+    /// counts from here, the `-T` end and the progress reports from the run start
+    /// (before the initial connections, as pgbench) or from the agreed start. So
+    /// the last `-P` line of a `-T` that is a multiple of `-P` falls on the end,
+    /// and is printed in the loop's pass that sees the end, as pgbench prints it.
     fn start(&mut self) {
         let cfg = self.ctx.cfg;
         self.bench_start = self.ctx.clock.now();
@@ -243,12 +245,12 @@ impl<'a> Worker<'a> {
             self.ctx.stats.add_conn_time_us(connecting);
         }
         self.ctx.throttle_trigger = self.bench_start;
+        let origin = self.shared.start.unwrap_or(self.shared.run_start);
         if let RunLimit::Duration(secs) = cfg.limit {
-            let origin = self.shared.start.unwrap_or(self.shared.run_start);
             self.ctx.end_time = Some(origin + i64::from(secs) * 1_000_000);
         }
         if self.tid == 0 && cfg.output.progress > 0 {
-            self.progress = Some(ProgressReporter::new(cfg.output.progress, self.bench_start));
+            self.progress = Some(ProgressReporter::new(cfg.output.progress, origin));
         }
     }
 
