@@ -163,7 +163,9 @@ pub fn run(cfg: &EngineConfig, layout: &StatsLayout) -> Result<RunOutcome, Engin
         return Err(EngineError::Config("no script to run".to_string()));
     }
     let signal_fd = if cfg.handle_signals {
-        Some(signal::install().map_err(EngineError::Signal)?)
+        let fd = signal::install().map_err(EngineError::Signal)?;
+        signal::expect_workers(threads as usize);
+        Some(fd)
     } else {
         None
     };
@@ -172,6 +174,10 @@ pub fn run(cfg: &EngineConfig, layout: &StatsLayout) -> Result<RunOutcome, Engin
     let results = deal_clients(cfg, layout, &plan, &shared, threads)
         .and_then(|blocks| run_threads(cfg, &plan, &shared, blocks));
     let end = shared.clock.now();
+    if cfg.handle_signals && signal::ending_at_once() {
+        // Every log is flushed: the signal's default action ends the process.
+        signal::await_end();
+    }
     if cfg.handle_signals {
         signal::uninstall();
     }

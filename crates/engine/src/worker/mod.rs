@@ -85,15 +85,20 @@ pub(crate) fn run_thread(
         shared.fail();
     }
     shared.go.wait();
-    match connected? {
-        Some(mut worker) if !shared.failed() => {
+    let result = match connected {
+        Ok(Some(mut worker)) if !shared.failed() => {
             worker.wait_for_start();
             worker.start();
             worker.event_loop();
             Ok(Some(worker.shut_down()))
         }
-        _ => Ok(None),
+        Ok(_) => Ok(None),
+        Err(e) => Err(e),
+    };
+    if shared.handle_signals {
+        crate::signal::worker_settled();
     }
+    result
 }
 
 /// When the event loop may sleep until.
@@ -347,16 +352,27 @@ impl<'a> Worker<'a> {
         {
             self.ctx.timer_exceeded = true;
         }
-        if self.shared.handle_signals
-            && crate::signal::interrupted()
-            && self.interrupt_deadline.is_none()
-        {
-            self.ctx.timer_exceeded = true;
-            self.interrupt_deadline = Some(now.get(&clock) + INTERRUPT_GRACE_US);
-            self.shared.set_interrupted();
+        if self.shared.handle_signals && crate::signal::interrupted() {
+            if crate::signal::ending_at_once() {
+                self.flush_and_await_end();
+            }
+            if self.interrupt_deadline.is_none() {
+                self.ctx.timer_exceeded = true;
+                self.interrupt_deadline = Some(now.get(&clock) + INTERRUPT_GRACE_US);
+                self.shared.set_interrupted();
+            }
         }
         self.interrupt_deadline
             .is_some_and(|deadline| now.get(&clock) >= deadline)
+    }
+
+    /// A signal ends the process at once: writes the complete lines of the log (not
+    /// the pending aggregate) and waits for the signal's watchdog to end the process.
+    #[cold]
+    fn flush_and_await_end(&mut self) -> ! {
+        self.ctx.flush_log();
+        crate::signal::worker_settled();
+        crate::signal::await_end()
     }
 
     /// Gives every due client its turn: the ready ones, or all of them once after
