@@ -320,12 +320,8 @@ pub fn report(
     html: Option<&str>,
     format: pgrush_report::compare::Format,
 ) -> Option<i32> {
-    let is_ops = |text: &str| {
-        serde_json::from_str::<serde_json::Value>(text)
-            .is_ok_and(|v| v["schema"] == pgrush_lab::ops::SCHEMA)
-    };
-    let first = std::fs::read_to_string(files.first()?).ok()?;
-    if !is_ops(&first) {
+    let first = std::fs::File::open(files.first()?).ok()?;
+    if !pgrush_report::assertion::ops::is_ops_reader(first) {
         return None;
     }
     let mut docs = Vec::with_capacity(files.len());

@@ -168,26 +168,14 @@ fn check_report_args(prog: &str, args: &ReportArgs) -> Result<(), i32> {
     Ok(())
 }
 
-/// Reads a run document (`-` = stdin); errors are reported and give exit status 1.
+/// Reads a run document (`-` = stdin), streaming it from the file (its text is never
+/// held whole); errors are reported and give exit status 1.
 pub(crate) fn read_run(prog: &str, path: &str) -> Result<RunDocument, i32> {
-    let text = if path == "-" {
-        let mut s = String::new();
-        match std::io::Read::read_to_string(&mut std::io::stdin(), &mut s) {
-            Ok(_) => s,
-            Err(e) => {
-                messages::error(
-                    prog,
-                    &format!(
-                        "could not read standard input: {}",
-                        pgrush_wire::strerror(&e)
-                    ),
-                );
-                return Err(1);
-            }
-        }
+    let parsed = if path == "-" {
+        RunDocument::from_reader(std::io::stdin().lock())
     } else {
-        match std::fs::read_to_string(path) {
-            Ok(s) => s,
+        match std::fs::File::open(path) {
+            Ok(file) => RunDocument::from_reader(file),
             Err(e) => {
                 messages::error(
                     prog,
@@ -200,7 +188,7 @@ pub(crate) fn read_run(prog: &str, path: &str) -> Result<RunDocument, i32> {
             }
         }
     };
-    RunDocument::from_json(&text).map_err(|e| {
+    parsed.map_err(|e| {
         messages::error(prog, &format!("\"{path}\": {e}"));
         1
     })

@@ -235,7 +235,8 @@ impl Distribution {
         }
     }
 
-    /// The histogram back (empty if the text cannot be decoded).
+    /// The histogram back (empty if the text cannot be decoded: documents read with
+    /// [`RunDocument::from_json`] have only readable ones).
     pub fn histogram(&self) -> LatencyHistogram {
         hdr::decode(&self.hdr_histogram).unwrap_or_default()
     }
@@ -566,16 +567,32 @@ impl RunDocument {
         }
     }
 
-    /// Parses a document (any JSON that matches the model), checking `format`.
+    /// Parses a document (any JSON that matches the model), checking `format` and
+    /// that every HDR histogram can be read back (see [`hdr::decode`]'s bounds).
     pub fn from_json(text: &str) -> Result<Self, DocumentError> {
         let doc: RunDocument =
             serde_json::from_str(text).map_err(|e| DocumentError::Json(e.to_string()))?;
+        doc.checked()
+    }
+
+    /// [`RunDocument::from_json`] from a reader (a file, stdin), without holding the text:
+    /// the reader is buffered here.
+    pub fn from_reader(reader: impl std::io::Read) -> Result<Self, DocumentError> {
+        let doc: RunDocument = serde_json::from_reader(std::io::BufReader::new(reader))
+            .map_err(|e| DocumentError::Json(e.to_string()))?;
+        doc.checked()
+    }
+
+    /// The document when its `format`, version and histograms are readable.
+    fn checked(self) -> Result<Self, DocumentError> {
+        let doc = self;
         if doc.format != FORMAT {
             return Err(DocumentError::Format(doc.format));
         }
         if doc.format_version != FORMAT_VERSION {
             return Err(DocumentError::Version(doc.format_version));
         }
+        crate::document_histograms::check(&doc)?;
         Ok(doc)
     }
 
@@ -599,6 +616,14 @@ pub enum DocumentError {
     /// An unknown `format_version`.
     #[error("unsupported pgrush run format version {0}")]
     Version(u32),
+    /// A histogram that cannot be read back (`field` is its JSON path).
+    #[error("latency histogram \"{field}\": {error}")]
+    Histogram {
+        /// Where it is, e.g. `scripts[0].latency.hdr_histogram`.
+        field: String,
+        /// Why it cannot be read.
+        error: hdr::HdrError,
+    },
 }
 
 /// The report's result lines: counts, tps, latency average and stddev (or the average
