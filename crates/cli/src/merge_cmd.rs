@@ -108,6 +108,10 @@ pub fn run(prog: &str, args: &[OsString]) -> i32 {
         }
         Err(code) => return code,
     };
+    let outputs = [parsed.json.as_deref(), parsed.html.as_deref()];
+    if let Err(code) = crate::output_file::check_outputs(prog, outputs) {
+        return code;
+    }
     let mut docs: Vec<(String, RunDocument)> = Vec::with_capacity(parsed.files.len());
     for f in &parsed.files {
         match read_run(prog, f) {

@@ -196,20 +196,15 @@ pub(crate) fn read_run(prog: &str, path: &str) -> Result<RunDocument, i32> {
 
 /// Writes `text` to `path` (`-` = stdout); errors are reported and give exit status 1.
 pub(crate) fn write_output(prog: &str, path: &str, text: &str) -> Result<(), i32> {
-    let result = if path == "-" {
+    if path == "-" {
         let mut out = std::io::stdout().lock();
-        out.write_all(text.as_bytes()).and_then(|()| out.flush())
-    } else {
-        std::fs::write(path, text)
-    };
-    result.map_err(|e| {
-        messages::error(
-            prog,
-            &format!(
-                "could not write file \"{path}\": {}",
-                pgrush_wire::strerror(&e)
-            ),
-        );
+        return out
+            .write_all(text.as_bytes())
+            .and_then(|()| out.flush())
+            .map_err(|e| crate::output_file::stdout_failed(prog, &e));
+    }
+    crate::output_file::write_atomically(Path::new(path), text.as_bytes()).map_err(|e| {
+        messages::error(prog, &crate::output_file::write_error(path, &e));
         1
     })
 }
@@ -245,6 +240,10 @@ pub fn run(prog: &str, args: &[OsString]) -> i32 {
         }
         Err(code) => return code,
     };
+    let outputs = [parsed.html.as_deref(), parsed.junit.as_deref()];
+    if let Err(code) = crate::output_file::check_outputs(prog, outputs) {
+        return code;
+    }
     if let Some(code) = gate_saved_ops(prog, &parsed) {
         return code;
     }

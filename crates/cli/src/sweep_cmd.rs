@@ -346,7 +346,7 @@ fn report(summary: &SweepSummary, own: &SweepArgs) -> i32 {
     ];
     for (path, text) in files {
         if let Some(path) = path
-            && let Err(e) = std::fs::write(path, text)
+            && let Err(e) = crate::output_file::write_atomically(path, text.as_bytes())
         {
             return fail(&format!("{}: {e}", path.display()));
         }
@@ -391,6 +391,11 @@ pub fn run(args: &[OsString]) -> i32 {
         Ok(cfg) => cfg,
         Err(status) => return status,
     };
+    for path in [&own.json, &own.html].into_iter().flatten() {
+        if let Err(e) = crate::output_file::check_writable(path) {
+            return fail(&format!("{}: {e}", path.display()));
+        }
+    }
     let mut console = std::io::stdout();
     match sweep::run_sweep(&cfg, &mut console) {
         Ok((summary, outcome)) => {

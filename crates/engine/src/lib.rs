@@ -111,6 +111,8 @@ pub struct RunOutcome {
     /// Whether `--exit-on-abort` stopped the run: the message is printed and every
     /// thread's log flushed; the caller exits with status 2 and no report, as pgbench.
     pub exited_on_abort: bool,
+    /// Whether `-l` lines were lost: a write of a log file failed (the error was printed).
+    pub log_write_failed: bool,
     /// When the measured interval started (the earliest thread), Unix µs on this
     /// machine's clock: with [`Placement::start_at_unix_us`], that instant or later.
     pub measured_start_unix_us: i64,
@@ -207,6 +209,7 @@ pub fn run(cfg: &EngineConfig, layout: &StatsLayout) -> Result<RunOutcome, Engin
         aborted: results.iter().any(|r| r.aborted),
         interrupted: shared.interrupted(),
         exited_on_abort: shared.exit_requested(),
+        log_write_failed: results.iter().any(|r| r.log_failed),
     })
 }
 

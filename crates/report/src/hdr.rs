@@ -105,7 +105,7 @@ pub fn encode(hist: &LatencyHistogram) -> String {
 /// The number of counts a histogram with these bounds has (HdrHistogram's layout),
 /// `None` for bounds it refuses.
 fn counts_len(low: u64, high: u64, digits: u32) -> Option<u64> {
-    if low < 1 || low > u64::MAX / 2 || high < 2 * low || digits > 5 {
+    if !(1..=u64::MAX / 2).contains(&low) || high < 2 * low || digits > 5 {
         return None;
     }
     let largest = 2 * 10u64.pow(digits);

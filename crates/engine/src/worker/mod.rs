@@ -55,6 +55,8 @@ pub(crate) struct ThreadResult {
     pub(crate) connected: Micros,
     /// Whether one of its clients aborted.
     pub(crate) aborted: bool,
+    /// Whether a write of its `-l` log failed.
+    pub(crate) log_failed: bool,
 }
 
 /// Runs one worker thread to completion. Every thread passes the READY and GO
@@ -428,11 +430,13 @@ impl<'a> Worker<'a> {
             let end = self.ctx.clock.now();
             self.ctx.finish_log(end);
         }
+        let log_failed = self.ctx.log_failed();
         ThreadResult {
             stats: self.ctx.stats,
             bench_start: self.bench_start,
             connected: self.connected,
             aborted: self.aborted,
+            log_failed,
         }
     }
 }
