@@ -31,6 +31,14 @@ fn is_special(path: &Path) -> bool {
     std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir())
 }
 
+/// The file `path` names: a symbolic link stays one, its target is what is replaced.
+fn resolve(path: &Path) -> io::Result<PathBuf> {
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_symlink() => std::fs::canonicalize(path),
+        _ => Ok(path.to_path_buf()),
+    }
+}
+
 /// Writes `bytes` to `path` whole or not at all: into a temporary file beside it, then
 /// renamed over it (a reader never sees half of it, a failed write leaves no partial
 /// file and the previous contents stay). Devices and FIFOs are written in place.
@@ -39,13 +47,21 @@ pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
         let mut f = OpenOptions::new().write(true).truncate(true).open(path)?;
         return f.write_all(bytes).and_then(|()| f.flush());
     }
-    let tmp = temporary_beside(path);
+    let resolved = resolve(path)?;
+    let previous = std::fs::metadata(&resolved).ok();
+    let tmp = temporary_beside(&resolved);
     let written = OpenOptions::new()
         .write(true)
         .create_new(true)
         .open(&tmp)
-        .and_then(|mut f| f.write_all(bytes).and_then(|()| f.sync_data()))
-        .and_then(|()| std::fs::rename(&tmp, path));
+        .and_then(|mut f| {
+            // A file that existed keeps its permissions.
+            if let Some(m) = &previous {
+                f.set_permissions(m.permissions())?;
+            }
+            f.write_all(bytes).and_then(|()| f.sync_data())
+        })
+        .and_then(|()| std::fs::rename(&tmp, &resolved));
     if written.is_err() {
         let _ = std::fs::remove_file(&tmp);
     }
@@ -62,7 +78,7 @@ pub(crate) fn check_writable(path: &Path) -> io::Result<()> {
     if is_special(path) {
         return OpenOptions::new().write(true).open(path).map(drop);
     }
-    let tmp = temporary_beside(path);
+    let tmp = temporary_beside(&resolve(path)?);
     OpenOptions::new().write(true).create_new(true).open(&tmp)?;
     std::fs::remove_file(&tmp)
 }
@@ -129,6 +145,21 @@ mod tests {
             .map(|e| e.map(|e| e.file_name()))
             .collect();
         assert_eq!(names.len(), 1, "{names:?}");
+        // Through a link: the link stays, its target gets the text and keeps its mode.
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+        let link = dir.path().join("link.json");
+        std::os::unix::fs::symlink(&path, &link).expect("symlink");
+        write_atomically(&link, b"third").expect("through the link");
+        assert!(
+            std::fs::symlink_metadata(&link)
+                .expect("link")
+                .file_type()
+                .is_symlink()
+        );
+        assert_eq!(std::fs::read(&path).expect("read"), b"third");
+        let mode = std::fs::metadata(&path).expect("stat").permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
         // A device is written in place, not replaced.
         write_atomically(Path::new("/dev/null"), b"x").expect("/dev/null");
         assert!(!is_special(&path));
