@@ -331,9 +331,12 @@ fn report(summary: &SweepSummary, own: &SweepArgs) -> i32 {
         }
     }
     let mut stdout = std::io::stdout().lock();
-    let _ = stdout
+    if let Err(e) = stdout
         .write_all(text.as_bytes())
-        .and_then(|()| stdout.flush());
+        .and_then(|()| stdout.flush())
+    {
+        return crate::output_file::stdout_failed("pgrush", &e);
+    }
     let files = [
         (&own.json, summary.to_json()),
         (
