@@ -13,7 +13,10 @@ fuzz_target!(|data: &[u8]| {
     let _ = pgrush_report::assertion::ops::parse_results(text);
     if let Ok(doc) = serde_json::from_str::<OpsDocument>(text) {
         let _ = pgrush_lab::ops::html::render(&doc);
-        let docs = vec![("a.json".to_string(), doc.clone()), ("b.json".to_string(), doc)];
+        let docs = vec![
+            ("a.json".to_string(), doc.clone()),
+            ("b.json".to_string(), doc),
+        ];
         let _ = pgrush_lab::ops::compare::Comparison::build(&docs).render();
     }
 });

@@ -13,7 +13,10 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let _ = html::render(&doc);
-    let runs = vec![("a.json".to_string(), doc.clone()), ("b.json".to_string(), doc)];
+    let runs = vec![
+        ("a.json".to_string(), doc.clone()),
+        ("b.json".to_string(), doc),
+    ];
     let _ = Comparison::build(&runs).render(Format::Text);
     let _ = html::render_comparison(&runs);
     if let Ok(merged) = pgrush_report::merge::merge(&runs) {
