@@ -34,7 +34,13 @@ fuzz_target!(|data: &[u8]| {
     let mut rng = Prng::from_seed(seed);
     let mut dbg = Vec::new();
     if let CommandKind::Set { expr, .. } = &script.commands[0].kind {
-        let mut ctx = EvalContext { vars: &vars, rng: &mut rng, script: 0, command: 0, debug_out: &mut dbg };
+        let mut ctx = EvalContext {
+            vars: &vars,
+            rng: &mut rng,
+            script: 0,
+            command: 0,
+            debug_out: &mut dbg,
+        };
         let _ = expr.eval(&mut ctx);
     }
 });

@@ -124,6 +124,13 @@ fn run_inner(opts: &Options) -> Result<i32, i32> {
     // The parser already printed `setting random seed to N` for each explicit seeding.
     let seed = base_seed(opts.random_seed);
     let (scripts, script_facts) = load_scripts(opts)?;
+    // The promised files are checked before anything starts (as pgbench's `-l`).
+    let outputs = [
+        opts.json.as_deref(),
+        opts.html.as_deref(),
+        opts.junit.as_deref(),
+    ];
+    crate::output_file::check_outputs(prog, outputs)?;
     let builtin_used = opts.scripts.is_empty()
         || opts
             .scripts
@@ -213,7 +220,13 @@ fn run_inner(opts: &Options) -> Result<i32, i32> {
     summary.initial_connection_us = outcome.initial_connection_us;
     summary.aborted = outcome.aborted;
     summary.interrupted = outcome.interrupted;
-    finish_run(opts, &summary, extras)
+    let status = finish_run(opts, &summary, extras)?;
+    // Lost `-l` lines (the error was printed) make the run a failure.
+    Ok(if outcome.log_write_failed && status == 0 {
+        1
+    } else {
+        status
+    })
 }
 
 /// What the report says about each script.
@@ -376,8 +389,12 @@ fn finish_run(
 ) -> Result<i32, i32> {
     {
         let mut out = crate::report_cmd::text_out(opts);
-        let _ = pgrush_report::text::write_report(summary, &mut out);
-        let _ = out.flush();
+        let written = pgrush_report::text::write_report(summary, &mut out);
+        if let Err(e) = written.and_then(|_| out.flush())
+            && !crate::report_cmd::text_to_stderr(opts)
+        {
+            return Err(crate::output_file::stdout_failed(&opts.progname, &e));
+        }
     }
     let extras_status = extras.after_run(opts, summary);
     if summary.interrupted {

@@ -90,9 +90,9 @@ fn run_with(opts: &Options, console: &Console) -> Result<(), InitFailure> {
 /// Turns Ctrl-C (and SIGTERM) during `-i` into cancel requests, as pgbench does: a
 /// thread waits for the signal, cancels every connection's running statement and
 /// prints `Cancel request sent`; the failing statement then ends the initialization
-/// with exit status 1. A second signal ends the process at once (exit status 2, as
-/// during a run). Returns false when the handler could not be installed (then Ctrl-C
-/// keeps its default effect).
+/// with exit status 1. A second signal (or SIGHUP, SIGQUIT) ends the process at once:
+/// it dies of that signal, as during a run. Returns false when the handler could not
+/// be installed (then Ctrl-C keeps its default effect).
 fn watch_ctrl_c(interrupt: Arc<Interrupt>) -> bool {
     let Ok(fd) = pgrush_engine::signal::install() else {
         return false;

@@ -16,6 +16,7 @@ mod man;
 mod merge_cmd;
 mod ops_cmd;
 mod options;
+mod output_file;
 mod parse;
 mod prompt;
 mod report_cmd;

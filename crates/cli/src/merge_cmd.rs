@@ -108,6 +108,10 @@ pub fn run(prog: &str, args: &[OsString]) -> i32 {
         }
         Err(code) => return code,
     };
+    let outputs = [parsed.json.as_deref(), parsed.html.as_deref()];
+    if let Err(code) = crate::output_file::check_outputs(prog, outputs) {
+        return code;
+    }
     let mut docs: Vec<(String, RunDocument)> = Vec::with_capacity(parsed.files.len());
     for f in &parsed.files {
         match read_run(prog, f) {
@@ -148,15 +152,24 @@ fn print_merged(prog: &str, args: &MergeArgs, merged: &MergedRun) -> Result<(), 
     } else {
         Box::new(std::io::stdout())
     };
+    let mut printed = Ok(());
     if let Some(server) = &doc.server {
-        let _ = writeln!(out, "{}", text::banner(server.version_num, &server.version));
+        printed = writeln!(out, "{}", text::banner(server.version_num, &server.version));
     }
-    let _ = text::write_report(&merged.summary, &mut out);
-    let _ = out.write_all(&percentiles::render_text(
-        &merged.summary,
-        &merged.percentiles,
-    ));
-    let _ = out.flush();
+    let printed = printed
+        .and_then(|()| text::write_report(&merged.summary, &mut out))
+        .and_then(|()| {
+            out.write_all(&percentiles::render_text(
+                &merged.summary,
+                &merged.percentiles,
+            ))
+        })
+        .and_then(|()| out.flush());
+    if let Err(e) = printed
+        && args.json.as_deref() != Some("-")
+    {
+        return Err(crate::output_file::stdout_failed(prog, &e));
+    }
     if let Some(block) = &doc.merged {
         eprint!("{}", merged_text(block, doc.results.duration_s));
     }

@@ -229,14 +229,7 @@ fn config(ops: &OpsArgs, progname: &str) -> Result<OpsConfig, i32> {
 /// half of it).
 fn write_json(path: &str, doc: &OpsDocument) -> std::io::Result<()> {
     let text = serde_json::to_string_pretty(doc).map_err(std::io::Error::other)?;
-    write_atomically(path, &(text + "\n"))
-}
-
-/// Replaces `path`'s contents with `text` through a temporary file beside it.
-fn write_atomically(path: &str, text: &str) -> std::io::Result<()> {
-    let tmp = format!("{path}.tmp");
-    std::fs::write(&tmp, text)?;
-    std::fs::rename(&tmp, path)
+    crate::output_file::write_atomically(std::path::Path::new(path), (text + "\n").as_bytes())
 }
 
 /// Runs `pgrush ops`; returns the exit status.
@@ -285,7 +278,10 @@ pub fn run(progname: &str, args: &[OsString]) -> i32 {
             write_failed = Some(format!("cannot write {path}: {e}"));
         }
         if let Some(path) = &ops.html
-            && let Err(e) = write_atomically(path, &pgrush_lab::ops::html::render(doc))
+            && let Err(e) = crate::output_file::write_atomically(
+                std::path::Path::new(path),
+                pgrush_lab::ops::html::render(doc).as_bytes(),
+            )
         {
             write_failed = Some(format!("cannot write {path}: {e}"));
         }
@@ -322,12 +318,8 @@ pub fn report(
     html: Option<&str>,
     format: pgrush_report::compare::Format,
 ) -> Option<i32> {
-    let is_ops = |text: &str| {
-        serde_json::from_str::<serde_json::Value>(text)
-            .is_ok_and(|v| v["schema"] == pgrush_lab::ops::SCHEMA)
-    };
-    let first = std::fs::read_to_string(files.first()?).ok()?;
-    if !is_ops(&first) {
+    let first = std::fs::File::open(files.first()?).ok()?;
+    if !pgrush_report::assertion::ops::is_ops_reader(first) {
         return None;
     }
     let mut docs = Vec::with_capacity(files.len());
@@ -366,7 +358,7 @@ pub fn report(
     let written = if path == "-" {
         std::io::stdout().write_all(text.as_bytes())
     } else {
-        std::fs::write(path, text)
+        crate::output_file::write_atomically(std::path::Path::new(path), text.as_bytes())
     };
     Some(match written {
         Ok(()) => 0,

@@ -168,26 +168,15 @@ fn check_report_args(prog: &str, args: &ReportArgs) -> Result<(), i32> {
     Ok(())
 }
 
-/// Reads a run document (`-` = stdin), secrets of its command line redacted; errors are reported and give exit status 1.
+/// Reads a run document (`-` = stdin), streaming it from the file (its text is never
+/// held whole), secrets of its command line redacted; errors are reported and give
+/// exit status 1.
 pub(crate) fn read_run(prog: &str, path: &str) -> Result<RunDocument, i32> {
-    let text = if path == "-" {
-        let mut s = String::new();
-        match std::io::Read::read_to_string(&mut std::io::stdin(), &mut s) {
-            Ok(_) => s,
-            Err(e) => {
-                messages::error(
-                    prog,
-                    &format!(
-                        "could not read standard input: {}",
-                        pgrush_wire::strerror(&e)
-                    ),
-                );
-                return Err(1);
-            }
-        }
+    let parsed = if path == "-" {
+        RunDocument::from_reader(std::io::stdin().lock())
     } else {
-        match std::fs::read_to_string(path) {
-            Ok(s) => s,
+        match std::fs::File::open(path) {
+            Ok(file) => RunDocument::from_reader(file),
             Err(e) => {
                 messages::error(
                     prog,
@@ -200,7 +189,7 @@ pub(crate) fn read_run(prog: &str, path: &str) -> Result<RunDocument, i32> {
             }
         }
     };
-    let mut doc = RunDocument::from_json(&text).map_err(|e| {
+    let mut doc = parsed.map_err(|e| {
         messages::error(prog, &format!("\"{path}\": {e}"));
         1
     })?;
@@ -211,20 +200,15 @@ pub(crate) fn read_run(prog: &str, path: &str) -> Result<RunDocument, i32> {
 
 /// Writes `text` to `path` (`-` = stdout); errors are reported and give exit status 1.
 pub(crate) fn write_output(prog: &str, path: &str, text: &str) -> Result<(), i32> {
-    let result = if path == "-" {
+    if path == "-" {
         let mut out = std::io::stdout().lock();
-        out.write_all(text.as_bytes()).and_then(|()| out.flush())
-    } else {
-        std::fs::write(path, text)
-    };
-    result.map_err(|e| {
-        messages::error(
-            prog,
-            &format!(
-                "could not write file \"{path}\": {}",
-                pgrush_wire::strerror(&e)
-            ),
-        );
+        return out
+            .write_all(text.as_bytes())
+            .and_then(|()| out.flush())
+            .map_err(|e| crate::output_file::stdout_failed(prog, &e));
+    }
+    crate::output_file::write_atomically(Path::new(path), text.as_bytes()).map_err(|e| {
+        messages::error(prog, &crate::output_file::write_error(path, &e));
         1
     })
 }
@@ -260,6 +244,10 @@ pub fn run(prog: &str, args: &[OsString]) -> i32 {
         }
         Err(code) => return code,
     };
+    let outputs = [parsed.html.as_deref(), parsed.junit.as_deref()];
+    if let Err(code) = crate::output_file::check_outputs(prog, outputs) {
+        return code;
+    }
     if let Some(code) = gate_saved_ops(prog, &parsed) {
         return code;
     }

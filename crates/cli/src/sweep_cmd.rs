@@ -332,9 +332,12 @@ fn report(summary: &SweepSummary, own: &SweepArgs) -> i32 {
         }
     }
     let mut stdout = std::io::stdout().lock();
-    let _ = stdout
+    if let Err(e) = stdout
         .write_all(text.as_bytes())
-        .and_then(|()| stdout.flush());
+        .and_then(|()| stdout.flush())
+    {
+        return crate::output_file::stdout_failed("pgrush", &e);
+    }
     let files = [
         (&own.json, summary.to_json()),
         (
@@ -347,7 +350,7 @@ fn report(summary: &SweepSummary, own: &SweepArgs) -> i32 {
     ];
     for (path, text) in files {
         if let Some(path) = path
-            && let Err(e) = std::fs::write(path, text)
+            && let Err(e) = crate::output_file::write_atomically(path, text.as_bytes())
         {
             return fail(&format!("{}: {e}", path.display()));
         }
@@ -392,6 +395,11 @@ pub fn run(args: &[OsString]) -> i32 {
         Ok(cfg) => cfg,
         Err(status) => return status,
     };
+    for path in [&own.json, &own.html].into_iter().flatten() {
+        if let Err(e) = crate::output_file::check_writable(path) {
+            return fail(&format!("{}: {e}", path.display()));
+        }
+    }
     let mut console = std::io::stdout();
     match sweep::run_sweep(&cfg, &mut console) {
         Ok((summary, outcome)) => {

@@ -176,3 +176,76 @@ fn client_connection_failure_exits_1() {
         ours.stderr
     );
 }
+
+/// Client 0 stays in a long statement (so a graceful stop waits for it); client 1
+/// logs a line every few milliseconds, in the same thread (`-j 1`): far fewer bytes
+/// than the log's buffer by the time the signals come.
+const SLOW_AND_FAST: &str =
+    "\\if :client_id = 0\nSELECT pg_sleep(10);\n\\else\nSELECT 1;\n\\sleep 5 ms\n\\endif\n";
+
+/// Runs `prog` with `-l` and [`SLOW_AND_FAST`], sends `signals` (in a row) after the
+/// first progress line; returns the exit status as a shell shows it and the log files.
+fn killed_run(prog: bench_common::Prog, signals: &[libc::c_int]) -> (Option<i32>, Vec<String>) {
+    let dir = Scratch::new(&[("s.sql", SLOW_AND_FAST)]);
+    let mut child = bench_common::command(prog, &dir.path, bench_common::DB)
+        .args(["-n", "-f", "s.sql", "-T", "30", "-c", "2", "-j", "1"])
+        .args(["-l", "--log-prefix=sig", "-P", "1"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let streams = Streams::new(&mut child);
+    assert!(
+        streams.wait_for("progress: ", Duration::from_secs(20)),
+        "{prog:?}: no progress line"
+    );
+    for &sig in signals {
+        // SAFETY: sending a signal to our own child process.
+        unsafe { libc::kill(child.id() as i32, sig) };
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let code = wait_with_timeout(&mut child, Duration::from_secs(20));
+    let _ = streams.finish();
+    (code, dir.files_with_prefix("sig").into_values().collect())
+}
+
+/// The signals that end a run at once (a second SIGINT or SIGTERM, SIGHUP, SIGQUIT)
+/// end pgrush as they end pgbench 18 (same status: killed by that signal), and
+/// pgrush keeps every complete `-l` line it had (pgbench only what its stdio buffer
+/// had written): lines are there, whole, and parse.
+#[test]
+fn signals_that_end_the_run_keep_the_complete_log_lines() {
+    use bench_common::Prog;
+    bench_common::cluster();
+    let cases: [&[libc::c_int]; 4] = [
+        &[libc::SIGINT, libc::SIGINT],
+        &[libc::SIGTERM, libc::SIGTERM],
+        &[libc::SIGHUP],
+        &[libc::SIGQUIT],
+    ];
+    for signals in cases {
+        let (pgbench, pgrush) = std::thread::scope(|s| {
+            let pgbench = s.spawn(|| killed_run(Prog::Pgbench, signals));
+            let pgrush = killed_run(Prog::Pgrush, signals);
+            (pgbench.join().expect("pgbench run"), pgrush)
+        });
+        assert_eq!(pgrush.0, pgbench.0, "exit status after {signals:?}");
+        let lines: Vec<&str> = pgrush.1.iter().flat_map(|t| t.lines()).collect();
+        assert!(!lines.is_empty(), "no log line kept after {signals:?}");
+        for text in &pgrush.1 {
+            assert!(
+                text.is_empty() || text.ends_with('\n'),
+                "torn line after {signals:?}: {text:?}"
+            );
+        }
+        for line in lines {
+            let fields: Vec<u64> = line
+                .split(' ')
+                .map(|f| f.parse().unwrap_or_else(|_| panic!("bad line {line:?}")))
+                .collect();
+            assert_eq!(fields.len(), 6, "{line:?}");
+            assert_eq!(fields[0], 1, "only client 1 ends transactions: {line:?}");
+        }
+    }
+}

@@ -26,21 +26,12 @@ ls -A "$dir" > "$left"
 exit $status"#;
     let mut inner = sandbox.command(None, args);
     inner.env("PGRUSH_SANDBOX_DIR", mount_point);
-    let mut cmd = Command::new("unshare");
-    cmd.args([
-        "--mount",
-        "--propagation",
-        "private",
-        "sh",
-        "-c",
-        SCRIPT,
-        "sh",
-    ])
-    .arg(mount_point)
-    .arg(left)
-    .arg(inner.get_program())
-    .args(inner.get_args())
-    .env("TMPFS_SIZE", TMPFS_SIZE);
+    let mut cmd = pgrush_testkit::in_private_mount_namespace(SCRIPT);
+    cmd.arg(mount_point)
+        .arg(left)
+        .arg(inner.get_program())
+        .args(inner.get_args())
+        .env("TMPFS_SIZE", TMPFS_SIZE);
     for (name, value) in inner.get_envs() {
         match value {
             Some(value) => cmd.env(name, value),

@@ -234,3 +234,89 @@ fn refuses_percentiles_out_of_range() {
     assert_eq!((code, err.as_str()), (0, ""));
     assert_eq!(row(&out, "p100 (ms)").len(), 1);
 }
+
+/// `text`'s bytes as standard base64.
+fn base64(bytes: &[u8]) -> String {
+    const A: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::new();
+    for c in bytes.chunks(3) {
+        let n = c
+            .iter()
+            .enumerate()
+            .fold(0u32, |n, (i, &b)| n | u32::from(b) << (16 - 8 * i));
+        for i in 0..4 {
+            out.push(if i <= c.len() {
+                A[(n >> (18 - 6 * i)) as usize & 63] as char
+            } else {
+                '='
+            });
+        }
+    }
+    out
+}
+
+/// An uncompressed V2 HDR histogram header (3 digits, 1 µs to an hour) claiming a
+/// 2^31-byte payload, with no payload.
+fn huge_payload_claim() -> String {
+    let mut b = Vec::new();
+    b.extend_from_slice(&(0x1c84_9303u32 | 0x10).to_be_bytes());
+    b.extend_from_slice(&(1u32 << 31).to_be_bytes());
+    b.extend_from_slice(&0u32.to_be_bytes());
+    b.extend_from_slice(&3u32.to_be_bytes());
+    b.extend_from_slice(&1u64.to_be_bytes());
+    b.extend_from_slice(&3_600_000_000u64.to_be_bytes());
+    b.extend_from_slice(&1.0f64.to_be_bytes());
+    base64(&b)
+}
+
+/// A run file whose histograms cannot be read back (a header claiming 2 GiB, text that
+/// is not a histogram) is refused by `report` and `merge` with the field named, exit
+/// status 1: never rendered as "no successful transactions", never inflated in memory.
+#[test]
+fn unreadable_histograms_are_errors_naming_the_field() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let mut doc = run_doc(1.0, 1);
+    if let Some(d) = doc.latency.as_mut() {
+        d.hdr_histogram = huge_payload_claim();
+    }
+    std::fs::write(dir.path().join("huge.json"), doc.to_json()).unwrap_or_else(|e| panic!("{e}"));
+    let mut doc = run_doc(1.0, 1);
+    if let Some(iv) = doc
+        .time_series
+        .as_mut()
+        .and_then(|t| t.intervals.first_mut())
+    {
+        iv.latency_histogram = Some("bm90IGEgaGlzdG9ncmFt".to_string());
+    }
+    std::fs::write(dir.path().join("junk.json"), doc.to_json()).unwrap_or_else(|e| panic!("{e}"));
+
+    let (out, err, code) = pgrush(&["huge.json", "--html=x.html"], dir.path());
+    assert_eq!((out.as_str(), code), ("", 1), "{err}");
+    assert!(
+        err.starts_with(
+            "pgrush: error: \"huge.json\": latency histogram \"latency.hdr_histogram\": invalid HDR histogram: payload of 2147483648 bytes is longer than"
+        ),
+        "{err}"
+    );
+    assert!(!dir.path().join("x.html").exists());
+    let (_, err, code) = pgrush(&["junk.json"], dir.path());
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.starts_with(
+            "pgrush: error: \"junk.json\": latency histogram \"time_series.intervals[0].latency_histogram\": invalid HDR histogram:"
+        ),
+        "{err}"
+    );
+    let merged = Command::new(env!("CARGO_BIN_EXE_pgrush"))
+        .args(["merge", "huge.json", "junk.json", "--json=m.json"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let err = String::from_utf8_lossy(&merged.stderr);
+    assert_eq!(merged.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("latency histogram \"latency.hdr_histogram\""),
+        "{err}"
+    );
+    assert!(!dir.path().join("m.json").exists());
+}

@@ -164,6 +164,11 @@ impl<'a, N> ThreadCtx<'a, N> {
         }
     }
 
+    /// Whether `-l` lines were lost (a write failed).
+    pub(crate) fn log_failed(&self) -> bool {
+        self.log.as_ref().is_some_and(TxLog::failed)
+    }
+
     /// `--exit-on-abort`: flushes the log as C's `exit()` does.
     pub(crate) fn flush_log(&mut self) {
         if let Some(log) = self.log.as_mut() {

@@ -111,6 +111,8 @@ pub struct RunOutcome {
     /// Whether `--exit-on-abort` stopped the run: the message is printed and every
     /// thread's log flushed; the caller exits with status 2 and no report, as pgbench.
     pub exited_on_abort: bool,
+    /// Whether `-l` lines were lost: a write of a log file failed (the error was printed).
+    pub log_write_failed: bool,
     /// When the measured interval started (the earliest thread), Unix µs on this
     /// machine's clock: with [`Placement::start_at_unix_us`], that instant or later.
     pub measured_start_unix_us: i64,
@@ -163,7 +165,9 @@ pub fn run(cfg: &EngineConfig, layout: &StatsLayout) -> Result<RunOutcome, Engin
         return Err(EngineError::Config("no script to run".to_string()));
     }
     let signal_fd = if cfg.handle_signals {
-        Some(signal::install().map_err(EngineError::Signal)?)
+        let fd = signal::install().map_err(EngineError::Signal)?;
+        signal::expect_workers(threads as usize);
+        Some(fd)
     } else {
         None
     };
@@ -172,6 +176,10 @@ pub fn run(cfg: &EngineConfig, layout: &StatsLayout) -> Result<RunOutcome, Engin
     let results = deal_clients(cfg, layout, &plan, &shared, threads)
         .and_then(|blocks| run_threads(cfg, &plan, &shared, blocks));
     let end = shared.clock.now();
+    if cfg.handle_signals && signal::ending_at_once() {
+        // Every log is flushed: the signal's default action ends the process.
+        signal::await_end();
+    }
     if cfg.handle_signals {
         signal::uninstall();
     }
@@ -201,6 +209,7 @@ pub fn run(cfg: &EngineConfig, layout: &StatsLayout) -> Result<RunOutcome, Engin
         aborted: results.iter().any(|r| r.aborted),
         interrupted: shared.interrupted(),
         exited_on_abort: shared.exit_requested(),
+        log_write_failed: results.iter().any(|r| r.log_failed),
     })
 }
 

@@ -113,6 +113,11 @@ impl TxLog {
         self.report(progname, flushed);
     }
 
+    /// Whether a line could not be written (some were lost).
+    pub(crate) fn failed(&self) -> bool {
+        self.write_failed
+    }
+
     fn report(&mut self, progname: &str, result: std::io::Result<()>) {
         if result.is_err() && !self.write_failed {
             self.write_failed = true;

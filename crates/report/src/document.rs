@@ -235,7 +235,8 @@ impl Distribution {
         }
     }
 
-    /// The histogram back (empty if the text cannot be decoded).
+    /// The histogram back (empty if the text cannot be decoded: documents read with
+    /// [`RunDocument::from_json`] have only readable ones).
     pub fn histogram(&self) -> LatencyHistogram {
         hdr::decode(&self.hdr_histogram).unwrap_or_default()
     }
@@ -566,10 +567,25 @@ impl RunDocument {
         }
     }
 
-    /// Parses a document (any JSON that matches the model), checking `format`.
+    /// Parses a document (any JSON that matches the model), checking `format` and
+    /// that every HDR histogram can be read back (see [`hdr::decode`]'s bounds).
     pub fn from_json(text: &str) -> Result<Self, DocumentError> {
         let doc: RunDocument =
             serde_json::from_str(text).map_err(|e| DocumentError::Json(e.to_string()))?;
+        doc.checked()
+    }
+
+    /// [`RunDocument::from_json`] from a reader (a file, stdin), without holding the text:
+    /// the reader is buffered here.
+    pub fn from_reader(reader: impl std::io::Read) -> Result<Self, DocumentError> {
+        let doc: RunDocument = serde_json::from_reader(std::io::BufReader::new(reader))
+            .map_err(|e| DocumentError::Json(e.to_string()))?;
+        doc.checked()
+    }
+
+    /// The document when its `format`, version and histograms are readable.
+    fn checked(self) -> Result<Self, DocumentError> {
+        let doc = self;
         if doc.format != FORMAT {
             return Err(DocumentError::Format(doc.format));
         }
@@ -577,6 +593,7 @@ impl RunDocument {
             return Err(DocumentError::Version(doc.format_version));
         }
         doc.check_percentiles()?;
+        crate::document_histograms::check(&doc)?;
         Ok(doc)
     }
 
@@ -621,6 +638,14 @@ pub enum DocumentError {
     /// A percentile out of range in the named field.
     #[error("\"{0}\": {1}")]
     Percentile(&'static str, PercentileError),
+    /// A histogram that cannot be read back (`field` is its JSON path).
+    #[error("latency histogram \"{field}\": {error}")]
+    Histogram {
+        /// Where it is, e.g. `scripts[0].latency.hdr_histogram`.
+        field: String,
+        /// Why it cannot be read.
+        error: hdr::HdrError,
+    },
 }
 
 /// The report's result lines: counts, tps, latency average and stddev (or the average

@@ -10,7 +10,8 @@
 pub mod assertion;
 pub mod compare;
 pub mod document;
-mod hdr;
+mod document_histograms;
+pub mod hdr;
 pub mod html;
 pub mod junit;
 pub mod merge;

@@ -100,3 +100,20 @@ pub fn clear_launcher_env(cmd: &mut std::process::Command) {
         }
     }
 }
+
+/// `unshare --mount --propagation private sh -c SCRIPT sh`: `script` runs as root in a
+/// private mount namespace (what it mounts, a small tmpfs say, nobody else sees); the
+/// caller adds the script's arguments (`$1`…).
+pub fn in_private_mount_namespace(script: &str) -> std::process::Command {
+    let mut cmd = std::process::Command::new("unshare");
+    cmd.args([
+        "--mount",
+        "--propagation",
+        "private",
+        "sh",
+        "-c",
+        script,
+        "sh",
+    ]);
+    cmd
+}

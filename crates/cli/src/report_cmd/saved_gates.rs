@@ -122,8 +122,7 @@ pub(super) fn gate_saved_ops(prog: &str, parsed: &ReportArgs) -> Option<i32> {
         return None;
     }
     let path = parsed.files.first()?;
-    let text = std::fs::read_to_string(path).ok()?;
-    if !ops::is_ops_text(&text) {
+    if !ops::is_ops_reader(std::fs::File::open(path).ok()?) {
         return None;
     }
     let assertions = match ops::parse_assertions(&parsed.expressions) {

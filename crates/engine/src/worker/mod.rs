@@ -55,6 +55,8 @@ pub(crate) struct ThreadResult {
     pub(crate) connected: Micros,
     /// Whether one of its clients aborted.
     pub(crate) aborted: bool,
+    /// Whether a write of its `-l` log failed.
+    pub(crate) log_failed: bool,
 }
 
 /// Runs one worker thread to completion. Every thread passes the READY and GO
@@ -85,15 +87,20 @@ pub(crate) fn run_thread(
         shared.fail();
     }
     shared.go.wait();
-    match connected? {
-        Some(mut worker) if !shared.failed() => {
+    let result = match connected {
+        Ok(Some(mut worker)) if !shared.failed() => {
             worker.wait_for_start();
             worker.start();
             worker.event_loop();
             Ok(Some(worker.shut_down()))
         }
-        _ => Ok(None),
+        Ok(_) => Ok(None),
+        Err(e) => Err(e),
+    };
+    if shared.handle_signals {
+        crate::signal::worker_settled();
     }
+    result
 }
 
 /// When the event loop may sleep until.
@@ -349,16 +356,27 @@ impl<'a> Worker<'a> {
         {
             self.ctx.timer_exceeded = true;
         }
-        if self.shared.handle_signals
-            && crate::signal::interrupted()
-            && self.interrupt_deadline.is_none()
-        {
-            self.ctx.timer_exceeded = true;
-            self.interrupt_deadline = Some(now.get(&clock) + INTERRUPT_GRACE_US);
-            self.shared.set_interrupted();
+        if self.shared.handle_signals && crate::signal::interrupted() {
+            if crate::signal::ending_at_once() {
+                self.flush_and_await_end();
+            }
+            if self.interrupt_deadline.is_none() {
+                self.ctx.timer_exceeded = true;
+                self.interrupt_deadline = Some(now.get(&clock) + INTERRUPT_GRACE_US);
+                self.shared.set_interrupted();
+            }
         }
         self.interrupt_deadline
             .is_some_and(|deadline| now.get(&clock) >= deadline)
+    }
+
+    /// A signal ends the process at once: writes the complete lines of the log (not
+    /// the pending aggregate) and waits for the signal's watchdog to end the process.
+    #[cold]
+    fn flush_and_await_end(&mut self) -> ! {
+        self.ctx.flush_log();
+        crate::signal::worker_settled();
+        crate::signal::await_end()
     }
 
     /// Gives every due client its turn: the ready ones, or all of them once after
@@ -414,11 +432,13 @@ impl<'a> Worker<'a> {
             let end = self.ctx.clock.now();
             self.ctx.finish_log(end);
         }
+        let log_failed = self.ctx.log_failed();
         ThreadResult {
             stats: self.ctx.stats,
             bench_start: self.bench_start,
             connected: self.connected,
             aborted: self.aborted,
+            log_failed,
         }
     }
 }

@@ -67,9 +67,23 @@ pub struct StepRound {
     pub skipped: Option<String>,
 }
 
+/// A document's `schema` field alone: every other field is skipped, not built.
+#[derive(Deserialize)]
+struct SchemaProbe {
+    #[serde(default)]
+    schema: Option<String>,
+}
+
 /// True when `text` is a JSON document with `"schema": "pgrush-ops/1"`.
 pub fn is_ops_text(text: &str) -> bool {
-    serde_json::from_str::<serde_json::Value>(text).is_ok_and(|v| v["schema"] == SCHEMA)
+    serde_json::from_str::<SchemaProbe>(text).is_ok_and(|p| p.schema.as_deref() == Some(SCHEMA))
+}
+
+/// [`is_ops_text`] for a file (or any reader), read through a buffer and never held
+/// whole: a large run document costs no more than its bytes going by.
+pub fn is_ops_reader(reader: impl std::io::Read) -> bool {
+    serde_json::from_reader::<_, SchemaProbe>(std::io::BufReader::new(reader))
+        .is_ok_and(|p| p.schema.as_deref() == Some(SCHEMA))
 }
 
 /// Reads the ops results in `text`; `Err` says why they cannot be gated.
