@@ -1,11 +1,16 @@
 //! Differential tests of benchmark runs: pgrush and pgbench 18 on the same
 //! sandbox cluster, same options; exit codes, stdout (numbers masked, line by
-//! line) and stderr (masked) must match.
+//! line) and stderr (masked) must match. Runs with `--failures-detailed` are
+//! compared with pgbench 19, whose failure report pgrush follows (it always
+//! prints `number of other failures`).
 
 mod bench_common;
 
 use StderrMode::{Ordered, Unordered};
-use bench_common::{DB, EMPTY_DB, Scratch, StderrMode, compare, compare_in, compare_in_env};
+use bench_common::{
+    DB, EMPTY_DB, Prog, Scratch, StderrMode, compare, compare_in, compare_in_env, compare_with,
+    compare19,
+};
 
 const ONE: (&str, &str) = ("one.sql", "select 1;\n");
 const TWO: (&str, &str) = ("two.sql", "select 2;\nselect 3;\n");
@@ -55,6 +60,11 @@ fn per_command_report_and_retries_columns() {
             "one.sql",
             "--random-seed=3",
         ],
+    ] {
+        compare(&[ONE, TWO], args, Ordered);
+    }
+    compare19(
+        &[],
         &[
             "-n",
             "-t",
@@ -64,9 +74,8 @@ fn per_command_report_and_retries_columns() {
             "3",
             "-S",
         ],
-    ] {
-        compare(&[ONE, TWO], args, Ordered);
-    }
+        Ordered,
+    );
 }
 
 #[test]
@@ -166,22 +175,6 @@ fn duration_progress_and_rate() {
         ],
         &[
             "-n",
-            "-T",
-            "2",
-            "-P",
-            "1",
-            "-R",
-            "200",
-            "-L",
-            "5",
-            "--max-tries",
-            "3",
-            "--failures-detailed",
-            "-S",
-            "--random-seed=11",
-        ],
-        &[
-            "-n",
             "-t",
             "200",
             "-S",
@@ -210,6 +203,8 @@ fn duration_progress_and_rate() {
     ] {
         compare(&[], args, Unordered);
     }
+    let detailed = "-n -T 2 -P 1 -R 200 -L 5 --max-tries 3 --failures-detailed -S --random-seed=11";
+    compare19(&[], &detailed.split(' ').collect::<Vec<_>>(), Unordered);
 }
 
 #[test]
@@ -463,7 +458,7 @@ fn serialization_failures_and_retries() {
     );
     compare(&[f], &["-n", "-t", "3", "-f", "f40001.sql"], Ordered);
     compare(&[f], &["-n", "-t", "3", "-r", "-f", "f40001.sql"], Ordered);
-    compare(
+    compare19(
         &[f],
         &[
             "-n",
@@ -511,7 +506,7 @@ fn serialization_failures_and_retries() {
         ],
         Ordered,
     );
-    compare(
+    compare19(
         &[f],
         &[
             "-n",
@@ -673,24 +668,25 @@ fn remaining_options_in_runs() {
         ],
         &["-n", "-T", "1", "-P", "1", "-c", "3", "-j", "2", "-r", "-S"],
         &[
-            "-n",
-            "-t",
-            "3",
-            "-c",
-            "2",
-            "-j",
-            "2",
-            "--max-tries",
-            "2",
-            "--failures-detailed",
-            "--verbose-errors",
-            "-r",
-            "-N",
-        ],
-        &[
             "-n", "-t", "2", "-M", "extended", "-C", "--debug", "-f", "two.sql",
         ],
     ] {
         compare_in(&dir, DB, args, Unordered);
     }
+    let detailed = [
+        "-n",
+        "-t",
+        "3",
+        "-c",
+        "2",
+        "-j",
+        "2",
+        "--max-tries",
+        "2",
+        "--failures-detailed",
+        "--verbose-errors",
+        "-r",
+        "-N",
+    ];
+    compare_with(Prog::Pgbench19, &dir, DB, &detailed, &[], Unordered);
 }

@@ -1,10 +1,14 @@
 //! Serialization failures and retries against pgbench 18: a REPEATABLE READ
 //! hot-row script under concurrency, and a deterministic retry that must see
-//! the same random values on each try.
+//! the same random values on each try. Failure reports with `--failures-detailed`
+//! (and `--continue-on-error`) are compared with pgbench 19's, which pgrush follows.
 
 mod bench_common;
 
-use bench_common::{DB, Prog, Scratch, StderrMode, cluster, compare, masked, rename, run};
+use bench_common::{
+    DB, Prog, Scratch, StderrMode, cluster, compare, compare_with, masked, rename, run,
+    without_banner,
+};
 
 const HOT_ROW: &str = "BEGIN ISOLATION LEVEL REPEATABLE READ;\n\
 SELECT bbalance FROM pgbench_branches WHERE bid = 1;\n\
@@ -44,13 +48,14 @@ fn hot_row_retries_report_like_pgbench() {
         "--verbose-errors",
     ];
     let ours = run(Prog::Pgrush, &dir.path, DB, &args);
-    let theirs = run(Prog::Pgbench, &dir.path, DB, &args);
+    // pgbench 19's failure lines (`number of other failures` too); its banner differs.
+    let theirs = run(Prog::Pgbench19, &dir.path, DB, &args);
     assert_eq!(ours.code, 0, "{}", ours.stderr);
     assert_eq!(theirs.code, 0, "{}", theirs.stderr);
     // Same report lines (numbers masked).
     assert_eq!(
-        masked(&ours.stdout),
-        masked(&rename(&theirs.stdout)),
+        masked(&without_banner(&ours.stdout)),
+        masked(&without_banner(&rename(&theirs.stdout))),
         "{}\n{}",
         ours.stdout,
         theirs.stdout
@@ -195,4 +200,54 @@ fn continue_on_error_counts_other_failures() {
         "{}",
         out.stdout
     );
+}
+
+/// pgbench 19's `--failures-detailed` report: serialization, deadlock and other
+/// failures, in the totals and in each script's block, with and without
+/// `--continue-on-error`, `-r` and `--max-tries`.
+#[test]
+fn detailed_failure_report_matches_pgbench19() {
+    let dir = Scratch::new(&[
+        (
+            "div.sql",
+            "\\if :client_id = 0\nselect 1/0;\n\\endif\nselect 1;\n",
+        ),
+        (
+            "ser.sql",
+            "DO $$ BEGIN RAISE EXCEPTION 'forced' USING ERRCODE = '40001'; END $$;\n",
+        ),
+        ("one.sql", "select 1;\n"),
+    ]);
+    let base = ["-n", "-t", "3", "-c", "2", "--random-seed=5"];
+    for extra in [
+        &[
+            "-f",
+            "ser.sql",
+            "-f",
+            "one.sql",
+            "--failures-detailed",
+            "-r",
+        ][..],
+        &["-f", "ser.sql", "--failures-detailed", "--max-tries", "2"],
+        &[
+            "-f",
+            "div.sql",
+            "-f",
+            "ser.sql",
+            "--continue-on-error",
+            "--failures-detailed",
+            "-r",
+            "--max-tries",
+            "2",
+        ],
+        &[
+            "-f",
+            "div.sql",
+            "--continue-on-error",
+            "--failures-detailed",
+        ],
+    ] {
+        let args: Vec<&str> = base.iter().chain(extra).copied().collect();
+        compare_with(Prog::Pgbench19, &dir, DB, &args, &[], StderrMode::Unordered);
+    }
 }

@@ -181,7 +181,12 @@ fn compare(args: &[&str], pgrush: &Output, pgbench: &Output) -> Option<String> {
 }
 
 fn run_matrix(tag: &str, cases: &[&[&str]]) {
-    let pgbench = oracle::require(Which::Pgbench18);
+    run_matrix_with(Which::Pgbench18, tag, cases);
+}
+
+/// [`run_matrix`] against the `which` pgbench.
+fn run_matrix_with(which: Which, tag: &str, cases: &[&[&str]]) {
+    let pgbench = oracle::require(which);
     let pgrush = PathBuf::from(env!("CARGO_BIN_EXE_pgrush"));
     let dir = Workdir::new(tag);
     let port = pgrush_testkit::closed_port();
@@ -217,6 +222,34 @@ fn help_matches_pgbench19() {
     assert_eq!(without_extensions_help(&ours), theirs);
 }
 
+/// PostgreSQL 19's `--continue-on-error` takes part in prefix matching as pgbench 19's
+/// own option: `--c`, `--co` and `--con` are ambiguous (`--con` was `--connect` in 18),
+/// `--cont` is `--continue-on-error`, `--conn` still `--connect`.
+#[test]
+fn continue_on_error_prefixes_match_pgbench19() {
+    run_matrix_with(
+        Which::Pgbench19,
+        "prefix19",
+        &[
+            &["--=x"],
+            &["--c"],
+            &["--co"],
+            &["--con"],
+            &["--con=1"],
+            &["--co=x"],
+            &["-n", "--con", "-t", "1"],
+            &["--conn"],
+            &["--conn=1"],
+            &["--cont"],
+            &["--cont=1"],
+            &["--continue"],
+            &["--continue-on-error=1"],
+            &["--cl", "2"],
+            &["--rep", "--j", "2"],
+        ],
+    );
+}
+
 #[test]
 fn getopt_behaviour_matches_pgbench18() {
     run_matrix(
@@ -237,7 +270,8 @@ fn getopt_behaviour_matches_pgbench18() {
             &["-W", "foo"],
             &["--pro=5"],
             &["--pro"],
-            &["--=x"],
+            // `--=x`: every option is a candidate, `--continue-on-error` only in 19
+            // (see `continue_on_error_prefixes_match_pgbench19`).
             &["--p"],
             &["--debug=1"],
             &["--no-vac=1"],
@@ -264,7 +298,9 @@ fn getopt_behaviour_matches_pgbench18() {
             &["--sc=5", "--ti", "10"],
             &["-t", "--", "db"],
             &["-c", "1", "-j", "2", "--", "db", "more"],
-            &["--con", "--connect", "-C", "--conn"],
+            // `--con` is pgbench 18's `--connect`, ambiguous in 19: see
+            // `continue_on_error_prefixes_match_pgbench19`.
+            &["--connect", "-C", "--conn"],
             &["--no-vac", "--sel", "--skip", "-r", "--rep"],
             &["-", "-n"],
             &["--", "-n"],

@@ -1,4 +1,5 @@
-//! The final report, compared with texts written from pgbench 18's samples and format rules.
+//! The final report, compared with texts written from pgbench 18's samples and format rules
+//! (pgbench 19's where they differ: `--failures-detailed` adds `number of other failures`).
 
 use pgrush_report::text::{banner, render_report, render_report_lossy, write_report};
 use pgrush_stats::{
@@ -127,6 +128,7 @@ number of transactions actually processed: 665
 number of failed transactions: 0 (0.000%)
 number of serialization failures: 0 (0.000%)
 number of deadlock failures: 0 (0.000%)
+number of other failures: 0 (0.000%)
 number of transactions retried: 0 (0.000%)
 total number of retries: 0
 number of transactions skipped: 0 (0.000%)
@@ -259,6 +261,7 @@ number of transactions actually processed: 25/40
 number of failed transactions: 15 (37.500%)
 number of serialization failures: 15 (37.500%)
 number of deadlock failures: 0 (0.000%)
+number of other failures: 0 (0.000%)
 number of transactions retried: 18 (45.000%)
 total number of retries: 29
 latency average = 5.975 ms (including failures)

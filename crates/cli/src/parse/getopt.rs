@@ -7,9 +7,9 @@
 //! `POSIXLY_CORRECT` (stop at the first non-option). Errors carry everything
 //! needed to print glibc's exact message.
 //!
-//! Long options flagged as `extension` (options pgbench 18 does not have) only
-//! take part in prefix matching when no pgbench 18 option matches, so every
-//! abbreviation that pgbench 18 accepts keeps its meaning.
+//! Long options flagged as `extension` (options pgbench does not have) only
+//! take part in prefix matching when no pgbench option matches, so every
+//! abbreviation that pgbench accepts keeps its meaning.
 
 use std::io::{self, Write};
 
@@ -44,7 +44,7 @@ pub struct LongOpt<T> {
     pub has_arg: HasArg,
     /// What the caller gets back.
     pub id: T,
-    /// True for options beyond pgbench 18's table (lower prefix priority).
+    /// True for options beyond pgbench's table (lower prefix priority).
     pub extension: bool,
 }
 
@@ -293,7 +293,7 @@ impl<'a, T: Copy> Getopt<'a, T> {
         }
     }
 
-    /// Exact match first, then unique prefixes (pgbench 18's options before extensions).
+    /// Exact match first, then unique prefixes (pgbench's options before extensions).
     fn lookup_long(&self, name: &[u8], typed: &[u8]) -> Result<&'a LongOpt<T>, GetoptError> {
         if let Some(exact) = self.longs.iter().find(|l| l.name.as_bytes() == name) {
             return Ok(exact);

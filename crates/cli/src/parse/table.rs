@@ -8,8 +8,8 @@
 //! and with which lines, which mode it belongs to, and how it updates the
 //! parse state ([`Update`]).
 //!
-//! The table is in pgbench 18's `long_options[]` order, followed by the
-//! extensions: glibc lists the candidates of an ambiguous abbreviation in
+//! The table is in pgbench 19's `long_options[]` order (pgbench 18's, then
+//! `--continue-on-error`), followed by the extensions: glibc lists the candidates of an ambiguous abbreviation in
 //! table order, so this order is observable. `--help` has its own order,
 //! given by each help entry's section and rank.
 
@@ -30,7 +30,7 @@ pub enum Section {
     Benchmarking,
     /// "Common options:" (connection, `--debug`, `-V`, `-?`).
     Common,
-    /// Options pgbench 18 does not have (pgrush's and PostgreSQL 19's).
+    /// Options pgbench does not have (pgrush's own).
     Extensions,
 }
 
@@ -125,8 +125,8 @@ pub struct OptionDef {
     pub arg: HasArg,
     /// The value's name as `--help` shows it (`NUM`, `simple|extended|prepared`).
     pub value_name: Option<&'static str>,
-    /// True for options pgbench 18 does not have: they only match an
-    /// abbreviation that matches no pgbench 18 option.
+    /// True for options pgbench (19) does not have: they only match an
+    /// abbreviation that matches no pgbench option.
     pub extension: bool,
     /// The mode the option belongs to.
     pub mode: Mode,
@@ -259,7 +259,7 @@ const fn help(section: Section, rank: u8, lines: &'static [&'static str]) -> Hel
     }
 }
 
-/// A pgbench 18 option with a short letter.
+/// A pgbench option with a short letter.
 const fn both(
     short: u8,
     long: &'static str,
@@ -281,7 +281,7 @@ const fn both(
     }
 }
 
-/// A pgbench 18 option with only a long name.
+/// A pgbench option with only a long name.
 const fn long(
     long: &'static str,
     arg: HasArg,
@@ -302,7 +302,7 @@ const fn long(
     }
 }
 
-/// An option pgbench 18 does not have (long name only).
+/// An option pgbench (18 or 19) does not have (long name only).
 const fn extension(
     long: &'static str,
     arg: HasArg,
@@ -324,7 +324,7 @@ const fn extension(
 
 const NUM: Option<&str> = Some("NUM");
 
-/// Every option, in pgbench 18's `long_options[]` order, then the extensions,
+/// Every option, in pgbench 19's `long_options[]` order, then the extensions,
 /// then `--help` and `--version` (which pgbench checks before getopt_long).
 #[rustfmt::skip]
 pub static OPTIONS: &[OptionDef] = &[
@@ -494,9 +494,9 @@ pub static OPTIONS: &[OptionDef] = &[
     long("debug", No, None, Any,
         &[help(Common, 1, &["print debugging output"])],
         Update::Flag(|o| &mut o.debug)),
-    // PostgreSQL 19's: listed among pgbench 19's benchmarking options; still an
-    // extension for prefix matching (pgbench 18 has no such option).
-    extension("continue-on-error", No, None,
+    // PostgreSQL 19's, last in pgbench 19's table: a pgbench option for prefix
+    // matching too (`--con` is ambiguous, as in pgbench 19).
+    long("continue-on-error", No, None, Bench,
         &[help(BenchHelp, 17, &["continue running after an SQL error"])],
         Update::Flag(|o| &mut o.continue_on_error)),
     extension("percentiles", Optional, Some("LIST"),

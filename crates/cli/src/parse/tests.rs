@@ -58,6 +58,25 @@ fn help_and_version_only_first() {
     );
 }
 
+/// PostgreSQL 19's `--continue-on-error` is a pgbench option: `--con` (and `--co`,
+/// `--c`) name it as much as `--connect`, as in pgbench 19.
+#[test]
+fn continue_on_error_makes_con_ambiguous() {
+    for (typed, candidates) in [
+        ("--con", "'--connect' '--continue-on-error'"),
+        ("--co=x", "'--connect' '--continue-on-error'"),
+        ("--c", "'--client' '--connect' '--continue-on-error'"),
+    ] {
+        assert_eq!(
+            fails(&[typed]),
+            format!(
+                "/usr/bin/pgrush: option '{typed}' is ambiguous; possibilities: {candidates}\n\
+                 pgrush: hint: Try \"pgrush --help\" for more information.\n"
+            )
+        );
+    }
+}
+
 #[test]
 fn combined_and_attached_values() {
     let o = ok(&[
@@ -440,8 +459,12 @@ fn random_seed() {
 
 #[test]
 fn long_option_extensions_do_not_shadow_pgbench_prefixes() {
-    assert!(ok(&["--con"]).connect_per_transaction);
-    assert!(ok(&["--conti"]).continue_on_error);
+    // pgrush's own options (`--report-latencies`, `--json`) never make a pgbench
+    // abbreviation ambiguous.
+    assert!(ok(&["--rep"]).report_per_command);
+    assert_eq!(ok(&["--j", "2"]).jobs, 2);
+    assert!(ok(&["--conn"]).connect_per_transaction);
+    assert!(ok(&["--cont"]).continue_on_error);
     assert_eq!(
         fails(&["--pro=5"]),
         "/usr/bin/pgrush: option '--pro=5' is ambiguous; possibilities: '--progress' '--protocol' '--progress-timestamp'\n\

@@ -188,18 +188,49 @@ pub fn compare_in_env(
     env: &[(&str, &str)],
     mode: StderrMode,
 ) -> (Output, Output) {
+    compare_with(Prog::Pgbench, dir, db, args, env, mode)
+}
+
+/// pgrush's banner line (`pgrush (18.6, server …)`) or pgbench's renamed one.
+fn is_banner(line: &str) -> bool {
+    line.starts_with("pgrush (")
+}
+
+/// `text` without its banner line: pgbench 19's reads `pgbench (19beta1, server 18.6)`
+/// where pgrush's reads `pgrush (18.6)`.
+pub fn without_banner(text: &str) -> String {
+    text.lines()
+        .filter(|l| !is_banner(l))
+        .map(|l| format!("{l}\n"))
+        .collect()
+}
+
+/// [`compare_in_env`] against `oracle` (pgbench 18 or 19; with 19 the banner lines
+/// are left out of the comparison).
+pub fn compare_with(
+    oracle: Prog,
+    dir: &Scratch,
+    db: &str,
+    args: &[&str],
+    env: &[(&str, &str)],
+    mode: StderrMode,
+) -> (Output, Output) {
     let both = |prog| {
         let mut cmd = command(prog, &dir.path, db);
         cmd.args(args).envs(env.iter().copied());
         testkit::run(&mut cmd)
     };
-    let ours = both(Prog::Pgrush);
-    let theirs = both(Prog::Pgbench);
-    let theirs_renamed = Output {
+    let mut ours = both(Prog::Pgrush);
+    let theirs = both(oracle);
+    let mut theirs_renamed = Output {
         stdout: rename(&theirs.stdout),
         stderr: rename(&theirs.stderr),
         code: theirs.code,
     };
+    if oracle == Prog::Pgbench19 {
+        ours.stdout = without_banner(&ours.stdout);
+        theirs_renamed.stdout = without_banner(&theirs_renamed.stdout);
+    }
     let ctx = format!(
         "args {args:?} env {env:?}\n--- pgrush (exit {}) stdout:\n{}\n--- stderr:\n{}\n--- pgbench (exit {}) stdout:\n{}\n--- stderr:\n{}",
         ours.code, ours.stdout, ours.stderr, theirs.code, theirs.stdout, theirs.stderr
@@ -228,4 +259,11 @@ pub fn compare_in_env(
 pub fn compare(files: &[(&str, &str)], args: &[&str], mode: StderrMode) -> (Output, Output) {
     let dir = Scratch::new(files);
     compare_in(&dir, DB, args, mode)
+}
+
+/// [`compare`] against pgbench 19, for what 18 and 19 print differently (the
+/// `--failures-detailed` lines): the banner lines are left out.
+pub fn compare19(files: &[(&str, &str)], args: &[&str], mode: StderrMode) -> (Output, Output) {
+    let dir = Scratch::new(files);
+    compare_with(Prog::Pgbench19, &dir, DB, args, &[], mode)
 }
