@@ -408,17 +408,6 @@ impl Cluster {
             .map(drop)
     }
 
-    /// Creates a login role (a superuser) with this password, stored per the
-    /// cluster's [`Auth`] (`password_encryption`).
-    pub fn create_role(&self, name: &str, password: &str) -> Result<(), ClusterError> {
-        self.psql(&format!(
-            "CREATE ROLE {} LOGIN SUPERUSER PASSWORD {}",
-            quote_ident(name),
-            quote_literal(password)
-        ))
-        .map(drop)
-    }
-
     // ---- settings -------------------------------------------------------------------
 
     /// A setting's current value as a new session sees it (`SHOW name`).
