@@ -17,13 +17,13 @@
 //! count and largest step are reported and the exit status is 1.
 
 use crate::parse::getopt::{Getopt, GetoptError, HasArg, LongOpt, ShortOpt};
-use pgrush_timing::explain::{self, ExplainResult};
-use pgrush_timing::report::{JsonClock, JsonUnavailable};
+use pgrush_timing::explain;
 use pgrush_timing::{
-    ClockKind, ClockReport, JsonReport, MeasureConfig, SystemClock, duration, measure_system, text,
+    CheckResults, ClockKind, ClockReport, ClockSet, MeasureConfig, SystemClock, check, duration,
+    measure_system, text,
 };
 use pgrush_wire::Connection;
-use pgrush_wire::conninfo::{ConnectRequest, resolve};
+use pgrush_wire::conninfo::ConnectRequest;
 use std::ffi::OsString;
 use std::io::{self, Write};
 use std::os::unix::ffi::OsStrExt;
@@ -310,23 +310,26 @@ fn execute(s: &Settings, names: &Names) -> i32 {
             return 1;
         }
     };
-    let cfg = MeasureConfig {
-        duration_ns: i64::from(s.duration) * 1_000_000_000,
-        detail: s.extended,
-        stop_on_backwards: !s.extended,
-    };
+    let cfg = MeasureConfig::for_seconds(s.duration, s.extended);
     let mut out = io::stdout().lock();
-    let mut unavailable = Vec::new();
-    let reports = if s.all_clocks {
-        measure_all(s, &cfg, &mut unavailable, &mut out)
+    let mut results = CheckResults {
+        duration_s: s.duration,
+        reports: Vec::new(),
+        unavailable: Vec::new(),
+        explain: None,
+    };
+    if s.all_clocks {
+        let clocks = ClockSet::open_all();
+        results.reports = measure_all(s, &clocks, &cfg, &mut out);
+        results.unavailable = clocks.unavailable;
     } else {
         match measure_one(s, &cfg, prog, &mut out) {
-            Ok(r) => vec![r],
+            Ok(r) => results.reports.push(r),
             Err(code) => return code,
         }
-    };
+    }
     let _ = out.flush();
-    let explain_result = match conn.as_mut().map(explain::run).transpose() {
+    results.explain = match conn.as_mut().map(explain::run).transpose() {
         Ok(r) => r,
         Err(e) => {
             let mut msg = format!("{prog}: error: {e}\n");
@@ -340,38 +343,26 @@ fn execute(s: &Settings, names: &Names) -> i32 {
     if let Some(c) = conn {
         let _ = c.close();
     }
-    finish(s, &reports, unavailable, explain_result, &mut out)
+    finish(s, &results, &mut out)
 }
 
-/// `--all-clocks`: opens every clock (listing the unavailable ones), measures
-/// each in turn and prints the side-by-side table.
+/// `--all-clocks`: prints the heading, measures every clock that opened and
+/// prints the side-by-side table with the unavailable ones.
 fn measure_all(
     s: &Settings,
+    clocks: &ClockSet,
     cfg: &MeasureConfig,
-    unavailable: &mut Vec<JsonUnavailable>,
     out: &mut dyn Write,
 ) -> Vec<ClockReport> {
-    let mut clocks = Vec::new();
-    for kind in ClockKind::ALL {
-        match SystemClock::open(kind) {
-            Ok(c) => clocks.push((kind, c)),
-            Err(e) => unavailable.push(JsonUnavailable {
-                clock: kind.name(),
-                reason: e.to_string(),
-            }),
-        }
-    }
     if !s.json {
-        let _ = out.write_all(text::all_clocks_heading(clocks.len(), s.duration).as_bytes());
+        let heading = text::all_clocks_heading(clocks.available_count(), s.duration);
+        let _ = out.write_all(heading.as_bytes());
         let _ = out.flush();
     }
-    let reports: Vec<ClockReport> = clocks
-        .into_iter()
-        .map(|(kind, c)| measure_system(kind, c, cfg))
-        .collect();
+    let reports = clocks.measure(cfg);
     if !s.json {
         let mut t = text::all_clocks_table(&reports);
-        for u in unavailable.iter() {
+        for u in &clocks.unavailable {
             t.push_str(&format!("{}: not available ({})\n", u.clock, u.reason));
         }
         let _ = out.write_all(t.as_bytes());
@@ -419,36 +410,17 @@ fn measure_one(
 
 /// Prints the explain section or the JSON document, the backwards warnings,
 /// and picks the exit status.
-fn finish(
-    s: &Settings,
-    reports: &[ClockReport],
-    unavailable: Vec<JsonUnavailable>,
-    explain_result: Option<ExplainResult>,
-    out: &mut dyn Write,
-) -> i32 {
-    let backwards = reports.iter().any(|r| r.measurement.backwards.count > 0);
+fn finish(s: &Settings, results: &CheckResults, out: &mut dyn Write) -> i32 {
     if s.json {
-        let doc = JsonReport {
-            duration_s: s.duration,
-            clocks: reports.iter().map(JsonClock::from_report).collect(),
-            unavailable,
-            backwards_detected: backwards,
-            explain_analyze: explain_result,
-        };
-        let _ = out.write_all(doc.to_json_string().as_bytes());
-    } else if let Some(e) = &explain_result {
-        let cost = reports
-            .iter()
-            .find(|r| r.clock == ClockKind::Monotonic)
-            .or(reports.first())
-            .and_then(|r| r.measurement.per_loop_ns());
-        let _ = out.write_all(explain::text(e, cost).as_bytes());
+        let _ = out.write_all(results.json().to_json_string().as_bytes());
+    } else if let Some(e) = &results.explain {
+        let _ = out.write_all(explain::text(e, results.clock_cost_ns()).as_bytes());
     }
     let _ = out.flush();
-    for r in reports.iter().filter(|r| r.measurement.backwards.count > 0) {
+    for r in results.went_backwards() {
         let _ = io::stderr().write_all(text::backwards_warning(r.clock, &r.measurement).as_bytes());
     }
-    i32::from(backwards)
+    i32::from(results.backwards_detected())
 }
 
 /// Connects for `--explain-analyze` with the usual options and environment.
@@ -462,8 +434,7 @@ fn connect(s: &Settings, prog: &str) -> Result<Connection, String> {
         fallback_application_name: Some(prog.to_string()),
         extra: Vec::new(),
     };
-    let params = resolve(&request).map_err(|e| format!("{prog}: error: {e}\n"))?;
-    Connection::connect(&params).map_err(|e| format!("{prog}: error: {e}\n"))
+    check::connect(&request).map_err(|e| format!("{prog}: error: {e}\n"))
 }
 
 #[cfg(test)]
@@ -581,13 +552,19 @@ mod tests {
             json: true,
             ..settings(&[], false)
         };
+        let results = |reports: Vec<ClockReport>| CheckResults {
+            duration_s: 3,
+            reports,
+            unavailable: Vec::new(),
+            explain: None,
+        };
         let mut out = Vec::new();
-        assert_eq!(finish(&json, &[report(0)], Vec::new(), None, &mut out), 0);
+        assert_eq!(finish(&json, &results(vec![report(0)]), &mut out), 0);
         let text = String::from_utf8(out).unwrap();
         assert!(text.contains("\"backwards_detected\": false"));
         let mut out = Vec::new();
         assert_eq!(
-            finish(&json, &[report(0), report(3)], Vec::new(), None, &mut out),
+            finish(&json, &results(vec![report(0), report(3)]), &mut out),
             1
         );
         let text = String::from_utf8(out).unwrap();
@@ -595,7 +572,7 @@ mod tests {
         assert!(text.contains("\"largest_step_ns\": 1500"));
         let plain = settings(&[], false);
         let mut out = Vec::new();
-        assert_eq!(finish(&plain, &[report(2)], Vec::new(), None, &mut out), 1);
+        assert_eq!(finish(&plain, &results(vec![report(2)]), &mut out), 1);
         assert!(out.is_empty());
     }
 

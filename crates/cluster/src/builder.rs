@@ -3,7 +3,6 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::cluster::{Cluster, Location};
 use crate::error::ClusterError;
 use crate::install::PgInstall;
 use crate::tls::ServerTls;
@@ -45,7 +44,7 @@ impl Auth {
     }
 }
 
-/// Configures a [`Cluster`] before starting it.
+/// Configures a [`Cluster`](crate::Cluster) before starting it ([`ClusterBuilder::start`]).
 #[derive(Debug, Clone, Default)]
 pub struct ClusterBuilder {
     bin_dir: Option<PathBuf>,
@@ -128,22 +127,23 @@ impl ClusterBuilder {
         self
     }
 
-    /// Creates, configures and starts the cluster.
-    pub fn start(self) -> Result<Cluster, ClusterError> {
+    /// Checks the settings and `pg_hba.conf` lines, then finds the installation
+    /// to start the cluster from.
+    pub(crate) fn checked_install(&self) -> Result<PgInstall, ClusterError> {
         for (name, _) in &self.settings {
             check_setting_name(name)?;
         }
         check_hba_lines(&self.hba)?;
-        let install = match (&self.install, &self.bin_dir) {
-            (Some(install), _) => install.clone(),
-            (None, Some(dir)) => PgInstall::from_bin_dir(dir)?,
-            (None, None) => PgInstall::discover()?,
-        };
-        let location = match &self.directory {
-            Some(dir) => Location::Kept(dir.clone()),
-            None => Location::Throwaway,
-        };
-        Cluster::create(self, install, location)
+        match (&self.install, &self.bin_dir) {
+            (Some(install), _) => Ok(install.clone()),
+            (None, Some(dir)) => PgInstall::from_bin_dir(dir),
+            (None, None) => PgInstall::discover(),
+        }
+    }
+
+    /// The directory chosen with [`ClusterBuilder::directory`], if any.
+    pub(crate) fn kept_directory(&self) -> Option<&Path> {
+        self.directory.as_deref()
     }
 
     pub(crate) fn auth_method(&self) -> Auth {

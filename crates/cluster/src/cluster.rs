@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 use tempfile::TempDir;
 
 mod adopt;
+mod adopted;
 mod files;
 
 use crate::account::{Account, server_account};
@@ -50,7 +51,7 @@ pub(crate) enum Location {
     Kept(PathBuf),
     /// An existing data directory ([`Cluster::adopt`]): never deleted, handed back as
     /// found.
-    Adopted(Box<adopt::Adopted>),
+    Adopted(Box<adopted::Adopted>),
 }
 
 /// How the server is shut down ([`Cluster::stop`]): PostgreSQL's three modes.
@@ -114,6 +115,18 @@ pub struct Cluster {
     watchdog: Mutex<Option<Child>>,
     /// The scratch databases dropped when an adopted cluster is handed back.
     scratch_databases: Mutex<Vec<String>>,
+}
+
+impl ClusterBuilder {
+    /// Creates, configures and starts the cluster.
+    pub fn start(self) -> Result<Cluster, ClusterError> {
+        let install = self.checked_install()?;
+        let location = match self.kept_directory() {
+            Some(dir) => Location::Kept(dir.to_path_buf()),
+            None => Location::Throwaway,
+        };
+        Cluster::create(self, install, location)
+    }
 }
 
 impl Cluster {
@@ -393,17 +406,6 @@ impl Cluster {
     pub fn create_database(&self, name: &str) -> Result<(), ClusterError> {
         self.psql(&format!("CREATE DATABASE {}", quote_ident(name)))
             .map(drop)
-    }
-
-    /// Creates a login role (a superuser) with this password, stored per the
-    /// cluster's [`Auth`] (`password_encryption`).
-    pub fn create_role(&self, name: &str, password: &str) -> Result<(), ClusterError> {
-        self.psql(&format!(
-            "CREATE ROLE {} LOGIN SUPERUSER PASSWORD {}",
-            quote_ident(name),
-            quote_literal(password)
-        ))
-        .map(drop)
     }
 
     // ---- settings -------------------------------------------------------------------

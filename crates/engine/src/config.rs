@@ -134,13 +134,4 @@ impl EngineConfig {
             0.0
         }
     }
-
-    /// Whether per-transaction latencies are measured. pgbench measures them only when
-    /// `-P`, `-R`, `-L`, `-l` or several scripts need them; pgrush always does: the
-    /// per-interval statistics (issue 8: `--percentiles`, `--json`, `--html`) need them,
-    /// and the clock is read at the end of every transaction for them anyway. The text
-    /// report is unaffected (it picks measured or derived averages from the options).
-    pub fn detailed_latency(&self) -> bool {
-        true
-    }
 }

@@ -12,7 +12,7 @@ use crate::console::Console;
 use crate::ddl;
 use crate::error::InitError;
 use crate::progress::Progress;
-use crate::rows::{CopyFormat, Table};
+use crate::rows::Table;
 use crate::session::{Connector, Session};
 use crate::split::{Chunk, Target, plan_accounts};
 use crate::steps::{copy_error, exec, populate, send_rows, wants_freeze};
@@ -89,31 +89,6 @@ where
 /// ours (e.g. an `analyze` of another table) next to a loading stream's would keep the
 /// `v` step from marking that stream's pages all-visible.
 pub const SYNC_COMMIT: &str = "set synchronous_commit = on";
-
-/// The COPY statement of a parallel accounts stream.
-pub fn stream_copy_sql(table: &str, format: CopyFormat, freeze: bool) -> String {
-    match (format, freeze) {
-        (CopyFormat::Text, f) => ddl::copy_statement(table, f),
-        (CopyFormat::Binary { .. }, false) => {
-            format!("copy {table} from stdin with (format binary)")
-        }
-        (CopyFormat::Binary { .. }, true) => {
-            format!("copy {table} from stdin with (format binary, freeze on)")
-        }
-    }
-}
-
-/// The COPY format of the accounts streams: text (measured faster on the server than
-/// binary for these rows); `PGRUSH_INIT_BINARY=1` selects binary COPY.
-pub fn stream_format(cfg: &InitConfig) -> CopyFormat {
-    if std::env::var_os("PGRUSH_INIT_BINARY").is_some_and(|v| v == "1") {
-        CopyFormat::Binary {
-            big_ids: cfg.big_ids(),
-        }
-    } else {
-        CopyFormat::Text
-    }
-}
 
 /// The smallest number of jobs (and CPUs) for which parallel plain COPY of an ordinary
 /// pgbench_accounts is expected to beat one COPY FREEZE stream plus a cheap vacuum.
@@ -200,15 +175,14 @@ pub fn client_generate<C: Connector>(
     exec(main, ddl::TRUNCATE_TABLES)?;
     populate(main, cfg, console, Table::Branches, cfg.branches())?;
     populate(main, cfg, console, Table::Tellers, cfg.tellers())?;
-    let format = stream_format(cfg);
     if one_frozen_stream(cfg) && wants_freeze(main, Table::Accounts.name())? {
         // COPY FREEZE needs the truncating transaction, so one stream loads everything;
         // that beats parallel plain COPY plus the much heavier vacuum it needs.
         let mut progress =
             Progress::new(console, Table::Accounts.name(), cfg.accounts(), cfg.quiet);
-        let sql = stream_copy_sql(Table::Accounts.name(), format, true);
+        let sql = ddl::copy_statement(Table::Accounts.name(), true);
         main.copy_in(&sql, &mut |sink| {
-            send_rows(sink, Table::Accounts, 1, cfg.accounts(), format, &mut |n| {
+            send_rows(sink, Table::Accounts, 1, cfg.accounts(), &mut |n| {
                 progress.advance(n)
             })
         })
@@ -244,20 +218,13 @@ pub fn client_generate<C: Connector>(
             exec(s, "begin")?;
             exec(s, &format!("truncate table {table}"))?;
         }
-        let sql = stream_copy_sql(&table, format, freeze);
+        let sql = ddl::copy_statement(&table, freeze);
         s.copy_in(&sql, &mut |sink| {
-            send_rows(
-                sink,
-                Table::Accounts,
-                chunk.lo,
-                chunk.hi,
-                format,
-                &mut |n| {
-                    if let Ok(mut p) = progress.lock() {
-                        p.advance(n);
-                    }
-                },
-            )
+            send_rows(sink, Table::Accounts, chunk.lo, chunk.hi, &mut |n| {
+                if let Ok(mut p) = progress.lock() {
+                    p.advance(n);
+                }
+            })
         })
         .map_err(copy_error)?;
         if whole {

@@ -1,5 +1,4 @@
-//! Row generation for client-side loading: pgbench's text COPY rows and an equivalent
-//! binary COPY encoding (same logical values).
+//! Row generation for client-side loading: pgbench's text COPY rows.
 
 use crate::config::{NACCOUNTS, NTELLERS};
 
@@ -24,23 +23,6 @@ impl Table {
         }
     }
 }
-
-/// The COPY data format a stream uses.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CopyFormat {
-    /// pgbench's text format (tab separated, `\N` for NULL).
-    Text,
-    /// PostgreSQL's binary COPY format (accounts only); `big_ids` makes aid an int8.
-    Binary {
-        /// Encode aid as int8 (scale >= 20000).
-        big_ids: bool,
-    },
-}
-
-/// The signature, flags and header extension length that start a binary COPY stream.
-pub const BINARY_HEADER: &[u8] = b"PGCOPY\n\xff\r\n\0\0\0\0\0\0\0\0\0";
-/// The file trailer of a binary COPY stream (a field count of -1).
-pub const BINARY_TRAILER: &[u8] = &[0xff, 0xff];
 
 /// Appends the decimal text of `v` to `buf` (faster than `write!`).
 pub fn push_int(buf: &mut Vec<u8>, v: i64) {
@@ -84,36 +66,6 @@ pub fn push_text_row(buf: &mut Vec<u8>, table: Table, id: i64) {
     }
 }
 
-/// Appends one binary COPY tuple of pgbench_accounts for account `aid`.
-pub fn push_binary_account(buf: &mut Vec<u8>, aid: i64, big_ids: bool) {
-    buf.extend_from_slice(&4i16.to_be_bytes());
-    if big_ids {
-        buf.extend_from_slice(&8i32.to_be_bytes());
-        buf.extend_from_slice(&aid.to_be_bytes());
-    } else {
-        buf.extend_from_slice(&4i32.to_be_bytes());
-        // Ids below the bigint threshold always fit an int4.
-        buf.extend_from_slice(&(aid as i32).to_be_bytes());
-    }
-    let bid = ((aid - 1) / NACCOUNTS + 1) as i32;
-    buf.extend_from_slice(&4i32.to_be_bytes());
-    buf.extend_from_slice(&bid.to_be_bytes());
-    buf.extend_from_slice(&4i32.to_be_bytes());
-    buf.extend_from_slice(&0i32.to_be_bytes());
-    // filler: an empty string, blank-padded by the server like the text ''.
-    buf.extend_from_slice(&0i32.to_be_bytes());
-}
-
-/// Appends row `id` of `table` in `format` (binary is used for accounts only).
-pub fn push_row(buf: &mut Vec<u8>, table: Table, id: i64, format: CopyFormat) {
-    match format {
-        CopyFormat::Binary { big_ids } if table == Table::Accounts => {
-            push_binary_account(buf, id, big_ids)
-        }
-        _ => push_text_row(buf, table, id),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -139,27 +91,5 @@ mod tests {
             String::from_utf8(b).unwrap(),
             "3\t0\t\\N\n10\t1\t0\t\\N\n11\t2\t0\t\\N\n100000\t1\t0\t\n100001\t2\t0\t\n"
         );
-    }
-
-    #[test]
-    fn binary_account_rows() {
-        let mut b = Vec::new();
-        push_row(
-            &mut b,
-            Table::Accounts,
-            100001,
-            CopyFormat::Binary { big_ids: false },
-        );
-        assert_eq!(
-            b,
-            [
-                0, 4, 0, 0, 0, 4, 0, 1, 0x86, 0xa1, 0, 0, 0, 4, 0, 0, 0, 2, 0, 0, 0, 4, 0, 0, 0, 0,
-                0, 0, 0, 0
-            ]
-        );
-        let mut big = Vec::new();
-        push_binary_account(&mut big, 5, true);
-        assert_eq!(&big[2..14], &[0, 0, 0, 8, 0, 0, 0, 0, 0, 0, 0, 5]);
-        assert_eq!(BINARY_HEADER.len(), 19);
     }
 }

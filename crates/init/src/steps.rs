@@ -5,7 +5,7 @@ use crate::console::Console;
 use crate::ddl;
 use crate::error::InitError;
 use crate::progress::Progress;
-use crate::rows::{CopyFormat, Table, push_row};
+use crate::rows::{Table, push_text_row};
 use crate::session::{CopyFailure, CopySink, DbFailure, Session};
 
 /// Bytes of COPY data gathered before one CopyData message is sent.
@@ -77,24 +77,20 @@ pub fn wants_freeze(s: &mut dyn Session, table: &str) -> Result<bool, InitError>
     Ok(v14 && relkind(s, table)?.as_deref() == Some("r"))
 }
 
-/// Generates ids `lo..=hi` of `table` in `format` into `sink` in batches, reporting each
-/// batch to `progress`. Binary streams get their header and trailer here.
+/// Generates the text COPY rows with ids `lo..=hi` of `table` into `sink` in batches,
+/// reporting each batch to `progress`.
 pub fn send_rows(
     sink: &mut dyn CopySink,
     table: Table,
     lo: i64,
     hi: i64,
-    format: CopyFormat,
     on_batch: &mut dyn FnMut(i64),
 ) -> Result<(), DbFailure> {
     let mut buf = Vec::with_capacity(BATCH_BYTES + 128);
-    if matches!(format, CopyFormat::Binary { .. }) {
-        buf.extend_from_slice(crate::rows::BINARY_HEADER);
-    }
     let mut pending = 0i64;
     let mut id = lo;
     while id <= hi {
-        push_row(&mut buf, table, id, format);
+        push_text_row(&mut buf, table, id);
         pending += 1;
         if buf.len() >= BATCH_BYTES {
             if sink.interrupted() {
@@ -108,9 +104,6 @@ pub fn send_rows(
             pending = 0;
         }
         id += 1;
-    }
-    if matches!(format, CopyFormat::Binary { .. }) {
-        buf.extend_from_slice(crate::rows::BINARY_TRAILER);
     }
     if !buf.is_empty() {
         sink.send(&buf)?;
@@ -134,9 +127,7 @@ pub fn populate(
     let sql = ddl::copy_statement(table.name(), freeze);
     let mut progress = Progress::new(console, table.name(), total, cfg.quiet);
     s.copy_in(&sql, &mut |sink| {
-        send_rows(sink, table, 1, total, CopyFormat::Text, &mut |n| {
-            progress.advance(n)
-        })?;
+        send_rows(sink, table, 1, total, &mut |n| progress.advance(n))?;
         progress.finish();
         sink.send(b"\\.\n")
     })

@@ -132,26 +132,6 @@ impl Command {
             .and_then(|w| std::str::from_utf8(w).ok())
             .unwrap_or("")
     }
-
-    /// The meta command's name in lower case (`set`, `sleep`, `if`,
-    /// `startpipeline`, ...), as pgbench names `\sleep`, `\shell`, `\setshell`
-    /// and the pipeline commands in abort messages whatever their case; None for SQL.
-    pub fn meta_name(&self) -> Option<&'static str> {
-        Some(match self.kind {
-            CommandKind::Sql(_) => return None,
-            CommandKind::Set { .. } => "set",
-            CommandKind::Sleep(_) => "sleep",
-            CommandKind::SetShell { .. } => "setshell",
-            CommandKind::Shell { .. } => "shell",
-            CommandKind::If(_) => "if",
-            CommandKind::Elif(_) => "elif",
-            CommandKind::Else => "else",
-            CommandKind::EndIf => "endif",
-            CommandKind::StartPipeline => "startpipeline",
-            CommandKind::EndPipeline => "endpipeline",
-            CommandKind::SyncPipeline => "syncpipeline",
-        })
-    }
 }
 
 impl Script {
@@ -189,11 +169,6 @@ impl Script {
     /// [`Script::max_expr_depth`]).
     pub fn eval_stack_bytes(&self) -> usize {
         crate::eval_stack_bytes(self.max_expr_depth())
-    }
-
-    /// Number of SQL commands (each gets a prepared statement name `P_k`).
-    pub fn sql_count(&self) -> usize {
-        self.commands.iter().filter(|c| c.sql().is_some()).count()
     }
 }
 

@@ -1,7 +1,7 @@
 //! Clock sources: the [`ClockSource`] trait the measurement loop reads, the
-//! system clocks behind `--clock`, and their resolution.
+//! clocks `--clock` names, the `clock_gettime` clocks and their resolution.
+//! The TSC is in [`crate::tsc`]; [`crate::system`] opens either kind.
 
-use crate::tsc::{self, TscClock};
 use std::fmt;
 
 /// Something that can be read like a clock: nanoseconds since an arbitrary epoch.
@@ -137,33 +137,6 @@ impl ClockSource for PosixClock {
     }
 }
 
-/// A ready-to-read system clock of any kind.
-#[derive(Debug, Clone, Copy)]
-pub enum SystemClock {
-    /// A `clock_gettime` clock.
-    Posix(PosixClock),
-    /// The calibrated TSC.
-    Tsc(TscClock),
-}
-
-impl SystemClock {
-    /// Opens `kind`, calibrating the TSC if that is the one asked for.
-    pub fn open(kind: ClockKind) -> Result<SystemClock, ClockUnavailable> {
-        match kind.clock_id() {
-            Some(id) => PosixClock::new(id).map(SystemClock::Posix),
-            None => tsc::TscClock::calibrate().map(SystemClock::Tsc),
-        }
-    }
-
-    /// The clock's resolution in nanoseconds (`clock_getres`, or one TSC tick).
-    pub fn resolution_ns(&self) -> Option<f64> {
-        match self {
-            SystemClock::Posix(c) => c.resolution_ns(),
-            SystemClock::Tsc(c) => Some(c.ns_per_tick()),
-        }
-    }
-}
-
 /// Monotonic nanoseconds, for calibration and for timing queries.
 pub fn monotonic_ns() -> i64 {
     PosixClock {
@@ -183,26 +156,6 @@ mod tests {
         }
         assert_eq!(ClockKind::parse("MONOTONIC"), None);
         assert_eq!(ClockKind::parse("tai"), None);
-    }
-
-    #[test]
-    fn posix_clocks_advance() {
-        for k in [
-            ClockKind::Monotonic,
-            ClockKind::MonotonicRaw,
-            ClockKind::Realtime,
-        ] {
-            let mut c = SystemClock::open(k).unwrap();
-            let SystemClock::Posix(ref mut p) = c else {
-                panic!("not posix")
-            };
-            let a = p.now_ns();
-            std::thread::sleep(std::time::Duration::from_millis(2));
-            let b = p.now_ns();
-            assert!(b - a >= 1_000_000, "{k}: {a} -> {b}");
-            let res = c.resolution_ns().unwrap();
-            assert!(res > 0.0 && res < 1e8, "{k}: {res}");
-        }
     }
 
     #[test]

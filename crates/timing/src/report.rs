@@ -1,8 +1,9 @@
 //! Measuring a named system clock, and the JSON form of the results.
 
-use crate::clock::{ClockKind, ClockUnavailable, SystemClock};
+use crate::clock::{ClockKind, ClockUnavailable};
 use crate::explain::ExplainResult;
 use crate::measure::{MeasureConfig, Measurement, NsDetail, Percentiles, measure};
+use crate::system::SystemClock;
 use serde::Serialize;
 
 /// One clock's measurement with what is known about the clock.

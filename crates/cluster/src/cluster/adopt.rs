@@ -36,6 +36,7 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
+use super::adopted::{Adopted, SavedFile};
 use super::{Cluster, Location, ShutdownMode, chmod, lock, overwrite, read_major};
 use crate::account::{Account, effective_uid, is_root, user_name};
 use crate::builder::quote_ident;
@@ -53,24 +54,6 @@ const JOURNAL_FILE: &str = "pgrush-adopted.json";
 const LOG_FILE: &str = "server.log";
 /// How long the server found running may take to stop before it is restarted.
 const TAKE_OVER_TIMEOUT: Duration = Duration::from_secs(60);
-
-/// A configuration file and its contents (`None`: it did not exist).
-pub(crate) type SavedFile = (PathBuf, Option<Vec<u8>>);
-
-/// What an adopted cluster remembers to hand it back as found.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct Adopted {
-    /// Whether the server ran when adopted.
-    pub was_running: bool,
-    /// The postmaster's arguments (after the program).
-    pub server_args: Vec<OsString>,
-    /// The regular file the running server's standard output and error went to.
-    pub log: Option<PathBuf>,
-    /// Each configuration file and its contents at adoption (`None`: it did not exist).
-    pub saved: Vec<SavedFile>,
-    /// The private directories made for the adoption, removed at hand back.
-    pub dirs: Vec<PathBuf>,
-}
 
 /// What the journal holds.
 #[derive(Debug, Serialize, Deserialize)]

@@ -61,6 +61,7 @@ mod result;
 mod runner;
 mod server;
 mod steps;
+mod target;
 pub mod text;
 
 pub use config::{DumpFormat, OpsConfig, StepKind, Target};

@@ -9,7 +9,7 @@ use std::process::{Command, Stdio};
 use pgrush_cluster::{Cluster, PgInstall, clear_pg_env};
 use pgrush_wire::conninfo::ConnectRequest;
 
-use crate::ops::config::{DumpFormat, OpsConfig, StepKind, Target};
+use crate::ops::config::{DumpFormat, OpsConfig, StepKind};
 use crate::ops::db::Db;
 use crate::ops::error::OpsError;
 
@@ -80,51 +80,52 @@ pub struct Server {
 }
 
 impl Server {
-    /// Checks the programs the steps need, then starts the throwaway cluster or
-    /// connects to the named server.
-    pub fn open(cfg: &OpsConfig) -> Result<Server, OpsError> {
-        match &cfg.target {
-            Target::Throwaway { bin_dir } => {
-                let install = match bin_dir {
-                    Some(dir) => PgInstall::from_bin_dir(dir)?,
-                    None => PgInstall::discover()?,
-                };
-                let major = install.major_version()?;
-                check_tools(&install, major, cfg)?;
-                Server::throwaway(install)
-            }
-            Target::DataDir(dir) => crate::ops::adopted::open(cfg, dir),
-            Target::Server(request) => {
-                let request = &quiet(request);
-                let mut db = Db::connect(request, None)?;
-                let (version, version_num) = db.version();
-                let major = version_num / 10000;
-                let tools = PgInstall::for_major(major).map_err(|e| {
-                    OpsError::Tool(format!(
-                        "no PostgreSQL {major} programs (pg_dump, pg_restore, pg_basebackup) found \
-                         for the server's version {version}: {e}"
-                    ))
-                })?;
-                check_tools(&tools, major, cfg)?;
-                check_privileges(&mut db, cfg)?;
-                let endpoint = endpoint_of(&mut db)?;
-                let dir = tempfile::Builder::new()
-                    .prefix("pgrush-ops-")
-                    .tempdir()
-                    .map_err(|e| OpsError::io("create a scratch directory", e))?;
-                Ok(Server {
-                    request: request.clone(),
-                    endpoint,
-                    tools,
-                    cluster: None,
-                    scratch: dir.path().to_path_buf(),
-                    version,
-                    version_num,
-                    idle_archive_command: IDLE_ARCHIVE_COMMAND.to_string(),
-                    _scratch_dir: Some(dir),
-                })
-            }
-        }
+    /// Checks the programs the steps need, then starts a throwaway cluster from the
+    /// programs in `bin_dir` (or the discovered installation).
+    pub(crate) fn start_throwaway(
+        bin_dir: Option<&Path>,
+        cfg: &OpsConfig,
+    ) -> Result<Server, OpsError> {
+        let install = match bin_dir {
+            Some(dir) => PgInstall::from_bin_dir(dir)?,
+            None => PgInstall::discover()?,
+        };
+        let major = install.major_version()?;
+        check_tools(&install, major, cfg)?;
+        Server::throwaway(install)
+    }
+
+    /// Connects to the server `request` names, then checks the programs matching its
+    /// major version and the privileges the steps need.
+    pub(crate) fn connect(request: &ConnectRequest, cfg: &OpsConfig) -> Result<Server, OpsError> {
+        let request = &quiet(request);
+        let mut db = Db::connect(request, None)?;
+        let (version, version_num) = db.version();
+        let major = version_num / 10000;
+        let tools = PgInstall::for_major(major).map_err(|e| {
+            OpsError::Tool(format!(
+                "no PostgreSQL {major} programs (pg_dump, pg_restore, pg_basebackup) found \
+                 for the server's version {version}: {e}"
+            ))
+        })?;
+        check_tools(&tools, major, cfg)?;
+        check_privileges(&mut db, cfg)?;
+        let endpoint = endpoint_of(&mut db)?;
+        let dir = tempfile::Builder::new()
+            .prefix("pgrush-ops-")
+            .tempdir()
+            .map_err(|e| OpsError::io("create a scratch directory", e))?;
+        Ok(Server {
+            request: request.clone(),
+            endpoint,
+            tools,
+            cluster: None,
+            scratch: dir.path().to_path_buf(),
+            version,
+            version_num,
+            idle_archive_command: IDLE_ARCHIVE_COMMAND.to_string(),
+            _scratch_dir: Some(dir),
+        })
     }
 
     fn throwaway(install: PgInstall) -> Result<Server, OpsError> {

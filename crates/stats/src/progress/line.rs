@@ -4,7 +4,6 @@
 
 use crate::cfmt::push_fixed;
 use crate::progress::ProgressSnapshot;
-use crate::summary::RunConfig;
 use std::fmt::Write;
 
 /// Options that shape progress lines.
@@ -18,18 +17,6 @@ pub struct ProgressOptions {
     pub latency_limit: bool,
     /// `--max-tries` (0 = unlimited); retried/retries are appended when ≠ 1.
     pub max_tries: u32,
-}
-
-impl ProgressOptions {
-    /// Options for a run configured as `cfg`, with or without `--progress-timestamp`.
-    pub fn from_config(cfg: &RunConfig, timestamp: bool) -> Self {
-        ProgressOptions {
-            timestamp,
-            throttled: cfg.rate.is_some(),
-            latency_limit: cfg.latency_limit_us.is_some(),
-            max_tries: cfg.max_tries,
-        }
-    }
 }
 
 /// The instants a progress line refers to.

@@ -1,11 +1,19 @@
 //! `dump`: the real `pg_dump` in the chosen format (`-Fd -j N` for a directory).
 
+use std::path::PathBuf;
+
 use crate::ops::config::{DumpFormat, OpsConfig, StepKind};
 use crate::ops::error::OpsError;
 use crate::ops::program::{disk_usage, rate, remove, run_timed};
 use crate::ops::result::{Details, DumpDetails, StepResult};
 use crate::ops::server::Server;
-use crate::ops::steps::RoundState;
+
+/// What one step leaves for a later one in the same round.
+#[derive(Debug, Default)]
+pub struct RoundState {
+    /// The dump `restore` restores.
+    pub dump: Option<(PathBuf, DumpFormat)>,
+}
 
 /// Dumps the steps' database into the scratch directory.
 pub fn run(

@@ -11,19 +11,12 @@ pub mod restore;
 mod restore_phases;
 pub mod workload;
 
-use std::path::PathBuf;
+pub use dump::RoundState;
 
-use crate::ops::config::{DumpFormat, OpsConfig, StepKind};
+use crate::ops::config::{OpsConfig, StepKind};
 use crate::ops::error::OpsError;
 use crate::ops::result::StepResult;
 use crate::ops::server::Server;
-
-/// What one step leaves for a later one in the same round.
-#[derive(Debug, Default)]
-pub struct RoundState {
-    /// The dump `restore` restores.
-    pub dump: Option<(PathBuf, DumpFormat)>,
-}
 
 /// Runs `step` for `scale` (round `round`).
 pub fn run_step(
@@ -49,11 +42,3 @@ pub fn run_step(
         StepKind::Pitr => pitr::run(server, cfg, round),
     }
 }
-
-/// The pgbench tables, with the key their rows are compared in.
-pub const TABLES: &[&str] = &[
-    "pgbench_accounts",
-    "pgbench_branches",
-    "pgbench_tellers",
-    "pgbench_history",
-];

@@ -7,7 +7,15 @@ use crate::ops::error::OpsError;
 use crate::ops::program::{rate, remove, run_program};
 use crate::ops::result::{Check, Details, RestoreDetails, StepResult, TableComparison};
 use crate::ops::server::Server;
-use crate::ops::steps::{RoundState, TABLES};
+use crate::ops::steps::dump::RoundState;
+
+/// The pgbench tables, with the key their rows are compared in.
+pub const TABLES: &[&str] = &[
+    "pgbench_accounts",
+    "pgbench_branches",
+    "pgbench_tellers",
+    "pgbench_history",
+];
 
 /// A scratch database, dropped when this goes out of scope.
 struct ScratchDb<'a> {
