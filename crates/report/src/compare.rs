@@ -178,6 +178,9 @@ impl Rows<'_> {
         self.add("results", "deadlock failures".into(), &|d| {
             d.results.transactions.deadlock_failures.to_string()
         });
+        self.add("results", "other failures".into(), &|d| {
+            d.results.transactions.other_failures.to_string()
+        });
         self.add("results", "retries".into(), &|d| {
             d.results.transactions.retries.to_string()
         });

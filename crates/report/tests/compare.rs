@@ -51,6 +51,13 @@ fn text_table() {
     assert_eq!(find("tps "), "tps 400.000 360.000");
     assert_eq!(find("tps vs first run"), "tps vs first run (%) +0.0 -10.0");
     assert_eq!(find("failed transactions"), "failed transactions 0 100");
+    // Each kind of failure has its row (pgbench 19's three kinds).
+    assert_eq!(
+        find("serialization failures"),
+        "serialization failures 0 100"
+    );
+    assert_eq!(find("deadlock failures"), "deadlock failures 0 0");
+    assert_eq!(find("other failures"), "other failures 0 0");
     // The union of the percentile lists; B's p90 comes from its HDR histogram.
     assert_eq!(find("p50 (ms)"), "p50 (ms) 0.500 0.998");
     assert_eq!(find("p90 (ms)"), "p90 (ms) 0.900 1.798");
