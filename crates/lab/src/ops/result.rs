@@ -4,8 +4,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::ops::config::StepKind;
 
-/// The schema identifier of [`OpsDocument`].
-pub const SCHEMA: &str = "pgrush-ops/1";
+/// The schema identifier of [`OpsDocument`] (one string with the one `pgrush report`'s
+/// ops gates recognize).
+pub use pgrush_report::assertion::ops::SCHEMA;
 
 /// A whole `pgrush ops` run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
