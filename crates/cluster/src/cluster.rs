@@ -25,8 +25,8 @@ use crate::builder::{
 use crate::error::ClusterError;
 use crate::install::PgInstall;
 use crate::process::{
-    WatchdogPlan, children_of, clear_pg_env, group_alive, signal, spawn_watchdog, still_running,
-    stop_child, wait_exit,
+    WatchdogPlan, children_of, clear_pg_env, group_alive, signal, signal_group, spawn_watchdog,
+    still_running, stop_child, wait_exit,
 };
 
 /// How long a server may take to accept connections.
@@ -772,16 +772,6 @@ impl Drop for Cluster {
 /// Locks a mutex, ignoring poisoning (the data stays usable for cleanup).
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-/// Sends a signal to every process of a group.
-fn signal_group(pgid: u32, sig: i32) {
-    if let Ok(pgid) = i32::try_from(pgid) {
-        // SAFETY: kill has no memory-safety preconditions.
-        unsafe {
-            libc::kill(-pgid, sig);
-        }
-    }
 }
 
 /// A kept cluster's directory: created if missing, else it must be empty.

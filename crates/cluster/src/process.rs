@@ -78,6 +78,16 @@ pub(crate) fn stop_child(child: &mut Child, sig: i32, grace: Duration) {
 /// How often [`stop_process_group`] looks whether the group is gone.
 const GROUP_POLL: Duration = Duration::from_millis(10);
 
+/// Sends `sig` to every process of the group `pgid` (nothing for an id out of range).
+pub(crate) fn signal_group(pgid: u32, sig: i32) {
+    if let Ok(pgid) = i32::try_from(pgid) {
+        // SAFETY: kill has no memory-safety preconditions; -pgid names the group.
+        unsafe {
+            libc::kill(-pgid, sig);
+        }
+    }
+}
+
 /// Ends `child`, started as the leader of a process group of its own
 /// (`Command::process_group(0)`), and every process of that group, such as the process
 /// `pg_basebackup -X stream` forks to stream WAL: `SIGTERM` to the group, then, for
@@ -85,11 +95,10 @@ const GROUP_POLL: Duration = Duration::from_millis(10);
 /// process of the group runs (zombies left to another parent count as gone).
 pub fn stop_process_group(child: &mut Child, grace: Duration) {
     let pgid = child.id();
-    let Ok(group) = i32::try_from(pgid) else {
+    if i32::try_from(pgid).is_err() {
         return;
-    };
-    // SAFETY: kill has no memory-safety preconditions; -group names our child's group.
-    unsafe { libc::kill(-group, libc::SIGTERM) };
+    }
+    signal_group(pgid, libc::SIGTERM);
     let deadline = Instant::now() + grace;
     let mut reaped = false;
     loop {
@@ -102,8 +111,7 @@ pub fn stop_process_group(child: &mut Child, grace: Duration) {
         }
         std::thread::sleep(GROUP_POLL);
     }
-    // SAFETY: as above.
-    unsafe { libc::kill(-group, libc::SIGKILL) };
+    signal_group(pgid, libc::SIGKILL);
     let _ = child.wait();
     let deadline = Instant::now() + grace;
     while group_alive(pgid) && Instant::now() < deadline {
