@@ -1,0 +1,142 @@
+//! An unsuccessful end as a value: what to print on stderr and the exit status.
+//!
+//! Functions that fail return a [`Failure`] instead of printing where the error
+//! happens; the binary prints it once, at the top, with the program's name as
+//! invoked ([`Failure::print`]). The lines keep pgbench's logging prefixes
+//! (`<prog>: error: `, `<prog>: detail: `, `<prog>: hint: `), so pgbench's
+//! messages stay byte-identical.
+
+use pgrush_engine::messages;
+
+/// One line of a failure's message, without the program name (added when printed).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Line {
+    /// `<prog>: error: <msg>`.
+    Error(Vec<u8>),
+    /// `<prog>: detail: <msg>`.
+    Detail(Vec<u8>),
+    /// `<prog>: hint: <msg>`.
+    Hint(Vec<u8>),
+    /// `<prog>: <msg>` (pgbench's info level).
+    Info(Vec<u8>),
+    /// `<argv0>: <msg>`: glibc getopt's complaints name the program as typed.
+    Getopt(Vec<u8>),
+    /// `<prog>: hint: Try "<prog>[ <subcommand>] --help" for more information.`
+    TryHelp(Option<String>),
+    /// Written as it is (a block of text that is not a log line).
+    Verbatim(Vec<u8>),
+}
+
+/// What ends a command unsuccessfully: the lines to print, then the exit status.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failure {
+    status: i32,
+    lines: Vec<Line>,
+}
+
+impl Failure {
+    /// `<prog>: error: <msg>`, exit status 1.
+    pub fn error(msg: impl AsRef<[u8]>) -> Failure {
+        Failure::exit(1).then(Line::Error(msg.as_ref().to_vec()))
+    }
+
+    /// A usage error of `subcommand` (`None`: the main command): the error line,
+    /// then the hint naming its `--help`; exit status 1.
+    pub fn usage(subcommand: Option<&str>, msg: impl AsRef<[u8]>) -> Failure {
+        Failure::error(msg).then(Line::TryHelp(subcommand.map(str::to_string)))
+    }
+
+    /// Nothing more to print (what there was to say is on stderr already), exit `status`.
+    pub fn exit(status: i32) -> Failure {
+        Failure {
+            status,
+            lines: Vec::new(),
+        }
+    }
+
+    /// The same failure with one more line after the others.
+    pub fn then(mut self, line: Line) -> Failure {
+        self.lines.push(line);
+        self
+    }
+
+    /// The same failure followed by `<prog>: detail: <msg>`.
+    pub fn detail(self, msg: impl AsRef<[u8]>) -> Failure {
+        self.then(Line::Detail(msg.as_ref().to_vec()))
+    }
+
+    /// The same failure followed by `<prog>: hint: <msg>`.
+    pub fn hint(self, msg: impl AsRef<[u8]>) -> Failure {
+        self.then(Line::Hint(msg.as_ref().to_vec()))
+    }
+
+    /// The same failure with exit status `status`.
+    pub fn with_status(mut self, status: i32) -> Failure {
+        self.status = status;
+        self
+    }
+
+    /// The exit status.
+    pub fn status(&self) -> i32 {
+        self.status
+    }
+
+    /// The lines, in print order.
+    pub fn lines(&self) -> &[Line] {
+        &self.lines
+    }
+
+    /// Writes the lines on stderr: `prog` is the program's name as pgbench's logging
+    /// shows it (the base name), `argv0` the name as typed (glibc's getopt lines).
+    pub fn print(&self, prog: &str, argv0: &str) {
+        for line in &self.lines {
+            match line {
+                Line::Error(m) => messages::error(prog, m),
+                Line::Detail(m) => messages::detail(prog, m),
+                Line::Hint(m) => messages::hint(prog, m),
+                Line::Info(m) => messages::info(prog, m),
+                Line::Getopt(m) => messages::info(argv0, m),
+                Line::TryHelp(sub) => {
+                    let command = match sub {
+                        Some(sub) => format!("{prog} {sub}"),
+                        None => prog.to_string(),
+                    };
+                    messages::hint(
+                        prog,
+                        &format!("Try \"{command} --help\" for more information."),
+                    );
+                }
+                Line::Verbatim(text) => {
+                    use std::io::Write;
+                    let _lost = std::io::stderr().write_all(text);
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn usage_errors_end_with_the_subcommands_help_hint_and_status_1() {
+        let f = Failure::usage(Some("ops"), "unexpected argument");
+        assert_eq!(f.status(), 1);
+        assert_eq!(
+            f.lines(),
+            [
+                Line::Error(b"unexpected argument".to_vec()),
+                Line::TryHelp(Some("ops".to_string()))
+            ]
+        );
+    }
+
+    #[test]
+    fn lines_keep_their_order_and_the_status_can_change() {
+        let f = Failure::error("a").detail("b").hint("c").with_status(2);
+        assert_eq!(f.status(), 2);
+        assert_eq!(f.lines().len(), 3);
+        assert_eq!(f.lines()[2], Line::Hint(b"c".to_vec()));
+    }
+}
