@@ -30,6 +30,7 @@ mod summary;
 mod thread;
 mod timeseries;
 mod txlog;
+pub mod wall_clock;
 
 pub use aggregate::AggregateInterval;
 pub use counters::{TxCounters, TxOutcome, TxRecord};
