@@ -16,9 +16,9 @@ mod script_file;
 mod shard_options;
 pub(crate) mod table;
 
-use crate::options::{Action, Options, SeedChoice};
 use diag::{Diag, cat};
 use getopt::Getopt;
+use pgrush_run::options::{Action, Options, SeedChoice};
 use pgrush_script::SeedSpec;
 use std::ffi::OsString;
 use std::io::{self, Write};
@@ -35,7 +35,7 @@ pub struct Env {
     /// The soft `RLIMIT_NOFILE` limit (`None`: unknown or unlimited).
     pub nofile_limit: Option<u64>,
     /// The launcher variables that say which shard this is (Slurm, MPI, Kubernetes).
-    pub launcher: crate::shard::LauncherEnv,
+    pub launcher: pgrush_run::shard::LauncherEnv,
 }
 
 impl Env {
@@ -45,7 +45,7 @@ impl Env {
             random_seed: std::env::var_os("PGBENCH_RANDOM_SEED").map(|v| v.as_bytes().to_vec()),
             posixly_correct: std::env::var_os("POSIXLY_CORRECT").is_some(),
             nofile_limit: nofile_limit(),
-            launcher: crate::shard::LauncherEnv::from_process(),
+            launcher: pgrush_run::shard::LauncherEnv::from_process(),
         }
     }
 }

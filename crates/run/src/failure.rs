@@ -115,6 +115,18 @@ impl Failure {
     }
 }
 
+/// The exit status of a command that ended with `result`; a failure is printed first
+/// ([`Failure::print`]).
+pub fn exit_status(result: Result<i32, Failure>, prog: &str, argv0: &str) -> i32 {
+    match result {
+        Ok(status) => status,
+        Err(failure) => {
+            failure.print(prog, argv0);
+            failure.status()
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

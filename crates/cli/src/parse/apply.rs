@@ -6,10 +6,10 @@ use super::numbers::{IntOptionError, option_parse_int};
 use super::script_file;
 use super::table::{EarlyAction, Mode, OptionDef, Update};
 use super::{parse_seed, seeded, text};
-use crate::options::{Action, Options, PartitionMethod, ScriptSource, ScriptSpec};
 use pgrush_cconv::{atof, atoi};
 use pgrush_report::PercentileList;
 use pgrush_report::assertion::Assertion;
+use pgrush_run::options::{Action, Options, PartitionMethod, ScriptSource, ScriptSpec};
 use pgrush_script::{BuiltinError, MAX_SCRIPTS, RawMessage, WeightError};
 use pgrush_stats::QueryMode;
 
@@ -33,7 +33,7 @@ pub struct State {
     /// Soft open-files limit for the `-c` check.
     nofile_limit: Option<u64>,
     /// The launcher variables (shard detection after the option loop).
-    pub launcher: crate::shard::LauncherEnv,
+    pub launcher: pgrush_run::shard::LauncherEnv,
 }
 
 impl State {
@@ -47,7 +47,7 @@ impl State {
             init_steps: None,
             total_weight: 0,
             nofile_limit,
-            launcher: crate::shard::LauncherEnv::default(),
+            launcher: pgrush_run::shard::LauncherEnv::default(),
         }
     }
 

@@ -17,7 +17,7 @@ use super::apply::{self, State};
 use super::diag::Diag;
 use super::getopt::{HasArg, LongOpt, ShortOpt};
 use super::shard_options;
-use crate::options::Options;
+use pgrush_run::options::Options;
 
 /// A heading of `--help`: pgbench 18's four sections, then pgrush's own.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -566,8 +566,8 @@ pub static OPTIONS: &[OptionDef] = &[
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::options::Action;
     use crate::parse::{Env, parse_with};
+    use pgrush_run::options::Action;
     use std::collections::HashSet;
     use std::ffi::OsString;
 
