@@ -118,7 +118,7 @@ pub fn parse_with(args: &[OsString], env: &Env, err: &mut dyn Write) -> Result<O
                 return Err(1);
             }
         };
-        state.apply(found.id, found.arg, &mut diag)?;
+        found.id.apply_to(&mut state, found.arg, &mut diag)?;
         if matches!(
             state.opts.action,
             Action::ListBuiltins | Action::ShowScript(_)

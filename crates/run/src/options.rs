@@ -192,7 +192,7 @@ pub struct Options {
     pub start_at: Option<(String, i64)>,
     /// This run's shard identity (from `--shard` or the launcher's environment);
     /// `None` for a run of its own.
-    pub shard: Option<crate::shard::ShardIdentity>,
+    pub shard: Option<crate::shard::identity::ShardIdentity>,
 }
 
 /// `--shard-timeout`'s default, seconds.

@@ -28,11 +28,6 @@ pub use start::{ShardStart, warn_if_late};
 use start::{agree_on_start, describe};
 use workload::workload_key;
 
-/// The global id of shard `shard`'s first client with `clients` clients a shard.
-pub fn first_client(shard: &ShardIdentity, clients: u32) -> u32 {
-    shard.index.saturating_mul(clients)
-}
-
 /// The seeds of this run: pgbench's plan; for a shard, its slice of the plan of one
 /// run with every shard's clients and threads.
 pub fn seeds(opts: &Options, seed: u64, threads: u32, default_seed_defined: bool) -> Seeds {
@@ -84,7 +79,7 @@ pub fn start_after_setup(
 /// The engine's placement: global client ids and the agreed start of a shard.
 pub fn placement(opts: &Options, start: Option<&ShardStart>) -> Placement {
     Placement {
-        first_client: opts.shard.map_or(0, |s| first_client(&s, opts.clients)),
+        first_client: opts.shard.map_or(0, |s| s.first_client(opts.clients)),
         start_at_unix_us: start.map(ShardStart::start_local_us),
     }
 }
@@ -96,7 +91,7 @@ pub fn shard_doc(start: &ShardStart, clients: u32) -> ShardDoc {
         index: id.index,
         count: id.count,
         source: id.source.name().to_string(),
-        first_client: first_client(&id, clients),
+        first_client: id.first_client(clients),
         clients_total: id.count.saturating_mul(clients),
         benchmark_id: start.benchmark_id.clone(),
         start_unix_us: start.start_server_us,

@@ -4,13 +4,12 @@
 use pgrush_engine::messages;
 use pgrush_wire::Connection;
 
+use super::{barrier, start_time};
 use crate::failure::Failure;
 use crate::plan::RunPlan;
 use crate::shard::clock_offset::{self, ClockOffset};
+use crate::shard::identity::ShardIdentity;
 use crate::shard::workload::WorkloadKey;
-use crate::shard::{ShardIdentity, barrier, start_time};
-
-use super::first_client;
 
 /// What the shard margin before the start covers: connecting every client.
 const START_MARGIN_BASE_US: i64 = 1_000_000;
@@ -118,7 +117,7 @@ pub fn agree_on_start(
 /// The line a shard prints once its start is agreed on.
 pub fn describe(start: &ShardStart, clients: u32) -> String {
     let id = start.identity;
-    let first = first_client(&id, clients);
+    let first = id.first_client(clients);
     format!(
         "shard {} of {} ({}): clients {} to {} of {}; measuring from {:.6} (server clock, {}); this clock is {:+.3} ms off (± {:.3} ms)",
         id.index,
