@@ -60,9 +60,12 @@ fn dispatch(args: Vec<OsString>) -> i32 {
         Some("man") => return man::run(&args[2..]),
         _ => {}
     }
-    let opts = match parse::parse_args(&args) {
+    let opts = match parse::parse_command_line(&args) {
         Ok(opts) => opts,
-        Err(code) => return code,
+        Err(failure) => {
+            let (prog, argv0) = parse::names(&args);
+            return exit_status(Err(failure), &prog, &argv0);
+        }
     };
     let prog = opts.progname.clone();
     match opts.action.clone() {

@@ -4,8 +4,8 @@
 //! recognised only as the first argument; then `PGBENCH_RANDOM_SEED` is
 //! checked; then options are processed left to right (each error stops the
 //! parse at once, in option order); then the checks pgbench makes after the
-//! option loop (`finish`). Every message is printed here, on stderr; the caller
-//! only gets the exit status.
+//! option loop (`finish`). The `setting random seed` lines are printed as they
+//! come; the complaint that ends the parse is returned as a [`Failure`].
 
 mod apply;
 mod diag;
@@ -18,6 +18,7 @@ pub(crate) mod table;
 
 use diag::{Diag, cat};
 use getopt::Getopt;
+use pgrush_run::Failure;
 use pgrush_run::options::{Action, Options, SeedChoice};
 use pgrush_script::SeedSpec;
 use std::ffi::OsString;
@@ -64,20 +65,55 @@ fn nofile_limit() -> Option<u64> {
     Some(rl.rlim_cur)
 }
 
-/// Parses and validates `args` (argv including argv[0]). On error the message has
-/// already been printed and the exit status is returned.
-pub fn parse_args(args: &[OsString]) -> Result<Options, i32> {
+/// Parses and validates `args` (argv including argv[0]), reading the process's
+/// environment; the seed lines go to stderr at once.
+pub fn parse_command_line(args: &[OsString]) -> Result<Options, Failure> {
     let env = Env::from_process();
     let stderr = io::stderr();
     let mut lock = stderr.lock();
-    parse_with(args, &env, &mut lock)
+    parse_failing(args, &env, &mut lock)
+}
+
+/// [`parse_command_line`], the complaint printed at once; returns the exit status on error.
+pub fn parse_args(args: &[OsString]) -> Result<Options, i32> {
+    let stderr = io::stderr();
+    parse_with(args, &Env::from_process(), &mut stderr.lock())
 }
 
 /// [`parse_args`] with an explicit environment and message sink.
 pub fn parse_with(args: &[OsString], env: &Env, err: &mut dyn Write) -> Result<Options, i32> {
+    parse_failing(args, env, err).map_err(|failure| {
+        let (prog, argv0) = names(args);
+        failure.write_to(&prog, &argv0, err);
+        failure.status()
+    })
+}
+
+/// The program's name as pgbench's messages show it (argv[0]'s file name) and as
+/// typed (glibc's getopt lines).
+pub fn names(args: &[OsString]) -> (String, String) {
+    let argv0 = args.first().map_or(&b"pgrush"[..], |a| a.as_bytes());
+    (
+        String::from_utf8_lossy(basename(argv0)).into_owned(),
+        String::from_utf8_lossy(argv0).into_owned(),
+    )
+}
+
+/// The parse with an explicit environment; `info` gets the seed lines.
+fn parse_failing(args: &[OsString], env: &Env, info: &mut dyn Write) -> Result<Options, Failure> {
     let raw: Vec<Vec<u8>> = args.iter().map(|a| a.as_bytes().to_vec()).collect();
-    let argv0 = raw.first().cloned().unwrap_or_else(|| b"pgrush".to_vec());
-    let progname = basename(&argv0);
+    let progname = basename(raw.first().map_or(&b"pgrush"[..], |a| a));
+    let mut diag = Diag::new(progname, info);
+    parse_options(&raw, progname, env, &mut diag).map_err(|status| diag.failure(status))
+}
+
+/// The parse itself; `Err(status)` once `diag` holds the complaint.
+fn parse_options(
+    raw: &[Vec<u8>],
+    progname: &[u8],
+    env: &Env,
+    diag: &mut Diag<'_>,
+) -> Result<Options, i32> {
     let mut opts = Options {
         progname: String::from_utf8_lossy(progname).into_owned(),
         ..Options::default()
@@ -89,10 +125,9 @@ pub fn parse_with(args: &[OsString], env: &Env, err: &mut dyn Write) -> Result<O
         };
         return Ok(opts);
     }
-    let mut diag = Diag::new(progname, err);
     if let Some(seed) = &env.random_seed {
-        match parse_seed(seed, &mut diag) {
-            Some(choice) => seeded(&mut opts, choice, &mut diag),
+        match parse_seed(seed, diag) {
+            Some(choice) => seeded(&mut opts, choice, diag),
             None => {
                 diag.error(
                     b"error while setting random seed from PGBENCH_RANDOM_SEED environment variable",
@@ -111,14 +146,14 @@ pub fn parse_with(args: &[OsString], env: &Env, err: &mut dyn Write) -> Result<O
             Ok(found) => found,
             Err(e) => {
                 let mut line = Vec::new();
-                // Writing into a Vec cannot fail.
-                let _ = e.write_to(&argv0, &mut line);
-                diag.raw(&line);
+                // Writing into a Vec cannot fail. The program's name is added when printed.
+                let _ = e.write_to(b"", &mut line);
+                diag.getopt(line.strip_prefix(b": ").unwrap_or(&line));
                 diag.try_help();
                 return Err(1);
             }
         };
-        found.id.apply_to(&mut state, found.arg, &mut diag)?;
+        found.id.apply_to(&mut state, found.arg, diag)?;
         if matches!(
             state.opts.action,
             Action::ListBuiltins | Action::ShowScript(_)
@@ -126,7 +161,7 @@ pub fn parse_with(args: &[OsString], env: &Env, err: &mut dyn Write) -> Result<O
             return Ok(state.opts);
         }
     }
-    finish::finish(state, &scan.positional(), &mut diag)
+    finish::finish(state, &scan.positional(), diag)
 }
 
 /// `--random-seed`/`PGBENCH_RANDOM_SEED` values: `time`, `rand` or an unsigned
