@@ -15,16 +15,17 @@ mod numbers;
 mod script_file;
 mod shard_options;
 pub(crate) mod table;
+mod values;
 
-use diag::{Diag, cat};
+use diag::Diag;
 use getopt::Getopt;
 use pgrush_run::Failure;
-use pgrush_run::options::{Action, Options, SeedChoice};
-use pgrush_script::SeedSpec;
+use pgrush_run::options::{Action, Options};
 use std::ffi::OsString;
 use std::io::{self, Write};
 use std::os::unix::ffi::OsStrExt;
 use table::EarlyAction;
+use values::{parse_seed, seeded};
 
 /// The parts of the process environment the parser looks at.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -164,49 +165,12 @@ fn parse_options(
     finish::finish(state, &scan.positional(), diag)
 }
 
-/// `--random-seed`/`PGBENCH_RANDOM_SEED` values: `time`, `rand` or an unsigned
-/// integer. Prints the complaint and returns `None` when invalid.
-fn parse_seed(value: &[u8], diag: &mut Diag<'_>) -> Option<SeedChoice> {
-    // Invalid UTF-8 is never a valid seed, and the lossy copy keeps it invalid.
-    match pgrush_script::parse_seed_spec(&String::from_utf8_lossy(value)) {
-        Ok(SeedSpec::Time) => Some(SeedChoice::Time),
-        Ok(SeedSpec::Rand) => Some(SeedChoice::Rand),
-        Ok(SeedSpec::Value(v)) => Some(SeedChoice::Value(v)),
-        Err(_) => {
-            diag.error(&cat(&[b"unrecognized random seed option \"", value, b"\""]));
-            diag.detail(b"Expecting an unsigned integer, \"time\" or \"rand\".");
-            None
-        }
-    }
-}
-
-/// Records an explicit seeding as pgbench's `set_random_seed` does: `time` and
-/// `rand` are resolved now, and `setting random seed to N` is printed at once
-/// (so several seedings print several lines, in order, before later errors).
-fn seeded(opts: &mut Options, choice: SeedChoice, diag: &mut Diag<'_>) {
-    let seed = match choice {
-        SeedChoice::Value(v) => v,
-        SeedChoice::Time => pgrush_engine::clock::monotonic_us(),
-        SeedChoice::Rand => pgrush_engine::clock::strong_random_u64(),
-    };
-    opts.random_seed = SeedChoice::Value(seed);
-    opts.random_seed_explicit = true;
-    opts.seed_messages.push(seed);
-    diag.info(format!("setting random seed to {seed}").as_bytes());
-}
-
 /// The file name part of argv[0] (PostgreSQL's `get_progname`).
 fn basename(argv0: &[u8]) -> &[u8] {
     match argv0.iter().rposition(|&b| b == b'/') {
         Some(i) => &argv0[i + 1..],
         None => argv0,
     }
-}
-
-/// An argument for storage in [`Options`], bytes that are not UTF-8 escaped
-/// without loss ([`pgrush_wire::lossless`]): connection parameters are bytes.
-fn text(bytes: &[u8]) -> String {
-    pgrush_wire::lossless::from_bytes(bytes)
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@
 use super::diag::{Diag, cat};
 use super::numbers::{IntOptionError, option_parse_int};
 use super::script_file;
-use super::{parse_seed, seeded};
+use super::values::{parse_seed, seeded};
 use pgrush_cconv::{atof, atoi};
 use pgrush_report::PercentileList;
 use pgrush_report::assertion::Assertion;

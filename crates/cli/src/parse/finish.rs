@@ -2,7 +2,7 @@
 
 use super::apply::State;
 use super::diag::{Diag, cat};
-use super::text;
+use super::values::text;
 use pgrush_run::options::{Action, Options, PartitionMethod};
 
 /// Default `-t` when neither `-t` nor `-T` is given.

@@ -17,7 +17,7 @@ use super::apply::{self, State};
 use super::diag::Diag;
 use super::getopt::{HasArg, LongOpt, ShortOpt};
 use super::shard_options;
-use super::text;
+use super::values::text;
 use pgrush_run::options::{Action, Options};
 
 /// A heading of `--help`: pgbench 18's four sections, then pgrush's own.

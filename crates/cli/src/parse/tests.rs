@@ -1,7 +1,7 @@
 //! Unit tests of the whole parser (messages, order of checks, stored values).
 
 use super::*;
-use pgrush_run::options::{PartitionMethod, ScriptSource, ScriptSpec};
+use pgrush_run::options::{PartitionMethod, ScriptSource, ScriptSpec, SeedChoice};
 use pgrush_stats::QueryMode;
 
 fn run_env(args: &[&str], env: &Env) -> (Result<Options, i32>, String) {
