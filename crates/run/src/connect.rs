@@ -106,7 +106,8 @@ fn failure(e: &pgrush_wire::ConnectError) -> ConnectFailure {
 
 #[cfg(test)]
 mod tests {
-    use super::no_server_hint;
+    use super::{ConnectFailure, no_server_hint};
+    use crate::failure::Line;
 
     #[test]
     fn hint_only_at_a_terminal_when_no_server_answered() {
@@ -116,5 +117,22 @@ mod tests {
         assert!(hint.ends_with('\n'));
         assert_eq!(no_server_hint("pgrush", false, false), None);
         assert_eq!(no_server_hint("pgrush", true, true), None);
+    }
+
+    #[test]
+    fn a_failed_first_connection_says_libpqs_message_then_what_it_was_for() {
+        let failure = ConnectFailure {
+            message: "connection to server failed: no".to_string(),
+            server_reached: true,
+        }
+        .into_failure("pgbench", "setup");
+        assert_eq!(failure.status(), 1);
+        assert_eq!(
+            failure.lines(),
+            [
+                Line::Error(b"connection to server failed: no".to_vec()),
+                Line::Error(b"could not create connection for setup".to_vec())
+            ]
+        );
     }
 }
