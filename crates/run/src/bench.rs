@@ -46,7 +46,7 @@ pub fn run(plan: &RunPlan, prompt: PasswordPrompt<'_>) -> Result<i32, Failure> {
     if opts.debug {
         print_debug_connection(plan, &con);
     }
-    let mut scale = i64::from(opts.scale.unwrap_or(1));
+    let mut scale = plan.scale;
     let mut partitioning = None;
     if plan.builtin_used {
         let info = setup::table_info(&mut con, prog, opts.scale.is_some())?;

@@ -4,6 +4,8 @@
 //! sharded run, and which outputs beyond pgbench's the run produces. The run reads
 //! the plan; the options inside it are the values that need no resolving.
 
+use std::time::Duration;
+
 use pgrush_stats::RunLimit;
 
 use crate::options::{DEFAULT_TRANSACTIONS, Options, ScriptSource, ScriptSpec};
@@ -24,6 +26,8 @@ pub struct RunPlan {
     pub tpcb_like: bool,
     /// `-T` seconds, or `-t` transactions a client (10 when neither is given).
     pub limit: RunLimit,
+    /// `-s` (1 when not given); builtin scripts read the scale from the tables instead.
+    pub scale: i64,
     /// Worker threads: `-j`, no more than the clients, at least 1.
     pub threads: u32,
     /// `-R` of this process (transactions/s, 0 without `-R`): a shard's share of the
@@ -54,7 +58,12 @@ pub struct OutputPlan {
     /// The text output (banner, report, percentile lines) goes to stderr because stdout
     /// carries the JSON document (`--json=-`).
     pub text_to_stderr: bool,
+    /// How often the server is sampled: `--server-stats`'s interval, 1 s by default.
+    pub server_interval: Duration,
 }
+
+/// The server sampling interval when `--server-stats` gives none.
+pub const DEFAULT_SERVER_INTERVAL: Duration = Duration::from_secs(1);
 
 impl OutputPlan {
     /// The outputs `opts` ask for.
@@ -73,6 +82,7 @@ impl OutputPlan {
                 || server_sampling,
             server_sampling,
             text_to_stderr: opts.json.as_deref() == Some("-"),
+            server_interval: opts.server_stats.unwrap_or(DEFAULT_SERVER_INTERVAL),
         }
     }
 }
@@ -100,6 +110,7 @@ impl RunPlan {
             builtin_used,
             tpcb_like,
             limit,
+            scale: i64::from(options.scale.unwrap_or(1)),
             threads: options.jobs.min(options.clients).max(1),
             rate,
             log_prefix: options
@@ -132,6 +143,8 @@ mod tests {
             ..Options::default()
         });
         assert_eq!(plan.limit, RunLimit::Transactions(10));
+        assert_eq!(plan.scale, 1);
+        assert_eq!(plan.outputs.server_interval, Duration::from_secs(1));
         assert_eq!(plan.threads, 2);
         assert_eq!(plan.log_prefix, "pgbench_log");
         assert!(plan.builtin_used && plan.tpcb_like && plan.vacuums);

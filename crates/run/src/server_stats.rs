@@ -30,12 +30,11 @@ impl std::fmt::Debug for ServerSampling {
 }
 
 impl ServerSampling {
-    /// The sampler the plan asks for, if any (every second unless `--server-stats`
-    /// gives the interval).
+    /// The sampler the plan asks for, if any.
     pub fn for_run(plan: &RunPlan, params: &ConnParams) -> Option<ServerSampling> {
         plan.outputs.server_sampling.then(|| ServerSampling {
             params: params.clone(),
-            interval: plan.options.server_stats.unwrap_or(Duration::from_secs(1)),
+            interval: plan.outputs.server_interval,
             monitor: None,
             cpu_at_start: None,
         })
