@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use pgrush_cluster::Cluster;
 
-use crate::options::{Action, Options};
+use pgrush_run::options::{Action, Options};
 
 /// How long the reachability probe waits for a TCP connection.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(3);
@@ -345,7 +345,9 @@ pub fn run(args: &[OsString]) -> i32 {
         cluster = Some(c);
     }
     println!("pgrush demo: pgrush -i -s {}", demo.scale);
-    let mut status = crate::init_cmd::run(&init_options(&base, demo.scale));
+    let init = init_options(&base, demo.scale);
+    let initialized = crate::init_cmd::run(&init, &crate::prompt::password).map(|()| 0);
+    let mut status = pgrush_run::exit_status(initialized, &init.progname, &init.progname);
     if status == 0 {
         let html = demo
             .html
@@ -355,7 +357,9 @@ pub fn run(args: &[OsString]) -> i32 {
             "pgrush demo: pgrush -c 4 -j 2 -T {} -P 1 --percentiles --html={html}",
             demo.duration
         );
-        status = crate::bench::run(&bench_options(&base, demo.duration, &html));
+        let plan = pgrush_run::RunPlan::resolve(bench_options(&base, demo.duration, &html));
+        let ran = pgrush_run::run(&plan, &crate::prompt::password);
+        status = pgrush_run::exit_status(ran, plan.prog(), plan.prog());
         if status == 0 {
             println!("pgrush demo: HTML report written to {}", shown_path(&html));
         }

@@ -2,11 +2,13 @@
 //!
 //! Builds the [`InitConfig`] from the parsed options, connects as pgbench does
 //! (host/port/user/dbname plus `fallback_application_name`), runs the steps and maps
-//! failures to pgbench's messages and exit status 1.
+//! failures to pgbench's messages and exit status 1 (a [`Failure`], printed by the caller).
 
-use crate::options::{Options, PartitionMethod};
 use pgrush_init::wire_session::{Interrupt, WireConnector};
 use pgrush_init::{Console, InitConfig, InitError, Partitioning, parse_steps, run_init};
+use pgrush_run::connect::{PasswordPrompt, connect_prompting};
+use pgrush_run::options::{Options, PartitionMethod};
+use pgrush_run::{Failure, Line};
 use std::io::Write;
 use std::sync::Arc;
 
@@ -30,19 +32,11 @@ pub fn config(opts: &Options) -> Result<InitConfig, InitError> {
     })
 }
 
-/// Runs the initialization steps described by `opts`; returns the exit status.
-pub fn run(opts: &Options) -> i32 {
+/// Runs the initialization steps described by `opts`, asking `prompt` for a password
+/// when the server wants one and none was given.
+pub fn run(opts: &Options, prompt: PasswordPrompt<'_>) -> Result<(), Failure> {
     let console = Console::stderr();
-    match run_with(opts, &console) {
-        Ok(()) => 0,
-        Err(e) => {
-            console.write(&e.render(&opts.progname));
-            if let Some(hint) = &e.no_server_hint {
-                console.write(hint.as_bytes());
-            }
-            1
-        }
-    }
+    run_with(opts, prompt, &console).map_err(|e| e.into_failure(&opts.progname))
 }
 
 /// An initialization failure, with the terminal-only `pgrush demo` hint when the
@@ -62,18 +56,26 @@ impl From<InitError> for InitFailure {
 }
 
 impl InitFailure {
-    fn render(&self, progname: &str) -> Vec<u8> {
-        self.error.render(progname)
+    /// pgbench's lines (rendered with `progname`), then the hint; exit status 1.
+    fn into_failure(self, progname: &str) -> Failure {
+        let failure = Failure::exit(1).then(Line::Verbatim(self.error.render(progname)));
+        match self.no_server_hint {
+            Some(hint) => failure.then(Line::Verbatim(hint.into_bytes())),
+            None => failure,
+        }
     }
 }
 
-fn run_with(opts: &Options, console: &Console) -> Result<(), InitFailure> {
+fn run_with(
+    opts: &Options,
+    prompt: PasswordPrompt<'_>,
+    console: &Console,
+) -> Result<(), InitFailure> {
     let cfg = config(opts)?;
-    let (params, first) =
-        crate::connect::connect_prompting(opts).map_err(|failure| InitFailure {
-            no_server_hint: failure.terminal_hint(&opts.progname),
-            error: InitError::Connect(failure.message),
-        })?;
+    let (params, first) = connect_prompting(opts, prompt).map_err(|failure| InitFailure {
+        no_server_hint: failure.terminal_hint(&opts.progname),
+        error: InitError::Connect(failure.message),
+    })?;
     let connector = WireConnector::with_connection(params, first);
     let interrupt = connector.interrupt();
     let watching = watch_ctrl_c(Arc::clone(&interrupt));

@@ -6,26 +6,24 @@
 //! `man` for packagers; not when started as `pgbench`, where a
 //! first word is a database name); anything else is a pgbench command line.
 
-mod bench;
 mod completions;
-mod connect;
 mod demo;
 mod help;
 mod init_cmd;
 mod man;
 mod merge_cmd;
 mod ops_cmd;
-mod options;
-mod output_file;
 mod parse;
 mod prompt;
 mod report_cmd;
-mod server_stats;
-mod shard;
 mod sweep_cmd;
+mod sweep_gate;
 mod timing_cmd;
 
 use std::ffi::OsString;
+
+use pgrush_run::options::Action;
+use pgrush_run::{RunPlan, exit_status};
 
 fn main() {
     let args: Vec<OsString> = std::env::args_os().collect();
@@ -62,16 +60,28 @@ fn dispatch(args: Vec<OsString>) -> i32 {
         Some("man") => return man::run(&args[2..]),
         _ => {}
     }
-    let opts = match parse::parse_args(&args) {
+    let opts = match parse::parse_command_line(&args) {
         Ok(opts) => opts,
-        Err(code) => return code,
+        Err(failure) => {
+            let (prog, argv0) = parse::names(&args);
+            return exit_status(Err(failure), &prog, &argv0);
+        }
     };
-    match &opts.action {
-        options::Action::Help => help::print_help(&opts.progname),
-        options::Action::Version => help::print_version(&opts.progname),
-        options::Action::ListBuiltins => help::print_builtin_list(),
-        options::Action::ShowScript(name) => help::print_show_script(name),
-        options::Action::Init => init_cmd::run(&opts),
-        options::Action::Bench => bench::run(&opts),
+    let prog = opts.progname.clone();
+    match opts.action.clone() {
+        Action::Help => help::print_help(&prog),
+        Action::Version => help::print_version(&prog),
+        Action::ListBuiltins => help::print_builtin_list(),
+        Action::ShowScript(name) => help::print_show_script(&name),
+        Action::Init => exit_status(
+            init_cmd::run(&opts, &prompt::password).map(|()| 0),
+            &prog,
+            &argv0,
+        ),
+        Action::Bench => exit_status(
+            pgrush_run::run(&RunPlan::resolve(opts), &prompt::password),
+            &prog,
+            &argv0,
+        ),
     }
 }

@@ -109,8 +109,9 @@ pub fn run(prog: &str, args: &[OsString]) -> i32 {
         Err(code) => return code,
     };
     let outputs = [parsed.json.as_deref(), parsed.html.as_deref()];
-    if let Err(code) = crate::output_file::check_outputs(prog, outputs) {
-        return code;
+    if let Err(failure) = pgrush_run::output_file::check_outputs(outputs) {
+        failure.print(prog, prog);
+        return failure.status();
     }
     let mut docs: Vec<(String, RunDocument)> = Vec::with_capacity(parsed.files.len());
     for f in &parsed.files {
@@ -168,7 +169,7 @@ fn print_merged(prog: &str, args: &MergeArgs, merged: &MergedRun) -> Result<(), 
     if let Err(e) = printed
         && args.json.as_deref() != Some("-")
     {
-        return Err(crate::output_file::stdout_failed(prog, &e));
+        return Err(pgrush_run::output_file::stdout_failed(prog, &e));
     }
     if let Some(block) = &doc.merged {
         eprint!("{}", merged_text(block, doc.results.duration_s));

@@ -14,7 +14,7 @@ use std::path::PathBuf;
 
 use pgrush_lab::ops::{DumpFormat, OpsConfig, OpsDocument, StepKind, StepResult, Target, text};
 
-use crate::options::Action;
+use pgrush_run::options::Action;
 
 const USAGE: &str = "\
 pgrush ops times the operations around a database at each scale.
@@ -229,7 +229,7 @@ fn config(ops: &OpsArgs, progname: &str) -> Result<OpsConfig, i32> {
 /// half of it).
 fn write_json(path: &str, doc: &OpsDocument) -> std::io::Result<()> {
     let text = serde_json::to_string_pretty(doc).map_err(std::io::Error::other)?;
-    crate::output_file::write_atomically(std::path::Path::new(path), (text + "\n").as_bytes())
+    pgrush_run::output_file::write_atomically(std::path::Path::new(path), (text + "\n").as_bytes())
 }
 
 /// Runs `pgrush ops`; returns the exit status.
@@ -278,7 +278,7 @@ pub fn run(progname: &str, args: &[OsString]) -> i32 {
             write_failed = Some(format!("cannot write {path}: {e}"));
         }
         if let Some(path) = &ops.html
-            && let Err(e) = crate::output_file::write_atomically(
+            && let Err(e) = pgrush_run::output_file::write_atomically(
                 std::path::Path::new(path),
                 pgrush_lab::ops::html::render(doc).as_bytes(),
             )
@@ -358,7 +358,7 @@ pub fn report(
     let written = if path == "-" {
         std::io::stdout().write_all(text.as_bytes())
     } else {
-        crate::output_file::write_atomically(std::path::Path::new(path), text.as_bytes())
+        pgrush_run::output_file::write_atomically(std::path::Path::new(path), text.as_bytes())
     };
     Some(match written {
         Ok(()) => 0,

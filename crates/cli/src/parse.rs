@@ -4,8 +4,8 @@
 //! recognised only as the first argument; then `PGBENCH_RANDOM_SEED` is
 //! checked; then options are processed left to right (each error stops the
 //! parse at once, in option order); then the checks pgbench makes after the
-//! option loop (`finish`). Every message is printed here, on stderr; the caller
-//! only gets the exit status.
+//! option loop (`finish`). The `setting random seed` lines are printed as they
+//! come; the complaint that ends the parse is returned as a [`Failure`].
 
 mod apply;
 mod diag;
@@ -15,15 +15,17 @@ mod numbers;
 mod script_file;
 mod shard_options;
 pub(crate) mod table;
+mod values;
 
-use crate::options::{Action, Options, SeedChoice};
-use diag::{Diag, cat};
+use diag::Diag;
 use getopt::Getopt;
-use pgrush_script::SeedSpec;
+use pgrush_run::Failure;
+use pgrush_run::options::{Action, Options};
 use std::ffi::OsString;
 use std::io::{self, Write};
 use std::os::unix::ffi::OsStrExt;
 use table::EarlyAction;
+use values::{parse_seed, seeded};
 
 /// The parts of the process environment the parser looks at.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -35,7 +37,7 @@ pub struct Env {
     /// The soft `RLIMIT_NOFILE` limit (`None`: unknown or unlimited).
     pub nofile_limit: Option<u64>,
     /// The launcher variables that say which shard this is (Slurm, MPI, Kubernetes).
-    pub launcher: crate::shard::LauncherEnv,
+    pub launcher: pgrush_run::shard::LauncherEnv,
 }
 
 impl Env {
@@ -45,7 +47,7 @@ impl Env {
             random_seed: std::env::var_os("PGBENCH_RANDOM_SEED").map(|v| v.as_bytes().to_vec()),
             posixly_correct: std::env::var_os("POSIXLY_CORRECT").is_some(),
             nofile_limit: nofile_limit(),
-            launcher: crate::shard::LauncherEnv::from_process(),
+            launcher: pgrush_run::shard::LauncherEnv::from_process(),
         }
     }
 }
@@ -64,20 +66,55 @@ fn nofile_limit() -> Option<u64> {
     Some(rl.rlim_cur)
 }
 
-/// Parses and validates `args` (argv including argv[0]). On error the message has
-/// already been printed and the exit status is returned.
-pub fn parse_args(args: &[OsString]) -> Result<Options, i32> {
+/// Parses and validates `args` (argv including argv[0]), reading the process's
+/// environment; the seed lines go to stderr at once.
+pub fn parse_command_line(args: &[OsString]) -> Result<Options, Failure> {
     let env = Env::from_process();
     let stderr = io::stderr();
     let mut lock = stderr.lock();
-    parse_with(args, &env, &mut lock)
+    parse_failing(args, &env, &mut lock)
+}
+
+/// [`parse_command_line`], the complaint printed at once; returns the exit status on error.
+pub fn parse_args(args: &[OsString]) -> Result<Options, i32> {
+    let stderr = io::stderr();
+    parse_with(args, &Env::from_process(), &mut stderr.lock())
 }
 
 /// [`parse_args`] with an explicit environment and message sink.
 pub fn parse_with(args: &[OsString], env: &Env, err: &mut dyn Write) -> Result<Options, i32> {
+    parse_failing(args, env, err).map_err(|failure| {
+        let (prog, argv0) = names(args);
+        failure.write_to(&prog, &argv0, err);
+        failure.status()
+    })
+}
+
+/// The program's name as pgbench's messages show it (argv[0]'s file name) and as
+/// typed (glibc's getopt lines).
+pub fn names(args: &[OsString]) -> (String, String) {
+    let argv0 = args.first().map_or(&b"pgrush"[..], |a| a.as_bytes());
+    (
+        String::from_utf8_lossy(basename(argv0)).into_owned(),
+        String::from_utf8_lossy(argv0).into_owned(),
+    )
+}
+
+/// The parse with an explicit environment; `info` gets the seed lines.
+fn parse_failing(args: &[OsString], env: &Env, info: &mut dyn Write) -> Result<Options, Failure> {
     let raw: Vec<Vec<u8>> = args.iter().map(|a| a.as_bytes().to_vec()).collect();
-    let argv0 = raw.first().cloned().unwrap_or_else(|| b"pgrush".to_vec());
-    let progname = basename(&argv0);
+    let progname = basename(raw.first().map_or(&b"pgrush"[..], |a| a));
+    let mut diag = Diag::new(progname, info);
+    parse_options(&raw, progname, env, &mut diag).map_err(|status| diag.failure(status))
+}
+
+/// The parse itself; `Err(status)` once `diag` holds the complaint.
+fn parse_options(
+    raw: &[Vec<u8>],
+    progname: &[u8],
+    env: &Env,
+    diag: &mut Diag<'_>,
+) -> Result<Options, i32> {
     let mut opts = Options {
         progname: String::from_utf8_lossy(progname).into_owned(),
         ..Options::default()
@@ -89,10 +126,9 @@ pub fn parse_with(args: &[OsString], env: &Env, err: &mut dyn Write) -> Result<O
         };
         return Ok(opts);
     }
-    let mut diag = Diag::new(progname, err);
     if let Some(seed) = &env.random_seed {
-        match parse_seed(seed, &mut diag) {
-            Some(choice) => seeded(&mut opts, choice, &mut diag),
+        match parse_seed(seed, diag) {
+            Some(choice) => seeded(&mut opts, choice, diag),
             None => {
                 diag.error(
                     b"error while setting random seed from PGBENCH_RANDOM_SEED environment variable",
@@ -111,14 +147,14 @@ pub fn parse_with(args: &[OsString], env: &Env, err: &mut dyn Write) -> Result<O
             Ok(found) => found,
             Err(e) => {
                 let mut line = Vec::new();
-                // Writing into a Vec cannot fail.
-                let _ = e.write_to(&argv0, &mut line);
-                diag.raw(&line);
+                // Writing into a Vec cannot fail. The program's name is added when printed.
+                let _ = e.write_to(b"", &mut line);
+                diag.getopt(line.strip_prefix(b": ").unwrap_or(&line));
                 diag.try_help();
                 return Err(1);
             }
         };
-        state.apply(found.id, found.arg, &mut diag)?;
+        found.id.apply_to(&mut state, found.arg, diag)?;
         if matches!(
             state.opts.action,
             Action::ListBuiltins | Action::ShowScript(_)
@@ -126,38 +162,7 @@ pub fn parse_with(args: &[OsString], env: &Env, err: &mut dyn Write) -> Result<O
             return Ok(state.opts);
         }
     }
-    finish::finish(state, &scan.positional(), &mut diag)
-}
-
-/// `--random-seed`/`PGBENCH_RANDOM_SEED` values: `time`, `rand` or an unsigned
-/// integer. Prints the complaint and returns `None` when invalid.
-fn parse_seed(value: &[u8], diag: &mut Diag<'_>) -> Option<SeedChoice> {
-    // Invalid UTF-8 is never a valid seed, and the lossy copy keeps it invalid.
-    match pgrush_script::parse_seed_spec(&String::from_utf8_lossy(value)) {
-        Ok(SeedSpec::Time) => Some(SeedChoice::Time),
-        Ok(SeedSpec::Rand) => Some(SeedChoice::Rand),
-        Ok(SeedSpec::Value(v)) => Some(SeedChoice::Value(v)),
-        Err(_) => {
-            diag.error(&cat(&[b"unrecognized random seed option \"", value, b"\""]));
-            diag.detail(b"Expecting an unsigned integer, \"time\" or \"rand\".");
-            None
-        }
-    }
-}
-
-/// Records an explicit seeding as pgbench's `set_random_seed` does: `time` and
-/// `rand` are resolved now, and `setting random seed to N` is printed at once
-/// (so several seedings print several lines, in order, before later errors).
-fn seeded(opts: &mut Options, choice: SeedChoice, diag: &mut Diag<'_>) {
-    let seed = match choice {
-        SeedChoice::Value(v) => v,
-        SeedChoice::Time => pgrush_engine::clock::monotonic_us(),
-        SeedChoice::Rand => pgrush_engine::clock::strong_random_u64(),
-    };
-    opts.random_seed = SeedChoice::Value(seed);
-    opts.random_seed_explicit = true;
-    opts.seed_messages.push(seed);
-    diag.info(format!("setting random seed to {seed}").as_bytes());
+    finish::finish(state, &scan.positional(), diag)
 }
 
 /// The file name part of argv[0] (PostgreSQL's `get_progname`).
@@ -166,12 +171,6 @@ fn basename(argv0: &[u8]) -> &[u8] {
         Some(i) => &argv0[i + 1..],
         None => argv0,
     }
-}
-
-/// An argument for storage in [`Options`], bytes that are not UTF-8 escaped
-/// without loss ([`pgrush_wire::lossless`]): connection parameters are bytes.
-fn text(bytes: &[u8]) -> String {
-    pgrush_wire::lossless::from_bytes(bytes)
 }
 
 #[cfg(test)]

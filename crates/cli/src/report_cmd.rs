@@ -1,30 +1,21 @@
 //! Reports beyond pgbench on the command line: the `pgrush report` subcommand (render a saved run as
 //! HTML, compare saved runs as text, Markdown or CSV, gate saved runs, sweeps and ops
-//! results with `--assert` ([`saved_gates`])), and the opt-in extras of a benchmark
-//! run (`--percentiles`, `--json`, `--html`, warnings), called by `bench.rs`.
+//! results with `--assert` ([`saved_gates`])). The opt-in extras of a benchmark run
+//! are `pgrush_run::output`.
 
 use std::ffi::OsString;
-use std::io::Write;
 use std::path::Path;
 
 use pgrush_engine::messages;
 use pgrush_lab::sweep;
 use pgrush_report::compare::{Comparison, Format};
-use pgrush_report::document::{ClientInfo, RunContext, RunDocument, ServerInfo};
+use pgrush_report::document::RunDocument;
 use pgrush_report::html;
-use pgrush_report::warnings::{WarningInputs, warnings};
-use pgrush_stats::RunSummary;
-use pgrush_stats::server::ServerTimeline;
-use pgrush_wire::Connection;
-use pgrush_wire::conninfo::{ConnParams, redact_argv};
+use pgrush_wire::conninfo::redact_argv;
 
 mod saved_gates;
 
 use saved_gates::{gate_saved_ops, gate_saved_run, gate_saved_sweep, parse_assertions};
-
-use crate::bench::gate;
-use crate::options::{Options, ScriptSource};
-use crate::server_stats::ServerSampling;
 
 const USAGE: &str = "\
 {prog} report renders and compares saved runs (written with --json=FILE),
@@ -200,16 +191,9 @@ pub(crate) fn read_run(prog: &str, path: &str) -> Result<RunDocument, i32> {
 
 /// Writes `text` to `path` (`-` = stdout); errors are reported and give exit status 1.
 pub(crate) fn write_output(prog: &str, path: &str, text: &str) -> Result<(), i32> {
-    if path == "-" {
-        let mut out = std::io::stdout().lock();
-        return out
-            .write_all(text.as_bytes())
-            .and_then(|()| out.flush())
-            .map_err(|e| crate::output_file::stdout_failed(prog, &e));
-    }
-    crate::output_file::write_atomically(Path::new(path), text.as_bytes()).map_err(|e| {
-        messages::error(prog, &crate::output_file::write_error(path, &e));
-        1
+    pgrush_run::output_file::write_output(path, text).map_err(|failure| {
+        failure.print(prog, prog);
+        failure.status()
     })
 }
 
@@ -245,8 +229,9 @@ pub fn run(prog: &str, args: &[OsString]) -> i32 {
         Err(code) => return code,
     };
     let outputs = [parsed.html.as_deref(), parsed.junit.as_deref()];
-    if let Err(code) = crate::output_file::check_outputs(prog, outputs) {
-        return code;
+    if let Err(failure) = pgrush_run::output_file::check_outputs(outputs) {
+        failure.print(prog, prog);
+        return failure.status();
     }
     if let Some(code) = gate_saved_ops(prog, &parsed) {
         return code;
@@ -287,250 +272,6 @@ pub fn run(prog: &str, args: &[OsString]) -> i32 {
         Ok(()) => 0,
         Err(code) => code,
     }
-}
-
-// ---------------------------------------------------------------------------------------
-// Extras of a benchmark run.
-
-/// Whether any output beyond pgbench's was asked for (warnings are printed only then: by default
-/// pgrush's output is exactly pgbench's).
-pub fn extras_enabled(opts: &Options) -> bool {
-    opts.percentiles.is_some()
-        || opts.json.is_some()
-        || opts.html.is_some()
-        || !opts.assertions.is_empty()
-        || opts.server_stats.is_some()
-}
-
-/// Whether the run ends with a run document (`--json`, `--html`, `--assert`,
-/// `--server-stats`): only then are per-interval statistics kept.
-pub fn builds_document(opts: &Options) -> bool {
-    opts.json.is_some()
-        || opts.html.is_some()
-        || !opts.assertions.is_empty()
-        || crate::server_stats::enabled(opts)
-}
-
-/// Whether the text output (banner, report, percentile lines) must go to stderr because
-/// stdout carries the JSON document (`--json=-`).
-pub fn text_to_stderr(opts: &Options) -> bool {
-    opts.json.as_deref() == Some("-")
-}
-
-/// Where the banner and the text report go: stdout, or stderr with `--json=-`.
-pub fn text_out(opts: &Options) -> Box<dyn Write> {
-    if text_to_stderr(opts) {
-        Box::new(std::io::stderr())
-    } else {
-        Box::new(std::io::stdout())
-    }
-}
-
-/// The builtin tpcb-like script is one of the scripts (the default).
-fn tpcb_like(opts: &Options) -> bool {
-    opts.scripts.is_empty()
-        || opts
-            .scripts
-            .iter()
-            .any(|s| matches!(&s.source, ScriptSource::Builtin(n) if n == "tpcb-like"))
-}
-
-const AUTOVACUUM_QUERY: &str = "SELECT coalesce(sum(autovacuum_count + autoanalyze_count), 0) \
-     + (SELECT count(*) FROM pg_catalog.pg_stat_activity \
-        WHERE backend_type = 'autovacuum worker' AND query LIKE '%pgbench\\_%') \
-     FROM pg_catalog.pg_stat_user_tables WHERE relname LIKE 'pgbench\\_%'";
-
-/// A number that grows when autovacuum works on the pgbench tables (vacuum and analyze
-/// counts plus running workers), `None` when it cannot be read.
-fn autovacuum_activity(con: &mut Connection) -> Option<i64> {
-    let results = con.simple_query(AUTOVACUUM_QUERY).ok()?;
-    results.first()?.get(0, 0)?.parse().ok()
-}
-
-/// The server's version and [`pgrush_report::document::SERVER_SETTINGS`].
-fn server_info(con: &mut Connection) -> ServerInfo {
-    let mut settings = std::collections::BTreeMap::new();
-    if let Ok(results) = con.simple_query(&pgrush_report::document::server_settings_query())
-        && let Some(r) = results.first()
-    {
-        for row in 0..r.rows().len() {
-            if let (Some(k), Some(v)) = (r.get(row, 0), r.get(row, 1)) {
-                settings.insert(k.to_string(), v.to_string());
-            }
-        }
-    }
-    ServerInfo {
-        version: con.server_version().to_string(),
-        version_num: con.server_version_num(),
-        settings,
-    }
-}
-
-/// What the extras need from before the run (taken on the setup connection).
-#[derive(Debug)]
-pub struct RunExtras {
-    enabled: bool,
-    server: Option<ServerInfo>,
-    autovacuum_before: Option<i64>,
-    start_time_unix_us: i64,
-    params: Option<ConnParams>,
-    sampling: Option<ServerSampling>,
-    shard: Option<pgrush_report::document::ShardDoc>,
-}
-
-impl RunExtras {
-    /// Reads the server facts on the setup connection (only when extras are enabled).
-    pub fn before_run(opts: &Options, con: &mut Connection, params: &ConnParams) -> Self {
-        let enabled = extras_enabled(opts);
-        let watch_autovacuum = enabled && tpcb_like(opts) && !opts.no_warnings;
-        RunExtras {
-            enabled,
-            server: enabled.then(|| server_info(con)),
-            autovacuum_before: if watch_autovacuum {
-                autovacuum_activity(con)
-            } else {
-                None
-            },
-            start_time_unix_us: 0,
-            params: watch_autovacuum.then(|| params.clone()),
-            sampling: ServerSampling::for_run(opts, params),
-            shard: None,
-        }
-    }
-
-    /// Marks the start of the run (call just before the engine starts) and starts
-    /// the server sampler.
-    pub fn mark_start(&mut self, prog: &str) {
-        self.start_time_unix_us = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| i64::try_from(d.as_micros()).unwrap_or(i64::MAX))
-            .unwrap_or(0);
-        if let Some(s) = self.sampling.as_mut() {
-            s.start(prog);
-        }
-    }
-
-    /// A shard's run: its document carries `shard`, and starts (with its time
-    /// series) at the agreed start, `start_time_unix_us` on this machine's clock.
-    pub fn set_shard(&mut self, shard: pgrush_report::document::ShardDoc, start_time_unix_us: i64) {
-        self.shard = Some(shard);
-        self.start_time_unix_us = start_time_unix_us;
-    }
-
-    fn autovacuum_during_run(&self) -> Option<bool> {
-        let before = self.autovacuum_before?;
-        let mut con = Connection::connect(self.params.as_ref()?).ok()?;
-        let after = autovacuum_activity(&mut con);
-        let _ = con.close();
-        Some(after? > before)
-    }
-
-    /// After the text report: percentile lines, warnings, the `--assert` verdicts,
-    /// `--json`, `--html` and `--junit`. Returns whether every assertion held (true
-    /// without assertions), or exit status 1 when a file cannot be written.
-    pub fn after_run(&mut self, opts: &Options, summary: &RunSummary) -> Result<bool, i32> {
-        if !self.enabled {
-            return Ok(true);
-        }
-        let prog = opts.progname.as_str();
-        let list = opts.percentiles.clone().unwrap_or_default();
-        if let Some(list) = &opts.percentiles {
-            let text = pgrush_report::percentiles::render_text(summary, list);
-            let mut out = text_out(opts);
-            let _ = out.write_all(&text);
-            let _ = out.flush();
-        }
-        let client = ClientInfo::detect();
-        let found = self.warnings(opts, summary, &client);
-        if !builds_document(opts) {
-            return Ok(true);
-        }
-        let ctx = RunContext {
-            command_line: redact_argv(
-                &std::env::args_os()
-                    .map(|a| a.to_string_lossy().into_owned())
-                    .collect::<Vec<_>>(),
-            ),
-            start_time_unix_us: self.start_time_unix_us,
-            server: self.server.clone(),
-            client,
-            percentiles: list,
-            warnings: found,
-        };
-        let mut doc = RunDocument::build(summary, &ctx);
-        if let Some(shard) = &self.shard {
-            doc.shard = Some(shard.clone());
-            crate::bench::align_time_series(&mut doc, summary.bench_duration_s());
-        }
-        if let Some(s) = self.sampling.as_mut() {
-            doc.server_stats = s.finish(summary, doc.time_series.as_ref());
-            print_server_stats(opts, doc.server_stats.as_ref());
-        }
-        let passed = gate_run(opts, &mut doc)?;
-        if let Some(path) = &opts.json {
-            write_output(prog, path, &doc.to_json())?;
-        }
-        if let Some(path) = &opts.html {
-            write_output(prog, path, &html::render(&doc))?;
-        }
-        Ok(passed)
-    }
-
-    /// The meaningfulness warnings, printed unless `--no-warnings`.
-    fn warnings(&self, opts: &Options, summary: &RunSummary, client: &ClientInfo) -> Vec<String> {
-        let found = warnings(&WarningInputs {
-            tpcb_like: tpcb_like(opts),
-            cpus: client.cpus,
-            autovacuum_during_run: if opts.no_warnings {
-                None
-            } else {
-                self.autovacuum_during_run()
-            },
-            ..WarningInputs::from_summary(summary)
-        });
-        if !opts.no_warnings {
-            for w in &found {
-                messages::warning(&opts.progname, w);
-            }
-        }
-        found
-    }
-}
-
-/// The server statistics' warnings, and with `--server-stats` their summary.
-fn print_server_stats(opts: &Options, timeline: Option<&ServerTimeline>) {
-    let Some(timeline) = timeline else {
-        return;
-    };
-    if !opts.no_warnings {
-        for w in &timeline.warnings {
-            messages::warning(&opts.progname, w);
-        }
-    }
-    if opts.server_stats.is_some() {
-        let mut out = text_out(opts);
-        let _ = out.write_all(pgrush_report::server::render_text(timeline).as_bytes());
-        let _ = out.flush();
-    }
-}
-
-/// The `--assert` verdicts of a run: printed after the report, stored in `doc`, written
-/// to `--junit`'s file. Returns whether every assertion held.
-fn gate_run(opts: &Options, doc: &mut RunDocument) -> Result<bool, i32> {
-    if opts.assertions.is_empty() {
-        return Ok(true);
-    }
-    let facts = gate::run_facts(opts);
-    let verdicts = gate::verdicts(&opts.assertions, &facts, doc, None);
-    gate::print_verdicts(&verdicts, &mut text_out(opts));
-    if let Some(path) = &opts.junit {
-        let out = format!("{}{}", doc.report_text, gate::verdict_lines(&verdicts));
-        let xml = pgrush_report::junit::render(&opts.progname, &verdicts, &out);
-        write_output(&opts.progname, path, &xml)?;
-    }
-    let passed = gate::all_passed(&verdicts);
-    doc.assertions = Some(verdicts);
-    Ok(passed)
 }
 
 #[cfg(test)]

@@ -336,7 +336,7 @@ fn report(summary: &SweepSummary, own: &SweepArgs) -> i32 {
         .write_all(text.as_bytes())
         .and_then(|()| stdout.flush())
     {
-        return crate::output_file::stdout_failed("pgrush", &e);
+        return pgrush_run::output_file::stdout_failed("pgrush", &e);
     }
     let files = [
         (&own.json, summary.to_json()),
@@ -350,7 +350,7 @@ fn report(summary: &SweepSummary, own: &SweepArgs) -> i32 {
     ];
     for (path, text) in files {
         if let Some(path) = path
-            && let Err(e) = crate::output_file::write_atomically(path, text.as_bytes())
+            && let Err(e) = pgrush_run::output_file::write_atomically(path, text.as_bytes())
         {
             return fail(&format!("{}: {e}", path.display()));
         }
@@ -396,7 +396,7 @@ pub fn run(args: &[OsString]) -> i32 {
         Err(status) => return status,
     };
     for path in [&own.json, &own.html].into_iter().flatten() {
-        if let Err(e) = crate::output_file::check_writable(path) {
+        if let Err(e) = pgrush_run::output_file::check_writable(path) {
             return fail(&format!("{}: {e}", path.display()));
         }
     }

@@ -6,7 +6,7 @@
 //! (`<prog>: error: `, `<prog>: detail: `, `<prog>: hint: `), so pgbench's
 //! messages stay byte-identical.
 
-use pgrush_engine::messages;
+use std::io::Write;
 
 /// One line of a failure's message, without the program name (added when printed).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -89,28 +89,55 @@ impl Failure {
     /// Writes the lines on stderr: `prog` is the program's name as pgbench's logging
     /// shows it (the base name), `argv0` the name as typed (glibc's getopt lines).
     pub fn print(&self, prog: &str, argv0: &str) {
+        self.write_to(prog, argv0, &mut std::io::stderr().lock());
+    }
+
+    /// Writes the lines on `out` as [`Failure::print`] does, one write per line (a line
+    /// that cannot be written is lost, as pgbench's logging loses it).
+    pub fn write_to(&self, prog: &str, argv0: &str, out: &mut dyn Write) {
         for line in &self.lines {
-            match line {
-                Line::Error(m) => messages::error(prog, m),
-                Line::Detail(m) => messages::detail(prog, m),
-                Line::Hint(m) => messages::hint(prog, m),
-                Line::Info(m) => messages::info(prog, m),
-                Line::Getopt(m) => messages::info(argv0, m),
-                Line::TryHelp(sub) => {
-                    let command = match sub {
-                        Some(sub) => format!("{prog} {sub}"),
-                        None => prog.to_string(),
-                    };
-                    messages::hint(
-                        prog,
-                        &format!("Try \"{command} --help\" for more information."),
-                    );
-                }
-                Line::Verbatim(text) => {
-                    use std::io::Write;
-                    let _lost = std::io::stderr().write_all(text);
-                }
+            let _lost = out.write_all(&line.render(prog, argv0));
+        }
+    }
+}
+
+impl Line {
+    /// The line's bytes as printed, with its prefix and final newline.
+    pub fn render(&self, prog: &str, argv0: &str) -> Vec<u8> {
+        match self {
+            Line::Error(m) => logged(prog, "error: ", m),
+            Line::Detail(m) => logged(prog, "detail: ", m),
+            Line::Hint(m) => logged(prog, "hint: ", m),
+            Line::Info(m) => logged(prog, "", m),
+            Line::Getopt(m) => logged(argv0, "", m),
+            Line::TryHelp(sub) => {
+                let command = match sub {
+                    Some(sub) => format!("{prog} {sub}"),
+                    None => prog.to_string(),
+                };
+                let hint = format!("Try \"{command} --help\" for more information.");
+                logged(prog, "hint: ", hint.as_bytes())
             }
+            Line::Verbatim(text) => text.clone(),
+        }
+    }
+}
+
+/// `<name>: <level><msg>` and a newline: PostgreSQL's frontend logging, which drops one
+/// trailing newline of the message.
+fn logged(name: &str, level: &str, msg: &[u8]) -> Vec<u8> {
+    let msg = msg.strip_suffix(b"\n").unwrap_or(msg);
+    [name.as_bytes(), b": ", level.as_bytes(), msg, b"\n"].concat()
+}
+
+/// The exit status of a command that ended with `result`; a failure is printed first
+/// ([`Failure::print`]).
+pub fn exit_status(result: Result<i32, Failure>, prog: &str, argv0: &str) -> i32 {
+    match result {
+        Ok(status) => status,
+        Err(failure) => {
+            failure.print(prog, argv0);
+            failure.status()
         }
     }
 }
@@ -129,6 +156,24 @@ mod tests {
                 Line::Error(b"unexpected argument".to_vec()),
                 Line::TryHelp(Some("ops".to_string()))
             ]
+        );
+    }
+
+    #[test]
+    fn lines_are_rendered_with_the_logging_prefixes() {
+        let f = Failure::usage(None, "bad\n")
+            .hint("h")
+            .then(Line::Getopt(b"invalid option -- 'x'".to_vec()))
+            .then(Line::Verbatim(b"raw".to_vec()));
+        let mut out = Vec::new();
+        f.write_to("pgbench", "/usr/bin/pgbench", &mut out);
+        assert_eq!(
+            String::from_utf8_lossy(&out),
+            "pgbench: error: bad\n\
+             pgbench: hint: Try \"pgbench --help\" for more information.\n\
+             pgbench: hint: h\n\
+             /usr/bin/pgbench: invalid option -- 'x'\n\
+             raw"
         );
     }
 

@@ -4,12 +4,11 @@
 use super::diag::{Diag, cat};
 use super::numbers::{IntOptionError, option_parse_int};
 use super::script_file;
-use super::table::{EarlyAction, Mode, OptionDef, Update};
-use super::{parse_seed, seeded, text};
-use crate::options::{Action, Options, PartitionMethod, ScriptSource, ScriptSpec};
+use super::values::{parse_seed, seeded};
 use pgrush_cconv::{atof, atoi};
 use pgrush_report::PercentileList;
 use pgrush_report::assertion::Assertion;
+use pgrush_run::options::{Action, Options, PartitionMethod, ScriptSource, ScriptSpec};
 use pgrush_script::{BuiltinError, MAX_SCRIPTS, RawMessage, WeightError};
 use pgrush_stats::QueryMode;
 
@@ -33,7 +32,7 @@ pub struct State {
     /// Soft open-files limit for the `-c` check.
     nofile_limit: Option<u64>,
     /// The launcher variables (shard detection after the option loop).
-    pub launcher: crate::shard::LauncherEnv,
+    pub launcher: pgrush_run::shard::LauncherEnv,
 }
 
 impl State {
@@ -47,32 +46,8 @@ impl State {
             init_steps: None,
             total_weight: 0,
             nofile_limit,
-            launcher: crate::shard::LauncherEnv::default(),
+            launcher: pgrush_run::shard::LauncherEnv::default(),
         }
-    }
-
-    /// Applies one option as its table entry says; `Err(status)` after
-    /// printing the complaint. `value` is `None` for options without one (and
-    /// for `--percentiles` alone).
-    pub fn apply(
-        &mut self,
-        def: &OptionDef,
-        value: Option<&[u8]>,
-        diag: &mut Diag<'_>,
-    ) -> Result<(), i32> {
-        match def.mode {
-            Mode::Benchmarking => self.benchmarking_option_set = true,
-            Mode::Initialization => self.initialization_option_set = true,
-            Mode::Any => {}
-        }
-        match def.update {
-            Update::Early(EarlyAction::Help) => self.opts.action = Action::Help,
-            Update::Early(EarlyAction::Version) => self.opts.action = Action::Version,
-            Update::Flag(field) => *field(&mut self.opts) = true,
-            Update::Text(field) => *field(&mut self.opts) = Some(text(value.unwrap_or_default())),
-            Update::Custom(apply) => return apply(self, value, diag),
-        }
-        Ok(())
     }
 
     /// `-b NAME[@W]` (or `-b list`).

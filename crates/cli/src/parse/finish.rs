@@ -2,8 +2,8 @@
 
 use super::apply::State;
 use super::diag::{Diag, cat};
-use super::text;
-use crate::options::{Action, Options, PartitionMethod};
+use super::values::text;
+use pgrush_run::options::{Action, Options, PartitionMethod};
 
 /// Default `-t` when neither `-t` nor `-T` is given.
 pub const DEFAULT_TRANSACTIONS: u32 = 10;
@@ -170,8 +170,8 @@ fn check_assertions(o: &Options, diag: &mut Diag<'_>) -> Result<(), i32> {
         diag.try_help();
         return Err(1);
     }
-    let facts = crate::bench::gate::run_facts(o);
-    if let Err(msg) = crate::bench::gate::resolve(&o.assertions, &facts) {
+    let facts = pgrush_run::gate::run_facts(o);
+    if let Err(msg) = pgrush_run::gate::resolve(&o.assertions, &facts) {
         diag.error(msg.as_bytes());
         diag.try_help();
         return Err(1);

@@ -3,9 +3,9 @@
 
 use super::apply::{State, int_option};
 use super::diag::Diag;
-use crate::options::Options;
-use crate::shard::identity::{self, LauncherEnv};
-use crate::shard::{paths, start_time};
+use pgrush_run::options::Options;
+use pgrush_run::shard::identity::{self, LauncherEnv};
+use pgrush_run::shard::{paths, start_time};
 
 fn fatal<T>(diag: &mut Diag<'_>, msg: &str) -> Result<T, i32> {
     diag.error(msg.as_bytes());

@@ -17,7 +17,8 @@ use super::apply::{self, State};
 use super::diag::Diag;
 use super::getopt::{HasArg, LongOpt, ShortOpt};
 use super::shard_options;
-use crate::options::Options;
+use super::values::text;
+use pgrush_run::options::{Action, Options};
 
 /// A heading of `--help`: pgbench 18's four sections, then pgrush's own.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -134,6 +135,32 @@ pub struct OptionDef {
     pub help: &'static [HelpEntry],
     /// How it is applied.
     pub update: Update,
+}
+
+impl OptionDef {
+    /// Applies this option to the parse state as the entry says; `Err(status)` after
+    /// printing the complaint. `value` is `None` for options without one (and for
+    /// `--percentiles` alone).
+    pub fn apply_to(
+        &self,
+        state: &mut State,
+        value: Option<&[u8]>,
+        diag: &mut Diag<'_>,
+    ) -> Result<(), i32> {
+        match self.mode {
+            Mode::Benchmarking => state.benchmarking_option_set = true,
+            Mode::Initialization => state.initialization_option_set = true,
+            Mode::Any => {}
+        }
+        match self.update {
+            Update::Early(EarlyAction::Help) => state.opts.action = Action::Help,
+            Update::Early(EarlyAction::Version) => state.opts.action = Action::Version,
+            Update::Flag(field) => *field(&mut state.opts) = true,
+            Update::Text(field) => *field(&mut state.opts) = Some(text(value.unwrap_or_default())),
+            Update::Custom(apply) => return apply(state, value, diag),
+        }
+        Ok(())
+    }
 }
 
 impl OptionDef {
@@ -566,8 +593,8 @@ pub static OPTIONS: &[OptionDef] = &[
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::options::Action;
     use crate::parse::{Env, parse_with};
+    use pgrush_run::options::Action;
     use std::collections::HashSet;
     use std::ffi::OsString;
 

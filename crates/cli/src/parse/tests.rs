@@ -1,7 +1,7 @@
 //! Unit tests of the whole parser (messages, order of checks, stored values).
 
 use super::*;
-use crate::options::{PartitionMethod, ScriptSource, ScriptSpec};
+use pgrush_run::options::{PartitionMethod, ScriptSource, ScriptSpec, SeedChoice};
 use pgrush_stats::QueryMode;
 
 fn run_env(args: &[&str], env: &Env) -> (Result<Options, i32>, String) {
@@ -620,8 +620,8 @@ fn server_stats_interval() {
 
 #[test]
 fn shards_come_from_the_option_or_the_launcher_and_rename_outputs() {
-    use crate::shard::LauncherEnv;
-    use crate::shard::identity::ShardSource;
+    use pgrush_run::shard::LauncherEnv;
+    use pgrush_run::shard::identity::ShardSource;
     let launcher = |vars: &[(&'static str, &str)]| Env {
         launcher: LauncherEnv {
             vars: vars.iter().map(|(n, v)| (*n, v.to_string())).collect(),

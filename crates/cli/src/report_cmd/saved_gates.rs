@@ -14,7 +14,7 @@ use pgrush_report::compare::{Comparison, Format};
 use pgrush_report::document::RunDocument;
 
 use super::{ReportArgs, is_sweep_dir, read_run, write_output};
-use crate::bench::gate;
+use pgrush_run::gate;
 
 /// The `--assert` expressions as run assertions; a malformed one is an option error.
 pub(super) fn parse_assertions(prog: &str, expressions: &[String]) -> Result<Vec<Assertion>, i32> {
@@ -89,20 +89,20 @@ pub(super) fn gate_saved_sweep(prog: &str, parsed: &ReportArgs, assertions: &[As
         Ok(s) => s,
         Err(code) => return code,
     };
-    let cells = gate::sweep::gated_cells(Path::new(dir), &summary);
+    let cells = crate::sweep_gate::gated_cells(Path::new(dir), &summary);
     let base_cells = match &parsed.baseline {
         Some(base) => match load_sweep(prog, base) {
-            Ok(s) => Some(gate::sweep::gated_cells(Path::new(base), &s)),
+            Ok(s) => Some(crate::sweep_gate::gated_cells(Path::new(base), &s)),
             Err(code) => return code,
         },
         None => None,
     };
-    let resolved = gate::sweep::resolve(assertions, &cells, base_cells.is_some());
+    let resolved = crate::sweep_gate::resolve(assertions, &cells, base_cells.is_some());
     if let Err(msg) = resolved {
         messages::error(prog, &msg);
         return 1;
     }
-    let verdicts = gate::sweep::verdicts(assertions, &cells, base_cells.as_deref());
+    let verdicts = crate::sweep_gate::verdicts(assertions, &cells, base_cells.as_deref());
     let format = match parsed.format {
         Format::Text => TableFormat::Text,
         Format::Markdown => TableFormat::Markdown,

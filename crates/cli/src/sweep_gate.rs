@@ -11,6 +11,7 @@ use std::path::Path;
 use pgrush_lab::sweep::{CellSummary, RunRecord, SweepSummary};
 use pgrush_report::assertion::{Assertion, Threshold, Verdict};
 use pgrush_report::document::RunDocument;
+use pgrush_run::gate;
 
 /// One cell of a saved sweep and the run its assertions are checked on.
 #[derive(Debug)]
@@ -73,8 +74,8 @@ pub fn resolve(
 ) -> Result<(), String> {
     for cell in cells {
         if let Ok(doc) = &cell.run {
-            let facts = super::document_facts(doc, with_baseline);
-            super::resolve(assertions, &facts).map_err(|msg| format!("[{}] {msg}", cell.label))?;
+            let facts = gate::document_facts(doc, with_baseline);
+            gate::resolve(assertions, &facts).map_err(|msg| format!("[{}] {msg}", cell.label))?;
         }
     }
     Ok(())
@@ -107,7 +108,7 @@ fn cell_verdicts(
         Ok(doc) => doc,
         Err(why) => return assertions.iter().map(|a| unmeasured(a, why)).collect(),
     };
-    let facts = super::document_facts(doc, base.is_some());
+    let facts = gate::document_facts(doc, base.is_some());
     let base_doc = match base {
         Some(Some(b)) => match &b.run {
             Ok(d) => Ok(Some(d)),
@@ -119,7 +120,7 @@ fn cell_verdicts(
         )),
         None => Ok(None),
     };
-    let mut verdicts = super::verdicts(assertions, &facts, doc, base_doc.clone().ok().flatten());
+    let mut verdicts = gate::verdicts(assertions, &facts, doc, base_doc.clone().ok().flatten());
     if let Err(why) = base_doc {
         for (v, a) in verdicts.iter_mut().zip(assertions) {
             if matches!(a.threshold, Threshold::Baseline { .. }) {

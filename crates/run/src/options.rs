@@ -1,8 +1,9 @@
 //! The parsed command line of `pgrush` in pgbench mode.
 //!
 //! `Options` holds every pgbench 18 option after getopt_long-compatible parsing and
-//! pgbench's validation. The parser lives in `parse.rs` (owned by the CLI);
-//! the benchmark (`bench.rs`) and initialization (`init_cmd.rs`) wiring read it.
+//! pgbench's validation. The parser is the binary's (`pgrush-cli`'s `parse`); a run
+//! reads the options through its [`RunPlan`](crate::RunPlan), initialization (the
+//! binary's `init_cmd.rs`) reads them directly.
 
 /// How a script was named on the command line.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -191,7 +192,7 @@ pub struct Options {
     pub start_at: Option<(String, i64)>,
     /// This run's shard identity (from `--shard` or the launcher's environment);
     /// `None` for a run of its own.
-    pub shard: Option<crate::shard::ShardIdentity>,
+    pub shard: Option<crate::shard::identity::ShardIdentity>,
 }
 
 /// `--shard-timeout`'s default, seconds.
@@ -261,7 +262,26 @@ impl Default for Options {
     }
 }
 
+/// The builtin script a run executes when no `-b`, `-f`, `-N` or `-S` names one.
+pub const DEFAULT_BUILTIN: &str = "tpcb-like";
+
+/// `-t`'s default when neither `-t` nor `-T` is given.
+pub const DEFAULT_TRANSACTIONS: u32 = 10;
+
 impl Options {
+    /// The scripts a run executes: those given, or the builtin tpcb-like script when
+    /// none was.
+    pub fn scripts_to_run(&self) -> Vec<ScriptSpec> {
+        if self.scripts.is_empty() {
+            return vec![ScriptSpec {
+                source: ScriptSource::Builtin(DEFAULT_BUILTIN.to_string()),
+                weight: 1,
+                text: None,
+            }];
+        }
+        self.scripts.clone()
+    }
+
     /// The connection request pgbench builds from the options: `-h`, `-p`, `-U`, the
     /// database name (which may be a conninfo string or URI) and the program name as
     /// `fallback_application_name`.

@@ -39,6 +39,13 @@ pub struct ShardIdentity {
     pub source: ShardSource,
 }
 
+impl ShardIdentity {
+    /// The global id of this shard's first client with `clients` clients a shard.
+    pub fn first_client(&self, clients: u32) -> u32 {
+        self.index.saturating_mul(clients)
+    }
+}
+
 /// Why the shard identity cannot be known.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ShardError {

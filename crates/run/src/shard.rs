@@ -1,26 +1,32 @@
-//! A benchmark run as one shard: the seeds it keeps, its rate, the workload digest,
-//! the clock offset, the start barrier (or `--start-at`) and the `shard` block of
-//! its run document.
+//! A run as one shard of a benchmark spread over several processes or machines
+//! (`--shard INDEX/COUNT`, or a launcher's environment): who this shard is
+//! ([`identity`]), its file names ([`paths`]), `--start-at` ([`start_time`]), the
+//! workload digest ([`workload`]), the clock offset ([`clock_offset`]), the start
+//! barrier ([`barrier`]) and the agreed start ([`start`]); here, the wiring into a
+//! run: the seeds a shard keeps, its placement and the `shard` block of its document.
 
-mod start;
-mod workload_facts;
+pub mod barrier;
+pub mod clock_offset;
+pub mod identity;
+pub mod paths;
+pub mod start;
+pub mod start_time;
+pub mod workload;
+
+pub use identity::{LauncherEnv, ShardIdentity};
 
 use pgrush_engine::{Placement, messages};
 use pgrush_report::document::ShardDoc;
 use pgrush_script::{SeedSlice, Seeds};
 use pgrush_wire::Connection;
 
+use crate::failure::Failure;
 use crate::options::Options;
-use crate::shard::ShardIdentity;
+use crate::plan::RunPlan;
 
 pub use start::{ShardStart, warn_if_late};
 use start::{agree_on_start, describe};
-use workload_facts::workload_key;
-
-/// The global id of shard `shard`'s first client with `clients` clients a shard.
-pub fn first_client(shard: &ShardIdentity, clients: u32) -> u32 {
-    shard.index.saturating_mul(clients)
-}
+use workload::workload_key;
 
 /// The seeds of this run: pgbench's plan; for a shard, its slice of the plan of one
 /// run with every shard's clients and threads.
@@ -48,26 +54,18 @@ pub fn seeds(opts: &Options, seed: u64, threads: u32, default_seed_defined: bool
         .unwrap_or_else(|| Seeds::plan(seed, clients, threads, default_seed_defined))
 }
 
-/// `-R` of this process: the total rate split evenly over the shards.
-pub fn rate(opts: &Options) -> f64 {
-    match opts.shard {
-        Some(shard) if opts.rate > 0.0 => opts.rate / f64::from(shard.count),
-        _ => opts.rate,
-    }
-}
-
 /// After the setup connection's work: for a shard, the agreed start (the connection
 /// then holds the barrier lock until the run ends); otherwise the connection is closed.
 pub fn start_after_setup(
-    opts: &Options,
+    plan: &RunPlan,
     script_facts: &[(Vec<u8>, u32, Vec<u8>)],
-    threads: u32,
     mut con: Connection,
-) -> Result<Option<ShardStart>, i32> {
+) -> Result<Option<ShardStart>, Failure> {
+    let opts = &plan.options;
     match opts.shard {
         Some(identity) => {
-            let key = workload_key(opts, script_facts, &mut con);
-            let start = agree_on_start(opts, identity, &key, threads, con)?;
+            let key = workload_key(plan, script_facts, &mut con);
+            let start = agree_on_start(plan, identity, &key, con)?;
             messages::info(&opts.progname, &describe(&start, opts.clients));
             Ok(Some(start))
         }
@@ -81,7 +79,7 @@ pub fn start_after_setup(
 /// The engine's placement: global client ids and the agreed start of a shard.
 pub fn placement(opts: &Options, start: Option<&ShardStart>) -> Placement {
     Placement {
-        first_client: opts.shard.map_or(0, |s| first_client(&s, opts.clients)),
+        first_client: opts.shard.map_or(0, |s| s.first_client(opts.clients)),
         start_at_unix_us: start.map(ShardStart::start_local_us),
     }
 }
@@ -93,7 +91,7 @@ pub fn shard_doc(start: &ShardStart, clients: u32) -> ShardDoc {
         index: id.index,
         count: id.count,
         source: id.source.name().to_string(),
-        first_client: first_client(&id, clients),
+        first_client: id.first_client(clients),
         clients_total: id.count.saturating_mul(clients),
         benchmark_id: start.benchmark_id.clone(),
         start_unix_us: start.start_server_us,
@@ -144,7 +142,7 @@ mod tests {
     #[test]
     fn a_shard_takes_its_clients_seeds_and_share_of_the_rate() {
         let opts = shard(2, 4);
-        assert_eq!(rate(&opts), 25.0);
+        assert_eq!(RunPlan::resolve(opts.clone()).rate, 25.0);
         assert_eq!(placement(&opts, None).first_client, 6);
         let whole = Seeds::plan(9, 12, 8, false);
         let mine = seeds(&opts, 9, 2, false);
@@ -155,7 +153,7 @@ mod tests {
             rate: 100.0,
             ..Options::default()
         };
-        assert_eq!(rate(&alone), 100.0);
+        assert_eq!(RunPlan::resolve(alone.clone()).rate, 100.0);
         assert_eq!(placement(&alone, None), Placement::default());
         assert_eq!(seeds(&alone, 9, 2, false), Seeds::plan(9, 3, 2, false));
     }

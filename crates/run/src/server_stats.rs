@@ -10,13 +10,7 @@ use pgrush_stats::RunSummary;
 use pgrush_stats::server::ServerTimeline;
 use pgrush_wire::conninfo::ConnParams;
 
-use crate::options::Options;
-
-/// Whether the run samples the server: asked for, or implied by `--json`/`--html`.
-pub fn enabled(opts: &Options) -> bool {
-    !opts.no_server_stats
-        && (opts.server_stats.is_some() || opts.json.is_some() || opts.html.is_some())
-}
+use crate::plan::RunPlan;
 
 /// The sampler of one run, from its start to its end.
 pub struct ServerSampling {
@@ -36,11 +30,11 @@ impl std::fmt::Debug for ServerSampling {
 }
 
 impl ServerSampling {
-    /// The sampler the options ask for, if any.
-    pub fn for_run(opts: &Options, params: &ConnParams) -> Option<ServerSampling> {
-        enabled(opts).then(|| ServerSampling {
+    /// The sampler the plan asks for, if any.
+    pub fn for_run(plan: &RunPlan, params: &ConnParams) -> Option<ServerSampling> {
+        plan.outputs.server_sampling.then(|| ServerSampling {
             params: params.clone(),
-            interval: opts.server_stats.unwrap_or(Duration::from_secs(1)),
+            interval: plan.outputs.server_interval,
             monitor: None,
             cpu_at_start: None,
         })

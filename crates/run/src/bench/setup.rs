@@ -8,6 +8,8 @@ use pgrush_engine::messages;
 use pgrush_stats::{PartitionMethod, Partitioning};
 use pgrush_wire::Connection;
 
+use crate::failure::Failure;
+
 /// What the setup connection found out about the pgbench tables.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TableInfo {
@@ -20,15 +22,19 @@ pub struct TableInfo {
 /// pgbench's partition detection query (sent verbatim).
 const PARTITION_QUERY: &str = "select o.n, p.partstrat, pg_catalog.count(i.inhparent) from pg_catalog.pg_class as c join pg_catalog.pg_namespace as n on (n.oid = c.relnamespace) cross join lateral (select pg_catalog.array_position(pg_catalog.current_schemas(true), n.nspname)) as o(n) left join pg_catalog.pg_partitioned_table as p on (p.partrelid = c.oid) left join pg_catalog.pg_inherits as i on (c.oid = i.inhparent) where c.relname = 'pgbench_accounts' and o.n is not null group by 1, 2 order by 1 asc limit 1";
 
-fn init_hint(prog: &str, db: &str) {
-    messages::hint(
-        prog,
-        &format!("Perhaps you need to do initialization (\"{prog} -i\") in database \"{db}\"."),
-    );
+/// `failure` with the hint that the tables may need initializing.
+fn with_init_hint(failure: Failure, prog: &str, db: &str) -> Failure {
+    failure.hint(format!(
+        "Perhaps you need to do initialization (\"{prog} -i\") in database \"{db}\"."
+    ))
 }
 
-/// Scale and partitioning (pgbench's `GetTableInfo`); errors exit with status 1.
-pub fn table_info(con: &mut Connection, prog: &str, scale_given: bool) -> Result<TableInfo, i32> {
+/// Scale and partitioning (pgbench's `GetTableInfo`); the scale warning is printed here.
+pub fn table_info(
+    con: &mut Connection,
+    prog: &str,
+    scale_given: bool,
+) -> Result<TableInfo, Failure> {
     let sql = "select count(*) from pgbench_branches";
     let scale = match con.simple_query(sql) {
         Ok(results) => {
@@ -39,26 +45,21 @@ pub fn table_info(con: &mut Connection, prog: &str, scale_given: bool) -> Result
                 .to_string();
             let n = i64::from(atoi(v.as_bytes()));
             if n < 0 {
-                messages::error(
-                    prog,
-                    &format!("invalid count(*) from pgbench_branches: \"{v}\""),
-                );
-                return Err(1);
+                return Err(Failure::error(format!(
+                    "invalid count(*) from pgbench_branches: \"{v}\""
+                )));
             }
             n
         }
         Err(e) => {
-            messages::error(
-                prog,
-                &messages::concat(
-                    "could not count number of branches: ",
-                    &e.libpq_message_bytes(Some(sql.as_bytes())),
-                ),
-            );
+            let failure = Failure::error(messages::concat(
+                "could not count number of branches: ",
+                &e.libpq_message_bytes(Some(sql.as_bytes())),
+            ));
             if e.code() == Some("42P01") {
-                init_hint(prog, con.db());
+                return Err(with_init_hint(failure, prog, con.db()));
             }
-            return Err(1);
+            return Err(failure);
         }
     };
     if scale_given {
@@ -77,9 +78,8 @@ pub fn table_info(con: &mut Connection, prog: &str, scale_given: bool) -> Result
                 });
             };
             if r.rows().is_empty() {
-                messages::error(prog, "no pgbench_accounts table found in \"search_path\"");
-                init_hint(prog, con.db());
-                return Err(1);
+                let failure = Failure::error("no pgbench_accounts table found in \"search_path\"");
+                return Err(with_init_hint(failure, prog, con.db()));
             }
             let count = atoi(r.get(0, 2).unwrap_or("0").as_bytes());
             match r.get(0, 1) {
@@ -93,8 +93,9 @@ pub fn table_info(con: &mut Connection, prog: &str, scale_given: bool) -> Result
                     count,
                 }),
                 Some(other) => {
-                    messages::error(prog, &format!("unexpected partition method: \"{other}\""));
-                    return Err(1);
+                    return Err(Failure::error(format!(
+                        "unexpected partition method: \"{other}\""
+                    )));
                 }
             }
         }

@@ -1,7 +1,6 @@
 //! Benchmarks as CI gates: the `--assert` verdicts of a run (or of a saved run with
 //! `pgrush report`), their lines after the report, the `--junit` file and the exit status.
-
-pub mod sweep;
+//! The gates of a saved sweep are the binary's (they read `pgrush-lab`'s sweep files).
 
 use std::io::Write;
 
@@ -20,16 +19,13 @@ pub fn run_facts(opts: &Options) -> RunFacts {
         rate: opts.rate > 0.0,
         latency_limit: opts.latency_limit_us > 0,
         baseline: false,
-        scripts: script_names(&opts.scripts),
+        scripts: script_names(&opts.scripts_to_run()),
     }
 }
 
-/// The names each script of a pgbench command line answers to: its number is its
-/// position; a builtin answers to its name and description, a file to its name as given.
+/// The names each script of a run answers to: its number is its position; a builtin
+/// answers to its name and description, a file to its name as given.
 pub fn script_names(specs: &[ScriptSpec]) -> Vec<Vec<String>> {
-    if specs.is_empty() {
-        return vec![builtin_names("tpcb-like")];
-    }
     specs
         .iter()
         .map(|spec| match &spec.source {

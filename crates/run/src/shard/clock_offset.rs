@@ -1,6 +1,7 @@
 //! This machine's clock against the server's: a few `clock_timestamp()` round trips,
 //! the one with the shortest round trip kept (NTP's idea, one server).
 
+use pgrush_stats::wall_clock::unix_time_us;
 use pgrush_wire::Connection;
 
 /// Round trips made to estimate the offset.
@@ -53,14 +54,6 @@ pub fn best(probes: &[Probe]) -> Option<ClockOffset> {
     })
 }
 
-/// Local Unix time in µs.
-pub fn local_now_us() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| i64::try_from(d.as_micros()).unwrap_or(i64::MAX))
-        .unwrap_or(0)
-}
-
 /// The server's clock now, Unix µs (one round trip).
 pub fn server_now_us(con: &mut Connection) -> Result<i64, String> {
     let results = con
@@ -75,9 +68,9 @@ pub fn server_now_us(con: &mut Connection) -> Result<i64, String> {
 pub fn estimate(con: &mut Connection) -> Result<ClockOffset, String> {
     let mut probes = Vec::with_capacity(PROBES);
     for _ in 0..PROBES {
-        let sent_us = local_now_us();
+        let sent_us = unix_time_us();
         let server_us = server_now_us(con)?;
-        let received_us = local_now_us();
+        let received_us = unix_time_us();
         probes.push(Probe {
             sent_us,
             server_us,

@@ -8,6 +8,8 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 
+use crate::failure::Failure;
+
 /// A temporary name beside `path`, unique in this process: `.NAME.pgrush-PID-N.tmp`.
 fn temporary_beside(path: &Path) -> PathBuf {
     static N: AtomicU32 = AtomicU32::new(0);
@@ -42,7 +44,7 @@ fn resolve(path: &Path) -> io::Result<PathBuf> {
 /// Writes `bytes` to `path` whole or not at all: into a temporary file beside it, then
 /// renamed over it (a reader never sees half of it, a failed write leaves no partial
 /// file and the previous contents stay). Devices and FIFOs are written in place.
-pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
     if is_special(path) {
         let mut f = OpenOptions::new().write(true).truncate(true).open(path)?;
         return f.write_all(bytes).and_then(|()| f.flush());
@@ -71,7 +73,7 @@ pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
 /// Checks, before anything starts, that [`write_atomically`] can write `path`: a
 /// temporary file is created beside it and removed (so a missing or read-only
 /// directory is found now, not after the run), and `path` must not be a directory.
-pub(crate) fn check_writable(path: &Path) -> io::Result<()> {
+pub fn check_writable(path: &Path) -> io::Result<()> {
     if std::fs::metadata(path).is_ok_and(|m| m.is_dir()) {
         return Err(io::Error::from_raw_os_error(libc::EISDIR));
     }
@@ -85,32 +87,42 @@ pub(crate) fn check_writable(path: &Path) -> io::Result<()> {
 
 /// `could not write file "PATH": REASON`, the message of every output file that cannot
 /// be written (before or after the run).
-pub(crate) fn write_error(path: &str, e: &io::Error) -> String {
+pub fn write_error(path: &str, e: &io::Error) -> String {
     format!(
         "could not write file \"{path}\": {}",
         pgrush_wire::strerror(e)
     )
 }
 
-/// Checks every output file given (`-` is standard output: nothing to check); prints
-/// [`write_error`]'s message for the first that cannot be written and gives exit status 1.
-pub(crate) fn check_outputs<'a>(
-    prog: &str,
-    paths: impl IntoIterator<Item = Option<&'a str>>,
-) -> Result<(), i32> {
+/// Checks every output file given (`-` is standard output: nothing to check); the first
+/// that cannot be written fails with [`write_error`]'s message.
+pub fn check_outputs<'a>(paths: impl IntoIterator<Item = Option<&'a str>>) -> Result<(), Failure> {
     for path in paths.into_iter().flatten().filter(|p| *p != "-") {
         if let Err(e) = check_writable(Path::new(path)) {
-            pgrush_engine::messages::error(prog, &write_error(path, &e));
-            return Err(1);
+            return Err(Failure::error(write_error(path, &e)));
         }
     }
     Ok(())
 }
 
+/// Writes `text` to `path` (`-` = standard output, see [`stdout_failure`]), whole or not
+/// at all ([`write_atomically`]).
+pub fn write_output(path: &str, text: &str) -> Result<(), Failure> {
+    if path == "-" {
+        let mut out = io::stdout().lock();
+        return out
+            .write_all(text.as_bytes())
+            .and_then(|()| out.flush())
+            .map_err(|e| stdout_failure(&e));
+    }
+    write_atomically(Path::new(path), text.as_bytes())
+        .map_err(|e| Failure::error(write_error(path, &e)))
+}
+
 /// What a failed write to standard output means: when its reader is gone (`EPIPE`),
 /// the process dies of SIGPIPE, as pgbench does (a shell shows status 141); otherwise
-/// the error is printed and the exit status is 1 (output was lost).
-pub(crate) fn stdout_failed(prog: &str, e: &io::Error) -> i32 {
+/// an error with exit status 1 (output was lost).
+pub fn stdout_failure(e: &io::Error) -> Failure {
     if e.kind() == io::ErrorKind::BrokenPipe {
         // SAFETY: restoring SIGPIPE's default action (Rust ignores it) and raising it
         // ends the process, as the write would have in a C program.
@@ -119,14 +131,18 @@ pub(crate) fn stdout_failed(prog: &str, e: &io::Error) -> i32 {
             libc::raise(libc::SIGPIPE);
         }
     }
-    pgrush_engine::messages::error(
-        prog,
-        &format!(
-            "could not write to standard output: {}",
-            pgrush_wire::strerror(e)
-        ),
-    );
-    1
+    Failure::error(format!(
+        "could not write to standard output: {}",
+        pgrush_wire::strerror(e)
+    ))
+}
+
+/// [`stdout_failure`], printed at once; returns the exit status (for commands that
+/// still print their errors where they happen).
+pub fn stdout_failed(prog: &str, e: &io::Error) -> i32 {
+    let failure = stdout_failure(e);
+    failure.print(prog, prog);
+    failure.status()
 }
 
 #[cfg(test)]

@@ -4,12 +4,12 @@
 use pgrush_engine::messages;
 use pgrush_wire::Connection;
 
-use crate::options::Options;
+use super::{barrier, start_time};
+use crate::failure::Failure;
+use crate::plan::RunPlan;
 use crate::shard::clock_offset::{self, ClockOffset};
+use crate::shard::identity::ShardIdentity;
 use crate::shard::workload::WorkloadKey;
-use crate::shard::{ShardIdentity, barrier, start_time};
-
-use super::first_client;
 
 /// What the shard margin before the start covers: connecting every client.
 const START_MARGIN_BASE_US: i64 = 1_000_000;
@@ -62,53 +62,46 @@ impl ShardStart {
 }
 
 /// The margin between publishing the start and the start: connecting the clients.
-fn start_margin_us(opts: &Options, threads: u32) -> i64 {
-    let per_thread = i64::from(opts.clients.div_ceil(threads.max(1)));
+fn start_margin_us(clients: u32, threads: u32) -> i64 {
+    let per_thread = i64::from(clients.div_ceil(threads.max(1)));
     START_MARGIN_BASE_US + START_MARGIN_PER_CLIENT_US * per_thread
 }
 
 /// Settles the agreed start of shard `identity` on the setup connection `con`:
-/// estimates the clock offset, then `--start-at` or the barrier. Errors are printed;
-/// the exit status is 1.
+/// estimates the clock offset, then `--start-at` or the barrier.
 pub fn agree_on_start(
-    opts: &Options,
+    plan: &RunPlan,
     identity: ShardIdentity,
     key: &WorkloadKey,
-    threads: u32,
     mut con: Connection,
-) -> Result<ShardStart, i32> {
-    let prog = opts.progname.as_str();
-    let fail = |msg: &str| {
-        messages::error(prog, msg);
-        1
-    };
+) -> Result<ShardStart, Failure> {
+    let opts = &plan.options;
     let offset = clock_offset::estimate(&mut con)
-        .map_err(|e| fail(&format!("could not read the server's clock: {e}")))?;
+        .map_err(|e| Failure::error(format!("could not read the server's clock: {e}")))?;
     let (start_server_us, method) = match &opts.start_at {
         Some((given, start_us)) => {
-            let now = offset.to_server(clock_offset::local_now_us());
-            start_time::check_ahead(given, *start_us, now).map_err(|e| fail(&e.to_string()))?;
+            let now = offset.to_server(pgrush_stats::wall_clock::unix_time_us());
+            start_time::check_ahead(given, *start_us, now)
+                .map_err(|e| Failure::error(e.to_string()))?;
             (*start_us, StartMethod::StartAt)
         }
         None => {
             let bkey = key.barrier_key();
             let timeout = opts.shard_timeout_s;
-            barrier::arrive(&mut con, bkey, identity.index).map_err(|e| fail(&e.to_string()))?;
+            barrier::arrive(&mut con, bkey, identity.index)
+                .map_err(|e| Failure::error(e.to_string()))?;
             let start = if identity.index == 0 {
                 barrier::lead(
                     &mut con,
                     bkey,
                     identity.count,
                     timeout,
-                    start_margin_us(opts, threads),
+                    start_margin_us(opts.clients, plan.threads),
                 )
             } else {
                 barrier::follow(&mut con, bkey, timeout)
             };
-            (
-                start.map_err(|e| barrier_failed(prog, &e))?,
-                StartMethod::Barrier,
-            )
+            (start.map_err(|e| barrier_failed(&e))?, StartMethod::Barrier)
         }
     };
     Ok(ShardStart {
@@ -124,7 +117,7 @@ pub fn agree_on_start(
 /// The line a shard prints once its start is agreed on.
 pub fn describe(start: &ShardStart, clients: u32) -> String {
     let id = start.identity;
-    let first = first_client(&id, clients);
+    let first = id.first_client(clients);
     format!(
         "shard {} of {} ({}): clients {} to {} of {}; measuring from {:.6} (server clock, {}); this clock is {:+.3} ms off (± {:.3} ms)",
         id.index,
@@ -140,16 +133,15 @@ pub fn describe(start: &ShardStart, clients: u32) -> String {
     )
 }
 
-/// Prints why the barrier failed (with a hint when shards never arrived); status 1.
-fn barrier_failed(prog: &str, e: &barrier::BarrierError) -> i32 {
-    messages::error(prog, &e.to_string());
+/// Why the barrier failed (with a hint when shards never arrived).
+fn barrier_failed(e: &barrier::BarrierError) -> Failure {
+    let failure = Failure::error(e.to_string());
     if matches!(e, barrier::BarrierError::NeverArrived { .. }) {
-        messages::hint(
-            prog,
+        return failure.hint(
             "Every shard must run the same scripts and options (-c, -j, -t/-T, -R, -D, --random-seed, ...) against the same database.",
         );
     }
-    1
+    failure
 }
 
 /// Warns when this shard started measuring noticeably after the agreed start.
@@ -170,20 +162,10 @@ pub fn warn_if_late(prog: &str, start: &ShardStart, measured_start_unix_us: i64)
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::shard::identity::ShardSource;
 
     #[test]
     fn the_margin_grows_with_the_clients_of_a_thread() {
-        let opts = Options {
-            clients: 3,
-            shard: Some(ShardIdentity {
-                index: 0,
-                count: 2,
-                source: ShardSource::Option,
-            }),
-            ..Options::default()
-        };
-        assert_eq!(start_margin_us(&opts, 1), 1_060_000);
-        assert_eq!(start_margin_us(&opts, 3), 1_020_000);
+        assert_eq!(start_margin_us(3, 1), 1_060_000);
+        assert_eq!(start_margin_us(3, 3), 1_020_000);
     }
 }

@@ -1,0 +1,229 @@
+//! The run's output stage beyond pgbench's text report: where the text goes (stdout, or
+//! stderr with `--json=-`), the server facts read before the run, then after the report
+//! the percentile lines, the meaningfulness warnings, the server statistics, the
+//! `--assert` verdicts and the `--json`, `--html` and `--junit` files.
+
+use std::io::Write;
+
+use pgrush_engine::messages;
+use pgrush_report::document::{ClientInfo, RunContext, RunDocument, ServerInfo, ShardDoc};
+use pgrush_report::html;
+use pgrush_report::warnings::{WarningInputs, warnings};
+use pgrush_stats::RunSummary;
+use pgrush_stats::server::ServerTimeline;
+use pgrush_wire::Connection;
+use pgrush_wire::conninfo::{ConnParams, redact_argv};
+
+use crate::failure::Failure;
+use crate::gate;
+use crate::output_file::write_output;
+use crate::plan::RunPlan;
+use crate::server_stats::ServerSampling;
+use crate::shard::align_time_series;
+
+/// Where the banner and the text report go: stdout, or stderr with `--json=-`.
+pub fn text_out(plan: &RunPlan) -> Box<dyn Write> {
+    if plan.outputs.text_to_stderr {
+        Box::new(std::io::stderr())
+    } else {
+        Box::new(std::io::stdout())
+    }
+}
+
+const AUTOVACUUM_QUERY: &str = "SELECT coalesce(sum(autovacuum_count + autoanalyze_count), 0) \
+     + (SELECT count(*) FROM pg_catalog.pg_stat_activity \
+        WHERE backend_type = 'autovacuum worker' AND query LIKE '%pgbench\\_%') \
+     FROM pg_catalog.pg_stat_user_tables WHERE relname LIKE 'pgbench\\_%'";
+
+/// A number that grows when autovacuum works on the pgbench tables (vacuum and analyze
+/// counts plus running workers), `None` when it cannot be read.
+fn autovacuum_activity(con: &mut Connection) -> Option<i64> {
+    let results = con.simple_query(AUTOVACUUM_QUERY).ok()?;
+    results.first()?.get(0, 0)?.parse().ok()
+}
+
+/// The server's version and [`pgrush_report::document::SERVER_SETTINGS`].
+fn server_info(con: &mut Connection) -> ServerInfo {
+    let mut settings = std::collections::BTreeMap::new();
+    if let Ok(results) = con.simple_query(&pgrush_report::document::server_settings_query())
+        && let Some(r) = results.first()
+    {
+        for row in 0..r.rows().len() {
+            if let (Some(k), Some(v)) = (r.get(row, 0), r.get(row, 1)) {
+                settings.insert(k.to_string(), v.to_string());
+            }
+        }
+    }
+    ServerInfo {
+        version: con.server_version().to_string(),
+        version_num: con.server_version_num(),
+        settings,
+    }
+}
+
+/// What the extras need from before the run (taken on the setup connection).
+#[derive(Debug)]
+pub struct RunExtras {
+    enabled: bool,
+    server: Option<ServerInfo>,
+    autovacuum_before: Option<i64>,
+    start_time_unix_us: i64,
+    params: Option<ConnParams>,
+    sampling: Option<ServerSampling>,
+    shard: Option<ShardDoc>,
+}
+
+impl RunExtras {
+    /// Reads the server facts on the setup connection (only when extras are enabled).
+    pub fn before_run(plan: &RunPlan, con: &mut Connection, params: &ConnParams) -> Self {
+        let enabled = plan.outputs.extras;
+        let watch_autovacuum = enabled && plan.tpcb_like && !plan.options.no_warnings;
+        RunExtras {
+            enabled,
+            server: enabled.then(|| server_info(con)),
+            autovacuum_before: if watch_autovacuum {
+                autovacuum_activity(con)
+            } else {
+                None
+            },
+            start_time_unix_us: 0,
+            params: watch_autovacuum.then(|| params.clone()),
+            sampling: ServerSampling::for_run(plan, params),
+            shard: None,
+        }
+    }
+
+    /// Marks the start of the run (call just before the engine starts) and starts
+    /// the server sampler.
+    pub fn mark_start(&mut self, prog: &str) {
+        self.start_time_unix_us = pgrush_stats::wall_clock::unix_time_us();
+        if let Some(s) = self.sampling.as_mut() {
+            s.start(prog);
+        }
+    }
+
+    /// A shard's run: its document carries `shard`, and starts (with its time
+    /// series) at the agreed start, `start_time_unix_us` on this machine's clock.
+    pub fn set_shard(&mut self, shard: ShardDoc, start_time_unix_us: i64) {
+        self.shard = Some(shard);
+        self.start_time_unix_us = start_time_unix_us;
+    }
+
+    fn autovacuum_during_run(&self) -> Option<bool> {
+        let before = self.autovacuum_before?;
+        let mut con = Connection::connect(self.params.as_ref()?).ok()?;
+        let after = autovacuum_activity(&mut con);
+        let _ = con.close();
+        Some(after? > before)
+    }
+
+    /// After the text report: percentile lines, warnings, the `--assert` verdicts,
+    /// `--json`, `--html` and `--junit`. Returns whether every assertion held (true
+    /// without assertions), or the failure to write a file.
+    pub fn after_run(&mut self, plan: &RunPlan, summary: &RunSummary) -> Result<bool, Failure> {
+        if !self.enabled {
+            return Ok(true);
+        }
+        let opts = &plan.options;
+        let list = opts.percentiles.clone().unwrap_or_default();
+        if let Some(list) = &opts.percentiles {
+            let text = pgrush_report::percentiles::render_text(summary, list);
+            let mut out = text_out(plan);
+            let _ = out.write_all(&text);
+            let _ = out.flush();
+        }
+        let client = ClientInfo::detect();
+        let found = self.warnings(plan, summary, &client);
+        if !plan.outputs.document {
+            return Ok(true);
+        }
+        let ctx = RunContext {
+            command_line: redact_argv(
+                &std::env::args_os()
+                    .map(|a| a.to_string_lossy().into_owned())
+                    .collect::<Vec<_>>(),
+            ),
+            start_time_unix_us: self.start_time_unix_us,
+            server: self.server.clone(),
+            client,
+            percentiles: list,
+            warnings: found,
+        };
+        let mut doc = RunDocument::build(summary, &ctx);
+        if let Some(shard) = &self.shard {
+            doc.shard = Some(shard.clone());
+            align_time_series(&mut doc, summary.bench_duration_s());
+        }
+        if let Some(s) = self.sampling.as_mut() {
+            doc.server_stats = s.finish(summary, doc.time_series.as_ref());
+            print_server_stats(plan, doc.server_stats.as_ref());
+        }
+        let passed = gate_run(plan, &mut doc)?;
+        if let Some(path) = &opts.json {
+            write_output(path, &doc.to_json())?;
+        }
+        if let Some(path) = &opts.html {
+            write_output(path, &html::render(&doc))?;
+        }
+        Ok(passed)
+    }
+
+    /// The meaningfulness warnings, printed unless `--no-warnings`.
+    fn warnings(&self, plan: &RunPlan, summary: &RunSummary, client: &ClientInfo) -> Vec<String> {
+        let opts = &plan.options;
+        let found = warnings(&WarningInputs {
+            tpcb_like: plan.tpcb_like,
+            cpus: client.cpus,
+            autovacuum_during_run: if opts.no_warnings {
+                None
+            } else {
+                self.autovacuum_during_run()
+            },
+            ..WarningInputs::from_summary(summary)
+        });
+        if !opts.no_warnings {
+            for w in &found {
+                messages::warning(&opts.progname, w);
+            }
+        }
+        found
+    }
+}
+
+/// The server statistics' warnings, and with `--server-stats` their summary.
+fn print_server_stats(plan: &RunPlan, timeline: Option<&ServerTimeline>) {
+    let opts = &plan.options;
+    let Some(timeline) = timeline else {
+        return;
+    };
+    if !opts.no_warnings {
+        for w in &timeline.warnings {
+            messages::warning(&opts.progname, w);
+        }
+    }
+    if opts.server_stats.is_some() {
+        let mut out = text_out(plan);
+        let _ = out.write_all(pgrush_report::server::render_text(timeline).as_bytes());
+        let _ = out.flush();
+    }
+}
+
+/// The `--assert` verdicts of a run: printed after the report, stored in `doc`, written
+/// to `--junit`'s file. Returns whether every assertion held.
+fn gate_run(plan: &RunPlan, doc: &mut RunDocument) -> Result<bool, Failure> {
+    let opts = &plan.options;
+    if opts.assertions.is_empty() {
+        return Ok(true);
+    }
+    let facts = gate::run_facts(opts);
+    let verdicts = gate::verdicts(&opts.assertions, &facts, doc, None);
+    gate::print_verdicts(&verdicts, &mut text_out(plan));
+    if let Some(path) = &opts.junit {
+        let out = format!("{}{}", doc.report_text, gate::verdict_lines(&verdicts));
+        let xml = pgrush_report::junit::render(&opts.progname, &verdicts, &out);
+        write_output(path, &xml)?;
+    }
+    let passed = gate::all_passed(&verdicts);
+    doc.assertions = Some(verdicts);
+    Ok(passed)
+}
