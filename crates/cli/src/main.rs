@@ -2,10 +2,11 @@
 //!
 //! The binary picks its personality from the name it was started by
 //! (`pg_test_timing` runs the clock-overhead check) and from a leading
-//! subcommand word (`timing`, `demo`, `ops`, `report`, `merge`, `sweep`, and `completions` and
-//! `man` for packagers; not when started as `pgbench`, where a
-//! first word is a database name); anything else is a pgbench command line.
+//! subcommand word (one of [`subcommands::ALL`]; not when started as `pgbench`,
+//! where a first word is a database name); anything else is a pgbench command line.
+//! A subcommand's unsuccessful end is a `Failure` value, printed here, once.
 
+mod about;
 mod bench;
 mod completions;
 mod connect;
@@ -22,10 +23,14 @@ mod prompt;
 mod report_cmd;
 mod server_stats;
 mod shard;
+mod subcommand;
+mod subcommands;
 mod sweep_cmd;
 mod timing_cmd;
 
 use std::ffi::OsString;
+
+use subcommand::Invocation;
 
 fn main() {
     let args: Vec<OsString> = std::env::args_os().collect();
@@ -42,32 +47,37 @@ fn dispatch(args: Vec<OsString>) -> i32 {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| argv0.clone());
-    if base == "pg_test_timing" {
-        return timing_cmd::run(&argv0, &args[1..], true);
-    }
-    // Started as `pgbench` (a drop-in symlink), `pgbench demo` names a database.
-    let subcommand = if base == "pgbench" {
-        None
-    } else {
-        args.get(1).and_then(|a| a.to_str())
+    let invocation = Invocation {
+        argv0,
+        prog: base,
+        subcommands: subcommands::ALL,
     };
-    match subcommand {
-        Some("timing") => return timing_cmd::run(&argv0, &args[2..], false),
-        Some("demo") => return demo::run(&args[2..]),
-        Some("report") => return report_cmd::run(&base, &args[2..]),
-        Some("merge") => return merge_cmd::run(&base, &args[2..]),
-        Some("ops") => return ops_cmd::run(&base, &args[2..]),
-        Some("sweep") => return sweep_cmd::run(&args[2..]),
-        Some("completions") => return completions::run(&args[2..]),
-        Some("man") => return man::run(&args[2..]),
-        _ => {}
+    if invocation.prog == "pg_test_timing" {
+        return timing_cmd::run_compat(&invocation.argv0, &args[1..]);
+    }
+    let subcommand = args
+        .get(1)
+        .and_then(|a| a.to_str())
+        .filter(|_| subcommands::available(&invocation.prog))
+        .and_then(subcommands::find);
+    if let Some(sub) = subcommand {
+        return match (sub.run)(&invocation, &args[2..]) {
+            Ok(status) => status,
+            Err(failure) => {
+                failure.print(&invocation.prog, &invocation.argv0);
+                failure.status()
+            }
+        };
     }
     let opts = match parse::parse_args(&args) {
         Ok(opts) => opts,
         Err(code) => return code,
     };
     match &opts.action {
-        options::Action::Help => help::print_help(&opts.progname),
+        options::Action::Help => help::print_help(
+            &opts.progname,
+            &subcommands::help_section_for(&opts.progname),
+        ),
         options::Action::Version => help::print_version(&opts.progname),
         options::Action::ListBuiltins => help::print_builtin_list(),
         options::Action::ShowScript(name) => help::print_show_script(name),
