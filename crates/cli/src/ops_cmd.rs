@@ -158,11 +158,17 @@ the load replaces the pgbench_* tables of the database used.
             &["how to partition it"],
         )
         .of_pgbench(),
-        Opt::valued(None, "tablespace", "NAME", &["tablespace of the tables"]).of_pgbench(),
+        Opt::valued(
+            None,
+            "tablespace",
+            "TABLESPACE",
+            &["tablespace of the tables"],
+        )
+        .of_pgbench(),
         Opt::valued(
             None,
             "index-tablespace",
-            "NAME",
+            "TABLESPACE",
             &["tablespace of the indexes"],
         )
         .of_pgbench(),

@@ -143,7 +143,8 @@ fn listed_subcommands(help: &str) -> Vec<String> {
     help[start..]
         .lines()
         .skip(1)
-        .take_while(|l| l.starts_with("  pgrush "))
+        .take_while(|l| l.starts_with("  "))
+        .filter(|l| l.starts_with("  pgrush "))
         .map(|l| {
             l["  pgrush ".len()..]
                 .split(' ')
@@ -165,7 +166,19 @@ fn every_listed_subcommand_has_help_in_the_same_shape() {
     );
     assert!(help.stdout.ends_with(&bugs), "{}", help.stdout);
     let names = listed_subcommands(&help.stdout);
-    assert_eq!(names, ["demo", "merge", "ops", "report", "sweep", "timing"]);
+    assert_eq!(
+        names,
+        [
+            "demo",
+            "merge",
+            "ops",
+            "report",
+            "sweep",
+            "timing",
+            "completions",
+            "man"
+        ]
+    );
     for name in &names {
         let out: Output = testkit::run(pgrush().args([name.as_str(), "--help"]));
         assert_eq!(out.code, 0, "{name}: {}", out.stderr);

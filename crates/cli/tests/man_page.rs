@@ -134,9 +134,10 @@ fn unknown_pages_are_errors() {
     let out = pgrush(&["man", "nosuch"]);
     assert_eq!(out.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        stderr.starts_with("pgrush man: error: no manual page for \"nosuch\""),
-        "{stderr}"
+    assert_eq!(
+        stderr,
+        "pgrush: error: no manual page for \"nosuch\"\n\
+         pgrush: hint: Try \"pgrush man --help\" for more information.\n"
     );
     assert!(out.stdout.is_empty());
 }
