@@ -11,7 +11,6 @@
 use std::ffi::OsString;
 use std::io::Write;
 
-use pgrush_engine::messages;
 use pgrush_report::document::RunDocument;
 use pgrush_report::merge::{MergedRun, merge, merged_text};
 use pgrush_report::{html, percentiles, text};
@@ -102,45 +101,31 @@ fn run(inv: &Invocation, args: &[OsString]) -> Result<i32, Failure> {
     let Some(parsed) = parse_merge_args(args)? else {
         return COMMAND.print_help(&inv.prog);
     };
-    Ok(merge_files(&inv.prog, &parsed))
+    merge_files(&inv.prog, &parsed)
 }
 
-/// Merges the shard documents and prints the report; returns the exit status.
-fn merge_files(prog: &str, parsed: &MergeArgs) -> i32 {
+/// Merges the shard documents and prints the report.
+fn merge_files(prog: &str, parsed: &MergeArgs) -> Result<i32, Failure> {
     let outputs = [parsed.json.as_deref(), parsed.html.as_deref()];
-    if let Err(code) = crate::output_file::check_outputs(prog, outputs) {
-        return code;
-    }
+    // Reading and writing files report their own errors (and give their status).
+    crate::output_file::check_outputs(prog, outputs).map_err(Failure::exit)?;
     let mut docs: Vec<(String, RunDocument)> = Vec::with_capacity(parsed.files.len());
     for f in &parsed.files {
-        match read_run(prog, f) {
-            Ok(doc) => docs.push((f.clone(), doc)),
-            Err(code) => return code,
-        }
+        docs.push((f.clone(), read_run(prog, f).map_err(Failure::exit)?));
     }
-    let merged = match merge(&docs) {
-        Ok(m) => m,
-        Err(e) => {
-            messages::error(prog, &e.to_string());
-            return 1;
-        }
-    };
-    if let Err(code) = print_merged(prog, parsed, &merged) {
-        return code;
-    }
+    let merged = merge(&docs).map_err(|e| Failure::error(e.to_string()))?;
+    print_merged(prog, parsed, &merged).map_err(Failure::exit)?;
     let summary = &merged.summary;
     if summary.interrupted {
-        messages::error(
-            prog,
+        return Err(Failure::error(
             "Run was interrupted by a signal; the above results are incomplete.",
-        );
-        return 2;
+        )
+        .with_status(2));
     }
     if summary.aborted {
-        messages::error(prog, text::ABORTED_MESSAGE);
-        return 2;
+        return Err(Failure::error(text::ABORTED_MESSAGE).with_status(2));
     }
-    0
+    Ok(0)
 }
 
 /// Prints the report and the shards block, and writes the requested files.

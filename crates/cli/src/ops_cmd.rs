@@ -373,7 +373,7 @@ pub fn report(
     files: &[String],
     html: Option<&str>,
     format: pgrush_report::compare::Format,
-) -> Option<i32> {
+) -> Option<Result<i32, Failure>> {
     let first = std::fs::File::open(files.first()?).ok()?;
     if !pgrush_report::assertion::ops::is_ops_reader(first) {
         return None;
@@ -392,10 +392,7 @@ pub fn report(
             });
         match parsed {
             Ok(doc) => docs.push((file.clone(), doc)),
-            Err(e) => {
-                eprintln!("pgrush: error: report: {file}: {e}");
-                return Some(1);
-            }
+            Err(e) => return Some(Err(Failure::error(format!("report: {file}: {e}")))),
         }
     }
     let (path, text) = match html {
@@ -416,13 +413,11 @@ pub fn report(
     } else {
         crate::output_file::write_atomically(std::path::Path::new(path), text.as_bytes())
     };
-    Some(match written {
-        Ok(()) => 0,
-        Err(e) => {
-            eprintln!("pgrush: error: report: cannot write {path}: {e}");
-            1
-        }
-    })
+    Some(
+        written
+            .map(|()| 0)
+            .map_err(|e| Failure::error(format!("report: cannot write {path}: {e}"))),
+    )
 }
 
 #[cfg(test)]

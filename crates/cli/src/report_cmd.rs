@@ -233,7 +233,7 @@ fn is_sweep_dir(path: &str) -> bool {
 /// `pgrush report …`: returns the exit status.
 fn run(inv: &Invocation, args: &[OsString]) -> Result<i32, Failure> {
     if !gate_options_given(args) && crate::sweep_cmd::is_saved_sweep(args.first()) {
-        return crate::sweep_cmd::report_saved(args);
+        return crate::sweep_cmd::report_saved(&inv.prog, args);
     }
     let Some(parsed) = parse_report_args(args)? else {
         return COMMAND.print_help(&inv.prog);
@@ -246,9 +246,10 @@ fn run(inv: &Invocation, args: &[OsString]) -> Result<i32, Failure> {
     if let Some(outcome) = gate_saved_ops(prog, &parsed) {
         return outcome;
     }
-    if let Some(code) = crate::ops_cmd::report(&parsed.files, parsed.html.as_deref(), parsed.format)
+    if let Some(outcome) =
+        crate::ops_cmd::report(&parsed.files, parsed.html.as_deref(), parsed.format)
     {
-        return Ok(code);
+        return outcome;
     }
     let assertions = parse_assertions(&parsed.expressions)?;
     Ok(report_runs(prog, &parsed, &assertions))

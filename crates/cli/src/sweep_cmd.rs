@@ -333,7 +333,7 @@ fn configure(own: &SweepArgs) -> Result<SweepConfig, Failure> {
 }
 
 /// Prints the table and the comparisons; writes `--json` and `--html`.
-fn report(summary: &SweepSummary, own: &SweepArgs) -> Result<i32, Failure> {
+fn report(prog: &str, summary: &SweepSummary, own: &SweepArgs) -> Result<i32, Failure> {
     let format = own.format.unwrap_or(TableFormat::Text);
     let mut text = sweep::output::render_table(summary, format);
     if format != TableFormat::Csv {
@@ -352,7 +352,7 @@ fn report(summary: &SweepSummary, own: &SweepArgs) -> Result<i32, Failure> {
         .write_all(text.as_bytes())
         .and_then(|()| stdout.flush())
     {
-        return Ok(crate::output_file::stdout_failed("pgrush", &e));
+        return Ok(crate::output_file::stdout_failed(prog, &e));
     }
     let files = [
         (&own.json, summary.to_json()),
@@ -381,7 +381,7 @@ pub fn is_saved_sweep(arg: Option<&OsString>) -> bool {
 
 /// `pgrush report DIR [--markdown|--csv] [--json FILE] [--html FILE]`: the results of
 /// the runs a sweep saved in DIR (finished or not).
-pub fn report_saved(args: &[OsString]) -> Result<i32, Failure> {
+pub fn report_saved(prog: &str, args: &[OsString]) -> Result<i32, Failure> {
     let own = match parse_own(args) {
         Ok(Some(own))
             if own.operands.len() == 1 && own.axes.is_empty() && own.pgbench.is_empty() =>
@@ -395,7 +395,7 @@ pub fn report_saved(args: &[OsString]) -> Result<i32, Failure> {
         }
     };
     match sweep::load_summary(std::path::Path::new(&own.operands[0])) {
-        Ok(summary) => report(&summary, &own),
+        Ok(summary) => report(prog, &summary, &own),
         Err(e) => Err(fail(&format!("report: {e}"))),
     }
 }
@@ -415,7 +415,7 @@ fn run(inv: &Invocation, args: &[OsString]) -> Result<i32, Failure> {
     let (summary, outcome) =
         sweep::run_sweep(&cfg, &mut console).map_err(|e| fail(&e.to_string()))?;
     println!();
-    let status = report(&summary, &own)?;
+    let status = report(&inv.prog, &summary, &own)?;
     if outcome.interrupted {
         eprintln!(
             "pgrush sweep: interrupted; the finished runs are kept in {}: run the same \

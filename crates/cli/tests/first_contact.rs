@@ -3,6 +3,9 @@
 //! server answers, a person at a terminal is pointed at `pgrush demo`, while a pipe gets
 //! exactly pgbench 18's stderr.
 
+mod help_common;
+
+use help_common::listed_subcommands;
 use std::io::Read;
 use std::os::fd::{FromRawFd, OwnedFd};
 use std::os::unix::process::CommandExt;
@@ -133,26 +136,6 @@ fn no_hint_when_a_server_answered() {
     assert_eq!(code, 1, "{text}");
     assert!(text.contains("no_such_database_here"), "{text}");
     assert!(!text.contains("hint:"), "{text}");
-}
-
-/// The subcommands `--help` lists: the words after `pgrush ` in its section.
-fn listed_subcommands(help: &str) -> Vec<String> {
-    let start = help
-        .find("Subcommands (pgrush only):\n")
-        .expect("subcommand section");
-    help[start..]
-        .lines()
-        .skip(1)
-        .take_while(|l| l.starts_with("  "))
-        .filter(|l| l.starts_with("  pgrush "))
-        .map(|l| {
-            l["  pgrush ".len()..]
-                .split(' ')
-                .next()
-                .unwrap_or("")
-                .to_string()
-        })
-        .collect()
 }
 
 #[test]

@@ -4,6 +4,8 @@
 //! nothing on standard output. And the completions and manual pages cover every option
 //! of every subcommand's table (as its `--help`, generated from the same table, lists them).
 
+mod help_common;
+
 use std::process::{Command, Output};
 
 const PGRUSH: &str = env!("CARGO_BIN_EXE_pgrush");
@@ -85,18 +87,7 @@ fn stdout_of(args: &[&str]) -> String {
 
 /// The subcommands `pgrush --help` lists.
 fn listed_subcommands() -> Vec<String> {
-    let help = stdout_of(&["--help"]);
-    let start = help
-        .find("Subcommands (pgrush only):\n")
-        .expect("subcommand section");
-    help[start..]
-        .lines()
-        .skip(1)
-        .take_while(|l| l.starts_with("  "))
-        .filter_map(|l| l.strip_prefix("  pgrush "))
-        .filter_map(|rest| rest.split(' ').next())
-        .map(str::to_string)
-        .collect()
+    help_common::listed_subcommands(&stdout_of(&["--help"]))
 }
 
 /// Checks a usage error of `name`: one message line, then the hint; exit 1; no stdout.
@@ -164,21 +155,6 @@ fn a_bad_value_names_the_subcommands_help() {
     }
 }
 
-/// The long options a `--help` text lists (its `Options:` block).
-fn long_options(help: &str) -> Vec<String> {
-    let options = &help[help.find("\nOptions:\n").expect("Options: block")..];
-    options
-        .lines()
-        .skip(2)
-        .take_while(|l| !l.is_empty())
-        .map(str::trim_start)
-        .filter(|text| text.starts_with('-'))
-        .flat_map(|text| text.split("  ").next().unwrap_or("").split(", "))
-        .filter_map(|spelling| spelling.strip_prefix("--"))
-        .map(|long| long[..long.find(['=', '[', ' ']).unwrap_or(long.len())].to_string())
-        .collect()
-}
-
 /// The body of the bash or zsh function `_pgrush__NAME` of a completion script.
 fn function_body<'a>(script: &'a str, name: &str) -> &'a str {
     let head = format!("\n_pgrush__{name}() {{\n");
@@ -199,7 +175,7 @@ fn completions_and_man_pages_cover_every_subcommands_options() {
         .map(|shell| (shell, stdout_of(&["completions", shell])))
         .collect();
     for name in listed_subcommands() {
-        let longs = long_options(&stdout_of(&[&name, "--help"]));
+        let longs = help_common::long_options(&stdout_of(&[&name, "--help"]));
         assert!(longs.contains(&"help".to_string()), "{name}: {longs:?}");
         let page = stdout_of(&["man", &name]).replace("\\-", "-");
         for long in &longs {
