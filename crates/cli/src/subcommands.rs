@@ -128,4 +128,41 @@ mod tests {
             }
         }
     }
+
+    #[test]
+    fn completions_and_man_pages_read_every_table() {
+        use crate::completions::spec::{CommandSpec, Operands, ValueHint};
+        let spec = CommandSpec::gather(ALL);
+        assert_eq!(spec.subcommands.len(), ALL.len());
+        for (sub, table) in spec.subcommands.iter().zip(ALL) {
+            assert_eq!(sub.name, table.name);
+            let longs: Vec<&str> = sub
+                .options
+                .iter()
+                .filter_map(|o| o.long.as_deref())
+                .collect();
+            let want: Vec<&str> = table.options.iter().map(|o| o.long).collect();
+            assert_eq!(longs, want, "{}", sub.name);
+            assert_eq!(sub.help, table.help_text("pgrush"));
+        }
+        let ops = spec
+            .subcommands
+            .iter()
+            .find(|s| s.name == "ops")
+            .expect("ops");
+        let dump_format = ops
+            .options
+            .iter()
+            .find(|o| o.long.as_deref() == Some("dump-format"))
+            .expect("--dump-format");
+        let formats = ["custom", "directory", "plain", "tar"].map(String::from);
+        assert_eq!(dump_format.value, ValueHint::Choices(formats.to_vec()));
+        let man = spec
+            .subcommands
+            .iter()
+            .find(|s| s.name == "man")
+            .expect("man");
+        let names: Vec<String> = ALL.iter().map(|s| s.name.to_string()).collect();
+        assert_eq!(man.operands, Operands::Words(names));
+    }
 }
