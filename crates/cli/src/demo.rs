@@ -344,7 +344,7 @@ fn run(inv: &Invocation, args: &[OsString]) -> Result<i32, Failure> {
         drop(c);
         println!("pgrush demo: throwaway cluster removed");
     }
-    if status != 0 && !initialized {
+    if !initialized {
         return Err(Failure::error(format!(
             "demo: initialization failed (exit status {status})"
         ))
