@@ -15,7 +15,10 @@ use std::time::Duration;
 
 use pgrush_cluster::Cluster;
 
+use pgrush_run::Failure;
 use pgrush_run::options::{Action, Options};
+
+use crate::subcommand::{Invocation, Operands, Opt, Subcommand, positive};
 
 /// How long the reachability probe waits for a TCP connection.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(3);
@@ -23,7 +26,12 @@ const PROBE_TIMEOUT: Duration = Duration::from_secs(3);
 /// Unix socket directories libpq builds commonly default to.
 const DEFAULT_SOCKET_DIRS: &[&str] = &["/var/run/postgresql", "/tmp"];
 
-const USAGE: &str = "\
+/// `pgrush demo`: its options and `--help`.
+pub const COMMAND: Subcommand = Subcommand {
+    name: "demo",
+    args: "",
+    summary: "benchmark a throwaway local cluster, no setup needed",
+    about: "\
 pgrush demo runs a first benchmark with no setup.
 
 Usage:
@@ -38,17 +46,37 @@ PGHOST/PGPORT/PGDATABASE when it answers; otherwise starts a throwaway
 PostgreSQL cluster from the local binaries and removes it afterwards.
 Warning: initialization replaces the pgbench_* tables of the database used.
 
-Options:
-  -h HOST      database server host or socket directory
-  -p PORT      database server port
-  -d DBNAME    database name (or connection string)
-  -U USER      user name
-  -s SCALE     scale factor for initialization (default 10)
-  -T SECONDS   benchmark duration (default 10)
-  --html FILE  where to write the HTML report
-  --help       show this help, then exit
-
-";
+",
+    options: &[
+        Opt::HOST,
+        Opt::PORT,
+        Opt::valued(
+            Some('d'),
+            "dbname",
+            "DBNAME",
+            &["database name (or connection string)"],
+        ),
+        Opt::valued(Some('U'), "username", "USERNAME", &["user name"]),
+        Opt::valued(
+            Some('s'),
+            "scale",
+            "NUM",
+            &["scale factor for initialization (default 10)"],
+        ),
+        Opt::valued(
+            Some('T'),
+            "time",
+            "NUM",
+            &["benchmark duration in seconds (default 10)"],
+        ),
+        Opt::valued(None, "html", "FILE", &["where to write the HTML report"]),
+        Opt::HELP,
+    ],
+    notes: "",
+    operands: Operands::Files,
+    pgbench_options: false,
+    run,
+};
 
 /// The demo's command line.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -78,64 +106,29 @@ impl Default for DemoArgs {
     }
 }
 
-/// What parsing the command line asks for.
-#[derive(Debug, PartialEq, Eq)]
-enum Parsed {
-    Run(DemoArgs),
-    Help,
-}
-
-/// Parses `-h HOST -p PORT -d DB -U USER -s N -T N --html FILE` (also `-hHOST`,
-/// `--html=FILE` and `--help`).
-fn parse(args: &[OsString]) -> Result<Parsed, String> {
+/// Reads the command line with the demo's table; `Ok(None)` asks for `--help`.
+fn parse(args: &[OsString]) -> Result<Option<DemoArgs>, Failure> {
+    let Some(scan) = COMMAND.scan(args)? else {
+        return Ok(None);
+    };
+    if let Some(first) = scan.operands.first() {
+        return Err(COMMAND.usage(format!("unexpected argument \"{first}\"")));
+    }
     let mut out = DemoArgs::default();
-    let mut iter = args.iter();
-    while let Some(arg) = iter.next() {
-        let arg = arg
-            .to_str()
-            .ok_or_else(|| format!("invalid argument {arg:?}"))?;
-        if arg == "--help" || arg == "-?" {
-            return Ok(Parsed::Help);
-        }
-        if let Some(file) = arg.strip_prefix("--html=") {
-            out.html = Some(file.to_string());
-            continue;
-        }
-        if arg == "--html" {
-            let file = iter.next().and_then(|v| v.to_str());
-            out.html = Some(file.ok_or("option --html needs a value")?.to_string());
-            continue;
-        }
-        let Some(flag) = arg.strip_prefix('-').and_then(|r| r.chars().next()) else {
-            return Err(format!("unexpected argument \"{arg}\""));
-        };
-        if !"hpdUsT".contains(flag) {
-            return Err(format!("unknown option \"{arg}\""));
-        }
-        let attached = &arg[1 + flag.len_utf8()..];
-        let value = if attached.is_empty() {
-            iter.next()
-                .and_then(|v| v.to_str())
-                .ok_or_else(|| format!("option -{flag} needs a value"))?
-                .to_string()
-        } else {
-            attached.to_string()
-        };
-        let number = |v: &str| {
-            v.parse::<u32>().ok().filter(|n| *n > 0).ok_or_else(|| {
-                format!("invalid value \"{v}\" for -{flag}: a positive integer is needed")
-            })
-        };
-        match flag {
-            'h' => out.host = Some(value),
-            'p' => out.port = Some(value),
-            'd' => out.dbname = Some(value),
-            'U' => out.user = Some(value),
-            's' => out.scale = number(&value)?,
-            _ => out.duration = number(&value)?,
+    for (found, value) in scan.options {
+        let long = found.long();
+        let value = value.unwrap_or_default();
+        match long {
+            "host" => out.host = Some(value),
+            "port" => out.port = Some(value),
+            "dbname" => out.dbname = Some(value),
+            "username" => out.user = Some(value),
+            "scale" => out.scale = positive(&COMMAND, long, &value)?,
+            "time" => out.duration = positive(&COMMAND, long, &value)?,
+            _ => out.html = Some(value),
         }
     }
-    Ok(Parsed::Run(out))
+    Ok(Some(out))
 }
 
 /// A server named by the command line or the environment.
@@ -266,19 +259,10 @@ fn unix_now_us() -> i64 {
         .map_or(0, |d| i64::try_from(d.as_micros()).unwrap_or(i64::MAX))
 }
 
-/// Runs the demo; returns the exit status.
-pub fn run(args: &[OsString]) -> i32 {
-    let demo = match parse(args) {
-        Ok(Parsed::Run(demo)) => demo,
-        Ok(Parsed::Help) => {
-            print!("{USAGE}{}", crate::help::bug_report_lines());
-            return 0;
-        }
-        Err(msg) => {
-            eprintln!("pgrush: error: demo: {msg}");
-            eprintln!("Try \"pgrush demo --help\" for more information.");
-            return 1;
-        }
+/// Runs the demo.
+fn run(inv: &Invocation, args: &[OsString]) -> Result<i32, Failure> {
+    let Some(demo) = parse(args)? else {
+        return COMMAND.print_help(&inv.prog);
     };
     let env = |name: &str| std::env::var(name).ok();
     let mut base = Options {
@@ -321,13 +305,8 @@ pub fn run(args: &[OsString]) -> i32 {
         let started = Cluster::builder()
             .setting("shared_buffers", "128MB")
             .start();
-        let c = match started {
-            Ok(c) => c,
-            Err(e) => {
-                eprintln!("pgrush: error: demo: cannot start a throwaway cluster: {e}");
-                return 1;
-            }
-        };
+        let c = started
+            .map_err(|e| Failure::error(format!("demo: cannot start a throwaway cluster: {e}")))?;
         println!(
             "pgrush demo: started PostgreSQL {} from {} (socket {}, port {}); it is removed at the end",
             version_text(c.version_num()),
@@ -348,7 +327,8 @@ pub fn run(args: &[OsString]) -> i32 {
     let init = init_options(&base, demo.scale);
     let initialized = crate::init_cmd::run(&init, &crate::prompt::password).map(|()| 0);
     let mut status = pgrush_run::exit_status(initialized, &init.progname, &init.progname);
-    if status == 0 {
+    let initialized = status == 0;
+    if initialized {
         let html = demo
             .html
             .clone()
@@ -363,14 +343,18 @@ pub fn run(args: &[OsString]) -> i32 {
         if status == 0 {
             println!("pgrush demo: HTML report written to {}", shown_path(&html));
         }
-    } else {
-        eprintln!("pgrush: error: demo: initialization failed (exit status {status})");
     }
     if let Some(c) = cluster {
         drop(c);
         println!("pgrush demo: throwaway cluster removed");
     }
-    status
+    if !initialized {
+        return Err(Failure::error(format!(
+            "demo: initialization failed (exit status {status})"
+        ))
+        .with_status(status));
+    }
+    Ok(status)
 }
 
 #[cfg(test)]
@@ -383,7 +367,7 @@ mod tests {
 
     fn run_args(list: &[&str]) -> DemoArgs {
         match parse(&args(list)) {
-            Ok(Parsed::Run(a)) => a,
+            Ok(Some(a)) => a,
             other => panic!("{list:?}: {other:?}"),
         }
     }
@@ -399,7 +383,7 @@ mod tests {
         assert_eq!(a.user.as_deref(), Some("me"));
         assert_eq!((a.scale, a.duration), (2, 1));
         assert_eq!(run_args(&[]), DemoArgs::default());
-        assert_eq!(parse(&args(&["--help"])), Ok(Parsed::Help));
+        assert_eq!(parse(&args(&["--help"])), Ok(None));
         assert_eq!(
             run_args(&["--html", "a.html"]).html.as_deref(),
             Some("a.html")
@@ -410,19 +394,16 @@ mod tests {
 
     #[test]
     fn rejects_bad_arguments() {
-        assert!(
-            parse(&args(&["-x"]))
-                .unwrap_err()
-                .contains("unknown option")
-        );
-        assert!(parse(&args(&["-p"])).unwrap_err().contains("needs a value"));
-        assert!(parse(&args(&["-s", "0"])).unwrap_err().contains("positive"));
-        assert!(
-            parse(&args(&["-T", "ten"]))
-                .unwrap_err()
-                .contains("positive")
-        );
-        assert!(parse(&args(&["mydb"])).unwrap_err().contains("unexpected"));
+        for bad in [
+            &["-x"][..],
+            &["-p"],
+            &["-s", "0"],
+            &["-T", "ten"],
+            &["mydb"],
+        ] {
+            let failure = parse(&args(bad)).unwrap_err();
+            assert_eq!(failure.status(), 1, "{bad:?}");
+        }
     }
 
     #[test]

@@ -2,10 +2,11 @@
 //!
 //! The binary picks its personality from the name it was started by
 //! (`pg_test_timing` runs the clock-overhead check) and from a leading
-//! subcommand word (`timing`, `demo`, `ops`, `report`, `merge`, `sweep`, and `completions` and
-//! `man` for packagers; not when started as `pgbench`, where a
-//! first word is a database name); anything else is a pgbench command line.
+//! subcommand word (one of [`subcommands::ALL`]; not when started as `pgbench`,
+//! where a first word is a database name); anything else is a pgbench command line.
+//! A subcommand's unsuccessful end is a `Failure` value, printed here, once.
 
+mod about;
 mod completions;
 mod demo;
 mod help;
@@ -16,6 +17,8 @@ mod ops_cmd;
 mod parse;
 mod prompt;
 mod report_cmd;
+mod subcommand;
+mod subcommands;
 mod sweep_cmd;
 mod sweep_gate;
 mod timing_cmd;
@@ -24,6 +27,7 @@ use std::ffi::OsString;
 
 use pgrush_run::options::Action;
 use pgrush_run::{RunPlan, exit_status};
+use subcommand::Invocation;
 
 fn main() {
     let args: Vec<OsString> = std::env::args_os().collect();
@@ -40,48 +44,42 @@ fn dispatch(args: Vec<OsString>) -> i32 {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| argv0.clone());
-    if base == "pg_test_timing" {
-        return timing_cmd::run(&argv0, &args[1..], true);
-    }
-    // Started as `pgbench` (a drop-in symlink), `pgbench demo` names a database.
-    let subcommand = if base == "pgbench" {
-        None
-    } else {
-        args.get(1).and_then(|a| a.to_str())
+    let invocation = Invocation {
+        argv0,
+        prog: base,
+        subcommands: subcommands::ALL,
     };
-    match subcommand {
-        Some("timing") => return timing_cmd::run(&argv0, &args[2..], false),
-        Some("demo") => return demo::run(&args[2..]),
-        Some("report") => return report_cmd::run(&base, &args[2..]),
-        Some("merge") => return merge_cmd::run(&base, &args[2..]),
-        Some("ops") => return ops_cmd::run(&base, &args[2..]),
-        Some("sweep") => return sweep_cmd::run(&args[2..]),
-        Some("completions") => return completions::run(&args[2..]),
-        Some("man") => return man::run(&args[2..]),
-        _ => {}
+    if invocation.prog == "pg_test_timing" {
+        return timing_cmd::run_compat(&invocation.argv0, &args[1..]);
+    }
+    let subcommand = args
+        .get(1)
+        .and_then(|a| a.to_str())
+        .filter(|_| subcommands::available(&invocation.prog))
+        .and_then(subcommands::find);
+    if let Some(sub) = subcommand {
+        let result = (sub.run)(&invocation, &args[2..]);
+        return exit_status(result, &invocation.prog, &invocation.argv0);
     }
     let opts = match parse::parse_command_line(&args) {
         Ok(opts) => opts,
-        Err(failure) => {
-            let (prog, argv0) = parse::names(&args);
-            return exit_status(Err(failure), &prog, &argv0);
-        }
+        Err(failure) => return exit_status(Err(failure), &invocation.prog, &invocation.argv0),
     };
     let prog = opts.progname.clone();
     match opts.action.clone() {
-        Action::Help => help::print_help(&prog),
+        Action::Help => help::print_help(&prog, &subcommands::help_section_for(&prog)),
         Action::Version => help::print_version(&prog),
         Action::ListBuiltins => help::print_builtin_list(),
         Action::ShowScript(name) => help::print_show_script(&name),
         Action::Init => exit_status(
             init_cmd::run(&opts, &prompt::password).map(|()| 0),
             &prog,
-            &argv0,
+            &invocation.argv0,
         ),
         Action::Bench => exit_status(
             pgrush_run::run(&RunPlan::resolve(opts), &prompt::password),
             &prog,
-            &argv0,
+            &invocation.argv0,
         ),
     }
 }

@@ -9,69 +9,72 @@
 
 use std::ffi::OsString;
 
-use pgrush_engine::messages;
+use pgrush_run::Failure;
 use roff::{Inline, Roff, bold, italic, line_break, roman};
 
+use crate::about::bug_report_lines;
 use crate::completions::spec::{CommandSpec, OptionSpec, SubcommandSpec};
-use crate::completions::write_stdout;
-use crate::help::{bug_report_lines, section_entries};
+use crate::help::section_entries;
 use crate::parse::getopt::HasArg;
 use crate::parse::table::{HelpEntry, OptionDoc, Section};
+use crate::subcommand::{Invocation, Operands, Opt, Subcommand, write_stdout};
 
-const PROG: &str = "pgrush man";
+/// `pgrush man`: its options and `--help`.
+pub const COMMAND: Subcommand = Subcommand {
+    name: "man",
+    args: " [--list | SUBCOMMAND]",
+    summary: "print a manual page (roff)",
+    about: "\
+pgrush man prints pgrush's manual pages in roff.
 
-/// `pgrush man [--list | SUBCOMMAND]`: prints a page; returns the exit status.
-pub fn run(args: &[OsString]) -> i32 {
-    if matches!(args, [flag] if flag == "--help" || flag == "-?") {
-        return write_stdout(PROG, usage().as_bytes());
-    }
-    let spec = match CommandSpec::gather() {
-        Ok(spec) => spec,
-        Err(err) => {
-            messages::error(PROG, &err.to_string());
-            return 1;
-        }
+Usage:
+  pgrush man              pgrush(1)
+  pgrush man SUBCOMMAND   pgrush-SUBCOMMAND(1)
+  pgrush man --list       the pages' names
+
+Read one with: man -l <(pgrush man)
+
+",
+    options: &[
+        Opt::flag(None, "list", &["list the manual pages"]),
+        Opt::HELP,
+    ],
+    notes: "",
+    operands: Operands::Subcommands,
+    pgbench_options: false,
+    run,
+};
+
+/// `pgrush man [--list | SUBCOMMAND]`: prints a page.
+fn run(inv: &Invocation, args: &[OsString]) -> Result<i32, Failure> {
+    let Some(scan) = COMMAND.scan(args)? else {
+        return COMMAND.print_help(&inv.prog);
     };
-    let args: Vec<String> = args
-        .iter()
-        .map(|a| a.to_string_lossy().into_owned())
-        .collect();
-    let page = match args.as_slice() {
+    let spec = CommandSpec::gather(inv.subcommands);
+    let list = !scan.options.is_empty();
+    let page = match scan.operands.as_slice() {
+        [] if list => page_names(&spec).join("\n") + "\n",
         [] => main_page(&spec),
-        [flag] if flag == "--list" => page_names(&spec).join("\n") + "\n",
-        [name] => match spec.documented_subcommands().find(|sub| sub.name == *name) {
+        [_, ..] if list => {
+            return Err(COMMAND.usage("--list takes no page name"));
+        }
+        [name] => match spec.subcommands.iter().find(|sub| sub.name == *name) {
             Some(sub) => subcommand_page(sub),
-            None => {
-                messages::error(PROG, &format!("no manual page for \"{name}\""));
-                messages::hint(PROG, "\"pgrush man --list\" lists them.");
-                return 1;
-            }
+            None => return Err(COMMAND.usage(format!("no manual page for \"{name}\""))),
         },
         [_, extra, ..] => {
-            messages::error(PROG, &format!("too many arguments (first is \"{extra}\")"));
-            return 1;
+            return Err(COMMAND.usage(format!("too many arguments (first is \"{extra}\")")));
         }
     };
-    write_stdout(PROG, page.as_bytes())
-}
-
-/// `pgrush man --help`.
-fn usage() -> String {
-    format!(
-        "pgrush man prints pgrush's manual pages in roff.\n\n\
-         Usage:\n  pgrush man              pgrush(1)\n  \
-         pgrush man SUBCOMMAND   pgrush-SUBCOMMAND(1)\n  \
-         pgrush man --list       the pages' names\n\n\
-         Read one with: man -l <(pgrush man)\n\n{}",
-        bug_report_lines()
-    )
+    write_stdout(page.as_bytes())
 }
 
 /// The pages' names: `pgrush`, then `pgrush-NAME` per documented subcommand.
 pub fn page_names(spec: &CommandSpec) -> Vec<String> {
     std::iter::once("pgrush".to_string())
         .chain(
-            spec.documented_subcommands()
+            spec.subcommands
+                .iter()
                 .map(|sub| format!("pgrush-{}", sub.name)),
         )
         .collect()
@@ -172,9 +175,7 @@ pub fn main_page(spec: &CommandSpec) -> String {
             roman(sub.args.clone()),
         ]);
         let mut text = sub.summary.clone();
-        if !sub.help.is_empty() {
-            text.push_str(&format!("; see pgrush-{}(1)", sub.name));
-        }
+        text.push_str(&format!("; see pgrush-{}(1)", sub.name));
         page.text([roman(format!("{text}."))]);
     }
     page.control("SH", ["EXIT STATUS"]);

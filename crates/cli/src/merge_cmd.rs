@@ -11,14 +11,20 @@
 use std::ffi::OsString;
 use std::io::Write;
 
-use pgrush_engine::messages;
 use pgrush_report::document::RunDocument;
 use pgrush_report::merge::{MergedRun, merge, merged_text};
 use pgrush_report::{html, percentiles, text};
+use pgrush_run::Failure;
 
 use crate::report_cmd::{read_run, write_output};
+use crate::subcommand::{Invocation, Operands, Opt, Subcommand};
 
-const USAGE: &str = "\
+/// `pgrush merge`: its options and `--help`.
+pub const COMMAND: Subcommand = Subcommand {
+    name: "merge",
+    args: " SHARD...",
+    summary: "merge a sharded run's documents into one report",
+    about: "\
 {prog} merge merges the run documents of a sharded benchmark (one per shard, written by
 {prog} --shard INDEX/COUNT --json FILE) into the report of one run with all their clients.
 
@@ -32,12 +38,30 @@ sums and histograms add up exactly; tps is over the common measured interval, fr
 earliest shard start to the latest shard end on the server's clock. Shards of different
 benchmarks, duplicate shards and missing shards are refused.
 
-Options:
-  --json FILE     write the merged run document (- for stdout; the report then goes to stderr)
-  --html FILE     write the merged run as a self-contained HTML page
-  -?, --help      show this help, then exit
-
-";
+",
+    options: &[
+        Opt::valued(
+            None,
+            "json",
+            "FILE",
+            &[
+                "write the merged run document (- for stdout;",
+                "the report then goes to stderr)",
+            ],
+        ),
+        Opt::valued(
+            None,
+            "html",
+            "FILE",
+            &["write the merged run as a self-contained HTML page"],
+        ),
+        Opt::HELP,
+    ],
+    notes: "",
+    operands: Operands::Files,
+    pgbench_options: false,
+    run,
+};
 
 /// What `pgrush merge` was asked to do.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -48,101 +72,59 @@ struct MergeArgs {
 }
 
 /// Parses the arguments; `Ok(None)` asks for the help text.
-fn parse_merge_args(prog: &str, args: &[OsString]) -> Result<Option<MergeArgs>, i32> {
-    let mut out = MergeArgs::default();
-    let mut only_files = false;
-    let mut it = args.iter().map(|a| a.to_string_lossy().into_owned());
-    while let Some(arg) = it.next() {
-        if only_files || arg == "-" || !arg.starts_with('-') {
-            out.files.push(arg);
-            continue;
+fn parse_merge_args(args: &[OsString]) -> Result<Option<MergeArgs>, Failure> {
+    let Some(scan) = COMMAND.scan(args)? else {
+        return Ok(None);
+    };
+    let mut out = MergeArgs {
+        files: scan.operands,
+        ..MergeArgs::default()
+    };
+    for (found, value) in scan.options {
+        let value = value.unwrap_or_default();
+        if value.is_empty() {
+            return Err(COMMAND.usage(format!("--{}: a file name is needed", found.long())));
         }
-        let (name, attached) = match arg.split_once('=') {
-            Some((n, v)) => (n.to_string(), Some(v.to_string())),
-            None => (arg.clone(), None),
-        };
-        let slot = match name.as_str() {
-            "--" => {
-                only_files = true;
-                continue;
-            }
-            "--help" | "-?" | "-h" => return Ok(None),
-            "--json" => &mut out.json,
-            "--html" => &mut out.html,
-            _ => {
-                return Err(crate::help::usage_error(
-                    prog,
-                    "merge",
-                    &format!("unrecognized option \"{arg}\""),
-                ));
-            }
-        };
-        match attached.or_else(|| it.next()).filter(|v| !v.is_empty()) {
-            Some(v) => *slot = Some(v),
-            None => {
-                return Err(crate::help::usage_error(
-                    prog,
-                    "merge",
-                    &format!("option '{name}' requires an argument"),
-                ));
-            }
+        match found.long() {
+            "json" => out.json = Some(value),
+            _ => out.html = Some(value),
         }
     }
     if out.files.is_empty() {
-        return Err(crate::help::usage_error(
-            prog,
-            "merge",
-            "no shard document given",
-        ));
+        return Err(COMMAND.usage("no shard document given"));
     }
     Ok(Some(out))
 }
 
 /// `pgrush merge …`: returns the exit status.
-pub fn run(prog: &str, args: &[OsString]) -> i32 {
-    let parsed = match parse_merge_args(prog, args) {
-        Ok(Some(p)) => p,
-        Ok(None) => {
-            crate::help::print_usage(USAGE, prog);
-            return 0;
-        }
-        Err(code) => return code,
+fn run(inv: &Invocation, args: &[OsString]) -> Result<i32, Failure> {
+    let Some(parsed) = parse_merge_args(args)? else {
+        return COMMAND.print_help(&inv.prog);
     };
+    merge_files(&inv.prog, &parsed)
+}
+
+/// Merges the shard documents and prints the report.
+fn merge_files(prog: &str, parsed: &MergeArgs) -> Result<i32, Failure> {
     let outputs = [parsed.json.as_deref(), parsed.html.as_deref()];
-    if let Err(failure) = pgrush_run::output_file::check_outputs(outputs) {
-        failure.print(prog, prog);
-        return failure.status();
-    }
+    pgrush_run::output_file::check_outputs(outputs)?;
     let mut docs: Vec<(String, RunDocument)> = Vec::with_capacity(parsed.files.len());
     for f in &parsed.files {
-        match read_run(prog, f) {
-            Ok(doc) => docs.push((f.clone(), doc)),
-            Err(code) => return code,
-        }
+        docs.push((f.clone(), read_run(prog, f).map_err(Failure::exit)?));
     }
-    let merged = match merge(&docs) {
-        Ok(m) => m,
-        Err(e) => {
-            messages::error(prog, &e.to_string());
-            return 1;
-        }
-    };
-    if let Err(code) = print_merged(prog, &parsed, &merged) {
-        return code;
-    }
+    let merged = merge(&docs).map_err(|e| Failure::error(e.to_string()))?;
+    print_merged(prog, parsed, &merged).map_err(Failure::exit)?;
     let summary = &merged.summary;
     if summary.interrupted {
-        messages::error(
-            prog,
+        return Err(Failure::error(
             "Run was interrupted by a signal; the above results are incomplete.",
-        );
-        return 2;
+        )
+        .with_status(2));
     }
     if summary.aborted {
-        messages::error(prog, text::ABORTED_MESSAGE);
-        return 2;
+        return Err(Failure::error(text::ABORTED_MESSAGE).with_status(2));
     }
-    0
+    Ok(0)
 }
 
 /// Prints the report and the shards block, and writes the requested files.
@@ -193,10 +175,13 @@ mod tests {
 
     #[test]
     fn parses_merge_arguments() {
-        let p = parse_merge_args(
-            "pgrush",
-            &args(&["a.json", "--json", "m.json", "--html=m.html", "b.json"]),
-        );
+        let p = parse_merge_args(&args(&[
+            "a.json",
+            "--json",
+            "m.json",
+            "--html=m.html",
+            "b.json",
+        ]));
         assert_eq!(
             p,
             Ok(Some(MergeArgs {
@@ -205,36 +190,20 @@ mod tests {
                 html: Some("m.html".into()),
             }))
         );
-        assert_eq!(parse_merge_args("pgrush", &args(&["--help"])), Ok(None));
-        assert_eq!(parse_merge_args("pgrush", &args(&[])), Err(1));
-        assert_eq!(
-            parse_merge_args("pgrush", &args(&["a.json", "--json"])),
-            Err(1)
-        );
-        assert_eq!(
-            parse_merge_args("pgrush", &args(&["a.json", "--csv"])),
-            Err(1)
-        );
-        let files = parse_merge_args("pgrush", &args(&["--", "--json"]));
+        assert_eq!(parse_merge_args(&args(&["--help"])), Ok(None));
+        for bad in [
+            &[][..],
+            &["a.json", "--json"],
+            &["a.json", "--csv"],
+            &["a.json", "--json="],
+        ] {
+            let failure = parse_merge_args(&args(bad)).unwrap_err();
+            assert_eq!(failure.status(), 1, "{bad:?}");
+        }
+        let files = parse_merge_args(&args(&["--", "--json"]));
         assert_eq!(
             files.map(|p| p.map(|a| a.files)),
             Ok(Some(vec!["--json".to_string()]))
-        );
-    }
-
-    #[test]
-    fn every_option_of_the_help_is_one_line_starting_with_a_dash() {
-        let options: Vec<&str> = USAGE
-            .split("Options:\n")
-            .nth(1)
-            .unwrap_or_default()
-            .lines()
-            .filter(|l| !l.is_empty())
-            .collect();
-        assert_eq!(options.len(), 3);
-        assert!(
-            options.iter().all(|l| l.trim_start().starts_with('-')),
-            "{options:?}"
         );
     }
 }

@@ -15,8 +15,16 @@ use std::path::PathBuf;
 use pgrush_lab::ops::{DumpFormat, OpsConfig, OpsDocument, StepKind, StepResult, Target, text};
 
 use pgrush_run::options::Action;
+use pgrush_run::{Failure, Line};
 
-const USAGE: &str = "\
+use crate::subcommand::{Found, Invocation, Operands, Opt, Subcommand, positive};
+
+/// `pgrush ops`: its options and `--help` (every other option is pgbench's, for `-i`).
+pub const COMMAND: Subcommand = Subcommand {
+    name: "ops",
+    args: "",
+    summary: "time load, dump, restore, reindex, backups, recovery",
+    about: "\
 pgrush ops times the operations around a database at each scale.
 
 Usage:
@@ -48,29 +56,132 @@ by the next one (from the journal DIR/pgrush-adopted.json). pg_dump,
 pg_restore and pg_basebackup must match the server's major version. Warning:
 the load replaces the pgbench_* tables of the database used.
 
-Options:
-  --scale LIST            scales, in order (default 1,10)
-  --steps LIST            steps (default all; load always runs, restore adds dump)
-  --dump-format FORMAT    custom, directory, plain or tar (default custom)
-  --repeat N              run each scale's steps N times (default 1)
-  --json FILE             write the results as JSON (rewritten after each step)
-  --html FILE             write an HTML page: times and sizes against scale
-  --workload-seconds N    length of the crash-recovery and pitr workloads (default 10)
-  --workload-clients N    clients of those workloads (default 4)
-  --pgdata DIR            run every step on the existing local cluster in DIR
-  -j, --jobs N            parallel loading, pg_dump -Fd -j, pg_restore -j (default 1)
-  -F, --fillfactor=NUM    initialization options, as for pgrush -i
-  -I, --init-steps=STEPS  (the load step's steps)
-  --foreign-keys          create foreign keys between the tables
-  --unlogged-tables       create the tables unlogged
-  --partitions=NUM        partition pgbench_accounts into NUM parts
-  --partition-method=(range|hash)
-                          how to partition it
-  --tablespace=NAME       tablespace of the tables
-  --index-tablespace=NAME tablespace of the indexes
-  --help                  show this help, then exit
-
-";
+",
+    options: &[
+        Opt::valued(None, "scale", "LIST", &["scales, in order (default 1,10)"]),
+        Opt::valued(
+            None,
+            "steps",
+            "LIST",
+            &[
+                "steps (default all; load always runs, restore",
+                "adds dump)",
+            ],
+        ),
+        Opt::valued(
+            None,
+            "dump-format",
+            "custom|directory|plain|tar",
+            &["pg_dump's format (default custom)"],
+        ),
+        Opt::valued(
+            None,
+            "repeat",
+            "N",
+            &["run each scale's steps N times (default 1)"],
+        ),
+        Opt::valued(
+            None,
+            "json",
+            "FILE",
+            &["write the results as JSON (rewritten after each", "step)"],
+        ),
+        Opt::valued(
+            None,
+            "html",
+            "FILE",
+            &["write an HTML page: times and sizes against scale"],
+        ),
+        Opt::valued(
+            None,
+            "workload-seconds",
+            "N",
+            &[
+                "length of the crash-recovery and pitr workloads",
+                "(default 10)",
+            ],
+        ),
+        Opt::valued(
+            None,
+            "workload-clients",
+            "N",
+            &["clients of those workloads (default 4)"],
+        ),
+        Opt::valued(
+            None,
+            "pgdata",
+            "DIR",
+            &["run every step on the existing local cluster in DIR"],
+        ),
+        Opt::valued(
+            Some('j'),
+            "jobs",
+            "N",
+            &[
+                "parallel loading, pg_dump -Fd -j, pg_restore -j",
+                "(default 1)",
+            ],
+        )
+        .of_pgbench(),
+        Opt::valued(
+            Some('F'),
+            "fillfactor",
+            "NUM",
+            &["initialization options, as for pgrush -i"],
+        )
+        .of_pgbench(),
+        Opt::valued(
+            Some('I'),
+            "init-steps",
+            "STEPS",
+            &["(the load step's steps)"],
+        )
+        .of_pgbench(),
+        Opt::flag(
+            None,
+            "foreign-keys",
+            &["create foreign keys between the tables"],
+        )
+        .of_pgbench(),
+        Opt::flag(None, "unlogged-tables", &["create the tables unlogged"]).of_pgbench(),
+        Opt::valued(
+            None,
+            "partitions",
+            "NUM",
+            &["partition pgbench_accounts into NUM parts"],
+        )
+        .of_pgbench(),
+        Opt::valued(
+            None,
+            "partition-method",
+            "(range|hash)",
+            &["how to partition it"],
+        )
+        .of_pgbench(),
+        Opt::valued(
+            None,
+            "tablespace",
+            "TABLESPACE",
+            &["tablespace of the tables"],
+        )
+        .of_pgbench(),
+        Opt::valued(
+            None,
+            "index-tablespace",
+            "TABLESPACE",
+            &["tablespace of the indexes"],
+        )
+        .of_pgbench(),
+        Opt::HOST.of_pgbench(),
+        Opt::PORT.of_pgbench(),
+        Opt::USERNAME.of_pgbench(),
+        Opt::HELP,
+    ],
+    notes: "",
+    operands: Operands::Files,
+    pgbench_options: true,
+    run,
+};
 
 /// The ops-only options, taken out of the command line.
 #[derive(Debug, Clone, PartialEq)]
@@ -106,105 +217,60 @@ impl Default for OpsArgs {
     }
 }
 
-/// What the command line asks for.
-#[derive(Debug, PartialEq)]
-enum Parsed {
-    Run(OpsArgs),
-    Help,
-}
-
-/// The ops options that take a value.
-const VALUED: &[&str] = &[
-    "--scale",
-    "--steps",
-    "--dump-format",
-    "--repeat",
-    "--json",
-    "--html",
-    "--workload-seconds",
-    "--workload-clients",
-    "--pgdata",
-];
-
-fn parse(args: &[OsString]) -> Result<Parsed, String> {
-    let mut out = OpsArgs::default();
-    let mut iter = args.iter();
-    while let Some(arg) = iter.next() {
-        let Some(text) = arg.to_str() else {
-            out.rest.push(arg.clone());
-            continue;
-        };
-        if text == "--help" || text == "-?" {
-            return Ok(Parsed::Help);
-        }
-        let (name, inline) = match text.split_once('=') {
-            Some((n, v)) if VALUED.contains(&n) => (n, Some(v.to_string())),
-            _ => (text, None),
-        };
-        if !VALUED.contains(&name) {
-            out.rest.push(arg.clone());
-            continue;
-        }
-        let value = match inline {
-            Some(v) => v,
-            None => iter
-                .next()
-                .and_then(|v| v.to_str())
-                .ok_or_else(|| format!("option {name} needs a value"))?
-                .to_string(),
-        };
-        apply(&mut out, name, &value)?;
-    }
-    Ok(Parsed::Run(out))
-}
-
-fn apply(out: &mut OpsArgs, name: &str, value: &str) -> Result<(), String> {
-    let positive = |v: &str| {
-        v.trim()
-            .parse::<u32>()
-            .ok()
-            .filter(|n| *n > 0)
-            .ok_or_else(|| {
-                format!("invalid value \"{v}\" for {name}: a positive integer is needed")
-            })
+/// Reads the command line with the ops table; `Ok(None)` asks for `--help`.
+fn parse(args: &[OsString]) -> Result<Option<OpsArgs>, Failure> {
+    let Some(scan) = COMMAND.scan(args)? else {
+        return Ok(None);
     };
+    let mut out = OpsArgs {
+        rest: scan.pgbench_args().map(|h| h.text.into()).collect(),
+        ..OpsArgs::default()
+    };
+    out.rest.extend(scan.operands.iter().map(OsString::from));
+    for (found, value) in &scan.options {
+        if let Found::Own(opt) = found {
+            apply(&mut out, opt.long, value.as_deref().unwrap_or_default())?;
+        }
+    }
+    Ok(Some(out))
+}
+
+fn apply(out: &mut OpsArgs, name: &str, value: &str) -> Result<(), Failure> {
+    let positive = |v: &str| positive(&COMMAND, name, v);
+    let usage = |e: &dyn std::fmt::Display| COMMAND.usage(e.to_string());
     match name {
-        "--scale" => {
+        "scale" => {
             out.scales = value.split(',').map(positive).collect::<Result<_, _>>()?;
         }
-        "--steps" => out.steps = StepKind::parse_list(value).map_err(|e| e.to_string())?,
-        "--dump-format" => out.dump_format = DumpFormat::parse(value).map_err(|e| e.to_string())?,
-        "--repeat" => out.repeat = positive(value)?,
-        "--json" => out.json = Some(value.to_string()),
-        "--html" => out.html = Some(value.to_string()),
-        "--workload-seconds" => out.workload_seconds = positive(value)?,
-        "--pgdata" => out.pgdata = Some(PathBuf::from(value)),
+        "steps" => out.steps = StepKind::parse_list(value).map_err(|e| usage(&e))?,
+        "dump-format" => out.dump_format = DumpFormat::parse(value).map_err(|e| usage(&e))?,
+        "repeat" => out.repeat = positive(value)?,
+        "json" => out.json = Some(value.to_string()),
+        "html" => out.html = Some(value.to_string()),
+        "workload-seconds" => out.workload_seconds = positive(value)?,
+        "pgdata" => out.pgdata = Some(PathBuf::from(value)),
         _ => out.workload_clients = positive(value)?,
     }
     Ok(())
 }
 
 /// The lab configuration: the ops options plus the `-i` command line in `rest`.
-fn config(ops: &OpsArgs, progname: &str) -> Result<OpsConfig, i32> {
+fn config(ops: &OpsArgs, progname: &str) -> Result<OpsConfig, Failure> {
     let mut argv: Vec<OsString> = vec![progname.into(), "-i".into()];
     argv.extend(ops.rest.iter().cloned());
-    let opts = crate::parse::parse_args(&argv)?;
+    let opts = crate::parse::parse_args(&argv).map_err(Failure::exit)?;
     if opts.action != Action::Init {
-        eprintln!("pgrush: error: ops: unexpected option (see \"pgrush ops --help\")");
-        return Err(1);
+        return Err(COMMAND.usage("unexpected option"));
     }
-    let init = crate::init_cmd::config(&opts).map_err(|e| {
-        let _ = std::io::stderr().write_all(&e.render(progname));
-        1
-    })?;
+    let init = crate::init_cmd::config(&opts)
+        .map_err(|e| Failure::exit(1).then(Line::Verbatim(e.render(progname))))?;
     let named = opts.host.is_some() || opts.port.is_some() || opts.dbname.is_some();
     let target = match &ops.pgdata {
         Some(_) if named || opts.user.is_some() => {
-            eprintln!(
-                "pgrush: error: ops: --pgdata cannot be combined with -h, -p, -U or DBNAME \
-                 (the cluster's own port and socket are used, as its superuser)"
-            );
-            return Err(1);
+            return Err(COMMAND.usage(
+                "--pgdata cannot be combined with -h, -p, -U or DBNAME \
+                 (the cluster's own port and socket are used, as its superuser)",
+            ));
         }
         Some(dir) => Target::DataDir(dir.clone()),
         None if named => Target::Server(opts.connect_request()),
@@ -232,24 +298,12 @@ fn write_json(path: &str, doc: &OpsDocument) -> std::io::Result<()> {
     pgrush_run::output_file::write_atomically(std::path::Path::new(path), (text + "\n").as_bytes())
 }
 
-/// Runs `pgrush ops`; returns the exit status.
-pub fn run(progname: &str, args: &[OsString]) -> i32 {
-    let ops = match parse(args) {
-        Ok(Parsed::Run(ops)) => ops,
-        Ok(Parsed::Help) => {
-            print!("{USAGE}{}", crate::help::bug_report_lines());
-            return 0;
-        }
-        Err(msg) => {
-            eprintln!("pgrush: error: ops: {msg}");
-            eprintln!("Try \"pgrush ops --help\" for more information.");
-            return 1;
-        }
+/// Runs `pgrush ops`.
+fn run(inv: &Invocation, args: &[OsString]) -> Result<i32, Failure> {
+    let Some(ops) = parse(args)? else {
+        return COMMAND.print_help(&inv.prog);
     };
-    let cfg = match config(&ops, progname) {
-        Ok(cfg) => cfg,
-        Err(code) => return code,
-    };
+    let cfg = config(&ops, &inv.prog)?;
     pgrush_lab::ops::interrupt::install();
     let mut printed_header = false;
     let mut write_failed = None;
@@ -287,14 +341,12 @@ pub fn run(progname: &str, args: &[OsString]) -> i32 {
         }
     };
     let outcome = pgrush_lab::ops::run(&cfg, &mut on_step);
-    let mut status = 0;
+    let mut errors = Vec::new();
     if let Some(msg) = write_failed {
-        eprintln!("pgrush: error: ops: {msg}");
-        status = 1;
+        errors.push(format!("ops: {msg}"));
     }
     if let Some(e) = outcome.error {
-        eprintln!("pgrush: error: ops: {e}");
-        status = 1;
+        errors.push(format!("ops: {e}"));
     }
     let failed_checks = outcome
         .document
@@ -304,10 +356,14 @@ pub fn run(progname: &str, args: &[OsString]) -> i32 {
         .filter(|r| r.check.as_ref().is_some_and(|c| !c.passed))
         .count();
     if failed_checks > 0 {
-        eprintln!("pgrush: error: ops: {failed_checks} check(s) failed");
-        status = 1;
+        errors.push(format!("ops: {failed_checks} check(s) failed"));
     }
-    status
+    if errors.is_empty() {
+        return Ok(0);
+    }
+    Err(errors
+        .into_iter()
+        .fold(Failure::exit(1), |f, e| f.then(Line::Error(e.into_bytes()))))
 }
 
 /// `pgrush report A.json B.json [--html FILE | --markdown | --csv]` when the files are
@@ -317,7 +373,7 @@ pub fn report(
     files: &[String],
     html: Option<&str>,
     format: pgrush_report::compare::Format,
-) -> Option<i32> {
+) -> Option<Result<i32, Failure>> {
     let first = std::fs::File::open(files.first()?).ok()?;
     if !pgrush_report::assertion::ops::is_ops_reader(first) {
         return None;
@@ -336,10 +392,7 @@ pub fn report(
             });
         match parsed {
             Ok(doc) => docs.push((file.clone(), doc)),
-            Err(e) => {
-                eprintln!("pgrush: error: report: {file}: {e}");
-                return Some(1);
-            }
+            Err(e) => return Some(Err(Failure::error(format!("report: {file}: {e}")))),
         }
     }
     let (path, text) = match html {
@@ -360,13 +413,11 @@ pub fn report(
     } else {
         pgrush_run::output_file::write_atomically(std::path::Path::new(path), text.as_bytes())
     };
-    Some(match written {
-        Ok(()) => 0,
-        Err(e) => {
-            eprintln!("pgrush: error: report: cannot write {path}: {e}");
-            1
-        }
-    })
+    Some(
+        written
+            .map(|()| 0)
+            .map_err(|e| Failure::error(format!("report: cannot write {path}: {e}"))),
+    )
 }
 
 #[cfg(test)]
@@ -379,7 +430,7 @@ mod tests {
 
     fn run_args(list: &[&str]) -> OpsArgs {
         match parse(&args(list)) {
-            Ok(Parsed::Run(a)) => a,
+            Ok(Some(a)) => a,
             other => panic!("{list:?}: {other:?}"),
         }
     }
@@ -404,6 +455,7 @@ mod tests {
             "2",
             "--pgdata",
             "/srv/pg",
+            "bench",
         ]);
         assert_eq!(a.scales, vec![1, 2]);
         assert_eq!(
@@ -416,18 +468,28 @@ mod tests {
         assert_eq!(a.html.as_deref(), Some("o.html"));
         assert_eq!(a.workload_seconds, 2);
         assert_eq!(a.pgdata, Some(PathBuf::from("/srv/pg")));
-        assert_eq!(a.rest, args(&["-j", "2", "--unlogged-tables"]));
+        assert_eq!(a.rest, args(&["--jobs=2", "--unlogged-tables", "bench"]));
         assert_eq!(run_args(&[]), OpsArgs::default());
-        assert_eq!(parse(&args(&["--help"])), Ok(Parsed::Help));
+        assert!(matches!(parse(&args(&["--help"])), Ok(None)));
     }
 
     #[test]
     fn bad_ops_options_are_refused() {
-        let err = |list: &[&str]| parse(&args(list)).unwrap_err();
-        assert!(err(&["--scale", "1,x"]).contains("positive integer"));
-        assert!(err(&["--scale", "0"]).contains("positive integer"));
-        assert!(err(&["--steps", "load,backup"]).contains("unknown step \"backup\""));
-        assert!(err(&["--dump-format", "zip"]).contains("invalid dump format"));
-        assert!(err(&["--repeat"]).contains("needs a value"));
+        for bad in [
+            &["--scale", "1,x"][..],
+            &["--scale", "0"],
+            &["--steps", "load,backup"],
+            &["--dump-format", "zip"],
+            &["--repeat"],
+            &["--bogus"],
+        ] {
+            let failure = parse(&args(bad)).unwrap_err();
+            assert_eq!(failure.status(), 1, "{bad:?}");
+            assert_eq!(
+                failure.lines().last(),
+                Some(&Line::TryHelp(Some("ops".to_string()))),
+                "{bad:?}"
+            );
+        }
     }
 }

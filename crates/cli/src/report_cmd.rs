@@ -8,16 +8,25 @@ use std::path::Path;
 
 use pgrush_engine::messages;
 use pgrush_lab::sweep;
+use pgrush_report::assertion::Assertion;
 use pgrush_report::compare::{Comparison, Format};
 use pgrush_report::document::RunDocument;
 use pgrush_report::html;
+use pgrush_run::Failure;
 use pgrush_wire::conninfo::redact_argv;
 
 mod saved_gates;
 
 use saved_gates::{gate_saved_ops, gate_saved_run, gate_saved_sweep, parse_assertions};
 
-const USAGE: &str = "\
+use crate::subcommand::{Invocation, Operands, Opt, Subcommand};
+
+/// `pgrush report`: its options and `--help`.
+pub const COMMAND: Subcommand = Subcommand {
+    name: "report",
+    args: " RUN.json",
+    summary: "render or compare runs saved with --json",
+    about: "\
 {prog} report renders and compares saved runs (written with --json=FILE),
 or saved operations timings (pgrush ops --json FILE).
 
@@ -35,18 +44,51 @@ Usage:
                                          check pgrush ops results at every scale
                                          (\"load<=60s\", \"restore<=1.2*baseline\")
 
-Options:
-  --html=FILE     write an HTML page to FILE (- for stdout): the report of one run,
-                  or the comparison of several runs
-  --markdown      print the table as Markdown
-  --csv           print the table as CSV
-  --baseline=FILE compare with this saved run: EXPR may use FACTOR*baseline, e.g.
-                  \"tps>=0.95*baseline\", \"p99<=1.1*baseline\"
-  --assert=EXPR   check a result of RUN.json, e.g. \"tps>=1000\", \"p99<5ms\" (repeatable)
-  --junit=FILE    write the --assert verdicts to FILE as JUnit XML
-  -?, --help      show this help, then exit
-
-";
+",
+    options: &[
+        Opt::valued(
+            None,
+            "html",
+            "FILE",
+            &[
+                "write an HTML page to FILE (- for stdout): the report",
+                "of one run, or the comparison of several runs",
+            ],
+        ),
+        Opt::flag(None, "markdown", &["print the table as Markdown"]),
+        Opt::flag(None, "csv", &["print the table as CSV"]),
+        Opt::valued(
+            None,
+            "baseline",
+            "FILE",
+            &[
+                "compare with this saved run: EXPR may use",
+                "FACTOR*baseline, e.g. \"tps>=0.95*baseline\",",
+                "\"p99<=1.1*baseline\"",
+            ],
+        ),
+        Opt::valued(
+            None,
+            "assert",
+            "EXPR",
+            &[
+                "check a result of RUN.json, e.g. \"tps>=1000\",",
+                "\"p99<5ms\" (repeatable)",
+            ],
+        ),
+        Opt::valued(
+            None,
+            "junit",
+            "FILE",
+            &["write the --assert verdicts to FILE as JUnit XML"],
+        ),
+        Opt::HELP,
+    ],
+    notes: "",
+    operands: Operands::Files,
+    pgbench_options: false,
+    run,
+};
 
 /// What `pgrush report` was asked to do.
 #[derive(Debug, Clone, PartialEq)]
@@ -63,83 +105,41 @@ struct ReportArgs {
     junit: Option<String>,
 }
 
-/// The options that take a value (`--NAME VALUE` or `--NAME=VALUE`).
-const VALUE_OPTIONS: [&str; 4] = ["html", "baseline", "assert", "junit"];
-
-/// `arg`'s option name and value when it is one of [`VALUE_OPTIONS`], taking the value
-/// from the next argument when not attached.
-fn option_value(
-    prog: &str,
-    arg: &str,
-    rest: &mut dyn Iterator<Item = String>,
-) -> Result<Option<(&'static str, String)>, i32> {
-    let Some(body) = arg.strip_prefix("--") else {
+/// Parses the arguments; `Ok(None)` asks for the help text.
+fn parse_report_args(args: &[OsString]) -> Result<Option<ReportArgs>, Failure> {
+    let Some(scan) = COMMAND.scan(args)? else {
         return Ok(None);
     };
-    for name in VALUE_OPTIONS {
-        if body == name {
-            return match rest.next() {
-                Some(v) => Ok(Some((name, v))),
-                None => Err(crate::help::usage_error(
-                    prog,
-                    "report",
-                    &format!("option '--{name}' requires an argument"),
-                )),
-            };
-        }
-        if let Some(v) = body.strip_prefix(name).and_then(|r| r.strip_prefix('=')) {
-            if v.is_empty() {
-                break;
-            }
-            return Ok(Some((name, v.to_string())));
-        }
-    }
-    Ok(None)
-}
-
-fn parse_report_args(prog: &str, args: &[OsString]) -> Result<Option<ReportArgs>, i32> {
     let mut out = ReportArgs {
-        files: Vec::new(),
+        files: scan.operands,
         html: None,
         format: Format::Text,
         baseline: None,
         expressions: Vec::new(),
         junit: None,
     };
-    let mut only_files = false;
-    let mut it = args.iter().map(|a| a.to_string_lossy().into_owned());
-    while let Some(arg) = it.next() {
-        if only_files || arg == "-" || !arg.starts_with('-') {
-            out.files.push(arg);
-            continue;
+    for (found, value) in scan.options {
+        let long = found.long();
+        let value = value.unwrap_or_default();
+        if value.is_empty() && !matches!(long, "markdown" | "csv") {
+            return Err(COMMAND.usage(format!("--{long}: a value is needed")));
         }
-        match arg.as_str() {
-            "--" => only_files = true,
-            "--help" | "-?" | "-h" => return Ok(None),
-            "--markdown" => out.format = Format::Markdown,
-            "--csv" => out.format = Format::Csv,
-            _ => match option_value(prog, &arg, &mut it)? {
-                Some(("html", v)) => out.html = Some(v),
-                Some(("baseline", v)) => out.baseline = Some(v),
-                Some(("junit", v)) => out.junit = Some(v),
-                Some((_, v)) => out.expressions.push(v),
-                None => {
-                    return Err(crate::help::usage_error(
-                        prog,
-                        "report",
-                        &format!("unrecognized option \"{arg}\""),
-                    ));
-                }
-            },
+        match long {
+            "markdown" => out.format = Format::Markdown,
+            "csv" => out.format = Format::Csv,
+            "html" => out.html = Some(value),
+            "baseline" => out.baseline = Some(value),
+            "junit" => out.junit = Some(value),
+            _ => out.expressions.push(value),
         }
     }
-    check_report_args(prog, &out)?;
+    check_report_args(&out)?;
     Ok(Some(out))
 }
 
 /// The combinations `pgrush report` refuses.
-fn check_report_args(prog: &str, args: &ReportArgs) -> Result<(), i32> {
-    let refuse = |msg: &str| Err(crate::help::usage_error(prog, "report", msg));
+fn check_report_args(args: &ReportArgs) -> Result<(), Failure> {
+    let refuse = |msg: &str| Err(COMMAND.usage(msg));
     if args.files.is_empty() {
         return refuse("no run file given");
     }
@@ -216,36 +216,32 @@ fn is_sweep_dir(path: &str) -> bool {
 }
 
 /// `pgrush report …`: returns the exit status.
-pub fn run(prog: &str, args: &[OsString]) -> i32 {
+fn run(inv: &Invocation, args: &[OsString]) -> Result<i32, Failure> {
     if !gate_options_given(args) && crate::sweep_cmd::is_saved_sweep(args.first()) {
         return crate::sweep_cmd::report_saved(args);
     }
-    let parsed = match parse_report_args(prog, args) {
-        Ok(Some(p)) => p,
-        Ok(None) => {
-            crate::help::print_usage(USAGE, prog);
-            return 0;
-        }
-        Err(code) => return code,
+    let Some(parsed) = parse_report_args(args)? else {
+        return COMMAND.print_help(&inv.prog);
     };
+    let prog = inv.prog.as_str();
     let outputs = [parsed.html.as_deref(), parsed.junit.as_deref()];
-    if let Err(failure) = pgrush_run::output_file::check_outputs(outputs) {
-        failure.print(prog, prog);
-        return failure.status();
+    pgrush_run::output_file::check_outputs(outputs)?;
+    if let Some(outcome) = gate_saved_ops(prog, &parsed) {
+        return outcome;
     }
-    if let Some(code) = gate_saved_ops(prog, &parsed) {
-        return code;
-    }
-    if let Some(code) = crate::ops_cmd::report(&parsed.files, parsed.html.as_deref(), parsed.format)
+    if let Some(outcome) =
+        crate::ops_cmd::report(&parsed.files, parsed.html.as_deref(), parsed.format)
     {
-        return code;
+        return outcome;
     }
-    let assertions = match parse_assertions(prog, &parsed.expressions) {
-        Ok(a) => a,
-        Err(code) => return code,
-    };
+    let assertions = parse_assertions(&parsed.expressions)?;
+    Ok(report_runs(prog, &parsed, &assertions))
+}
+
+/// Renders, compares or gates saved runs (or gates a saved sweep); returns the exit status.
+fn report_runs(prog: &str, parsed: &ReportArgs, assertions: &[Assertion]) -> i32 {
     if !assertions.is_empty() && parsed.files.iter().any(|f| is_sweep_dir(f)) {
-        return gate_saved_sweep(prog, &parsed, &assertions);
+        return gate_saved_sweep(prog, parsed, assertions);
     }
     let mut runs = Vec::with_capacity(parsed.files.len());
     for f in &parsed.files {
@@ -255,7 +251,7 @@ pub fn run(prog: &str, args: &[OsString]) -> i32 {
         }
     }
     if !assertions.is_empty() {
-        return gate_saved_run(prog, &parsed, &assertions, runs);
+        return gate_saved_run(prog, parsed, assertions, runs);
     }
     if let Some(path) = &parsed.html {
         let page = match runs.as_slice() {
@@ -282,9 +278,13 @@ mod tests {
         list.iter().map(OsString::from).collect()
     }
 
+    fn status_of(parsed: Result<Option<ReportArgs>, Failure>) -> Option<i32> {
+        parsed.err().map(|f| f.status())
+    }
+
     #[test]
     fn parses_report_arguments() {
-        let p = parse_report_args("pgrush", &args(&["a.json", "--markdown", "b.json"]));
+        let p = parse_report_args(&args(&["a.json", "--markdown", "b.json"]));
         assert_eq!(
             p,
             Ok(Some(ReportArgs {
@@ -296,9 +296,9 @@ mod tests {
                 junit: None,
             }))
         );
-        let p = parse_report_args("pgrush", &args(&["--html", "x.html", "a.json"]));
+        let p = parse_report_args(&args(&["--html", "x.html", "a.json"]));
         assert_eq!(p.map(|r| r.and_then(|r| r.html)), Ok(Some("x.html".into())));
-        let p = parse_report_args("pgrush", &args(&["a.json", "--csv"]));
+        let p = parse_report_args(&args(&["a.json", "--csv"]));
         assert!(matches!(
             p,
             Ok(Some(ReportArgs {
@@ -306,41 +306,40 @@ mod tests {
                 ..
             }))
         ));
-        assert_eq!(parse_report_args("pgrush", &args(&["--help"])), Ok(None));
-        assert_eq!(parse_report_args("pgrush", &args(&[])), Err(1));
+        assert_eq!(parse_report_args(&args(&["--help"])), Ok(None));
+        assert_eq!(status_of(parse_report_args(&args(&[]))), Some(1));
         assert_eq!(
-            parse_report_args("pgrush", &args(&["--bogus", "a"])),
-            Err(1)
+            status_of(parse_report_args(&args(&["--bogus", "a"]))),
+            Some(1)
         );
         assert!(matches!(
-            parse_report_args("pgrush", &args(&["--html=x", "a", "b"])),
+            parse_report_args(&args(&["--html=x", "a", "b"])),
             Ok(Some(_))
         ));
         assert_eq!(
-            parse_report_args("pgrush", &args(&["--html=x", "--csv", "a"])),
-            Err(1)
+            status_of(parse_report_args(&args(&["--html=x", "--csv", "a"]))),
+            Some(1)
         );
-        let p = parse_report_args(
-            "pgrush",
-            &args(&[
-                "--baseline",
-                "b.json",
-                "n.json",
-                "--assert=tps>=0.9*baseline",
-            ]),
-        );
+        let p = parse_report_args(&args(&[
+            "--baseline",
+            "b.json",
+            "n.json",
+            "--assert=tps>=0.9*baseline",
+        ]));
         let p = p.ok().flatten();
         assert_eq!(
             p.as_ref().and_then(|r| r.baseline.clone()),
             Some("b.json".into())
         );
         assert_eq!(p.map(|r| r.expressions.len()), Some(1));
-        let p = parse_report_args(
-            "pgrush",
-            &args(&["n.json", "--assert", "p99<5", "--junit=j"]),
-        );
+        let p = parse_report_args(&args(&["n.json", "--assert", "p99<5", "--junit=j"]));
         assert_eq!(p.map(|r| r.and_then(|r| r.junit)), Ok(Some("j".into())));
-        assert_eq!(parse_assertions("pgrush", &["tps>".to_string()]), Err(1));
+        assert_eq!(
+            parse_assertions(&["tps>".to_string()])
+                .err()
+                .map(|f| f.status()),
+            Some(1)
+        );
         for refused in [
             &["n.json", "--junit=j"][..],
             &["--baseline=b.json", "n.json"],
@@ -349,12 +348,12 @@ mod tests {
             &["n.json", "--assert"],
         ] {
             assert_eq!(
-                parse_report_args("pgrush", &args(refused)),
-                Err(1),
+                status_of(parse_report_args(&args(refused))),
+                Some(1),
                 "{refused:?}"
             );
         }
-        let p = parse_report_args("pgrush", &args(&["--", "--odd.json"]));
+        let p = parse_report_args(&args(&["--", "--odd.json"]));
         assert_eq!(
             p.map(|r| r.map(|r| r.files)),
             Ok(Some(vec!["--odd.json".into()]))

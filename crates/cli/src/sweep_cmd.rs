@@ -15,10 +15,17 @@ use pgrush_lab::sweep::{
     self, Axis, PlanKey, SweepConfig, SweepSummary, Target, output::TableFormat,
 };
 
-use crate::parse::getopt::Getopt;
-use crate::parse::table::{self, Mode, OptionDef};
+use pgrush_run::Failure;
 
-const USAGE: &str = "\
+use crate::parse::table::Mode;
+use crate::subcommand::{HandedOn, Invocation, Operands, Opt, Subcommand};
+
+/// `pgrush sweep`: its options and `--help` (every other option is pgbench's).
+pub const COMMAND: Subcommand = Subcommand {
+    name: "sweep",
+    args: " --vary ...",
+    summary: "compare configurations over repeats, with intervals",
+    about: "\
 pgrush sweep compares configurations: every combination of the varied values
 (a cell) runs several times, in a shuffled order, and the report gives each
 cell's median with a 95% bootstrap confidence interval.
@@ -37,29 +44,76 @@ Axes:
                              a restart of pgrush's own throwaway cluster),
                              restored at the end, also after Ctrl-C
 
-Options:
-  --vary AXIS=V1,V2   vary AXIS over the values (repeatable)
-  --repeat N          runs per cell (default 3; 1 leaves differences untested)
-  --warmup SECONDS    discarded warm-up before each run (default 5; 0: none)
-  --out DIR           where the runs and sweep.json go, a new or empty
-                      directory (default pgrush-sweep-DATE-TIME); the same
-                      command with the same --out resumes, skipping finished
-                      runs
-  --seed N            seed of the run order and the bootstrap (default: random,
-                      printed)
-  --json FILE         write the results as JSON (schema pgrush-sweep.v1)
-  --html FILE         write the results as an HTML page with charts
-  --markdown          print the table as Markdown
-  --csv               print the table as CSV
-  -?, --help          show this help, then exit
-
+",
+    options: &[
+        Opt::valued(
+            None,
+            "vary",
+            "AXIS=V1,V2",
+            &["vary AXIS over the values (repeatable)"],
+        ),
+        Opt::valued(
+            None,
+            "repeat",
+            "N",
+            &[
+                "runs per cell (default 3; 1 leaves differences",
+                "untested)",
+            ],
+        ),
+        Opt::valued(
+            None,
+            "warmup",
+            "SECONDS",
+            &["discarded warm-up before each run (default 5;", "0: none)"],
+        ),
+        Opt::valued(
+            None,
+            "out",
+            "DIR",
+            &[
+                "where the runs and sweep.json go, a new or empty",
+                "directory (default pgrush-sweep-DATE-TIME); the",
+                "same command with the same --out resumes,",
+                "skipping finished runs",
+            ],
+        ),
+        Opt::valued(
+            None,
+            "seed",
+            "N",
+            &[
+                "seed of the run order and the bootstrap (default:",
+                "random, printed)",
+            ],
+        ),
+        Opt::valued(
+            None,
+            "json",
+            "FILE",
+            &["write the results as JSON (schema pgrush-sweep.v1)"],
+        ),
+        Opt::valued(
+            None,
+            "html",
+            "FILE",
+            &["write the results as an HTML page with charts"],
+        ),
+        Opt::flag(None, "markdown", &["print the table as Markdown"]),
+        Opt::flag(None, "csv", &["print the table as CSV"]),
+        Opt::HELP,
+    ],
+    notes: "\
 Every other option is pgbench's, passed to each initialization (-s, -F, ...)
 or run (-c, -T, -M, ...); runs default to -T 60 and always report per-statement
 latencies (-r). Without -h/-p/-d/DBNAME and PGHOST/PGPORT/PGDATABASE the sweep
 runs on a throwaway cluster, as pgrush demo; otherwise it replaces the pgbench
 tables of the database named. \"pgrush report DIR\" prints a saved sweep again.
-
-";
+",
+    operands: Operands::Files,
+    pgbench_options: true,
+    run,
+};
 
 /// The sweep's own options.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -72,9 +126,10 @@ struct SweepArgs {
     json: Option<PathBuf>,
     html: Option<PathBuf>,
     format: Option<TableFormat>,
-    help: bool,
-    /// Everything else, for pgbench's parser.
-    rest: Vec<String>,
+    /// The pgbench options, each as `--long=value`.
+    pgbench: Vec<HandedOn>,
+    /// The other arguments (a database name).
+    operands: Vec<String>,
 }
 
 /// The pgbench options sorted by where they go.
@@ -87,88 +142,57 @@ struct Passed {
     names: Vec<&'static str>,
 }
 
-/// Takes the sweep's own options out of `args`.
-fn parse_own(args: &[OsString]) -> Result<SweepArgs, String> {
+/// Reads the command line with the sweep's table; `Ok(None)` asks for `--help`.
+fn parse_own(args: &[OsString]) -> Result<Option<SweepArgs>, Failure> {
+    let Some(scan) = COMMAND.scan(args)? else {
+        return Ok(None);
+    };
     let mut out = SweepArgs {
         repeat: 3,
         warmup: 5,
+        pgbench: scan.pgbench_args().collect(),
         ..SweepArgs::default()
     };
-    let mut it = args.iter();
-    while let Some(arg) = it.next() {
-        let arg = arg
-            .to_str()
-            .ok_or_else(|| format!("argument {arg:?} is not UTF-8"))?;
-        let (name, inline) = match arg.split_once('=') {
-            Some((n, v)) if n.starts_with("--") => (n, Some(v.to_string())),
-            _ => (arg, None),
-        };
-        let takes_value = matches!(
-            name,
-            "--vary" | "--repeat" | "--warmup" | "--out" | "--seed" | "--json" | "--html"
-        );
-        let value = if takes_value {
-            match inline {
-                Some(v) => v,
-                None => it
-                    .next()
-                    .and_then(|v| v.to_str())
-                    .ok_or_else(|| format!("option {name} needs a value"))?
-                    .to_string(),
-            }
-        } else {
-            String::new()
-        };
+    for (found, value) in &scan.options {
+        let value = value.clone().unwrap_or_default();
         let number = |what: &str, min: u32| {
             value
                 .parse::<u32>()
                 .ok()
                 .filter(|n| *n >= min)
-                .ok_or_else(|| format!("invalid {what} \"{value}\""))
+                .ok_or_else(|| COMMAND.usage(format!("invalid {what} \"{value}\"")))
         };
-        match name {
-            "--vary" => out
+        match found.long() {
+            "vary" => out
                 .axes
-                .push(Axis::parse(&value).map_err(|e| e.to_string())?),
-            "--repeat" => out.repeat = number("repeat count (at least 1)", 1)?,
-            "--warmup" => out.warmup = number("warm-up duration", 0)?,
-            "--out" => out.out = Some(PathBuf::from(value)),
-            "--seed" => {
+                .push(Axis::parse(&value).map_err(|e| COMMAND.usage(e.to_string()))?),
+            "repeat" => out.repeat = number("repeat count (at least 1)", 1)?,
+            "warmup" => out.warmup = number("warm-up duration", 0)?,
+            "out" => out.out = Some(PathBuf::from(&value)),
+            "seed" => {
                 out.seed = Some(
                     value
                         .parse()
-                        .map_err(|_| format!("invalid seed \"{value}\""))?,
+                        .map_err(|_| COMMAND.usage(format!("invalid seed \"{value}\"")))?,
                 )
             }
-            "--json" => out.json = Some(PathBuf::from(value)),
-            "--html" => out.html = Some(PathBuf::from(value)),
-            "--markdown" => out.format = Some(TableFormat::Markdown),
-            "--csv" => out.format = Some(TableFormat::Csv),
-            "--help" | "-?" => out.help = true,
-            _ => out.rest.push(arg.to_string()),
+            "json" => out.json = Some(PathBuf::from(&value)),
+            "html" => out.html = Some(PathBuf::from(&value)),
+            "markdown" => out.format = Some(TableFormat::Markdown),
+            "csv" => out.format = Some(TableFormat::Csv),
+            _ => {}
         }
     }
-    sweep::check_distinct(&out.axes).map_err(|e| e.to_string())?;
-    Ok(out)
+    out.operands = scan.operands;
+    sweep::check_distinct(&out.axes).map_err(|e| COMMAND.usage(e.to_string()))?;
+    Ok(Some(out))
 }
 
-/// Sorts pgbench options by mode, in `--long=value` form.
-fn sort_options(rest: &[String]) -> Result<Passed, String> {
-    let raw: Vec<Vec<u8>> = rest.iter().map(|a| a.as_bytes().to_vec()).collect();
-    let (shorts, longs) = (table::short_options(), table::long_options());
-    let mut scan = Getopt::new(&raw, &shorts, &longs, false);
+/// Sorts the pgbench options by mode, in `--long=value` form.
+fn sort_options(pgbench: &[HandedOn], operands: &[String]) -> Result<Passed, String> {
     let mut passed = Passed::default();
-    while let Some(item) = scan.next_opt() {
-        let found = item.map_err(|e| {
-            let mut line = Vec::new();
-            let _ = e.write_to(b"pgrush sweep", &mut line);
-            String::from_utf8_lossy(&line).trim_end().to_string()
-        })?;
-        let def: &OptionDef = found.id;
-        let text = match found.arg {
-            Some(v) => format!("--{}={}", def.long, String::from_utf8_lossy(v)),
-            None => format!("--{}", def.long),
-        };
+    for def in pgbench {
+        let text = def.text.clone();
         passed.names.push(def.long);
         match (def.long, def.mode) {
             ("initialize" | "show-script", _) => {
@@ -186,13 +210,12 @@ fn sort_options(rest: &[String]) -> Result<Passed, String> {
             _ => passed.run.push(text),
         }
     }
-    match scan.positional()[..] {
+    match operands {
         [] => {}
-        [db] => passed.conn.push(String::from_utf8_lossy(db).into_owned()),
+        [db] => passed.conn.push(db.clone()),
         [_, extra, ..] => {
             return Err(format!(
-                "too many command-line arguments (first is \"{}\")",
-                String::from_utf8_lossy(extra)
+                "too many command-line arguments (first is \"{extra}\")"
             ));
         }
     }
@@ -261,26 +284,19 @@ fn default_out_dir() -> PathBuf {
     PathBuf::from(format!("pgrush-sweep-{}-{}", &stamp[..8], &stamp[8..]))
 }
 
-fn fail(msg: &str) -> i32 {
-    eprintln!("pgrush: error: sweep: {msg}");
-    1
+/// A failure of the sweep (not of its command line): `<prog>: error: sweep: <msg>`.
+fn fail(msg: &str) -> Failure {
+    Failure::error(format!("sweep: {msg}"))
 }
 
-/// The sweep's configuration from the command line, or the exit status.
-fn configure(own: &SweepArgs) -> Result<SweepConfig, i32> {
-    let usage = |msg: &str| {
-        fail(msg);
-        eprintln!("Try \"pgrush sweep --help\" for more information.");
-        1
-    };
+/// The sweep's configuration from the command line.
+fn configure(own: &SweepArgs) -> Result<SweepConfig, Failure> {
     if own.axes.is_empty() {
-        return Err(usage(
-            "nothing to compare: give at least one --vary AXIS=V1,V2",
-        ));
+        return Err(COMMAND.usage("nothing to compare: give at least one --vary AXIS=V1,V2"));
     }
-    let mut passed = sort_options(&own.rest).map_err(|m| usage(&m))?;
+    let mut passed = sort_options(&own.pgbench, &own.operands).map_err(|m| COMMAND.usage(m))?;
     if let Some(msg) = conflict(&own.axes, &passed) {
-        return Err(usage(&msg));
+        return Err(COMMAND.usage(msg));
     }
     if !passed
         .names
@@ -289,7 +305,7 @@ fn configure(own: &SweepArgs) -> Result<SweepConfig, i32> {
     {
         passed.run.push("--time=60".into());
     }
-    let request = check_with_parser(&own.axes, &passed)?;
+    let request = check_with_parser(&own.axes, &passed).map_err(Failure::exit)?;
     let target = if passed.conn.is_empty() && !env_names_server() {
         Target::Throwaway
     } else {
@@ -316,8 +332,8 @@ fn configure(own: &SweepArgs) -> Result<SweepConfig, i32> {
     })
 }
 
-/// Prints the table and the comparisons; writes `--json`.
-fn report(summary: &SweepSummary, own: &SweepArgs) -> i32 {
+/// Prints the table and the comparisons; writes `--json` and `--html`.
+fn report(summary: &SweepSummary, own: &SweepArgs) -> Result<i32, Failure> {
     let format = own.format.unwrap_or(TableFormat::Text);
     let mut text = sweep::output::render_table(summary, format);
     if format != TableFormat::Csv {
@@ -336,7 +352,7 @@ fn report(summary: &SweepSummary, own: &SweepArgs) -> i32 {
         .write_all(text.as_bytes())
         .and_then(|()| stdout.flush())
     {
-        return pgrush_run::output_file::stdout_failed("pgrush", &e);
+        return Err(pgrush_run::output_file::stdout_failure(&e));
     }
     let files = [
         (&own.json, summary.to_json()),
@@ -352,10 +368,10 @@ fn report(summary: &SweepSummary, own: &SweepArgs) -> i32 {
         if let Some(path) = path
             && let Err(e) = pgrush_run::output_file::write_atomically(path, text.as_bytes())
         {
-            return fail(&format!("{}: {e}", path.display()));
+            return Err(fail(&format!("{}: {e}", path.display())));
         }
     }
-    0
+    Ok(0)
 }
 
 /// True when `arg` names a directory holding a sweep (`pgrush report DIR`).
@@ -364,60 +380,52 @@ pub fn is_saved_sweep(arg: Option<&OsString>) -> bool {
 }
 
 /// `pgrush report DIR [--markdown|--csv] [--json FILE] [--html FILE]`: the results of
-/// the runs a sweep saved in DIR (finished or not); returns the exit status.
-pub fn report_saved(args: &[OsString]) -> i32 {
+/// the runs a sweep saved in DIR (finished or not).
+pub fn report_saved(args: &[OsString]) -> Result<i32, Failure> {
     let own = match parse_own(args) {
-        Ok(own) if own.rest.len() == 1 && own.axes.is_empty() => own,
-        Ok(_) => return fail("report: give one sweep directory and output options only"),
-        Err(msg) => return fail(&format!("report: {msg}")),
+        Ok(Some(own))
+            if own.operands.len() == 1 && own.axes.is_empty() && own.pgbench.is_empty() =>
+        {
+            own
+        }
+        Ok(_) | Err(_) => {
+            return Err(fail(
+                "report: give one sweep directory and output options only",
+            ));
+        }
     };
-    match sweep::load_summary(std::path::Path::new(&own.rest[0])) {
+    match sweep::load_summary(std::path::Path::new(&own.operands[0])) {
         Ok(summary) => report(&summary, &own),
-        Err(e) => fail(&format!("report: {e}")),
+        Err(e) => Err(fail(&format!("report: {e}"))),
     }
 }
 
-/// Runs `pgrush sweep ARGS`; returns the exit status.
-pub fn run(args: &[OsString]) -> i32 {
-    let own = match parse_own(args) {
-        Ok(own) => own,
-        Err(msg) => {
-            fail(&msg);
-            eprintln!("Try \"pgrush sweep --help\" for more information.");
-            return 1;
-        }
+/// Runs `pgrush sweep ARGS`.
+fn run(inv: &Invocation, args: &[OsString]) -> Result<i32, Failure> {
+    let Some(own) = parse_own(args)? else {
+        return COMMAND.print_help(&inv.prog);
     };
-    if own.help {
-        print!("{USAGE}{}", crate::help::bug_report_lines());
-        return 0;
-    }
-    let cfg = match configure(&own) {
-        Ok(cfg) => cfg,
-        Err(status) => return status,
-    };
+    let cfg = configure(&own)?;
     for path in [&own.json, &own.html].into_iter().flatten() {
         if let Err(e) = pgrush_run::output_file::check_writable(path) {
-            return fail(&format!("{}: {e}", path.display()));
+            return Err(fail(&format!("{}: {e}", path.display())));
         }
     }
     let mut console = std::io::stdout();
-    match sweep::run_sweep(&cfg, &mut console) {
-        Ok((summary, outcome)) => {
-            println!();
-            let status = report(&summary, &own);
-            if outcome.interrupted {
-                eprintln!(
-                    "pgrush sweep: interrupted; the finished runs are kept in {}: run the same \
-                     command with --out {} to resume",
-                    cfg.out_dir.display(),
-                    cfg.out_dir.display()
-                );
-                return 1;
-            }
-            status
-        }
-        Err(e) => fail(&e.to_string()),
+    let (summary, outcome) =
+        sweep::run_sweep(&cfg, &mut console).map_err(|e| fail(&e.to_string()))?;
+    println!();
+    let status = report(&summary, &own)?;
+    if outcome.interrupted {
+        eprintln!(
+            "pgrush sweep: interrupted; the finished runs are kept in {}: run the same \
+             command with --out {} to resume",
+            cfg.out_dir.display(),
+            cfg.out_dir.display()
+        );
+        return Ok(1);
     }
+    Ok(status)
 }
 
 #[cfg(test)]
@@ -447,12 +455,16 @@ mod tests {
             "-T1",
             "bench",
         ]))
+        .unwrap()
         .unwrap();
         assert_eq!(own.axes.len(), 2);
         assert_eq!((own.repeat, own.warmup, own.seed), (2, 0, Some(9)));
         assert_eq!(own.out, Some(PathBuf::from("d")));
         assert_eq!(own.format, Some(TableFormat::Csv));
-        assert_eq!(own.rest, ["-c", "4", "-T1", "bench"]);
+        let passed: Vec<&str> = own.pgbench.iter().map(|h| h.text.as_str()).collect();
+        assert_eq!(passed, ["--client=4", "--time=1"]);
+        assert_eq!(own.operands, ["bench"]);
+        assert!(parse_own(&os(&["--bogus"])).is_err());
         assert!(parse_own(&os(&["--repeat", "0"])).is_err());
         assert!(parse_own(&os(&["--vary"])).is_err());
         assert!(parse_own(&os(&["--vary", "clients=1", "--vary", "clients=2"])).is_err());
@@ -460,13 +472,15 @@ mod tests {
 
     #[test]
     fn pgbench_options_go_where_their_mode_says() {
-        let rest: Vec<String> = [
+        let own = |list: &[&str]| parse_own(&os(list)).unwrap().unwrap();
+        let sorted = |list: &[&str]| {
+            let own = own(list);
+            sort_options(&own.pgbench, &own.operands)
+        };
+        let p = sorted(&[
             "-s", "2", "-F90", "-c", "4", "-T", "1", "-h", "/tmp", "-n", "-M", "prepared", "db",
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-        let p = sort_options(&rest).unwrap();
+        ])
+        .unwrap();
         assert_eq!(p.init, ["--scale=2", "--fillfactor=90", "--no-vacuum"]);
         assert_eq!(
             p.run,
@@ -480,8 +494,7 @@ mod tests {
         assert_eq!(p.conn, ["--host=/tmp", "db"]);
         let axes = [Axis::parse("clients=1,2").unwrap()];
         assert!(conflict(&axes, &p).unwrap().contains("--client"));
-        assert!(sort_options(&["-i".to_string()]).is_err());
-        assert!(sort_options(&["a".to_string(), "b".to_string()]).is_err());
-        assert!(sort_options(&["--bogus".to_string()]).is_err());
+        assert!(sorted(&["-i"]).is_err());
+        assert!(sorted(&["a", "b"]).is_err());
     }
 }

@@ -54,7 +54,10 @@ fn help_and_bad_arguments() {
     assert_eq!(out.code, 1);
     assert_eq!(
         out.stderr,
-        "pgrush: error: demo: unknown option \"-x\"\nTry \"pgrush demo --help\" for more information.\n"
+        format!(
+            "{}: invalid option -- 'x'\npgrush: hint: Try \"pgrush demo --help\" for more information.\n",
+            env!("CARGO_BIN_EXE_pgrush")
+        )
     );
     let out = run(&mut pgrush_demo(&["-s", "0"]));
     assert_eq!(out.code, 1);

@@ -3,6 +3,9 @@
 //! server answers, a person at a terminal is pointed at `pgrush demo`, while a pipe gets
 //! exactly pgbench 18's stderr.
 
+mod help_common;
+
+use help_common::listed_subcommands;
 use std::io::Read;
 use std::os::fd::{FromRawFd, OwnedFd};
 use std::os::unix::process::CommandExt;
@@ -135,25 +138,6 @@ fn no_hint_when_a_server_answered() {
     assert!(!text.contains("hint:"), "{text}");
 }
 
-/// The subcommands `--help` lists: the words after `pgrush ` in its section.
-fn listed_subcommands(help: &str) -> Vec<String> {
-    let start = help
-        .find("Subcommands (pgrush only):\n")
-        .expect("subcommand section");
-    help[start..]
-        .lines()
-        .skip(1)
-        .take_while(|l| l.starts_with("  pgrush "))
-        .map(|l| {
-            l["  pgrush ".len()..]
-                .split(' ')
-                .next()
-                .unwrap_or("")
-                .to_string()
-        })
-        .collect()
-}
-
 #[test]
 fn every_listed_subcommand_has_help_in_the_same_shape() {
     let help = testkit::run(pgrush().arg("--help"));
@@ -165,7 +149,19 @@ fn every_listed_subcommand_has_help_in_the_same_shape() {
     );
     assert!(help.stdout.ends_with(&bugs), "{}", help.stdout);
     let names = listed_subcommands(&help.stdout);
-    assert_eq!(names, ["demo", "merge", "ops", "report", "sweep", "timing"]);
+    assert_eq!(
+        names,
+        [
+            "demo",
+            "merge",
+            "ops",
+            "report",
+            "sweep",
+            "timing",
+            "completions",
+            "man"
+        ]
+    );
     for name in &names {
         let out: Output = testkit::run(pgrush().args([name.as_str(), "--help"]));
         assert_eq!(out.code, 0, "{name}: {}", out.stderr);

@@ -2,6 +2,9 @@
 //! shows every option of `--help` and every subcommand, and `pgrush-NAME(1)`
 //! every option of `pgrush NAME --help`. Needs groff (`scripts/install-deps`).
 
+mod help_common;
+
+use help_common::long_options;
 use std::io::Write;
 use std::process::{Command, Output, Stdio};
 
@@ -49,17 +52,7 @@ fn rendered(page: &str) -> String {
     groff(page, &["-Tutf8", "-P-cbou", "-rLL=300n"]).0
 }
 
-/// The `--long` spellings of the option lines of a help text.
-fn long_options(help: &str) -> Vec<String> {
-    help.lines()
-        .map(str::trim_start)
-        .filter(|text| text.starts_with('-'))
-        .flat_map(|text| text.split("  ").next().unwrap_or("").split(", "))
-        .filter_map(|spelling| spelling.strip_prefix("--"))
-        .map(|long| long[..long.find(['=', '[', ' ']).unwrap_or(long.len())].to_string())
-        .collect()
-}
-
+/// The manual pages' names, as `pgrush man --list` prints them.
 fn page_names() -> Vec<String> {
     stdout_of(&["man", "--list"])
         .lines()
@@ -134,9 +127,10 @@ fn unknown_pages_are_errors() {
     let out = pgrush(&["man", "nosuch"]);
     assert_eq!(out.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        stderr.starts_with("pgrush man: error: no manual page for \"nosuch\""),
-        "{stderr}"
+    assert_eq!(
+        stderr,
+        "pgrush: error: no manual page for \"nosuch\"\n\
+         pgrush: hint: Try \"pgrush man --help\" for more information.\n"
     );
     assert!(out.stdout.is_empty());
 }

@@ -45,8 +45,8 @@ fn help_and_bad_options() {
     assert_eq!(out.code, 1);
     assert_eq!(
         out.stderr,
-        "pgrush: error: ops: unknown step \"backup\" (steps: load,dump,restore,reindex,\
-         basebackup,crash-recovery,pitr)\nTry \"pgrush ops --help\" for more information.\n"
+        "pgrush: error: unknown step \"backup\" (steps: load,dump,restore,reindex,\
+         basebackup,crash-recovery,pitr)\npgrush: hint: Try \"pgrush ops --help\" for more information.\n"
     );
     // The rest of the command line is pgrush -i's: its own errors.
     let out = run(&mut sandbox.command(None, &["-c", "4"]));

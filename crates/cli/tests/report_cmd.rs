@@ -165,7 +165,10 @@ fn errors() {
     );
     let (_, err, code) = pgrush(&["--frobnicate", "a.json"], dir.path());
     assert_eq!(code, 1);
-    assert!(err.starts_with("pgrush: error: unrecognized option \"--frobnicate\""));
+    assert!(
+        err.ends_with(": unrecognized option '--frobnicate'\npgrush: hint: Try \"pgrush report --help\" for more information.\n"),
+        "{err}"
+    );
     let (out, _, code) = pgrush(&["--help"], dir.path());
     assert_eq!(code, 0);
     assert!(out.contains("pgrush report RUN.json --html=FILE"));

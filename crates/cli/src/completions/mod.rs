@@ -15,10 +15,11 @@ pub mod spec;
 mod zsh;
 
 use std::ffi::OsString;
-use std::io::Write;
 
-use pgrush_engine::messages;
+use pgrush_run::Failure;
 use spec::CommandSpec;
+
+use crate::subcommand::{Invocation, Operands, Opt, Subcommand, write_stdout};
 
 /// A shell pgrush writes completions for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -55,62 +56,43 @@ impl Shell {
     }
 }
 
-/// `pgrush completions SHELL`: prints the script; returns the exit status.
-pub fn run(args: &[OsString]) -> i32 {
-    const PROG: &str = "pgrush completions";
+/// `pgrush completions`: its options and `--help`.
+pub const COMMAND: Subcommand = Subcommand {
+    name: "completions",
+    args: " bash|zsh|fish",
+    summary: "print a shell completion script",
+    about: "\
+pgrush completions prints a shell completion script.
+
+Usage:
+  pgrush completions bash|zsh|fish
+
+For example: source <(pgrush completions bash)
+
+",
+    options: &[Opt::HELP],
+    notes: "",
+    operands: Operands::Words(&Shell::NAMES),
+    pgbench_options: false,
+    run,
+};
+
+/// `pgrush completions SHELL`: prints the script.
+fn run(inv: &Invocation, args: &[OsString]) -> Result<i32, Failure> {
+    let Some(scan) = COMMAND.scan(args)? else {
+        return COMMAND.print_help(&inv.prog);
+    };
     let names = Shell::NAMES.join(", ");
-    if matches!(args, [flag] if flag == "--help" || flag == "-?") {
-        return write_stdout(PROG, usage().as_bytes());
-    }
-    let shell = match args {
-        [name] => match name.to_str().and_then(Shell::from_name) {
-            Some(shell) => shell,
-            None => {
-                let shown = name.to_string_lossy();
-                messages::error(PROG, &format!("unknown shell \"{shown}\" (known: {names})"));
-                return 1;
-            }
-        },
-        [] => {
-            messages::error(PROG, &format!("name a shell: {names}"));
-            return 1;
-        }
+    let shell = match scan.operands.as_slice() {
+        [name] => Shell::from_name(name)
+            .ok_or_else(|| COMMAND.usage(format!("unknown shell \"{name}\" (known: {names})")))?,
+        [] => return Err(COMMAND.usage(format!("name a shell: {names}"))),
         [_, extra, ..] => {
-            let extra = extra.to_string_lossy();
-            messages::error(PROG, &format!("too many arguments (first is \"{extra}\")"));
-            return 1;
+            return Err(COMMAND.usage(format!("too many arguments (first is \"{extra}\")")));
         }
     };
-    let spec = match CommandSpec::gather() {
-        Ok(spec) => spec,
-        Err(err) => {
-            messages::error(PROG, &err.to_string());
-            return 1;
-        }
-    };
-    write_stdout(PROG, shell.script(&spec).as_bytes())
-}
-
-/// `pgrush completions --help`.
-fn usage() -> String {
-    format!(
-        "pgrush completions prints a shell completion script.\n\n\
-         Usage:\n  pgrush completions bash|zsh|fish\n\n\
-         For example: source <(pgrush completions bash)\n\n{}",
-        crate::help::bug_report_lines()
-    )
-}
-
-/// Writes `bytes` to standard output; 0, or 1 after a complaint.
-pub(crate) fn write_stdout(prog: &str, bytes: &[u8]) -> i32 {
-    let mut out = std::io::stdout().lock();
-    match out.write_all(bytes).and_then(|()| out.flush()) {
-        Ok(()) => 0,
-        Err(err) => {
-            messages::error(prog, &format!("could not write to standard output: {err}"));
-            1
-        }
-    }
+    let spec = CommandSpec::gather(inv.subcommands);
+    write_stdout(shell.script(&spec).as_bytes())
 }
 
 /// `word` as one shell word that survives quote removal in bash, zsh and

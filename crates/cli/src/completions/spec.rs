@@ -1,14 +1,12 @@
 //! What pgrush's command line accepts, gathered for the shell completions and
 //! the man pages: the pgbench options from the option table
-//! ([`option_docs`]), the subcommands from [`SUBCOMMANDS`] (their options read
-//! from their own `--help`, so a new subcommand needs nothing here), the
-//! packaging subcommands, and the builtin script names.
+//! ([`option_docs`]), the subcommands with their option tables (the list of
+//! `subcommands`, handed in, so a new subcommand needs nothing here), and the
+//! builtin script names. Nothing is read by running the binary.
 
-use std::process::Command;
-
-use crate::help::{PACKAGING_SUBCOMMANDS, SUBCOMMANDS};
 use crate::parse::getopt::HasArg;
 use crate::parse::table::{OptionDoc, option_docs};
+use crate::subcommand::{self, Opt, Subcommand};
 
 /// What a shell offers for an option's value.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -78,24 +76,41 @@ impl OptionSpec {
         self.value != ValueHint::None
     }
 
+    /// The spec of one option of a subcommand's table.
+    fn from_opt(opt: &Opt) -> OptionSpec {
+        OptionSpec::new(
+            opt.short,
+            opt.long,
+            opt.arg,
+            opt.value_name,
+            opt.help.iter(),
+        )
+    }
+
     fn from_doc(doc: &OptionDoc) -> OptionSpec {
-        let value = match (doc.arg, doc.value_name) {
+        let lines = doc.help.iter().flat_map(|entry| entry.lines);
+        OptionSpec::new(doc.short, doc.long, doc.arg, doc.value_name, lines)
+    }
+
+    fn new<'a>(
+        short: Option<char>,
+        long: &str,
+        arg: HasArg,
+        value_name: Option<&str>,
+        description: impl Iterator<Item = &'a &'a str>,
+    ) -> OptionSpec {
+        let value = match (arg, value_name) {
             (HasArg::Required, Some(name)) => ValueHint::from_value_name(name),
             (HasArg::Required, None) => ValueHint::Text,
             (HasArg::No | HasArg::Optional, _) => ValueHint::None,
         };
         OptionSpec {
-            short: doc.short,
-            long: Some(doc.long.to_string()),
+            short,
+            long: Some(long.to_string()),
             value,
-            value_name: doc.value_name.map(str::to_string),
-            optional_value: doc.arg == HasArg::Optional,
-            description: doc
-                .help
-                .iter()
-                .flat_map(|entry| entry.lines)
-                .map(|line| line.to_string())
-                .collect(),
+            value_name: value_name.map(str::to_string),
+            optional_value: arg == HasArg::Optional,
+            description: description.map(|line| line.to_string()).collect(),
         }
     }
 }
@@ -118,12 +133,35 @@ pub struct SubcommandSpec {
     pub args: String,
     /// One line on what it does.
     pub summary: String,
-    /// Its options.
+    /// Its options, from its option table.
     pub options: Vec<OptionSpec>,
     /// What follows the options.
     pub operands: Operands,
-    /// Its own `--help` text (empty for the packaging subcommands).
+    /// Its own `--help` text (generated from the same table).
     pub help: String,
+}
+
+impl SubcommandSpec {
+    /// The spec of `sub`; `all` names the subcommands (the operands of `pgrush man`).
+    fn of(sub: &Subcommand, all: &[&Subcommand]) -> SubcommandSpec {
+        let operands = match sub.operands {
+            subcommand::Operands::Files => Operands::Files,
+            subcommand::Operands::Words(words) => {
+                Operands::Words(words.iter().map(|w| w.to_string()).collect())
+            }
+            subcommand::Operands::Subcommands => {
+                Operands::Words(all.iter().map(|s| s.name.to_string()).collect())
+            }
+        };
+        SubcommandSpec {
+            name: sub.name.to_string(),
+            args: sub.args.to_string(),
+            summary: sub.summary.to_string(),
+            options: sub.options.iter().map(OptionSpec::from_opt).collect(),
+            operands,
+            help: sub.help_text("pgrush"),
+        }
+    }
 }
 
 /// Everything the completions and man pages are generated from.
@@ -133,191 +171,30 @@ pub struct CommandSpec {
     pub options: Vec<OptionSpec>,
     /// The option table's own data, for the man page's sections.
     pub docs: Vec<OptionDoc>,
-    /// The subcommands listed in `--help`, then the packaging ones.
+    /// The subcommands, in `--help` order.
     pub subcommands: Vec<SubcommandSpec>,
     /// The builtin script names (`-b`).
     pub builtins: Vec<String>,
 }
 
-/// A subcommand's `--help` could not be read.
-#[derive(Debug, thiserror::Error)]
-pub enum SpecError {
-    /// The program's own path is unknown.
-    #[error("cannot find the pgrush executable: {0}")]
-    CurrentExe(std::io::Error),
-    /// Running `pgrush NAME --help` failed.
-    #[error("cannot run \"pgrush {name} --help\": {source}")]
-    Spawn {
-        /// The subcommand.
-        name: String,
-        /// Why.
-        source: std::io::Error,
-    },
-    /// `pgrush NAME --help` exited with an error or printed nothing.
-    #[error("\"pgrush {name} --help\" printed no help (exit status {status})")]
-    NoHelp {
-        /// The subcommand.
-        name: String,
-        /// How it exited.
-        status: std::process::ExitStatus,
-    },
-}
-
 impl CommandSpec {
-    /// Gathers the command line's description; runs `pgrush NAME --help` for
-    /// each subcommand of [`SUBCOMMANDS`] to read its options.
-    pub fn gather() -> Result<CommandSpec, SpecError> {
-        let exe = std::env::current_exe().map_err(SpecError::CurrentExe)?;
-        let mut subcommands = Vec::new();
-        for (name, args, summary) in SUBCOMMANDS {
-            let help = subcommand_help(&exe, name)?;
-            subcommands.push(SubcommandSpec {
-                name: name.to_string(),
-                args: args.to_string(),
-                summary: summary.to_string(),
-                options: help_options(&help),
-                operands: Operands::Files,
-                help,
-            });
-        }
-        subcommands.extend(packaging_subcommands());
+    /// Gathers the command line's description from the option tables of the main
+    /// command and of `subcommands`.
+    pub fn gather(subcommands: &[&Subcommand]) -> CommandSpec {
         let docs: Vec<OptionDoc> = option_docs().collect();
-        Ok(CommandSpec {
+        CommandSpec {
             options: docs.iter().map(OptionSpec::from_doc).collect(),
             docs,
-            subcommands,
+            subcommands: subcommands
+                .iter()
+                .map(|sub| SubcommandSpec::of(sub, subcommands))
+                .collect(),
             builtins: pgrush_script::BUILTINS
                 .iter()
                 .map(|b| b.name.to_string())
                 .collect(),
-        })
-    }
-
-    /// The subcommands listed in `--help` (those with a man page of their own).
-    pub fn documented_subcommands(&self) -> impl Iterator<Item = &SubcommandSpec> {
-        self.subcommands.iter().filter(|sub| !sub.help.is_empty())
-    }
-}
-
-/// `pgrush completions` and `pgrush man`: their operands are words.
-fn packaging_subcommands() -> Vec<SubcommandSpec> {
-    let subcommand_names: Vec<String> = SUBCOMMANDS
-        .iter()
-        .map(|(name, _, _)| name.to_string())
-        .collect();
-    PACKAGING_SUBCOMMANDS
-        .iter()
-        .map(|(name, args, summary)| {
-            let (options, operands) = match *name {
-                "completions" => (
-                    Vec::new(),
-                    Operands::Words(crate::completions::Shell::NAMES.map(String::from).to_vec()),
-                ),
-                "man" => (
-                    vec![OptionSpec {
-                        short: None,
-                        long: Some("list".to_string()),
-                        value: ValueHint::None,
-                        value_name: None,
-                        optional_value: false,
-                        description: vec!["list the manual pages".to_string()],
-                    }],
-                    Operands::Words(subcommand_names.clone()),
-                ),
-                _ => (Vec::new(), Operands::Files),
-            };
-            SubcommandSpec {
-                name: name.to_string(),
-                args: args.to_string(),
-                summary: summary.to_string(),
-                options,
-                operands,
-                help: String::new(),
-            }
-        })
-        .collect()
-}
-
-/// The standard output of `EXE NAME --help`.
-fn subcommand_help(exe: &std::path::Path, name: &str) -> Result<String, SpecError> {
-    let output = Command::new(exe)
-        .args([name, "--help"])
-        .output()
-        .map_err(|source| SpecError::Spawn {
-            name: name.to_string(),
-            source,
-        })?;
-    let text = String::from_utf8_lossy(&output.stdout).into_owned();
-    if !output.status.success() || text.trim().is_empty() {
-        return Err(SpecError::NoHelp {
-            name: name.to_string(),
-            status: output.status,
-        });
-    }
-    Ok(text)
-}
-
-/// The options of a help text's `Options:` block: each line that starts
-/// (after the indentation) with `-` gives the spellings before the first two
-/// spaces and the description after them; more indented lines continue the
-/// description.
-pub fn help_options(help: &str) -> Vec<OptionSpec> {
-    let mut options: Vec<OptionSpec> = Vec::new();
-    let mut in_options = false;
-    for line in help.lines() {
-        if !line.starts_with(' ') {
-            in_options = line == "Options:";
-            continue;
-        }
-        if !in_options {
-            continue;
-        }
-        let text = line.trim_start();
-        if text.starts_with('-') {
-            options.push(option_line(text));
-        } else if let Some(last) = options.last_mut() {
-            last.description.push(text.to_string());
         }
     }
-    options
-}
-
-/// One option line: `-d, --duration=SECONDS   measure for ...`.
-fn option_line(text: &str) -> OptionSpec {
-    let (synopsis, description) = match text.find("  ") {
-        Some(at) => (&text[..at], text[at..].trim()),
-        None => (text, ""),
-    };
-    let mut spec = OptionSpec {
-        short: None,
-        long: None,
-        value: ValueHint::None,
-        value_name: None,
-        optional_value: false,
-        description: vec![description.to_string()],
-    };
-    for spelling in synopsis.split(", ") {
-        let end = spelling.find(['=', ' ', '[']).unwrap_or(spelling.len());
-        let (name, rest) = spelling.split_at(end);
-        if let Some(long) = name.strip_prefix("--") {
-            spec.long = Some(long.to_string());
-        } else if let Some(short) = name.strip_prefix('-') {
-            spec.short = short.chars().next();
-        }
-        let value_name = rest
-            .trim_start_matches(['[', '=', ' '])
-            .trim_end_matches(']');
-        if !value_name.is_empty() {
-            spec.optional_value = rest.starts_with('[');
-            spec.value = if spec.optional_value {
-                ValueHint::None
-            } else {
-                ValueHint::from_value_name(value_name)
-            };
-            spec.value_name = Some(value_name.to_string());
-        }
-    }
-    spec
 }
 
 #[cfg(test)]
@@ -356,31 +233,5 @@ mod tests {
         assert_eq!(find(&options, "connect").value, ValueHint::None);
         let percentiles = find(&options, "percentiles");
         assert!(percentiles.optional_value && !percentiles.takes_value());
-    }
-
-    #[test]
-    fn help_options_reads_both_layouts() {
-        let help = "x does y.\n\nUsage:\n  x [-h HOST]\n\nOptions:\n  \
-                    -h HOST      database server host\n  \
-                    -d, --duration=SECONDS   measure for SECONDS\n                           \
-                    per clock\n      --json               print JSON\n  \
-                    --html=FILE     write HTML\n  -?, --help      show this help\n\nMore:\n  -z  not an option\n";
-        let options = help_options(help);
-        let spellings: Vec<Vec<String>> = options.iter().map(OptionSpec::spellings).collect();
-        assert_eq!(
-            spellings,
-            [
-                vec!["-h"],
-                vec!["-d", "--duration"],
-                vec!["--json"],
-                vec!["--html"],
-                vec!["-?", "--help"],
-            ]
-        );
-        assert_eq!(options[0].value, ValueHint::Text);
-        assert_eq!(options[1].description, ["measure for SECONDS", "per clock"]);
-        assert_eq!(options[2].value, ValueHint::None);
-        assert_eq!(options[3].value, ValueHint::File);
-        assert_eq!(options[4].summary(), "show this help");
     }
 }

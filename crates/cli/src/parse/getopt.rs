@@ -83,24 +83,34 @@ impl GetoptError {
     /// Writes glibc's message line, prefixed with `argv0` as typed.
     pub fn write_to(&self, argv0: &[u8], out: &mut dyn Write) -> io::Result<()> {
         let mut line = argv0.to_vec();
+        line.extend_from_slice(b": ");
+        line.extend_from_slice(&self.message());
+        line.push(b'\n');
+        out.write_all(&line)
+    }
+
+    /// glibc's message without the program name and the newline
+    /// (`invalid option -- 'x'`).
+    pub fn message(&self) -> Vec<u8> {
+        let mut line = Vec::new();
         match self {
             GetoptError::InvalidShort(c) => {
-                line.extend_from_slice(b": invalid option -- '");
+                line.extend_from_slice(b"invalid option -- '");
                 line.push(*c);
                 line.extend_from_slice(b"'");
             }
             GetoptError::ShortNeedsArg(c) => {
-                line.extend_from_slice(b": option requires an argument -- '");
+                line.extend_from_slice(b"option requires an argument -- '");
                 line.push(*c);
                 line.extend_from_slice(b"'");
             }
             GetoptError::Unrecognized(typed) => {
-                line.extend_from_slice(b": unrecognized option '--");
+                line.extend_from_slice(b"unrecognized option '--");
                 line.extend_from_slice(typed);
                 line.extend_from_slice(b"'");
             }
             GetoptError::Ambiguous { typed, candidates } => {
-                line.extend_from_slice(b": option '--");
+                line.extend_from_slice(b"option '--");
                 line.extend_from_slice(typed);
                 line.extend_from_slice(b"' is ambiguous; possibilities:");
                 for name in candidates {
@@ -110,18 +120,17 @@ impl GetoptError {
                 }
             }
             GetoptError::NoArgAllowed(name) => {
-                line.extend_from_slice(b": option '--");
+                line.extend_from_slice(b"option '--");
                 line.extend_from_slice(name.as_bytes());
                 line.extend_from_slice(b"' doesn't allow an argument");
             }
             GetoptError::LongNeedsArg(name) => {
-                line.extend_from_slice(b": option '--");
+                line.extend_from_slice(b"option '--");
                 line.extend_from_slice(name.as_bytes());
                 line.extend_from_slice(b"' requires an argument");
             }
         }
-        line.push(b'\n');
-        out.write_all(&line)
+        line
     }
 }
 

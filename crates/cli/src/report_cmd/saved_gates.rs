@@ -13,17 +13,18 @@ use pgrush_report::assertion::{Assertion, ContextError, Threshold, Verdict, ops}
 use pgrush_report::compare::{Comparison, Format};
 use pgrush_report::document::RunDocument;
 
-use super::{ReportArgs, is_sweep_dir, read_run, write_output};
+use pgrush_run::Failure;
 use pgrush_run::gate;
 
+use super::{COMMAND, ReportArgs, is_sweep_dir, read_run, write_output};
+
 /// The `--assert` expressions as run assertions; a malformed one is an option error.
-pub(super) fn parse_assertions(prog: &str, expressions: &[String]) -> Result<Vec<Assertion>, i32> {
+pub(super) fn parse_assertions(expressions: &[String]) -> Result<Vec<Assertion>, Failure> {
     expressions
         .iter()
         .map(|v| {
-            Assertion::parse(v).map_err(|e| {
-                crate::help::usage_error(prog, "report", &format!("invalid assertion \"{v}\": {e}"))
-            })
+            Assertion::parse(v)
+                .map_err(|e| COMMAND.usage(format!("invalid assertion \"{v}\": {e}")))
         })
         .collect()
 }
@@ -117,7 +118,7 @@ pub(super) fn gate_saved_sweep(prog: &str, parsed: &ReportArgs, assertions: &[As
 /// file holds `pgrush ops` results: the side-by-side table (baseline first), one verdict
 /// line per scale and assertion, the `--junit` file; `None` when there is no assertion
 /// or the file is no ops result.
-pub(super) fn gate_saved_ops(prog: &str, parsed: &ReportArgs) -> Option<i32> {
+pub(super) fn gate_saved_ops(prog: &str, parsed: &ReportArgs) -> Option<Result<i32, Failure>> {
     if parsed.expressions.is_empty() {
         return None;
     }
@@ -127,7 +128,7 @@ pub(super) fn gate_saved_ops(prog: &str, parsed: &ReportArgs) -> Option<i32> {
     }
     let assertions = match ops::parse_assertions(&parsed.expressions) {
         Ok(a) => a,
-        Err(msg) => return Some(crate::help::usage_error(prog, "report", &msg)),
+        Err(msg) => return Some(Err(COMMAND.usage(msg))),
     };
     let no_baseline = assertions
         .iter()
@@ -135,23 +136,23 @@ pub(super) fn gate_saved_ops(prog: &str, parsed: &ReportArgs) -> Option<i32> {
     if let Some(a) = no_baseline {
         let why = ContextError::NoBaseline;
         messages::error(prog, &format!("invalid assertion \"{}\": {why}", a.source));
-        return Some(1);
+        return Some(Ok(1));
     }
     let mut files = Vec::new();
     for file in parsed.baseline.iter().chain([path]) {
         match read_ops(prog, file) {
             Ok((text, results)) => files.push((file.clone(), text, results)),
-            Err(code) => return Some(code),
+            Err(code) => return Some(Ok(code)),
         }
     }
     let (doc, base) = match files.as_slice() {
         [(_, _, base), (_, _, doc)] => (doc, Some(base)),
         [(_, _, doc)] => (doc, None),
-        _ => return Some(1),
+        _ => return Some(Ok(1)),
     };
     let verdicts = ops::verdicts(&assertions, doc, base);
     let text = format!("{}{}", ops_table(&files), gate::verdict_lines(&verdicts));
-    Some(finish_gate(prog, parsed, &verdicts, &text))
+    Some(Ok(finish_gate(prog, parsed, &verdicts, &text)))
 }
 
 /// The ops results in `path` (its text and what the gate reads), or exit status 1
