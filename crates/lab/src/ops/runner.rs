@@ -129,9 +129,7 @@ fn in_step(step: StepKind, scale: u32, e: OpsError, server: &Server) -> OpsError
 }
 
 fn new_document(cfg: &OpsConfig, server: &Server) -> OpsDocument {
-    let unix_us = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_micros()).unwrap_or(i64::MAX));
+    let unix_us = pgrush_stats::wall_clock::unix_time_us();
     OpsDocument {
         schema: SCHEMA.to_string(),
         pgrush_version: env!("CARGO_PKG_VERSION").to_string(),
