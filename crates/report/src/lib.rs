@@ -21,6 +21,7 @@ pub mod server;
 pub mod svg;
 pub mod text;
 mod textbuf;
+pub mod utc_time;
 pub mod warnings;
 
 pub use document::{ClientInfo, RunContext, RunDocument, ServerInfo};

@@ -136,7 +136,7 @@ fn new_document(cfg: &OpsConfig, server: &Server) -> OpsDocument {
         server_version: server.version.clone(),
         server_version_num: server.version_num,
         target: server.kind().to_string(),
-        started_at: pgrush_report::document::rfc3339_utc(unix_us),
+        started_at: pgrush_report::utc_time::rfc3339_utc(unix_us),
         settings: OpsSettings {
             scales: cfg.scales.clone(),
             steps: cfg.steps.clone(),

@@ -160,12 +160,17 @@ pub fn run_sweep(
     Ok((summarize(&cfg.out_dir, &plan), report))
 }
 
+/// True when `dir` holds a sweep (its [`PLAN_FILE`]), finished or not.
+pub fn is_saved_sweep(dir: &Path) -> bool {
+    dir.join(PLAN_FILE).is_file()
+}
+
 /// Refuses an output directory that holds files pgrush did not write: one that
 /// exists without `sweep.json` must be empty (or hold only the empty `runs` directory
 /// a sweep stopped before its plan was saved leaves).
 fn check_out_dir(dir: &Path) -> Result<(), SweepError> {
     let io = |e: std::io::Error| SweepError::Io(format!("{}: {e}", dir.display()));
-    if dir.join(PLAN_FILE).exists() {
+    if is_saved_sweep(dir) {
         return Ok(());
     }
     let entries = match std::fs::read_dir(dir) {
@@ -217,7 +222,7 @@ fn summarize(dir: &Path, plan: &Plan) -> SweepSummary {
 
 #[cfg(test)]
 mod tests {
-    use super::{PLAN_FILE, RUNS_DIR, SweepError, check_out_dir};
+    use super::{PLAN_FILE, RUNS_DIR, SweepError, check_out_dir, is_saved_sweep};
 
     #[test]
     fn out_dir_must_be_new_empty_or_a_sweep() {
@@ -231,7 +236,9 @@ mod tests {
             check_out_dir(&out),
             Err(SweepError::ForeignOutDir(_))
         ));
+        assert!(!is_saved_sweep(&out));
         std::fs::write(out.join(PLAN_FILE), "{}").unwrap();
+        assert!(is_saved_sweep(&out));
         assert!(check_out_dir(&out).is_ok(), "a sweep's directory resumes");
         let other = dir.path().join("other");
         std::fs::create_dir(&other).unwrap();
