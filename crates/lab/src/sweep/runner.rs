@@ -309,7 +309,11 @@ impl Session<'_> {
         let io = |e: std::io::Error| SweepError::Io(format!("{}: {e}", final_path.display()));
         let text =
             serde_json::to_string_pretty(&facts).map_err(|e| SweepError::Io(e.to_string()))?;
-        std::fs::write(facts_path(&self.cfg.out_dir, step), text + "\n").map_err(io)?;
+        pgrush_cluster::write_atomically(
+            &facts_path(&self.cfg.out_dir, step),
+            (text + "\n").as_bytes(),
+        )
+        .map_err(io)?;
         std::fs::rename(&partial, &final_path).map_err(io)?;
         let tps = finished_document(&self.cfg.out_dir, step)
             .and_then(|d| d.results.tps)
