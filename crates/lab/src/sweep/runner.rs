@@ -6,10 +6,11 @@
 //! persistence and storage options, settings); finished runs are skipped.
 
 use super::child::{ChildEnd, Launcher};
+use super::config::{SweepConfig, Target};
+use super::error::SweepError;
 use super::plan::{Cell, Plan, Step};
 use super::server::Server;
 use super::settings::Settings;
-use super::{SweepConfig, SweepError, Target};
 use pgrush_report::RunDocument;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
