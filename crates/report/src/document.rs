@@ -569,54 +569,6 @@ impl RunDocument {
         }
     }
 
-    /// Parses a document (any JSON that matches the model), checking `format` and
-    /// that every HDR histogram can be read back (see [`hdr::decode`]'s bounds).
-    pub fn from_json(text: &str) -> Result<Self, DocumentError> {
-        let doc: RunDocument =
-            serde_json::from_str(text).map_err(|e| DocumentError::Json(e.to_string()))?;
-        doc.checked()
-    }
-
-    /// [`RunDocument::from_json`] from a reader (a file, stdin), without holding the text:
-    /// the reader is buffered here.
-    pub fn from_reader(reader: impl std::io::Read) -> Result<Self, DocumentError> {
-        let doc: RunDocument = serde_json::from_reader(std::io::BufReader::new(reader))
-            .map_err(|e| DocumentError::Json(e.to_string()))?;
-        doc.checked()
-    }
-
-    /// The document when its `format`, version and histograms are readable.
-    fn checked(self) -> Result<Self, DocumentError> {
-        let doc = self;
-        if doc.format != FORMAT {
-            return Err(DocumentError::Format(doc.format));
-        }
-        if doc.format_version != FORMAT_VERSION {
-            return Err(DocumentError::Version(doc.format_version));
-        }
-        doc.check_percentiles()?;
-        crate::document_histograms::check(&doc)?;
-        Ok(doc)
-    }
-
-    /// Refuses percentiles that `--percentiles` refuses: in the saved list
-    /// (`percentiles`) and as the `p` of any stored percentile value.
-    fn check_percentiles(&self) -> Result<(), DocumentError> {
-        let refuse = |field: &'static str| move |e| DocumentError::Percentile(field, e);
-        PercentileList::from_values(self.percentiles.clone()).map_err(refuse("percentiles"))?;
-        let scripts = self.scripts.iter().flat_map(|s| {
-            let commands = s.commands.iter().filter_map(|c| c.latency.as_ref());
-            s.latency.iter().chain(commands)
-        });
-        let distributions = self.latency.iter().chain(&self.lag).chain(scripts);
-        let intervals = self.time_series.iter().flat_map(|t| &t.intervals);
-        let stored = distributions
-            .flat_map(|d| &d.percentiles)
-            .chain(intervals.flat_map(|i| &i.latency_percentiles));
-        PercentileList::from_values(stored.map(|v| v.p).collect()).map_err(refuse("p"))?;
-        Ok(())
-    }
-
     /// Pretty-printed JSON with a final newline.
     pub fn to_json(&self) -> String {
         let mut s = serde_json::to_string_pretty(self).unwrap_or_else(|_| "{}".to_string());

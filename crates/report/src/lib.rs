@@ -10,7 +10,7 @@
 pub mod assertion;
 pub mod compare;
 pub mod document;
-mod document_histograms;
+mod document_read;
 pub mod hdr;
 pub mod html;
 pub mod junit;
