@@ -2,7 +2,7 @@
 //! through the C library's own `strtod` (decimal and hexadecimal numbers,
 //! `inf`, `infinity`, `nan`, correctly rounded), in the C locale.
 
-use crate::{Conversion, WholeNumber};
+use crate::conversion::{Conversion, WholeNumber};
 
 /// The thread's `errno`.
 #[cfg(any(target_os = "linux", target_os = "android", target_os = "emscripten"))]

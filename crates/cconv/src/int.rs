@@ -1,7 +1,7 @@
 //! Integer conversions: `strtol`, `strtoul`, `atoi`, PostgreSQL's `strtoint`
 //! and pgbench's `strtoint64`.
 
-use crate::{Conversion, WholeNumber, is_space};
+use crate::conversion::{Conversion, WholeNumber, is_space};
 
 /// What `strtol`/`strtoul` skip before the digits: white space and one sign.
 /// Returns the index of the first digit and whether the sign was `-`.

@@ -3,10 +3,9 @@
 //! one never got to undo it (`SIGKILL`, a crash, a power cut).
 //!
 //! The record is JSON (any serde type); each write replaces the whole file atomically
-//! (a temporary file beside it, synced, then renamed), so a reader finds either the old
+//! ([`crate::write_atomically`]), so a reader finds either the old
 //! record or the new one, never half of one.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
@@ -38,15 +37,9 @@ impl Journal {
 
     /// Replaces the record with `record`, durably (synced before it counts).
     pub fn write<T: Serialize>(&self, record: &T) -> std::io::Result<()> {
-        let text = serde_json::to_string_pretty(record).map_err(std::io::Error::other)?;
-        let mut name = self.path.file_name().unwrap_or_default().to_os_string();
-        name.push(".tmp");
-        let tmp = self.path.with_file_name(name);
-        let mut file = std::fs::File::create(&tmp)?;
-        file.write_all(text.as_bytes())?;
-        file.write_all(b"\n")?;
-        file.sync_all()?;
-        std::fs::rename(&tmp, &self.path)
+        let mut text = serde_json::to_string_pretty(record).map_err(std::io::Error::other)?;
+        text.push('\n');
+        crate::write_atomically(&self.path, text.as_bytes())
     }
 
     /// Removes the journal: everything it recorded has been undone.

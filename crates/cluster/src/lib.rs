@@ -28,6 +28,8 @@
 //!   files restored, running or stopped as before. What to undo is journalled in the
 //!   data directory first ([`Journal`]); [`Cluster::hand_back_interrupted`] replays the
 //!   journal of a process killed before it could hand back.
+//! - [`write_atomically`] writes a file whole or not at all (temporary file, synced,
+//!   renamed over it); [`check_writable`] finds an unwritable place before any work.
 //! - [`stop_process_group`] ends a child program and everything it forked.
 //! - Every failure is a [`ClusterError`]; nothing here panics.
 //!
@@ -57,6 +59,7 @@
 #![deny(missing_docs)]
 
 mod account;
+mod atomic_file;
 mod builder;
 mod cluster;
 mod error;
@@ -66,6 +69,7 @@ mod process;
 mod template;
 mod tls;
 
+pub use atomic_file::{check_writable, write_atomically};
 pub use builder::{Auth, ClusterBuilder, quote_ident, quote_literal};
 pub use cluster::{Cluster, ShutdownMode};
 pub use error::ClusterError;

@@ -4,8 +4,6 @@
 //! monotonic instant to Unix time for log lines and `--progress-timestamp`. Public:
 //! [`monotonic_us`] and [`strong_random_u64`] (the `--random-seed` sources).
 
-use std::time::{SystemTime, UNIX_EPOCH};
-
 /// Microseconds since the clock's origin (monotonic).
 pub(crate) type Micros = i64;
 
@@ -22,10 +20,7 @@ impl Clock {
     /// Starts a clock whose origin is now.
     pub(crate) fn new() -> Clock {
         let origin = monotonic_us() as i64;
-        let epoch_at_origin = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map(|d| d.as_micros() as i64)
-            .unwrap_or(0);
+        let epoch_at_origin = pgrush_stats::wall_clock::unix_time_us();
         Clock {
             origin,
             epoch_at_origin,

@@ -32,12 +32,6 @@ pub(crate) struct ThreadCtx<'a, N> {
     pub(crate) timer_exceeded: bool,
     /// When `-T` ends.
     pub(crate) end_time: Option<Micros>,
-    /// Whether latencies are measured per transaction: always. pgbench measures
-    /// them only when `-P`, `-R`, `-L`, `-l` or several scripts need them; pgrush's
-    /// per-interval statistics (`--percentiles`, `--json`, `--html`) need them, and
-    /// the clock is read at the end of every transaction anyway. The text report
-    /// is unaffected (it picks measured or derived averages from the options).
-    pub(crate) detailed: bool,
     /// The `-l` log.
     pub(crate) log: Option<TxLog>,
     /// Opens and watches client connections.
@@ -65,7 +59,6 @@ impl<'a, N> ThreadCtx<'a, N> {
             throttle_delay: cfg.throttle_delay_us(),
             timer_exceeded: false,
             end_time: None,
-            detailed: true,
             log,
             net,
         }

@@ -243,10 +243,7 @@ fn a_shard_measures_from_the_agreed_start_with_global_client_ids() {
         1,
         4,
     );
-    let now_us = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .expect("clock")
-        .as_micros() as i64;
+    let now_us = pgrush_stats::wall_clock::unix_time_us();
     let start = now_us + 700_000;
     cfg.placement = pgrush_engine::Placement {
         first_client: 5,

@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 
 use pgrush_wire::Connection;
 
-use crate::MonitorError;
+use crate::error::MonitorError;
 
 /// The views and columns the sampler may use, and the role's reach.
 #[derive(Debug, Clone, Default)]

@@ -13,6 +13,7 @@
 //! says so in the timeline's warnings.
 
 pub mod catalog;
+mod error;
 pub mod findings;
 mod sampler;
 pub mod snapshot;
@@ -27,25 +28,9 @@ use pgrush_stats::server::{ServerTimeline, WaitShare};
 use pgrush_wire::conninfo::ConnParams;
 use pgrush_wire::{ConnectConfig, Connection};
 
+pub use error::MonitorError;
 pub use findings::RunFacts;
 use sampler::{Periods, Sampled};
-
-/// Why sampling could not start.
-#[derive(Debug, thiserror::Error)]
-pub enum MonitorError {
-    /// The extra connection failed.
-    #[error("could not connect for server statistics: {0}")]
-    Connect(String),
-    /// A query failed.
-    #[error("could not read server statistics: {0}")]
-    Query(String),
-}
-
-impl MonitorError {
-    pub(crate) fn query(e: pgrush_wire::Error) -> MonitorError {
-        MonitorError::Query(e.libpq_message(None))
-    }
-}
 
 /// How often to sample.
 #[derive(Debug, Clone, Copy)]

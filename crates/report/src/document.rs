@@ -15,6 +15,8 @@ use pgrush_stats::{
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+pub use crate::utc_time::rfc3339_utc;
+
 /// The `format` field of every document.
 pub const FORMAT: &str = "pgrush-run";
 /// The `format_version` written (the schema's major version).
@@ -567,54 +569,6 @@ impl RunDocument {
         }
     }
 
-    /// Parses a document (any JSON that matches the model), checking `format` and
-    /// that every HDR histogram can be read back (see [`hdr::decode`]'s bounds).
-    pub fn from_json(text: &str) -> Result<Self, DocumentError> {
-        let doc: RunDocument =
-            serde_json::from_str(text).map_err(|e| DocumentError::Json(e.to_string()))?;
-        doc.checked()
-    }
-
-    /// [`RunDocument::from_json`] from a reader (a file, stdin), without holding the text:
-    /// the reader is buffered here.
-    pub fn from_reader(reader: impl std::io::Read) -> Result<Self, DocumentError> {
-        let doc: RunDocument = serde_json::from_reader(std::io::BufReader::new(reader))
-            .map_err(|e| DocumentError::Json(e.to_string()))?;
-        doc.checked()
-    }
-
-    /// The document when its `format`, version and histograms are readable.
-    fn checked(self) -> Result<Self, DocumentError> {
-        let doc = self;
-        if doc.format != FORMAT {
-            return Err(DocumentError::Format(doc.format));
-        }
-        if doc.format_version != FORMAT_VERSION {
-            return Err(DocumentError::Version(doc.format_version));
-        }
-        doc.check_percentiles()?;
-        crate::document_histograms::check(&doc)?;
-        Ok(doc)
-    }
-
-    /// Refuses percentiles that `--percentiles` refuses: in the saved list
-    /// (`percentiles`) and as the `p` of any stored percentile value.
-    fn check_percentiles(&self) -> Result<(), DocumentError> {
-        let refuse = |field: &'static str| move |e| DocumentError::Percentile(field, e);
-        PercentileList::from_values(self.percentiles.clone()).map_err(refuse("percentiles"))?;
-        let scripts = self.scripts.iter().flat_map(|s| {
-            let commands = s.commands.iter().filter_map(|c| c.latency.as_ref());
-            s.latency.iter().chain(commands)
-        });
-        let distributions = self.latency.iter().chain(&self.lag).chain(scripts);
-        let intervals = self.time_series.iter().flat_map(|t| &t.intervals);
-        let stored = distributions
-            .flat_map(|d| &d.percentiles)
-            .chain(intervals.flat_map(|i| &i.latency_percentiles));
-        PercentileList::from_values(stored.map(|v| v.p).collect()).map_err(refuse("p"))?;
-        Ok(())
-    }
-
     /// Pretty-printed JSON with a final newline.
     pub fn to_json(&self) -> String {
         let mut s = serde_json::to_string_pretty(self).unwrap_or_else(|_| "{}".to_string());
@@ -866,49 +820,9 @@ pub(crate) fn time_series_doc_from(
     })
 }
 
-/// Formats Unix time in µs as RFC 3339 UTC with milliseconds (`2026-11-22T11:25:05.123Z`).
-pub fn rfc3339_utc(unix_us: i64) -> String {
-    let secs = unix_us.div_euclid(1_000_000);
-    let ms = unix_us.rem_euclid(1_000_000) / 1000;
-    let days = secs.div_euclid(86_400);
-    let sod = secs.rem_euclid(86_400);
-    let (y, m, d) = civil_from_days(days);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{ms:03}Z",
-        sod / 3600,
-        sod / 60 % 60,
-        sod % 60
-    )
-}
-
-/// Days since 1970-01-01 to (year, month, day), proleptic Gregorian calendar.
-fn civil_from_days(days: i64) -> (i64, u32, u32) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    (y, m, d)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn dates() {
-        assert_eq!(rfc3339_utc(0), "1970-01-01T00:00:00.000Z");
-        assert_eq!(rfc3339_utc(951_782_400_000_000), "2000-02-29T00:00:00.000Z");
-        assert_eq!(
-            rfc3339_utc(1_795_343_086_006_123),
-            "2026-11-22T10:24:46.006Z"
-        );
-        assert_eq!(rfc3339_utc(-1_000), "1969-12-31T23:59:59.999Z");
-    }
 
     #[test]
     fn settings_query_names_every_setting() {

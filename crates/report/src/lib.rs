@@ -10,7 +10,7 @@
 pub mod assertion;
 pub mod compare;
 pub mod document;
-mod document_histograms;
+mod document_read;
 pub mod hdr;
 pub mod html;
 pub mod junit;
@@ -21,6 +21,7 @@ pub mod server;
 pub mod svg;
 pub mod text;
 mod textbuf;
+pub mod utc_time;
 pub mod warnings;
 
 pub use document::{ClientInfo, RunContext, RunDocument, ServerInfo};

@@ -124,12 +124,23 @@ pub fn escape(text: &str) -> String {
     s
 }
 
-fn percentile_pos(p: f64) -> f64 {
+/// The x position of percentile `p` (0..100) on a percentile spectrum's axis:
+/// `log10(1 / (1 - p/100))`, so 90 % is at 1, 99 % at 2, …; capped at 6 (99.9999 %).
+pub fn percentile_pos(p: f64) -> f64 {
     let rest = 1.0 - (p / 100.0).clamp(0.0, 1.0);
     if rest <= 10f64.powf(-MAX_SPECTRUM_X) {
         MAX_SPECTRUM_X
     } else {
         (1.0 / rest).log10()
+    }
+}
+
+/// The label of the percentile axis's tick at x position `k` (see [`percentile_pos`]):
+/// `0%`, `90%`, `99%`, `99.9%`, …
+pub fn percentile_tick_label(k: u32) -> String {
+    match k {
+        0 => "0%".to_string(),
+        n => format!("{}%", 100.0 - 100.0 / 10f64.powi(n as i32)),
     }
 }
 
@@ -413,10 +424,7 @@ impl Plot {
         let ph = self.ph;
         let mut k = 0.0;
         while k <= self.x1 + 1e-9 {
-            let label = match k as u32 {
-                0 => "0%".to_string(),
-                n => format!("{}%", 100.0 - 100.0 / 10f64.powi(n as i32)),
-            };
+            let label = percentile_tick_label(k as u32);
             let x = self.sx(k);
             let _ = write!(
                 s,
@@ -444,6 +452,9 @@ mod tests {
         assert_eq!(escape("<a & \"b\">"), "&lt;a &amp; &quot;b&quot;&gt;");
         assert!((percentile_pos(99.0) - 2.0).abs() < 1e-9);
         assert_eq!(percentile_pos(100.0), MAX_SPECTRUM_X);
+        assert_eq!(percentile_tick_label(0), "0%");
+        assert_eq!(percentile_tick_label(1), "90%");
+        assert_eq!(percentile_tick_label(3), "99.9%");
     }
 
     #[test]

@@ -29,7 +29,10 @@ mod chain;
 mod client_key;
 mod crl;
 mod p521_kx;
+mod setup_error;
 mod signature;
+
+use setup_error::TlsSetupError;
 
 /// How much of the server certificate to check.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -338,10 +341,6 @@ impl rustls::KeyLog for KeyLogFile {
         }
     }
 }
-
-/// A TLS configuration failure (already in libpq's wording).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct TlsSetupError(pub String);
 
 fn load_certs(path: &Path) -> Result<Vec<CertificateDer<'static>>, String> {
     let f = File::open(path).map_err(|e| {

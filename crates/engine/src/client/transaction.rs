@@ -198,7 +198,11 @@ impl<C: ClientConn> Client<C> {
                 ErrStatus::Other => TxOutcome::OtherFailure,
             }
         };
-        let (latency_us, lag_us) = if ctx.detailed && outcome == TxOutcome::Success {
+        // Latency is measured for every transaction: pgbench measures it only when
+        // `-P`, `-R`, `-L`, `-l` or several scripts need it; pgrush's per-interval
+        // statistics (`--percentiles`, `--json`, `--html`) need it, and the clock is read
+        // here anyway. The text report picks measured or derived averages itself.
+        let (latency_us, lag_us) = if outcome == TxOutcome::Success {
             (
                 (t - self.txn_scheduled) as f64,
                 (self.txn_begin - self.txn_scheduled) as f64,

@@ -22,12 +22,12 @@ use pgrush_script::ThreadRngs;
 use pgrush_stats::{RunLimit, ThreadStats};
 use pgrush_wire::Connection;
 
-use crate::EngineError;
 use crate::client::{Client, State};
 use crate::clock::{LazyNow, Micros};
 use crate::config::EngineConfig;
 use crate::conn::Sockets;
 use crate::context::ThreadCtx;
+use crate::error::EngineError;
 use crate::messages;
 use crate::plan::Plan;
 use crate::shared::Shared;

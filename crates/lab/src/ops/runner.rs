@@ -129,16 +129,14 @@ fn in_step(step: StepKind, scale: u32, e: OpsError, server: &Server) -> OpsError
 }
 
 fn new_document(cfg: &OpsConfig, server: &Server) -> OpsDocument {
-    let unix_us = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_micros()).unwrap_or(i64::MAX));
+    let unix_us = pgrush_stats::wall_clock::unix_time_us();
     OpsDocument {
         schema: SCHEMA.to_string(),
         pgrush_version: env!("CARGO_PKG_VERSION").to_string(),
         server_version: server.version.clone(),
         server_version_num: server.version_num,
         target: server.kind().to_string(),
-        started_at: pgrush_report::document::rfc3339_utc(unix_us),
+        started_at: pgrush_report::utc_time::rfc3339_utc(unix_us),
         settings: OpsSettings {
             scales: cfg.scales.clone(),
             steps: cfg.steps.clone(),

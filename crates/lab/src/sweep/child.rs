@@ -3,7 +3,7 @@
 //! a flag in the sweep; the running child is sent one SIGINT and waited for, so the
 //! sweep can restore the server's settings before it exits.
 
-use super::SweepError;
+use super::error::SweepError;
 use pgrush_wire::conninfo::redact_argv;
 use std::fs::File;
 use std::io::Write;

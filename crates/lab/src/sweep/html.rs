@@ -2,7 +2,7 @@
 //! with its interval as a whisker, the per-statement latencies as grouped bars (one
 //! colour per cell), the table and the comparisons. Hand-written SVG, no script.
 
-use pgrush_report::svg::escape;
+use pgrush_report::svg::{escape, percentile_pos, percentile_tick_label};
 
 use super::output::{comparisons_text, table};
 use super::stats::Interval;
@@ -79,29 +79,21 @@ fn bar_chart(title: &str, unit: &str, bars: &[Bar], group: usize, decimals: usiz
     )
 }
 
-/// `log10(1 / (1 - p/100))`: the spectrum's x position of percentile `p`.
-fn nines(p: f64) -> f64 {
-    (1.0 / (1.0 - p / 100.0).max(1e-9)).log10()
-}
-
 /// The cells' latency spectra overlaid: x the percentile on a scale of nines, y the
 /// latency; one polyline per cell.
 fn spectrum_chart(summary: &SweepSummary) -> String {
     let (plot_w, plot_h, left, top) = (PLOT_W + 180.0, 260.0, 80.0, 30.0);
     let points = summary.cells.iter().flat_map(|c| &c.latency_spectrum);
     let (max_x, max_ms) = points.fold((1.0_f64, 0.0_f64), |(x, y), v| {
-        (x.max(nines(v.p)), y.max(v.ms))
+        (x.max(percentile_pos(v.p)), y.max(v.ms))
     });
     let max_x = max_x.ceil();
     let max_ms = max_ms.max(f64::MIN_POSITIVE);
-    let px = |p: f64| left + nines(p) / max_x * plot_w;
+    let px = |p: f64| left + percentile_pos(p) / max_x * plot_w;
     let py = |ms: f64| top + plot_h - ms / max_ms * plot_h;
     let mut body = String::new();
     for k in 0..=(max_x as u32) {
-        let label = match k {
-            0 => "0%".to_string(),
-            k => format!("{}%", 100.0 - 100.0 / 10f64.powi(k as i32)),
-        };
+        let label = percentile_tick_label(k);
         let x = left + f64::from(k) / max_x * plot_w;
         body.push_str(&format!(
             "<line x1=\"{x:.1}\" x2=\"{x:.1}\" y1=\"{top:.1}\" y2=\"{:.1}\" stroke=\"#ddd\"/>\

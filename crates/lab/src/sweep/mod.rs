@@ -9,12 +9,15 @@
 //! the cells that differ in one axis; [`output`] renders them as tables, [`html`] as a
 //! page with charts.
 //!
-//! Modules: `axes` (what varies), `plan` (cells, order, `sweep.json`), `server`
-//! (throwaway cluster or given server), `settings` (`set:` axes), `child` (child
-//! processes, Ctrl-C), `runner` (the loop), `stats`, `summary`, `output`.
+//! Modules: `axes` (what varies), `config` (what to run, where), `error`, `plan`
+//! (cells, order, `sweep.json`), `server` (throwaway cluster or given server),
+//! `settings` (`set:` axes), `child` (child processes, Ctrl-C), `runner` (the loop),
+//! `stats`, `summary`, `output`.
 
 mod axes;
 mod child;
+mod config;
+mod error;
 pub mod html;
 pub mod output;
 mod plan;
@@ -25,114 +28,14 @@ pub mod stats;
 mod summary;
 
 pub use axes::{Axis, AxisError, AxisKind, InitOption, RunOption, check_distinct};
+pub use config::{SweepConfig, Target};
+pub use error::SweepError;
 pub use plan::{Cell, PLAN_FILE, Plan, PlanError, PlanKey, Step};
 pub use runner::{LOG_FILE, RUNS_DIR, RunFacts, RunReport, TableFacts};
 pub use summary::{CellSummary, Comparison, RunRecord, SweepSummary};
 
-use pgrush_wire::conninfo::{ConnectRequest, redact_argv};
 use std::io::Write;
-use std::path::{Path, PathBuf};
-use thiserror::Error;
-
-/// Where the runs go.
-#[derive(Debug, Clone)]
-pub enum Target {
-    /// A throwaway cluster started for the sweep (the default).
-    Throwaway,
-    /// A server named by the command line or the environment.
-    Given {
-        /// The sweep's own setup connection.
-        request: ConnectRequest,
-        /// The connection arguments given to every child.
-        child_args: Vec<String>,
-    },
-}
-
-impl Target {
-    /// How the plan file names the target (passwords redacted).
-    pub fn describe(&self) -> String {
-        match self {
-            Target::Throwaway => "throwaway cluster".to_string(),
-            Target::Given { child_args, .. } => redact_argv(child_args).join(" "),
-        }
-    }
-}
-
-/// A sweep to run.
-#[derive(Debug, Clone)]
-pub struct SweepConfig {
-    /// What defines the results.
-    pub key: PlanKey,
-    /// The order's seed, when given (`--seed`).
-    pub seed: Option<u64>,
-    /// The output directory.
-    pub out_dir: PathBuf,
-    /// The `pgrush` binary the children run.
-    pub exe: PathBuf,
-    /// The server.
-    pub target: Target,
-}
-
-/// Why a sweep failed.
-#[derive(Debug, Error)]
-#[non_exhaustive]
-pub enum SweepError {
-    /// The plan cannot be made or resumed.
-    #[error(transparent)]
-    Plan(#[from] PlanError),
-    /// The output directory holds files that are not a sweep's.
-    #[error(
-        "output directory \"{}\" is not empty and holds no sweep (no {PLAN_FILE}): \
-         choose a new or empty directory with --out",
-        .0.display()
-    )]
-    ForeignOutDir(PathBuf),
-    /// A file could not be written or read, or a process started.
-    #[error("{0}")]
-    Io(String),
-    /// The throwaway cluster failed.
-    #[error("throwaway cluster: {0}")]
-    Cluster(String),
-    /// The setup connection failed.
-    #[error("cannot connect: {0}")]
-    Connect(String),
-    /// The setup connection is gone.
-    #[error("not connected")]
-    NotConnected,
-    /// A statement of the sweep failed.
-    #[error("{sql}: {message}")]
-    Query {
-        /// The statement.
-        sql: String,
-        /// The server's message.
-        message: String,
-    },
-    /// A child `pgrush` failed.
-    #[error("{what} failed ({status}); the end of its output:\n{log_tail}")]
-    Child {
-        /// Which step.
-        what: String,
-        /// Its exit status.
-        status: String,
-        /// The last lines it wrote.
-        log_tail: String,
-    },
-    /// A `set:` axis names no server setting.
-    #[error("unknown server setting \"{0}\"")]
-    UnknownSetting(String),
-    /// A setting needs a restart, and the server is not pgrush's.
-    #[error(
-        "setting {0} needs a server restart, which pgrush does only for its own throwaway \
-         cluster (run without connection options, or restart the server yourself)"
-    )]
-    NeedsRestart(String),
-    /// A restart was asked of a server pgrush does not control.
-    #[error("pgrush cannot restart a server it did not start")]
-    CannotRestart,
-    /// The configuration reload did not show up.
-    #[error("the server did not reload its configuration within {0} s")]
-    ReloadTimeout(u64),
-}
+use std::path::Path;
 
 /// Runs (or resumes) a sweep, then reads every finished run back; progress lines go
 /// to `console`.
@@ -160,12 +63,17 @@ pub fn run_sweep(
     Ok((summarize(&cfg.out_dir, &plan), report))
 }
 
+/// True when `dir` holds a sweep (its [`PLAN_FILE`]), finished or not.
+pub fn is_saved_sweep(dir: &Path) -> bool {
+    dir.join(PLAN_FILE).is_file()
+}
+
 /// Refuses an output directory that holds files pgrush did not write: one that
 /// exists without `sweep.json` must be empty (or hold only the empty `runs` directory
 /// a sweep stopped before its plan was saved leaves).
 fn check_out_dir(dir: &Path) -> Result<(), SweepError> {
     let io = |e: std::io::Error| SweepError::Io(format!("{}: {e}", dir.display()));
-    if dir.join(PLAN_FILE).exists() {
+    if is_saved_sweep(dir) {
         return Ok(());
     }
     let entries = match std::fs::read_dir(dir) {
@@ -217,7 +125,7 @@ fn summarize(dir: &Path, plan: &Plan) -> SweepSummary {
 
 #[cfg(test)]
 mod tests {
-    use super::{PLAN_FILE, RUNS_DIR, SweepError, check_out_dir};
+    use super::{PLAN_FILE, RUNS_DIR, SweepError, check_out_dir, is_saved_sweep};
 
     #[test]
     fn out_dir_must_be_new_empty_or_a_sweep() {
@@ -231,7 +139,9 @@ mod tests {
             check_out_dir(&out),
             Err(SweepError::ForeignOutDir(_))
         ));
+        assert!(!is_saved_sweep(&out));
         std::fs::write(out.join(PLAN_FILE), "{}").unwrap();
+        assert!(is_saved_sweep(&out));
         assert!(check_out_dir(&out).is_ok(), "a sweep's directory resumes");
         let other = dir.path().join("other");
         std::fs::create_dir(&other).unwrap();

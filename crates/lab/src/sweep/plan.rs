@@ -182,11 +182,11 @@ impl Plan {
         Ok(())
     }
 
-    /// Writes `sweep.json` into `dir`.
+    /// Writes `sweep.json` into `dir`, whole or not at all.
     pub fn save(&self, dir: &Path) -> std::io::Result<()> {
         let mut text = serde_json::to_string_pretty(self).map_err(std::io::Error::other)?;
         text.push('\n');
-        std::fs::write(dir.join(PLAN_FILE), text)
+        pgrush_cluster::write_atomically(&dir.join(PLAN_FILE), text.as_bytes())
     }
 }
 

@@ -6,10 +6,11 @@
 //! persistence and storage options, settings); finished runs are skipped.
 
 use super::child::{ChildEnd, Launcher};
+use super::config::{SweepConfig, Target};
+use super::error::SweepError;
 use super::plan::{Cell, Plan, Step};
 use super::server::Server;
 use super::settings::Settings;
-use super::{SweepConfig, SweepError, Target};
 use pgrush_report::RunDocument;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -309,7 +310,11 @@ impl Session<'_> {
         let io = |e: std::io::Error| SweepError::Io(format!("{}: {e}", final_path.display()));
         let text =
             serde_json::to_string_pretty(&facts).map_err(|e| SweepError::Io(e.to_string()))?;
-        std::fs::write(facts_path(&self.cfg.out_dir, step), text + "\n").map_err(io)?;
+        pgrush_cluster::write_atomically(
+            &facts_path(&self.cfg.out_dir, step),
+            (text + "\n").as_bytes(),
+        )
+        .map_err(io)?;
         std::fs::rename(&partial, &final_path).map_err(io)?;
         let tps = finished_document(&self.cfg.out_dir, step)
             .and_then(|d| d.results.tps)

@@ -3,7 +3,7 @@
 //! sweep's own setup connection (vacuum, checkpoint, settings, facts) and the
 //! connection arguments of the child processes.
 
-use super::SweepError;
+use super::error::SweepError;
 use pgrush_cluster::Cluster;
 use pgrush_wire::conninfo::{ConnectRequest, resolve};
 use pgrush_wire::{Connection, QueryResult};

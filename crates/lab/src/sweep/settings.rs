@@ -6,7 +6,7 @@
 //! directory as soon as a setting changes, so that a sweep killed before it could
 //! restore (SIGKILL, a crash) restores at its next invocation.
 
-use super::SweepError;
+use super::error::SweepError;
 use super::server::Server;
 use pgrush_cluster::{Journal, quote_literal};
 use std::collections::BTreeMap;

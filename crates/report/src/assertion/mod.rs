@@ -34,9 +34,11 @@ mod eval;
 pub mod ops;
 mod parse;
 mod step;
+mod verdict;
 
-pub use eval::{Verdict, evaluate};
+pub use eval::evaluate;
 pub use parse::{
     Assertion, AssertionError, ContextError, Metric, Op, RunFacts, ScriptKey, Threshold, Unit,
 };
 pub use step::StepAssertion;
+pub use verdict::Verdict;

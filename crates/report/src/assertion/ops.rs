@@ -86,6 +86,11 @@ pub fn is_ops_reader(reader: impl std::io::Read) -> bool {
         .is_ok_and(|p| p.schema.as_deref() == Some(SCHEMA))
 }
 
+/// [`is_ops_reader`] for the file at `path` (false when it cannot be opened).
+pub fn is_ops_file(path: impl AsRef<std::path::Path>) -> bool {
+    std::fs::File::open(path).is_ok_and(is_ops_reader)
+}
+
 /// Reads the ops results in `text`; `Err` says why they cannot be gated.
 pub fn parse_results(text: &str) -> Result<OpsResults, String> {
     let doc: OpsResults = serde_json::from_str(text)

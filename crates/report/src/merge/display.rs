@@ -1,7 +1,7 @@
 //! How a merged run shows its shards: the block `pgrush merge` prints on stderr and the
 //! section of the HTML page.
 
-use super::MergedDoc;
+use super::merged_doc::MergedDoc;
 use crate::svg::escape;
 use std::fmt::Write as _;
 

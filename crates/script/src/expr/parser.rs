@@ -40,7 +40,7 @@
 
 use super::deep::grow;
 use super::lexer::{ExprLexer, LexError, Tok};
-use super::{Arity, Expr, FUNCTIONS, Func};
+use super::tree::{Arity, Expr, FUNCTIONS, Func};
 use crate::value::Value;
 use crate::vars::VarRef;
 

@@ -67,6 +67,19 @@ pub trait Environment {
     }
 }
 
+/// The variables that name a server for pgrush's own defaults: when none is set (or
+/// all are empty), subcommands that can start a throwaway cluster (`demo`, `sweep`)
+/// start one instead of connecting.
+pub const SERVER_VARIABLES: [&str; 3] = ["PGHOST", "PGPORT", "PGDATABASE"];
+
+/// Whether `var` (an environment lookup, `None` when unset) sets one of
+/// [`SERVER_VARIABLES`] to a non-empty value.
+pub fn names_server(var: &dyn Fn(&str) -> Option<String>) -> bool {
+    SERVER_VARIABLES
+        .iter()
+        .any(|v| var(v).is_some_and(|s| !s.is_empty()))
+}
+
 /// The real process environment.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ProcessEnvironment;
@@ -125,6 +138,19 @@ impl Environment for ProcessEnvironment {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_server_is_named_by_a_non_empty_pghost_pgport_or_pgdatabase() {
+        let only = |name: &'static str, value: &'static str| {
+            move |v: &str| (v == name).then(|| value.to_string())
+        };
+        assert!(!names_server(&|_| None));
+        assert!(!names_server(&only("PGHOST", "")));
+        assert!(!names_server(&only("PGUSER", "alice")));
+        assert!(names_server(&only("PGHOST", "db1")));
+        assert!(names_server(&only("PGPORT", "6543")));
+        assert!(names_server(&only("PGDATABASE", "bench")));
+    }
 
     #[test]
     fn process_environment_knows_the_user() {

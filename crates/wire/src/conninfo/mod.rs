@@ -20,6 +20,8 @@
 //!   a command line, before anything shows or stores it.
 //! - [`lookup_password`] reads the password file for one host entry and
 //!   returns libpq's warning text for the caller to print.
+//! - [`names_server`] says whether `PGHOST`, `PGPORT` or `PGDATABASE` names a server
+//!   (pgrush's choice between connecting and starting a throwaway cluster).
 //! - Errors ([`ConninfoError`]) display libpq's exact messages; checks libpq
 //!   makes only when connecting (port number, `connect_timeout`, keepalives)
 //!   are done by the corresponding getters.
@@ -49,7 +51,7 @@ mod service;
 mod settings;
 mod uri;
 
-pub use env::{Environment, FileContents, ProcessEnvironment};
+pub use env::{Environment, FileContents, ProcessEnvironment, SERVER_VARIABLES, names_server};
 pub use error::ConninfoError;
 pub use keywords::{ENVIRONMENT_SETTINGS, KEYWORDS, Keyword, is_secret_name};
 pub use params::{ConnParams, DEFAULT_PORT, HostKind, HostTarget, SslRootCert};

@@ -26,6 +26,7 @@ use x509_parser::extensions::ParsedExtension;
 use x509_parser::oid_registry::Oid;
 
 use super::crl::CrlSet;
+use super::signature::signature_alg_id;
 
 /// Why a chain was refused (all reported by libpq as `certificate verify failed`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -396,23 +397,6 @@ impl Cert {
     /// OpenSSL's `check_purpose_ssl_server` for a leaf.
     fn server_purpose(&self) -> bool {
         self.eku_server.unwrap_or(true) && self.key_usage.is_none_or(|(_, tls)| tls)
-    }
-}
-
-/// A signature algorithm as [`signature_valid`] looks it up: its OID, and for
-/// RSASSA-PSS the hash's OID and the salt length after slashes.
-pub(crate) fn signature_alg_id(alg: &x509_parser::x509::AlgorithmIdentifier<'_>) -> String {
-    use x509_parser::signature_algorithm::SignatureAlgorithm;
-    let oid = alg.algorithm.to_id_string();
-    match SignatureAlgorithm::try_from(alg) {
-        Ok(SignatureAlgorithm::RSASSA_PSS(params)) => {
-            format!(
-                "{oid}/{}/{}",
-                params.hash_algorithm_oid().to_id_string(),
-                params.salt_length()
-            )
-        }
-        _ => oid,
     }
 }
 

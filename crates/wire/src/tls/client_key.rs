@@ -18,7 +18,7 @@ use rustls_pki_types::{
     CertificateDer, PrivateKeyDer, PrivatePkcs1KeyDer, PrivatePkcs8KeyDer, PrivateSec1KeyDer,
 };
 
-use super::TlsSetupError;
+use super::setup_error::TlsSetupError;
 use crate::config::TlsSettings;
 
 /// The client's certificate chain and key.

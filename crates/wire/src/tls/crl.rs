@@ -43,7 +43,7 @@ impl Crl {
                 .map(|r| strip_zeros(r.raw_serial()).to_vec())
                 .collect(),
             tbs: crl.tbs_cert_list.as_ref().to_vec(),
-            signature_alg: super::chain::signature_alg_id(&crl.signature_algorithm),
+            signature_alg: super::signature::signature_alg_id(&crl.signature_algorithm),
             signature: crl.signature_value.data.to_vec(),
         })
     }

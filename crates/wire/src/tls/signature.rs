@@ -90,7 +90,7 @@ fn verify_p521_prehash(key: &[u8], digest: &[u8], sig: &[u8]) -> bool {
 }
 
 /// RSASSA-PSS as certificates and CRLs use it, with any salt length: `params` is
-/// `<hash OID>/<salt length>` (see `chain::signature_alg_id`), `key` an RSAPublicKey.
+/// `<hash OID>/<salt length>` (see [`signature_alg_id`]), `key` an RSAPublicKey.
 pub(crate) fn verify_rsa_pss(key: &[u8], params: &str, signed: &[u8], sig: &[u8]) -> bool {
     use rsa::pkcs1::DecodeRsaPublicKey;
     use sha2_10::{Digest, Sha256, Sha384, Sha512};
@@ -119,4 +119,21 @@ pub(crate) fn verify_rsa_pss(key: &[u8], params: &str, signed: &[u8], sig: &[u8]
         _ => return false,
     };
     key.verify(scheme, &digest, sig).is_ok()
+}
+
+/// A signature algorithm as `chain::signature_valid` looks it up: its OID, and for
+/// RSASSA-PSS the hash's OID and the salt length after slashes.
+pub(crate) fn signature_alg_id(alg: &x509_parser::x509::AlgorithmIdentifier<'_>) -> String {
+    use x509_parser::signature_algorithm::SignatureAlgorithm;
+    let oid = alg.algorithm.to_id_string();
+    match SignatureAlgorithm::try_from(alg) {
+        Ok(SignatureAlgorithm::RSASSA_PSS(params)) => {
+            format!(
+                "{oid}/{}/{}",
+                params.hash_algorithm_oid().to_id_string(),
+                params.salt_length()
+            )
+        }
+        _ => oid,
+    }
 }
