@@ -145,9 +145,7 @@ struct Configured {
 /// The configured server, if the command line or the environment names one.
 fn configured(args: &DemoArgs, env: &dyn Fn(&str) -> Option<String>) -> Option<Configured> {
     let from_args = args.host.is_some() || args.port.is_some() || args.dbname.is_some();
-    let from_env = ["PGHOST", "PGPORT", "PGDATABASE"]
-        .iter()
-        .any(|v| env(v).is_some_and(|s| !s.is_empty()));
+    let from_env = pgrush_wire::conninfo::names_server(env);
     if !from_args && !from_env {
         return None;
     }
@@ -239,24 +237,15 @@ fn bench_options(base: &Options, duration: u32, html: &str) -> Options {
 
 /// `pgrush-demo-YYYYMMDD-HHMMSS.html` (UTC) for the time `unix_us`.
 fn default_html_name(unix_us: i64) -> String {
-    let stamp: String = pgrush_report::document::rfc3339_utc(unix_us)
-        .chars()
-        .take(19)
-        .filter(char::is_ascii_digit)
-        .collect();
-    format!("pgrush-demo-{}-{}.html", &stamp[..8], &stamp[8..])
+    format!(
+        "pgrush-demo-{}.html",
+        pgrush_report::utc_time::file_stamp_utc(unix_us)
+    )
 }
 
 /// The report's path as a person would open it: absolute when the file exists.
 fn shown_path(file: &str) -> String {
     std::fs::canonicalize(file).map_or_else(|_| file.to_string(), |p| p.display().to_string())
-}
-
-/// Microseconds since the Unix epoch, now.
-fn unix_now_us() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_micros()).unwrap_or(i64::MAX))
 }
 
 /// Runs the demo.
@@ -332,7 +321,7 @@ fn run(inv: &Invocation, args: &[OsString]) -> Result<i32, Failure> {
         let html = demo
             .html
             .clone()
-            .unwrap_or_else(|| default_html_name(unix_now_us()));
+            .unwrap_or_else(|| default_html_name(pgrush_stats::wall_clock::unix_time_us()));
         println!(
             "pgrush demo: pgrush -c 4 -j 2 -T {} -P 1 --percentiles --html={html}",
             demo.duration

@@ -17,6 +17,7 @@ mod ops_cmd;
 mod parse;
 mod prompt;
 mod report_cmd;
+mod saved_run;
 mod subcommand;
 mod subcommands;
 mod sweep_cmd;

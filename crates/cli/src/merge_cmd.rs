@@ -16,8 +16,9 @@ use pgrush_report::merge::{MergedRun, merge, merged_text};
 use pgrush_report::{html, percentiles, text};
 use pgrush_run::Failure;
 
-use crate::report_cmd::{read_run, write_output};
+use crate::saved_run::read_run;
 use crate::subcommand::{Invocation, Operands, Opt, Subcommand};
+use pgrush_run::output_file::write_output;
 
 /// `pgrush merge`: its options and `--help`.
 pub const COMMAND: Subcommand = Subcommand {
@@ -101,19 +102,19 @@ fn run(inv: &Invocation, args: &[OsString]) -> Result<i32, Failure> {
     let Some(parsed) = parse_merge_args(args)? else {
         return COMMAND.print_help(&inv.prog);
     };
-    merge_files(&inv.prog, &parsed)
+    merge_files(&parsed)
 }
 
 /// Merges the shard documents and prints the report.
-fn merge_files(prog: &str, parsed: &MergeArgs) -> Result<i32, Failure> {
+fn merge_files(parsed: &MergeArgs) -> Result<i32, Failure> {
     let outputs = [parsed.json.as_deref(), parsed.html.as_deref()];
     pgrush_run::output_file::check_outputs(outputs)?;
     let mut docs: Vec<(String, RunDocument)> = Vec::with_capacity(parsed.files.len());
     for f in &parsed.files {
-        docs.push((f.clone(), read_run(prog, f).map_err(Failure::exit)?));
+        docs.push((f.clone(), read_run(f)?));
     }
     let merged = merge(&docs).map_err(|e| Failure::error(e.to_string()))?;
-    print_merged(prog, parsed, &merged).map_err(Failure::exit)?;
+    print_merged(parsed, &merged)?;
     let summary = &merged.summary;
     if summary.interrupted {
         return Err(Failure::error(
@@ -128,7 +129,7 @@ fn merge_files(prog: &str, parsed: &MergeArgs) -> Result<i32, Failure> {
 }
 
 /// Prints the report and the shards block, and writes the requested files.
-fn print_merged(prog: &str, args: &MergeArgs, merged: &MergedRun) -> Result<(), i32> {
+fn print_merged(args: &MergeArgs, merged: &MergedRun) -> Result<(), Failure> {
     let doc = &merged.document;
     let mut out: Box<dyn Write> = if args.json.as_deref() == Some("-") {
         Box::new(std::io::stderr())
@@ -151,16 +152,16 @@ fn print_merged(prog: &str, args: &MergeArgs, merged: &MergedRun) -> Result<(), 
     if let Err(e) = printed
         && args.json.as_deref() != Some("-")
     {
-        return Err(pgrush_run::output_file::stdout_failed(prog, &e));
+        return Err(pgrush_run::output_file::stdout_failure(&e));
     }
     if let Some(block) = &doc.merged {
         eprint!("{}", merged_text(block, doc.results.duration_s));
     }
     if let Some(path) = &args.json {
-        write_output(prog, path, &doc.to_json())?;
+        write_output(path, &doc.to_json())?;
     }
     if let Some(path) = &args.html {
-        write_output(prog, path, &html::render(doc))?;
+        write_output(path, &html::render(doc))?;
     }
     Ok(())
 }

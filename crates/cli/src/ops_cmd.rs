@@ -374,8 +374,7 @@ pub fn report(
     html: Option<&str>,
     format: pgrush_report::compare::Format,
 ) -> Option<Result<i32, Failure>> {
-    let first = std::fs::File::open(files.first()?).ok()?;
-    if !pgrush_report::assertion::ops::is_ops_reader(first) {
+    if !pgrush_report::assertion::ops::is_ops_file(files.first()?) {
         return None;
     }
     let mut docs = Vec::with_capacity(files.len());

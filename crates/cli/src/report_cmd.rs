@@ -6,19 +6,20 @@
 use std::ffi::OsString;
 use std::path::Path;
 
-use pgrush_engine::messages;
-use pgrush_lab::sweep;
+use pgrush_lab::sweep::is_saved_sweep;
 use pgrush_report::assertion::Assertion;
 use pgrush_report::compare::{Comparison, Format};
-use pgrush_report::document::RunDocument;
 use pgrush_report::html;
 use pgrush_run::Failure;
-use pgrush_wire::conninfo::redact_argv;
+use pgrush_run::output_file::write_output;
 
+mod request;
 mod saved_gates;
 
-use saved_gates::{gate_saved_ops, gate_saved_run, gate_saved_sweep, parse_assertions};
+use request::ReportArgs;
+use saved_gates::{gate_saved_ops, gate_saved_run, gate_saved_sweep};
 
+use crate::saved_run::read_run;
 use crate::subcommand::{Invocation, Operands, Opt, Subcommand};
 
 /// `pgrush report`: its options and `--help`.
@@ -90,21 +91,6 @@ Usage:
     run,
 };
 
-/// What `pgrush report` was asked to do.
-#[derive(Debug, Clone, PartialEq)]
-struct ReportArgs {
-    files: Vec<String>,
-    html: Option<String>,
-    format: Format,
-    /// `--baseline=FILE`: the saved run `…*baseline` thresholds read.
-    baseline: Option<String>,
-    /// `--assert=EXPR`, in order, as given: parsed once the kind of results is known
-    /// (runs and sweeps take run metrics, `pgrush ops` results take step names).
-    expressions: Vec<String>,
-    /// `--junit=FILE`.
-    junit: Option<String>,
-}
-
 /// Parses the arguments; `Ok(None)` asks for the help text.
 fn parse_report_args(args: &[OsString]) -> Result<Option<ReportArgs>, Failure> {
     let Some(scan) = COMMAND.scan(args)? else {
@@ -159,42 +145,15 @@ fn check_report_args(args: &ReportArgs) -> Result<(), Failure> {
     Ok(())
 }
 
-/// Reads a run document (`-` = stdin), streaming it from the file (its text is never
-/// held whole), secrets of its command line redacted; errors are reported and give
-/// exit status 1.
-pub(crate) fn read_run(prog: &str, path: &str) -> Result<RunDocument, i32> {
-    let parsed = if path == "-" {
-        RunDocument::from_reader(std::io::stdin().lock())
-    } else {
-        match std::fs::File::open(path) {
-            Ok(file) => RunDocument::from_reader(file),
-            Err(e) => {
-                messages::error(
-                    prog,
-                    &format!(
-                        "could not open file \"{path}\": {}",
-                        pgrush_wire::strerror(&e)
-                    ),
-                );
-                return Err(1);
-            }
-        }
-    };
-    let mut doc = parsed.map_err(|e| {
-        messages::error(prog, &format!("\"{path}\": {e}"));
-        1
-    })?;
-    // A document of an older pgrush may hold a password: never repeat it.
-    doc.command_line = redact_argv(&doc.command_line);
-    Ok(doc)
-}
-
-/// Writes `text` to `path` (`-` = stdout); errors are reported and give exit status 1.
-pub(crate) fn write_output(prog: &str, path: &str, text: &str) -> Result<(), i32> {
-    pgrush_run::output_file::write_output(path, text).map_err(|failure| {
-        failure.print(prog, prog);
-        failure.status()
-    })
+/// The `--assert` expressions as run assertions; a malformed one is an option error.
+fn parse_assertions(expressions: &[String]) -> Result<Vec<Assertion>, Failure> {
+    expressions
+        .iter()
+        .map(|v| {
+            Assertion::parse(v)
+                .map_err(|e| COMMAND.usage(format!("invalid assertion \"{v}\": {e}")))
+        })
+        .collect()
 }
 
 /// Whether the arguments ask for a gate (`--assert`, `--baseline`, `--junit`): a saved
@@ -208,11 +167,6 @@ fn gate_options_given(args: &[OsString]) -> bool {
                 .iter()
                 .any(|o| a == *o || a.starts_with(&format!("{o}=")))
         })
-}
-
-/// True when `path` is a directory holding a saved sweep.
-fn is_sweep_dir(path: &str) -> bool {
-    Path::new(path).join(sweep::PLAN_FILE).is_file()
 }
 
 /// `pgrush report …`: returns the exit status.
@@ -235,21 +189,19 @@ fn run(inv: &Invocation, args: &[OsString]) -> Result<i32, Failure> {
         return outcome;
     }
     let assertions = parse_assertions(&parsed.expressions)?;
-    Ok(report_runs(prog, &parsed, &assertions))
+    report_runs(prog, &parsed, &assertions)
 }
 
 /// Renders, compares or gates saved runs (or gates a saved sweep); returns the exit status.
-fn report_runs(prog: &str, parsed: &ReportArgs, assertions: &[Assertion]) -> i32 {
-    if !assertions.is_empty() && parsed.files.iter().any(|f| is_sweep_dir(f)) {
+fn report_runs(prog: &str, parsed: &ReportArgs, assertions: &[Assertion]) -> Result<i32, Failure> {
+    if !assertions.is_empty() && parsed.files.iter().any(|f| is_saved_sweep(Path::new(f))) {
         return gate_saved_sweep(prog, parsed, assertions);
     }
-    let mut runs = Vec::with_capacity(parsed.files.len());
-    for f in &parsed.files {
-        match read_run(prog, f) {
-            Ok(doc) => runs.push((f.clone(), doc)),
-            Err(code) => return code,
-        }
-    }
+    let runs = parsed
+        .files
+        .iter()
+        .map(|f| Ok((f.clone(), read_run(f)?)))
+        .collect::<Result<Vec<_>, Failure>>()?;
     if !assertions.is_empty() {
         return gate_saved_run(prog, parsed, assertions, runs);
     }
@@ -258,16 +210,10 @@ fn report_runs(prog: &str, parsed: &ReportArgs, assertions: &[Assertion]) -> i32
             [(_, only)] => html::render(only),
             _ => html::render_comparison(&runs),
         };
-        return match write_output(prog, path, &page) {
-            Ok(()) => 0,
-            Err(code) => code,
-        };
+        return write_output(path, &page).map(|()| 0);
     }
     let table = Comparison::build(&runs).render(parsed.format);
-    match write_output(prog, "-", &table) {
-        Ok(()) => 0,
-        Err(code) => code,
-    }
+    write_output("-", &table).map(|()| 0)
 }
 
 #[cfg(test)]

@@ -266,22 +266,16 @@ fn check_with_parser(
 
 /// Whether the environment names a server.
 fn env_names_server() -> bool {
-    ["PGHOST", "PGPORT", "PGDATABASE"]
-        .iter()
-        .any(|v| std::env::var_os(v).is_some_and(|s| !s.is_empty()))
+    pgrush_wire::conninfo::names_server(&|v| std::env::var(v).ok())
 }
 
 /// `pgrush-sweep-YYYYMMDD-HHMMSS` (UTC, now).
 fn default_out_dir() -> PathBuf {
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_micros()).unwrap_or(i64::MAX));
-    let stamp: String = pgrush_report::document::rfc3339_utc(now)
-        .chars()
-        .take(19)
-        .filter(char::is_ascii_digit)
-        .collect();
-    PathBuf::from(format!("pgrush-sweep-{}-{}", &stamp[..8], &stamp[8..]))
+    let now = pgrush_stats::wall_clock::unix_time_us();
+    PathBuf::from(format!(
+        "pgrush-sweep-{}",
+        pgrush_report::utc_time::file_stamp_utc(now)
+    ))
 }
 
 /// A failure of the sweep (not of its command line): `<prog>: error: sweep: <msg>`.
@@ -376,7 +370,7 @@ fn report(summary: &SweepSummary, own: &SweepArgs) -> Result<i32, Failure> {
 
 /// True when `arg` names a directory holding a sweep (`pgrush report DIR`).
 pub fn is_saved_sweep(arg: Option<&OsString>) -> bool {
-    arg.is_some_and(|dir| PathBuf::from(dir).join(sweep::PLAN_FILE).is_file())
+    arg.is_some_and(|dir| sweep::is_saved_sweep(std::path::Path::new(dir)))
 }
 
 /// `pgrush report DIR [--markdown|--csv] [--json FILE] [--html FILE]`: the results of

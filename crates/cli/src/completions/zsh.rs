@@ -3,7 +3,7 @@
 //! may repeat (`*`), as getopt_long lets the last one win.
 
 use super::spec::{CommandSpec, Operands, OptionSpec, ValueHint};
-use super::{function_suffix, shell_word, single_quoted};
+use super::words::{function_suffix, shell_word, single_quoted};
 
 /// The builtin-script value: a name, then optionally `@WEIGHT`.
 const BUILTINS_FUNCTION: &str = r#"_pgrush__builtins() {

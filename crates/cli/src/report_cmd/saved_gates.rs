@@ -5,7 +5,6 @@
 
 use std::path::Path;
 
-use pgrush_engine::messages;
 use pgrush_lab::ops::OpsDocument;
 use pgrush_lab::ops::compare::Comparison as OpsComparison;
 use pgrush_lab::sweep::{self, output::TableFormat};
@@ -16,18 +15,10 @@ use pgrush_report::document::RunDocument;
 use pgrush_run::Failure;
 use pgrush_run::gate;
 
-use super::{COMMAND, ReportArgs, is_sweep_dir, read_run, write_output};
+use pgrush_run::output_file::write_output;
 
-/// The `--assert` expressions as run assertions; a malformed one is an option error.
-pub(super) fn parse_assertions(expressions: &[String]) -> Result<Vec<Assertion>, Failure> {
-    expressions
-        .iter()
-        .map(|v| {
-            Assertion::parse(v)
-                .map_err(|e| COMMAND.usage(format!("invalid assertion \"{v}\": {e}")))
-        })
-        .collect()
-}
+use super::request::ReportArgs;
+use crate::saved_run::read_run;
 
 /// `pgrush report [--baseline=BASE] RUN --assert=EXPR…`: the table of the baseline and
 /// the run, the verdict lines, the `--junit` file; exit status 3 when an assertion failed.
@@ -36,22 +27,16 @@ pub(super) fn gate_saved_run(
     parsed: &ReportArgs,
     assertions: &[Assertion],
     mut runs: Vec<(String, RunDocument)>,
-) -> i32 {
+) -> Result<i32, Failure> {
     let base = match &parsed.baseline {
-        Some(path) => match read_run(prog, path) {
-            Ok(doc) => Some((path.clone(), doc)),
-            Err(code) => return code,
-        },
+        Some(path) => Some((path.clone(), read_run(path)?)),
         None => None,
     };
     let Some((_, new)) = runs.first() else {
-        return 1;
+        return Ok(1);
     };
     let facts = gate::document_facts(new, base.is_some());
-    if let Err(msg) = gate::resolve(assertions, &facts) {
-        messages::error(prog, &msg);
-        return 1;
-    }
+    gate::resolve(assertions, &facts).map_err(Failure::error)?;
     let verdicts = gate::verdicts(assertions, &facts, new, base.as_ref().map(|(_, doc)| doc));
     if let Some(b) = base {
         runs.insert(0, b);
@@ -61,48 +46,38 @@ pub(super) fn gate_saved_run(
     finish_gate(prog, parsed, &verdicts, &text)
 }
 
-/// A saved sweep's summary, or exit status 1 with the reason printed.
-fn load_sweep(prog: &str, dir: &str) -> Result<sweep::SweepSummary, i32> {
-    if !is_sweep_dir(dir) {
-        messages::error(
-            prog,
-            &format!(
-                "\"{dir}\" is not a sweep directory (no {})",
-                sweep::PLAN_FILE
-            ),
-        );
-        return Err(1);
+/// A saved sweep's summary.
+fn load_sweep(dir: &str) -> Result<sweep::SweepSummary, Failure> {
+    if !sweep::is_saved_sweep(Path::new(dir)) {
+        return Err(Failure::error(format!(
+            "\"{dir}\" is not a sweep directory (no {})",
+            sweep::PLAN_FILE
+        )));
     }
-    sweep::load_summary(Path::new(dir)).map_err(|e| {
-        messages::error(prog, &format!("\"{dir}\": {e}"));
-        1
-    })
+    sweep::load_summary(Path::new(dir)).map_err(|e| Failure::error(format!("\"{dir}\": {e}")))
 }
 
 /// `pgrush report [--baseline=BASE_DIR] DIR --assert=EXPR…`: the sweep's table, one
 /// verdict line per cell and assertion, the `--junit` file (one test case per cell
 /// and assertion); exit status 3 when an assertion failed in any cell.
-pub(super) fn gate_saved_sweep(prog: &str, parsed: &ReportArgs, assertions: &[Assertion]) -> i32 {
+pub(super) fn gate_saved_sweep(
+    prog: &str,
+    parsed: &ReportArgs,
+    assertions: &[Assertion],
+) -> Result<i32, Failure> {
     let Some(dir) = parsed.files.first() else {
-        return 1;
+        return Ok(1);
     };
-    let summary = match load_sweep(prog, dir) {
-        Ok(s) => s,
-        Err(code) => return code,
-    };
+    let summary = load_sweep(dir)?;
     let cells = crate::sweep_gate::gated_cells(Path::new(dir), &summary);
     let base_cells = match &parsed.baseline {
-        Some(base) => match load_sweep(prog, base) {
-            Ok(s) => Some(crate::sweep_gate::gated_cells(Path::new(base), &s)),
-            Err(code) => return code,
-        },
+        Some(base) => Some(crate::sweep_gate::gated_cells(
+            Path::new(base),
+            &load_sweep(base)?,
+        )),
         None => None,
     };
-    let resolved = crate::sweep_gate::resolve(assertions, &cells, base_cells.is_some());
-    if let Err(msg) = resolved {
-        messages::error(prog, &msg);
-        return 1;
-    }
+    crate::sweep_gate::resolve(assertions, &cells, base_cells.is_some()).map_err(Failure::error)?;
     let verdicts = crate::sweep_gate::verdicts(assertions, &cells, base_cells.as_deref());
     let format = match parsed.format {
         Format::Text => TableFormat::Text,
@@ -123,26 +98,26 @@ pub(super) fn gate_saved_ops(prog: &str, parsed: &ReportArgs) -> Option<Result<i
         return None;
     }
     let path = parsed.files.first()?;
-    if !ops::is_ops_reader(std::fs::File::open(path).ok()?) {
+    if !ops::is_ops_file(path) {
         return None;
     }
     let assertions = match ops::parse_assertions(&parsed.expressions) {
         Ok(a) => a,
-        Err(msg) => return Some(Err(COMMAND.usage(msg))),
+        Err(msg) => return Some(Err(Failure::usage(Some("report"), msg))),
     };
     let no_baseline = assertions
         .iter()
         .find(|a| matches!(a.threshold, Threshold::Baseline { .. }) && parsed.baseline.is_none());
     if let Some(a) = no_baseline {
         let why = ContextError::NoBaseline;
-        messages::error(prog, &format!("invalid assertion \"{}\": {why}", a.source));
-        return Some(Ok(1));
+        let msg = format!("invalid assertion \"{}\": {why}", a.source);
+        return Some(Err(Failure::error(msg)));
     }
     let mut files = Vec::new();
     for file in parsed.baseline.iter().chain([path]) {
-        match read_ops(prog, file) {
+        match read_ops(file) {
             Ok((text, results)) => files.push((file.clone(), text, results)),
-            Err(code) => return Some(Ok(code)),
+            Err(failure) => return Some(Err(failure)),
         }
     }
     let (doc, base) = match files.as_slice() {
@@ -152,21 +127,17 @@ pub(super) fn gate_saved_ops(prog: &str, parsed: &ReportArgs) -> Option<Result<i
     };
     let verdicts = ops::verdicts(&assertions, doc, base);
     let text = format!("{}{}", ops_table(&files), gate::verdict_lines(&verdicts));
-    Some(Ok(finish_gate(prog, parsed, &verdicts, &text)))
+    Some(finish_gate(prog, parsed, &verdicts, &text))
 }
 
-/// The ops results in `path` (its text and what the gate reads), or exit status 1
-/// with the reason printed.
-fn read_ops(prog: &str, path: &str) -> Result<(String, ops::OpsResults), i32> {
+/// The ops results in `path`: its text and what the gate reads.
+fn read_ops(path: &str) -> Result<(String, ops::OpsResults), Failure> {
     let text = std::fs::read_to_string(path).map_err(|e| {
         let why = pgrush_wire::strerror(&e);
-        messages::error(prog, &format!("could not open file \"{path}\": {why}"));
-        1
+        Failure::error(format!("could not open file \"{path}\": {why}"))
     })?;
-    let results = ops::parse_results(&text).map_err(|e| {
-        messages::error(prog, &format!("\"{path}\": {e}"));
-        1
-    })?;
+    let results =
+        ops::parse_results(&text).map_err(|e| Failure::error(format!("\"{path}\": {e}")))?;
     Ok((text, results))
 }
 
@@ -183,22 +154,23 @@ fn ops_table(files: &[(String, String, ops::OpsResults)]) -> String {
 }
 
 /// Prints `text`, writes `--junit`'s file and gives the exit status of the verdicts.
-fn finish_gate(prog: &str, parsed: &ReportArgs, verdicts: &[Verdict], text: &str) -> i32 {
-    if let Err(code) = write_output(prog, "-", text) {
-        return code;
-    }
+fn finish_gate(
+    prog: &str,
+    parsed: &ReportArgs,
+    verdicts: &[Verdict],
+    text: &str,
+) -> Result<i32, Failure> {
+    write_output("-", text)?;
     if let Some(path) = &parsed.junit {
         let suite = format!("{prog} report");
         let xml = pgrush_report::junit::render(&suite, verdicts, text);
-        if let Err(code) = write_output(prog, path, &xml) {
-            return code;
-        }
+        write_output(path, &xml)?;
     }
-    if gate::all_passed(verdicts) {
+    Ok(if gate::all_passed(verdicts) {
         0
     } else {
         gate::ASSERTION_FAILED
-    }
+    })
 }
 
 #[cfg(test)]
