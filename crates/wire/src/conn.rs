@@ -12,6 +12,7 @@ use crate::backend::{self, BackendMessage, PlainStop, PlainTally, TransactionSta
 use crate::cancel::{CancelTarget, CancelToken};
 use crate::encoding::ClientEncoding;
 use crate::error::{DbError, Error};
+use crate::frontend::BindHead;
 use crate::transport::{Transport, wait_fd};
 
 /// Initial size of each of a connection's two buffers: small, since a benchmark may open
@@ -261,6 +262,23 @@ impl Connection {
                 None => false,
             },
         )
+    }
+
+    /// Queues the Bind of `head` (its statement to the unnamed portal, text
+    /// parameters, text results), Describe of the portal, Execute (all rows) and, with
+    /// `sync`, Sync: the messages of [`Connection::queue_bind`],
+    /// [`Connection::queue_describe_portal`], [`Connection::queue_execute`] and
+    /// [`Connection::queue_sync`], byte for byte, in one pass. `param(i, buf)`
+    /// appends parameter `i`'s text to `buf` and returns true, or appends nothing
+    /// and returns false for NULL. On an error nothing is queued.
+    #[inline]
+    pub fn queue_bind_execute(
+        &mut self,
+        head: &BindHead,
+        param: impl FnMut(usize, &mut BytesMut) -> bool,
+        sync: bool,
+    ) -> Result<(), Error> {
+        crate::frontend::bind_execute(self.out_buf(), head, param, sync)
     }
 
     /// Queues Describe of a portal.

@@ -3,14 +3,14 @@
 //! builders take `&str`. Both append to the output buffer without intermediate copies.
 //!
 //! The messages of each execution have a direct encoder too:
-//! [`Connection::queue_bind_execute`] writes Bind (text parameters written straight
-//! into the output buffer), Describe, Execute and Sync in one pass. The Bind starts
-//! with a [`BindHead`], the statement's part checked and encoded once, so what is
-//! done per execution is one copy of it and the parameters.
+//! [`Connection::queue_bind_execute`](crate::Connection::queue_bind_execute) writes
+//! Bind (text parameters written straight into the output buffer), Describe, Execute
+//! and Sync in one pass. The Bind starts with a [`BindHead`], the statement's part
+//! checked and encoded once, so what is done per execution is one copy of it and the
+//! parameters.
 
 use bytes::{BufMut, BytesMut};
 
-use crate::conn::Connection;
 use crate::error::Error;
 use crate::spare::{Appender, append};
 
@@ -169,7 +169,8 @@ pub(crate) fn parse(name: &[u8], sql: &[u8], buf: &mut BytesMut) -> Result<(), E
 /// The fixed start of a Bind (`B`) with text parameters: tag, length placeholder, the
 /// portal's and the statement's names, no parameter format codes, the parameter
 /// count. Checked and encoded once (per prepared statement, for instance); each Bind
-/// copies it and appends the parameters ([`Connection::queue_bind_execute`]).
+/// copies it and appends the parameters
+/// ([`Connection::queue_bind_execute`](crate::Connection::queue_bind_execute)).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BindHead {
     bytes: Box<[u8]>,
@@ -284,7 +285,8 @@ pub(crate) fn bind(
 /// Execute of the unnamed portal and, with `sync`, Sync: the bytes of
 /// `postgres_protocol`'s `bind`, `describe`, `execute` and `sync`. On an error the
 /// buffer is left as it was. In line: it is the body of
-/// [`Connection::queue_bind_execute`], which its callers run on every transaction.
+/// [`Connection::queue_bind_execute`](crate::Connection::queue_bind_execute), which
+/// its callers run on every transaction.
 #[inline(always)]
 pub(crate) fn bind_execute(
     buf: &mut BytesMut,
@@ -308,25 +310,6 @@ pub(crate) fn bind_execute(
         }
     });
     patch_length_to(buf, start, bind_end)
-}
-
-impl Connection {
-    /// Queues the Bind of `head` (its statement to the unnamed portal, text
-    /// parameters, text results), Describe of the portal, Execute (all rows) and, with
-    /// `sync`, Sync: the messages of [`Connection::queue_bind`],
-    /// [`Connection::queue_describe_portal`], [`Connection::queue_execute`] and
-    /// [`Connection::queue_sync`], byte for byte, in one pass. `param(i, buf)`
-    /// appends parameter `i`'s text to `buf` and returns true, or appends nothing
-    /// and returns false for NULL. On an error nothing is queued.
-    #[inline]
-    pub fn queue_bind_execute(
-        &mut self,
-        head: &BindHead,
-        param: impl FnMut(usize, &mut BytesMut) -> bool,
-        sync: bool,
-    ) -> Result<(), Error> {
-        bind_execute(self.out_buf(), head, param, sync)
-    }
 }
 
 #[cfg(test)]

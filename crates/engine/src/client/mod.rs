@@ -10,11 +10,13 @@
 //!
 //! The steps live in submodules: `transaction` (choosing, throttling, starting
 //! and ending a transaction), `command` (running and skipping commands,
-//! meta-commands), `send` and `results` (SQL in the three query modes),
-//! `recovery` (errors, ROLLBACK, retries, failures).
+//! meta-commands), `send` and `results` (SQL in the three query modes; the
+//! progress of reading results in `read_state`), `recovery` (errors, ROLLBACK,
+//! retries, failures).
 
 mod command;
 mod express;
+mod read_state;
 mod recovery;
 mod results;
 mod send;
@@ -34,7 +36,7 @@ use crate::conn::{ClientConn, Network};
 use crate::context::ThreadCtx;
 use crate::messages;
 
-use results::ReadState;
+use read_state::ReadState;
 
 /// What a client waits for after a step.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

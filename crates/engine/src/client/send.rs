@@ -15,7 +15,8 @@ use pgrush_stats::QueryMode;
 
 use pgrush_wire::{BackendMessage, ReadOutcome};
 
-use super::results::{ReadState, print_notice};
+use super::read_state::ReadState;
+use super::results::print_notice;
 use super::{Client, Pipeline};
 use crate::conn::{ClientConn, Network};
 use crate::context::ThreadCtx;

@@ -49,6 +49,7 @@ mod require_auth;
 mod resolve;
 mod service;
 mod settings;
+mod store;
 mod uri;
 
 pub use env::{Environment, FileContents, ProcessEnvironment, SERVER_VARIABLES, names_server};

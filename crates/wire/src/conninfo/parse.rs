@@ -1,32 +1,15 @@
 //! `PQconninfoParse`: keyword/value strings and the dispatch to the URI parser.
 
 use super::error::ConninfoError;
-use super::keywords::{OptionSet, index_of, is_secret_name};
-use super::uri;
+use super::keywords::{OptionSet, is_secret_name};
+use super::store::{Missing, Strictness, bytes_to_string, store_value};
+use super::uri::{self, uri_prefix_length};
 use pgrush_cconv::is_space;
-use std::ops::Range;
-
-/// The two URI prefixes libpq recognises.
-const URI_PREFIXES: [&str; 2] = ["postgresql://", "postgres://"];
-
-/// Length of the URI prefix `s` starts with, or 0.
-pub(crate) fn uri_prefix_length(s: &str) -> usize {
-    URI_PREFIXES
-        .iter()
-        .find(|p| s.starts_with(*p))
-        .map_or(0, |p| p.len())
-}
 
 /// Whether libpq treats `s` as a connection string when it is passed as a
 /// database name with `expand_dbname`: a URI prefix or any `=`.
 pub fn is_connection_string(s: &str) -> bool {
     uri_prefix_length(s) != 0 || s.contains('=')
-}
-
-/// Converts bytes taken from the input (possibly percent-decoded) to a
-/// `String`, keeping bytes that are not UTF-8 ([`crate::lossless`]).
-pub(crate) fn bytes_to_string(b: &[u8]) -> String {
-    crate::lossless::from_bytes(b)
 }
 
 /// Parses a conninfo string (keyword/value or URI) exactly as libpq's
@@ -43,17 +26,6 @@ pub(crate) fn parse_to_set(conninfo: &str) -> Result<OptionSet, ConninfoError> {
     Ok(set)
 }
 
-/// How unknown keywords are treated.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Strictness {
-    /// As libpq: an unknown keyword or URI parameter is an error.
-    Libpq,
-    /// Unknown keywords, words without `=` and unknown URI parameters are
-    /// skipped (to find every secret of a string libpq would refuse for another
-    /// reason).
-    SkipUnknown,
-}
-
 /// Parses `conninfo` into `set`, which also notes where secret values were
 /// read, even when the parse fails later.
 pub(crate) fn parse_into(
@@ -68,55 +40,6 @@ pub(crate) fn parse_into(
     } else {
         parse_keyword_value(conninfo.as_bytes(), set, strictness)
     }
-}
-
-/// What happens when a keyword is unknown.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Missing {
-    /// Fail with `invalid connection option "..."`.
-    Error,
-    /// Report `Ok(false)` so the caller can word its own error.
-    Ignore,
-}
-
-/// Stores one value as libpq's `conninfo_storeval` does, including the
-/// historical `requiressl` translation. Returns `Ok(false)` for an unknown
-/// keyword under [`Missing::Ignore`]. `source` is where the value was
-/// written in the parsed text, noted for a secret keyword.
-pub(crate) fn store_value(
-    set: &mut OptionSet,
-    keyword: &str,
-    value: &[u8],
-    source: Range<usize>,
-    missing: Missing,
-    uri_decode: bool,
-) -> Result<bool, ConninfoError> {
-    let (keyword, value): (&str, &[u8]) = if keyword == "requiressl" {
-        let v: &[u8] = if value.first() == Some(&b'1') {
-            b"require"
-        } else {
-            b"prefer"
-        };
-        ("sslmode", v)
-    } else {
-        (keyword, value)
-    };
-    if is_secret_name(keyword) {
-        set.note_secret(source);
-    }
-    let Some(index) = index_of(keyword) else {
-        return match missing {
-            Missing::Error => Err(ConninfoError::InvalidOption(keyword.to_string())),
-            Missing::Ignore => Ok(false),
-        };
-    };
-    let stored = if uri_decode {
-        uri::percent_decode(value)?
-    } else {
-        value.to_vec()
-    };
-    set.set_index(index, bytes_to_string(&stored));
-    Ok(true)
 }
 
 /// The keyword/value syntax: `kw = value kw='quoted \' value'`.

@@ -2,7 +2,8 @@
 //! documents, HTML pages, logs, plan files): the one redaction every crate uses.
 
 use super::keywords::{OptionSet, index_of, is_secret_name};
-use super::parse::{Strictness, is_connection_string, parse_conninfo, parse_into};
+use super::parse::{is_connection_string, parse_conninfo, parse_into};
+use super::store::Strictness;
 use std::ops::Range;
 
 /// What a secret is replaced by.

@@ -5,7 +5,7 @@ use std::path::Path;
 use super::env::Environment;
 use super::error::ConninfoError;
 use super::keywords::{OptionSet, index_of};
-use super::parse::bytes_to_string;
+use super::store::bytes_to_string;
 use pgrush_cconv::is_space;
 
 /// The system configuration directory searched for `pg_service.conf` when

@@ -1,8 +1,20 @@
-//! `postgresql://` URIs and percent-decoding, as libpq parses them.
+//! `postgresql://` URIs, as libpq parses them (values are stored and percent-decoded
+//! by `store`).
 
 use super::error::ConninfoError;
 use super::keywords::{OptionSet, is_secret_name};
-use super::parse::{Missing, Strictness, bytes_to_string, store_value, uri_prefix_length};
+use super::store::{Missing, Strictness, bytes_to_string, percent_decode, store_value};
+
+/// The two URI prefixes libpq recognises.
+const URI_PREFIXES: [&str; 2] = ["postgresql://", "postgres://"];
+
+/// Length of the URI prefix `s` starts with, or 0.
+pub(crate) fn uri_prefix_length(s: &str) -> usize {
+    URI_PREFIXES
+        .iter()
+        .find(|p| s.starts_with(*p))
+        .map_or(0, |p| p.len())
+}
 
 /// Parses a URI into `set`:
 /// `postgresql://[user[:password]@][host][:port][,...][/dbname][?param=value&...]`.
@@ -215,55 +227,9 @@ fn parse_query(
     Ok(())
 }
 
-fn hex_value(c: u8) -> Option<u8> {
-    match c {
-        b'0'..=b'9' => Some(c - b'0'),
-        b'A'..=b'F' => Some(c - b'A' + 10),
-        b'a'..=b'f' => Some(c - b'a' + 10),
-        _ => None,
-    }
-}
-
-/// libpq's `conninfo_uri_decode`: `%xx` escapes, leading and trailing
-/// spaces dropped, inner spaces and `%00` rejected.
-pub(crate) fn percent_decode(raw: &[u8]) -> Result<Vec<u8>, ConninfoError> {
-    let n = raw.len();
-    let mut out = Vec::with_capacity(n);
-    let mut q = 0;
-    while q < n && raw[q] == b' ' {
-        q += 1;
-    }
-    while q < n && raw[q] != b' ' {
-        if raw[q] != b'%' {
-            out.push(raw[q]);
-            q += 1;
-            continue;
-        }
-        let hi = raw.get(q + 1).copied().and_then(hex_value);
-        let lo = raw.get(q + 2).copied().and_then(hex_value);
-        let (Some(hi), Some(lo)) = (hi, lo) else {
-            return Err(ConninfoError::InvalidPercentToken(bytes_to_string(raw)));
-        };
-        let c = (hi << 4) | lo;
-        if c == 0 {
-            return Err(ConninfoError::ForbiddenNul(bytes_to_string(raw)));
-        }
-        out.push(c);
-        q += 3;
-    }
-    while q < n && raw[q] == b' ' {
-        q += 1;
-    }
-    if q < n {
-        return Err(ConninfoError::UnexpectedSpaces(bytes_to_string(raw)));
-    }
-    Ok(out)
-}
-
 #[cfg(test)]
 mod tests {
     use super::super::parse::parse_conninfo;
-    use super::*;
 
     fn p(s: &str) -> Result<Vec<(String, String)>, String> {
         parse_conninfo(s).map_err(|e| e.to_string())
@@ -348,12 +314,5 @@ mod tests {
                     .into()
             )
         );
-    }
-
-    #[test]
-    fn decode_trims_outer_spaces() {
-        assert_eq!(percent_decode(b"  a%41  ").ok(), Some(b"aA".to_vec()));
-        assert!(percent_decode(b"%4").is_err());
-        assert!(percent_decode(b"%").is_err());
     }
 }
