@@ -258,7 +258,7 @@ fn apply(out: &mut OpsArgs, name: &str, value: &str) -> Result<(), Failure> {
 fn config(ops: &OpsArgs, progname: &str) -> Result<OpsConfig, Failure> {
     let mut argv: Vec<OsString> = vec![progname.into(), "-i".into()];
     argv.extend(ops.rest.iter().cloned());
-    let opts = crate::parse::parse_args(&argv).map_err(Failure::exit)?;
+    let opts = crate::parse::parse_command_line(&argv)?;
     if opts.action != Action::Init {
         return Err(COMMAND.usage("unexpected option"));
     }

@@ -75,13 +75,9 @@ pub fn parse_command_line(args: &[OsString]) -> Result<Options, Failure> {
     parse_failing(args, &env, &mut lock)
 }
 
-/// [`parse_command_line`], the complaint printed at once; returns the exit status on error.
-pub fn parse_args(args: &[OsString]) -> Result<Options, i32> {
-    let stderr = io::stderr();
-    parse_with(args, &Env::from_process(), &mut stderr.lock())
-}
-
-/// [`parse_args`] with an explicit environment and message sink.
+/// [`parse_command_line`] with an explicit environment and message sink, the complaint
+/// written to `err` (the unit tests' view of what a user sees).
+#[cfg(test)]
 pub fn parse_with(args: &[OsString], env: &Env, err: &mut dyn Write) -> Result<Options, i32> {
     parse_failing(args, env, err).map_err(|failure| {
         let (prog, argv0) = names(args);
@@ -92,7 +88,8 @@ pub fn parse_with(args: &[OsString], env: &Env, err: &mut dyn Write) -> Result<O
 
 /// The program's name as pgbench's messages show it (argv[0]'s file name) and as
 /// typed (glibc's getopt lines).
-pub fn names(args: &[OsString]) -> (String, String) {
+#[cfg(test)]
+fn names(args: &[OsString]) -> (String, String) {
     let argv0 = args.first().map_or(&b"pgrush"[..], |a| a.as_bytes());
     (
         String::from_utf8_lossy(basename(argv0)).into_owned(),

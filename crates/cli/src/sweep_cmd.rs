@@ -237,11 +237,11 @@ fn conflict(axes: &[Axis], passed: &Passed) -> Option<String> {
 }
 
 /// Checks the initialization and run command lines (with each axis' first value) with
-/// pgbench's parser; on error the message is printed and the status returned.
+/// pgbench's parser.
 fn check_with_parser(
     axes: &[Axis],
     passed: &Passed,
-) -> Result<pgrush_wire::conninfo::ConnectRequest, i32> {
+) -> Result<pgrush_wire::conninfo::ConnectRequest, Failure> {
     let first = |init: bool| -> Vec<String> {
         axes.iter()
             .filter(|a| a.is_init() == init)
@@ -254,13 +254,13 @@ fn check_with_parser(
             .collect()
     };
     let init_flag = vec!["--initialize".to_string()];
-    crate::parse::parse_args(&argv(&[
+    crate::parse::parse_command_line(&argv(&[
         &init_flag,
         &passed.init,
         &first(true),
         &passed.conn,
     ]))?;
-    let opts = crate::parse::parse_args(&argv(&[&passed.run, &first(false), &passed.conn]))?;
+    let opts = crate::parse::parse_command_line(&argv(&[&passed.run, &first(false), &passed.conn]))?;
     Ok(opts.connect_request())
 }
 
@@ -299,7 +299,7 @@ fn configure(own: &SweepArgs) -> Result<SweepConfig, Failure> {
     {
         passed.run.push("--time=60".into());
     }
-    let request = check_with_parser(&own.axes, &passed).map_err(Failure::exit)?;
+    let request = check_with_parser(&own.axes, &passed)?;
     let target = if passed.conn.is_empty() && !env_names_server() {
         Target::Throwaway
     } else {
