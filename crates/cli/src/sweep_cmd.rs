@@ -260,7 +260,8 @@ fn check_with_parser(
         &first(true),
         &passed.conn,
     ]))?;
-    let opts = crate::parse::parse_command_line(&argv(&[&passed.run, &first(false), &passed.conn]))?;
+    let opts =
+        crate::parse::parse_command_line(&argv(&[&passed.run, &first(false), &passed.conn]))?;
     Ok(opts.connect_request())
 }
 
