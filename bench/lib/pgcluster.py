@@ -278,9 +278,11 @@ def _die_with_parent():
 class Cluster:
     """A running throwaway cluster; use as a context manager or call stop()."""
 
-    def __init__(self, bin_dir, settings=None, cpus=None):
+    def __init__(self, bin_dir, settings=None, cpus=None, hba=None):
         self.bin_dir = bin_dir
         self.settings = dict(settings or {})
+        # Lines appended to pg_hba.conf (initdb's trusts only local and loopback clients).
+        self.hba = list(hba or [])
         # `taskset -c CPUS` for the postmaster (its backends inherit the affinity).
         self.cpus = cpus
         self.base = None
@@ -351,6 +353,9 @@ class Cluster:
             f.write("\n# pgrush bench/compare\n")
             for k, v in conf.items():
                 f.write("%s = '%s'\n" % (k, str(v).replace("'", "''")))
+        if self.hba:
+            with open(os.path.join(self.data_dir, "pg_hba.conf"), "a", encoding="utf-8") as f:
+                f.write("\n# pgrush bench/compare\n" + "".join(line + "\n" for line in self.hba))
         log_path = os.path.join(self.base, "server.log")
         logf = open(log_path, "wb")
         pin = []
