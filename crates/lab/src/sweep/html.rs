@@ -132,7 +132,8 @@ fn spectrum_chart(summary: &SweepSummary) -> String {
          font-family=\"sans-serif\" font-size=\"11\">\n\
          <text x=\"4\" y=\"16\" font-size=\"13\" font-weight=\"bold\">latency percentile \
          spectrum (run with the median tps of each cell)</text>\n{body}</svg>\n",
-        left + plot_w + 20.0,
+        // Room right of the plot for half the last tick's label ("99.9999%").
+        left + plot_w + 40.0,
         top + plot_h + 24.0
     )
 }
