@@ -79,6 +79,11 @@ fn explain_analyze_json_document() {
 fn explain_analyze_text_line() {
     let out = run_with_cluster(&["-d", "1", "--explain-analyze"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        !out.stderr.contains("NOTICE"),
+        "the server's notices leak to stderr:\n{}",
+        out.stderr
+    );
     let lines: Vec<&str> = out.stdout.lines().collect();
     assert_eq!(lines[0], "Testing timing overhead for 1 second.");
     let start = lines
