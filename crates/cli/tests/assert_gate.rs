@@ -240,6 +240,12 @@ fn baseline_gates_on_saved_runs() {
         dir.path(),
     );
     assert_eq!(pass.code, 0, "{}\n{}", pass.stdout, pass.stderr);
+    // The verdicts come before the (wide) side-by-side table.
+    assert!(
+        pass.stdout.starts_with("assertion passed: "),
+        "{}",
+        pass.stdout
+    );
     let lines = verdict_lines(&pass.stdout);
     assert_eq!(lines.len(), 3, "{}", pass.stdout);
     assert!(lines[0].starts_with("assertion passed: tps >= 0.95 * baseline (measured "));

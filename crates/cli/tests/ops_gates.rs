@@ -253,8 +253,13 @@ fn real_ops_results_are_gated_end_to_end() {
         dir,
     );
     assert_eq!(pass.code, 0, "{}\n{}", pass.stdout, pass.stderr);
-    // The side-by-side table of the baseline and the results comes first.
-    assert!(pass.stdout.starts_with("A: "), "{}", pass.stdout);
+    // The verdicts come first, then the side-by-side table of the baseline and the results.
+    assert!(
+        pass.stdout.starts_with("assertion passed: "),
+        "{}",
+        pass.stdout
+    );
+    assert!(pass.stdout.contains("\n\nA: "), "{}", pass.stdout);
     let lines = verdict_lines(&pass.stdout);
     assert_eq!(lines.len(), 2, "{}", pass.stdout);
     assert!(lines[0].starts_with("assertion passed: [scale 1] load <= 600 s (measured "));

@@ -9,6 +9,11 @@ use std::path::Path;
 use std::process::Command;
 
 fn run_doc(latency_scale: f64, clients: u32) -> RunDocument {
+    run_doc_with(latency_scale, clients, b"SELECT 1;")
+}
+
+/// A saved run of a script whose second command is `statement`.
+fn run_doc_with(latency_scale: f64, clients: u32, statement: &[u8]) -> RunDocument {
     let config = RunConfig {
         scale: 10,
         partitioning: None,
@@ -30,7 +35,7 @@ fn run_doc(latency_scale: f64, clients: u32) -> RunDocument {
         weight: 1,
         commands: vec![
             b"\\set aid random(1, 100000 * :scale)".to_vec(),
-            b"SELECT 1;".to_vec(),
+            statement.to_vec(),
         ],
     }];
     let mut sum = RunSummary::empty(config, scripts);
@@ -111,6 +116,46 @@ fn compares_saved_runs() {
     assert_eq!(code, 0);
     assert!(csv.starts_with("section,metric,a.json,b.json\n"));
     assert!(csv.contains("\nlatency,p99 (ms),0.099,0.594\n"), "{csv}");
+}
+
+#[test]
+fn the_text_table_fits_100_columns_and_one_run_is_not_compared_with_itself() {
+    let dir = saved_runs();
+    // A long statement with multi-byte characters: columns are counted as characters.
+    let statement = format!(
+        "SELECT abalance FROM pgbench_accounts WHERE aid = :aid AND filler <> 'ünïcødé' {}",
+        "AND bid IS NOT NULL ".repeat(5)
+    );
+    for (name, scale) in [("long-a.json", 1.0), ("long-b.json", 3.0)] {
+        let doc = run_doc_with(scale, 1, statement.as_bytes());
+        std::fs::write(dir.path().join(name), doc.to_json()).unwrap_or_else(|e| panic!("{e}"));
+    }
+    let (out, err, code) = pgrush(&["long-a.json", "long-b.json"], dir.path());
+    assert_eq!((code, err.as_str()), (0, ""));
+    for line in out.lines() {
+        assert!(
+            line.chars().count() <= 100,
+            "{} columns: {line}",
+            line.chars().count()
+        );
+    }
+    // The statement is shortened with "…" (its unit kept), its averages still beside it.
+    let statement_row = out
+        .lines()
+        .find(|l| l.starts_with("SELECT abalance FROM"))
+        .unwrap_or_else(|| panic!("{out}"));
+    let (_, cells) = statement_row
+        .split_once("… (ms) ")
+        .unwrap_or_else(|| panic!("not shortened: {statement_row}"));
+    let cells: Vec<&str> = cells.split_whitespace().collect();
+    assert_eq!(cells.len(), 2, "{statement_row}");
+    assert_eq!(cells[0], "0.051", "{statement_row}");
+    assert!(out.contains("tps vs first run (%)"), "{out}");
+    // One run alone: no comparison with itself.
+    let (out, _, code) = pgrush(&["a.json"], dir.path());
+    assert_eq!(code, 0);
+    assert!(out.contains("\ntps "), "{out}");
+    assert!(!out.contains("vs first run"), "{out}");
 }
 
 #[test]

@@ -100,6 +100,12 @@ fn every_cell_gets_a_labelled_verdict_and_a_failing_cell_exits_3() {
     );
     assert_eq!(pass.code, 0, "{}\n{}", pass.stdout, pass.stderr);
     assert!(pass.stdout.contains("clients"), "{}", pass.stdout);
+    // The verdicts come before the sweep's table.
+    assert!(
+        pass.stdout.starts_with("assertion passed: "),
+        "{}",
+        pass.stdout
+    );
     assert_eq!(
         verdict_lines(&pass.stdout),
         [

@@ -28,6 +28,9 @@ pub struct Row {
     pub metric: String,
     /// One cell per run (`-` when the run has no value).
     pub cells: Vec<String>,
+    /// How many trailing characters of `metric` the text table keeps when it shortens
+    /// it (a statement's ` (ms)`), 0 for most rows.
+    pub tail: usize,
 }
 
 /// A comparison: run names and rows.
@@ -40,6 +43,31 @@ pub struct Comparison {
 }
 
 const NONE: &str = "-";
+
+/// The widest line of the text table (in characters), as long as the runs' columns fit.
+pub const TEXT_WIDTH: usize = 100;
+/// The metric column never gets narrower than this to make room for the runs' columns.
+const MIN_LABEL_WIDTH: usize = 30;
+/// A run's column never gets narrower than this.
+const MIN_CELL_WIDTH: usize = 10;
+
+/// `text` cut to `width` characters, its last one replaced by "…" when it was longer.
+pub fn shorten(text: &str, width: usize) -> String {
+    shorten_keeping(text, width, 0)
+}
+
+/// `text` cut to `width` characters when it is longer: its start, "…", and its last
+/// `tail` characters (a unit, say) when they leave room for the start.
+pub fn shorten_keeping(text: &str, width: usize, tail: usize) -> String {
+    let count = text.chars().count();
+    if count <= width {
+        return text.to_string();
+    }
+    let tail = if tail + 2 <= width { tail } else { 0 };
+    let head: String = text.chars().take(width.saturating_sub(1 + tail)).collect();
+    let end: String = text.chars().skip(count - tail).collect();
+    format!("{head}…{end}")
+}
 
 fn opt(v: Option<f64>, decimals: usize) -> String {
     match v {
@@ -138,7 +166,22 @@ impl Rows<'_> {
             section,
             metric,
             cells,
+            tail: 0,
         });
+    }
+
+    /// Appends a row like [`Rows::add`] whose metric ends with `tail` (kept when the
+    /// text table shortens the metric).
+    fn add_with_tail(
+        &mut self,
+        section: &'static str,
+        (metric, tail): (String, &str),
+        cell: &dyn Fn(&RunDocument) -> String,
+    ) {
+        self.add(section, format!("{metric}{tail}"), cell);
+        if let Some(row) = self.rows.last_mut() {
+            row.tail = tail.chars().count();
+        }
     }
 
     /// Appends a row whose cells are `cell` of each run's document.
@@ -152,20 +195,23 @@ impl Rows<'_> {
         self.push(section, metric, cells);
     }
 
-    /// The `results` section: start time, tps (and relative to the first run), transaction
+    /// The `results` section: start time, tps (and, with several runs, relative to the
+    /// first run), transaction
     /// counts, failures, retries and duration.
     fn results(&mut self) {
         self.add("results", "start time".into(), &|d| d.start_time.clone());
         self.add("results", "tps".into(), &|d| opt(d.results.tps, 3));
-        let base = self.docs.first().and_then(|d| d.results.tps);
-        self.add(
-            "results",
-            "tps vs first run (%)".into(),
-            &|d| match (base, d.results.tps) {
-                (Some(b), Some(t)) if b > 0.0 => format!("{:+.1}", 100.0 * (t - b) / b),
-                _ => NONE.to_string(),
-            },
-        );
+        if self.docs.len() > 1 {
+            let base = self.docs.first().and_then(|d| d.results.tps);
+            self.add(
+                "results",
+                "tps vs first run (%)".into(),
+                &|d| match (base, d.results.tps) {
+                    (Some(b), Some(t)) if b > 0.0 => format!("{:+.1}", 100.0 * (t - b) / b),
+                    _ => NONE.to_string(),
+                },
+            );
+        }
         self.add("results", "transactions processed".into(), &|d| {
             d.results.transactions.processed.to_string()
         });
@@ -266,7 +312,7 @@ impl Rows<'_> {
             } else {
                 text.clone()
             };
-            self.add("commands", format!("{name} (ms)"), &|d| {
+            self.add_with_tail("commands", (name.clone(), " (ms)"), &|d| {
                 opt(find(d).map(|c| c.average_ms), 3)
             });
             if self
@@ -274,7 +320,7 @@ impl Rows<'_> {
                 .iter()
                 .any(|d| find(d).is_some_and(|c| c.failures > 0 || c.retries > 0))
             {
-                self.add("commands", format!("{name} failures/retries"), &|d| {
+                self.add_with_tail("commands", (name, " failures/retries"), &|d| {
                     find(d).map_or(NONE.to_string(), |c| {
                         format!("{}/{}", c.failures, c.retries)
                     })
@@ -409,40 +455,37 @@ impl Comparison {
         }
     }
 
+    /// The aligned text table, at most [`TEXT_WIDTH`] columns wide for up to three runs:
+    /// the cells keep their width up to what leaves the metric column
+    /// [`MIN_LABEL_WIDTH`] columns, longer cells and metrics (SQL statements) are
+    /// shortened with "…".
     fn text(&self) -> String {
+        let widths = self.cell_widths();
+        let cells_width: usize = widths.iter().map(|w| w + 2).sum();
         let label_w = self
             .rows
             .iter()
             .map(|r| r.metric.chars().count())
             .chain(std::iter::once("metric".len()))
             .max()
-            .unwrap_or(6);
-        let widths: Vec<usize> = (0..self.runs.len())
-            .map(|i| {
-                self.rows
-                    .iter()
-                    .filter_map(|r| r.cells.get(i))
-                    .chain(std::iter::once(&self.runs[i]))
-                    .map(|c| c.chars().count())
-                    .max()
-                    .unwrap_or(1)
-            })
-            .collect();
+            .unwrap_or(6)
+            .min(TEXT_WIDTH.saturating_sub(cells_width).max(MIN_LABEL_WIDTH));
         let mut s = String::new();
-        let pad = |s: &mut String, text: &str, w: usize, right: bool| {
+        let pad = |s: &mut String, (text, tail): (&str, usize), w: usize, right: bool| {
+            let text = shorten_keeping(text, w, tail);
             let n = w.saturating_sub(text.chars().count());
             if right {
                 s.extend(std::iter::repeat_n(' ', n));
-                s.push_str(text);
+                s.push_str(&text);
             } else {
-                s.push_str(text);
+                s.push_str(&text);
                 s.extend(std::iter::repeat_n(' ', n));
             }
         };
-        pad(&mut s, "metric", label_w, false);
+        pad(&mut s, ("metric", 0), label_w, false);
         for (i, r) in self.runs.iter().enumerate() {
             s.push_str("  ");
-            pad(&mut s, r, widths[i], true);
+            pad(&mut s, (r, 0), widths[i], true);
         }
         let trimmed_len = s.trim_end().len();
         s.truncate(trimmed_len);
@@ -454,15 +497,40 @@ impl Comparison {
                 let _ = writeln!(s, "{section}:");
             }
             let mut line = String::new();
-            pad(&mut line, &row.metric, label_w, false);
+            pad(&mut line, (&row.metric, row.tail), label_w, false);
             for (i, c) in row.cells.iter().enumerate() {
                 line.push_str("  ");
-                pad(&mut line, c, widths.get(i).copied().unwrap_or(0), true);
+                pad(&mut line, (c, 0), widths.get(i).copied().unwrap_or(0), true);
             }
             s.push_str(line.trim_end());
             s.push('\n');
         }
         s
+    }
+
+    /// The width of each run's column: its widest cell (or name), all of them cut to
+    /// one share of what [`TEXT_WIDTH`] leaves beside [`MIN_LABEL_WIDTH`] when they
+    /// would not fit (never below [`MIN_CELL_WIDTH`]).
+    fn cell_widths(&self) -> Vec<usize> {
+        let widths: Vec<usize> = (0..self.runs.len())
+            .map(|i| {
+                self.rows
+                    .iter()
+                    .filter_map(|r| r.cells.get(i))
+                    .chain(std::iter::once(&self.runs[i]))
+                    .map(|c| c.chars().count())
+                    .max()
+                    .unwrap_or(1)
+            })
+            .collect();
+        let room = TEXT_WIDTH - MIN_LABEL_WIDTH;
+        if widths.iter().map(|w| w + 2).sum::<usize>() <= room {
+            return widths;
+        }
+        let share = (room / widths.len().max(1))
+            .saturating_sub(2)
+            .max(MIN_CELL_WIDTH);
+        widths.into_iter().map(|w| w.min(share)).collect()
     }
 
     fn markdown(&self) -> String {
@@ -515,5 +583,22 @@ impl Comparison {
             s.push('\n');
         }
         s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_labels_are_shortened_by_characters_keeping_their_tail() {
+        assert_eq!(shorten("SELECT 1;", 9), "SELECT 1;");
+        assert_eq!(shorten("SELECT 'ü' FROM t", 10), "SELECT 'ü…");
+        assert_eq!(
+            shorten_keeping("SELECT * FROM t (ms)", 12, 5),
+            "SELECT… (ms)"
+        );
+        // No room for the tail: the start alone.
+        assert_eq!(shorten_keeping("SELECT * FROM t (ms)", 6, 5), "SELEC…");
     }
 }

@@ -20,8 +20,8 @@ use pgrush_run::output_file::write_output;
 use super::request::ReportArgs;
 use crate::saved_run::read_run;
 
-/// `pgrush report [--baseline=BASE] RUN --assert=EXPR…`: the table of the baseline and
-/// the run, the verdict lines, the `--junit` file; exit status 3 when an assertion failed.
+/// `pgrush report [--baseline=BASE] RUN --assert=EXPR…`: the verdict lines, the table of
+/// the baseline and the run, the `--junit` file; exit status 3 when an assertion failed.
 pub(super) fn gate_saved_run(
     prog: &str,
     parsed: &ReportArgs,
@@ -42,7 +42,7 @@ pub(super) fn gate_saved_run(
         runs.insert(0, b);
     }
     let table = Comparison::build(&runs).render(parsed.format);
-    let text = format!("{table}{}", gate::verdict_lines(&verdicts));
+    let text = format!("{}\n{table}", gate::verdict_lines(&verdicts));
     finish_gate(prog, parsed, &verdicts, &text)
 }
 
@@ -57,8 +57,8 @@ fn load_sweep(dir: &str) -> Result<sweep::SweepSummary, Failure> {
     sweep::load_summary(Path::new(dir)).map_err(|e| Failure::error(format!("\"{dir}\": {e}")))
 }
 
-/// `pgrush report [--baseline=BASE_DIR] DIR --assert=EXPR…`: the sweep's table, one
-/// verdict line per cell and assertion, the `--junit` file (one test case per cell
+/// `pgrush report [--baseline=BASE_DIR] DIR --assert=EXPR…`: one verdict line per cell
+/// and assertion, the sweep's table, the `--junit` file (one test case per cell
 /// and assertion); exit status 3 when an assertion failed in any cell.
 pub(super) fn gate_saved_sweep(
     prog: &str,
@@ -85,13 +85,13 @@ pub(super) fn gate_saved_sweep(
         Format::Csv => TableFormat::Csv,
     };
     let table = sweep::output::render_table(&summary, format);
-    let text = format!("{table}\n{}", gate::verdict_lines(&verdicts));
+    let text = format!("{}\n{table}", gate::verdict_lines(&verdicts));
     finish_gate(prog, parsed, &verdicts, &text)
 }
 
 /// `pgrush report [--baseline=BASE.json] OPS.json --assert=STEP<=DURATION…` when the
-/// file holds `pgrush ops` results: the side-by-side table (baseline first), one verdict
-/// line per scale and assertion, the `--junit` file; `None` when there is no assertion
+/// file holds `pgrush ops` results: one verdict line per scale and assertion, the
+/// side-by-side table (baseline first), the `--junit` file; `None` when there is no assertion
 /// or the file is no ops result.
 pub(super) fn gate_saved_ops(prog: &str, parsed: &ReportArgs) -> Option<Result<i32, Failure>> {
     if parsed.expressions.is_empty() {
@@ -126,7 +126,7 @@ pub(super) fn gate_saved_ops(prog: &str, parsed: &ReportArgs) -> Option<Result<i
         _ => return Some(Ok(1)),
     };
     let verdicts = ops::verdicts(&assertions, doc, base);
-    let text = format!("{}{}", ops_table(&files), gate::verdict_lines(&verdicts));
+    let text = format!("{}{}", gate::verdict_lines(&verdicts), ops_table(&files));
     Some(finish_gate(prog, parsed, &verdicts, &text))
 }
 
@@ -142,14 +142,14 @@ fn read_ops(path: &str) -> Result<(String, ops::OpsResults), Failure> {
 }
 
 /// `pgrush report`'s side-by-side table of the ops results (path, text, what the gate
-/// reads), followed by a blank line;
+/// reads), after a blank line;
 /// empty when a file does not read as a whole ops document (the verdicts still do).
 fn ops_table(files: &[(String, String, ops::OpsResults)]) -> String {
     let docs: Option<Vec<(String, OpsDocument)>> = files
         .iter()
         .map(|(path, text, _)| Some((path.clone(), serde_json::from_str(text).ok()?)))
         .collect();
-    docs.map(|d| format!("{}\n", OpsComparison::build(&d).render()))
+    docs.map(|d| format!("\n{}", OpsComparison::build(&d).render()))
         .unwrap_or_default()
 }
 

@@ -4,6 +4,7 @@
 
 use super::stats::{Interval, Verdict};
 use super::summary::SweepSummary;
+use pgrush_report::compare::shorten;
 
 /// The output formats of the table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -113,19 +114,11 @@ pub fn render_table(summary: &SweepSummary, format: TableFormat) -> String {
 }
 
 fn text_table(rows: &[Vec<String>]) -> String {
-    let cut = |s: &str| {
-        if s.chars().count() > TEXT_LABEL_WIDTH {
-            let head: String = s.chars().take(TEXT_LABEL_WIDTH - 1).collect();
-            format!("{head}…")
-        } else {
-            s.to_string()
-        }
-    };
     let rows: Vec<Vec<String>> = rows
         .iter()
         .map(|r| {
             let mut r = r.clone();
-            r[0] = cut(&r[0]);
+            r[0] = shorten(&r[0], TEXT_LABEL_WIDTH);
             r
         })
         .collect();
