@@ -8,6 +8,8 @@
 //! options). `pgrush man --list` prints the pages' names, for packagers.
 
 use std::ffi::OsString;
+use std::io::{IsTerminal, Write};
+use std::process::{Command, Stdio};
 
 use pgrush_run::Failure;
 use roff::{Inline, Roff, bold, italic, line_break, roman};
@@ -32,7 +34,8 @@ Usage:
   pgrush man SUBCOMMAND   pgrush-SUBCOMMAND(1)
   pgrush man --list       the pages' names
 
-Read one with: man -l <(pgrush man)
+On a terminal the page is shown as man -l - shows it (or by groff);
+in a pipe or a file it is the roff itself.
 
 ",
     options: &[
@@ -66,7 +69,68 @@ fn run(inv: &Invocation, args: &[OsString]) -> Result<i32, Failure> {
             return Err(COMMAND.usage(format!("too many arguments (first is \"{extra}\")")));
         }
     };
+    show(&page)
+}
+
+/// Programs that render a page for a terminal, in order of preference; the page goes
+/// to their standard input.
+const RENDERERS: [(&str, &[&str]); 2] = [("man", &["-l", "-"]), ("groff", &["-man", "-Tutf8"])];
+
+/// Prints `page`: rendered (by `man -l -`, else `groff`) when standard output is a
+/// terminal and one of them is installed, the roff itself otherwise.
+fn show(page: &str) -> Result<i32, Failure> {
+    if std::io::stdout().is_terminal() {
+        for (program, args) in RENDERERS {
+            if let Some(status) = render(program, args, page) {
+                return Ok(status);
+            }
+        }
+    }
     write_stdout(page.as_bytes())
+}
+
+/// Pipes `page` into `program ARGS` (which writes to our standard output); its exit
+/// status, or `None` when it cannot be started.
+fn render(program: &str, args: &[&str], page: &str) -> Option<i32> {
+    let mut child = Command::new(program)
+        .args(args)
+        .stdin(Stdio::piped())
+        .spawn()
+        .ok()?;
+    if let Some(mut stdin) = child.stdin.take() {
+        // A pager quit before the end closes the pipe early: not an error.
+        let _ = stdin.write_all(page.as_bytes());
+    }
+    let status = child.wait().ok()?;
+    Some(status.code().unwrap_or(1))
+}
+
+/// The date in the pages' `.TH` line: the build's `SOURCE_DATE_EPOCH` (the
+/// reproducible-builds convention packagers set) as `YYYY-MM-DD`, else the date of
+/// this version ([`VERSION_DATE`]). Never the clock: the pages stay reproducible.
+pub fn page_date() -> String {
+    option_env!("SOURCE_DATE_EPOCH")
+        .and_then(|s| s.trim().parse::<i64>().ok())
+        .map_or_else(|| VERSION_DATE.to_string(), date_of_epoch)
+}
+
+/// The day the workspace's version (`CARGO_PKG_VERSION`) was set; bump it with the version.
+pub const VERSION_DATE: &str = "2026-11-22";
+
+/// `YYYY-MM-DD` (UTC) of a Unix time in seconds (the proleptic Gregorian calendar).
+fn date_of_epoch(secs: i64) -> String {
+    let days = secs.div_euclid(86_400);
+    // Days since 0000-03-01, counted in 400-year eras of 146097 days.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!("{year:04}-{month:02}-{day:02}")
 }
 
 /// The pages' names: `pgrush`, then `pgrush-NAME` per documented subcommand.
@@ -86,7 +150,13 @@ fn page_start(name: &str, summary: &str) -> Roff {
     let source = format!("pgrush {}", env!("CARGO_PKG_VERSION"));
     page.control(
         "TH",
-        [&name.to_uppercase(), "1", "\"\"", &source, "User Commands"],
+        [
+            &name.to_uppercase(),
+            "1",
+            &page_date(),
+            &source,
+            "User Commands",
+        ],
     );
     page.control("SH", ["NAME"]);
     let mut chars = summary.chars();
@@ -342,6 +412,14 @@ fn subcommand_option(page: &mut Roff, option: &OptionSpec) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn dates_of_unix_times() {
+        assert_eq!(date_of_epoch(0), "1970-01-01");
+        assert_eq!(date_of_epoch(951_782_400), "2000-02-29");
+        assert_eq!(date_of_epoch(1_798_761_599), "2026-12-31");
+        assert_eq!(date_of_epoch(-86_400), "1969-12-31");
+    }
 
     #[test]
     fn help_blocks_separate_prose_from_titled_blocks() {

@@ -80,6 +80,52 @@ fn every_page_renders_without_warnings() {
 }
 
 #[test]
+fn pages_carry_a_reproducible_date() {
+    let page = stdout_of(&["man"]);
+    let th = page
+        .lines()
+        .find(|l| l.starts_with(".TH "))
+        .unwrap_or_else(|| panic!("no .TH line:\n{page}"));
+    let date = th.split_whitespace().nth(3).unwrap_or_default();
+    let digits: Vec<usize> = date.split('-').map(str::len).collect();
+    assert_eq!(digits, [4, 2, 2], "{th}");
+    assert!(date.chars().all(|c| c.is_ascii_digit() || c == '-'), "{th}");
+    assert!(rendered(&page).contains(date), "the footer shows {date}");
+    assert_eq!(stdout_of(&["man"]), page, "the same page on every run");
+}
+
+/// A terminal gets the page rendered (by `man -l -` here, with `cat` as its pager),
+/// not the roff: `script` gives pgrush a pseudo-terminal as its standard output.
+#[test]
+fn a_terminal_gets_the_rendered_page() {
+    let out = Command::new("script")
+        .args(["-qfec", &format!("'{PGRUSH}' man"), "/dev/null"])
+        .env("MANPAGER", "cat")
+        .env("PAGER", "cat")
+        .env("MANWIDTH", "80")
+        .stdin(Stdio::null())
+        .output()
+        .expect("run script (util-linux)");
+    // Bold and underline as a terminal pager gets them: "X\x08X", "_\x08X".
+    let mut text = String::new();
+    for c in String::from_utf8_lossy(&out.stdout).chars() {
+        if c == '\x08' {
+            text.pop();
+        } else {
+            text.push(c);
+        }
+    }
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        !text.contains(".TH ") && !text.contains("\n.SH"),
+        "raw roff:\n{text}"
+    );
+    assert!(text.contains("NAME"), "{text}");
+    assert!(text.contains("pgrush - "), "{text}");
+    assert!(text.contains("REPORTING BUGS"), "{text}");
+}
+
+#[test]
 fn main_page_shows_every_option_and_subcommand() {
     let help = stdout_of(&["--help"]);
     let longs = long_options(&help);
