@@ -4,8 +4,9 @@
 //! `PGDATABASE`, or `-h`/`-p`/`-d` after `demo`) when one answers; otherwise starts a
 //! throwaway cluster from the local PostgreSQL binaries (`pgrush_cluster`). Then runs
 //! pgrush's own initialization (`-i -s 10`) and a short benchmark (`-c 4 -j 2 -T 10
-//! -P 1`) through the same code paths as the command line, prints the report, and
-//! removes the throwaway cluster.
+//! -P 1`) through the same code paths as the command line, prints the report (with the
+//! throwaway cluster's durability settings, which make its tps no production figure),
+//! and removes the throwaway cluster.
 
 use std::ffi::OsString;
 use std::net::{TcpStream, ToSocketAddrs};
@@ -36,7 +37,7 @@ pgrush demo runs a first benchmark with no setup.
 
 Usage:
   pgrush demo [-h HOST] [-p PORT] [-d DBNAME] [-U USER] [-s SCALE] [-T SECONDS]
-              [--html FILE]
+              [-c CLIENTS] [-j THREADS] [--html FILE] [--json FILE]
 
 Initializes pgbench tables (-i -s SCALE), runs a short benchmark
 (-c 4 -j 2 -T SECONDS -P 1 --percentiles) and writes an HTML report of it
@@ -44,6 +45,8 @@ to FILE (default: pgrush-demo-DATE-TIME.html in the current directory).
 Uses the server named by -h/-p/-d or by
 PGHOST/PGPORT/PGDATABASE when it answers; otherwise starts a throwaway
 PostgreSQL cluster from the local binaries and removes it afterwards.
+The throwaway cluster runs with fsync, full_page_writes and synchronous_commit
+off: fast, not crash-safe, so its tps is no figure for a production server.
 Warning: initialization replaces the pgbench_* tables of the database used.
 
 ",
@@ -69,7 +72,20 @@ Warning: initialization replaces the pgbench_* tables of the database used.
             "NUM",
             &["benchmark duration in seconds (default 10)"],
         ),
+        Opt::valued(
+            Some('c'),
+            "client",
+            "NUM",
+            &["number of concurrent database clients (default 4)"],
+        ),
+        Opt::valued(Some('j'), "jobs", "NUM", &["number of threads (default 2)"]),
         Opt::valued(None, "html", "FILE", &["where to write the HTML report"]),
+        Opt::valued(
+            None,
+            "json",
+            "FILE",
+            &["also write the run as JSON to FILE (- for stdout)"],
+        ),
         Opt::HELP,
     ],
     notes: "",
@@ -87,6 +103,12 @@ struct DemoArgs {
     user: Option<String>,
     scale: u32,
     duration: u32,
+    /// `-c`: the benchmark's clients.
+    clients: u32,
+    /// `-j`: the benchmark's threads.
+    jobs: u32,
+    /// `--json FILE`: where the run's JSON goes, if anywhere.
+    json: Option<String>,
     /// `--html FILE`: where the HTML report goes (default: a dated file in the
     /// current directory).
     html: Option<String>,
@@ -101,6 +123,9 @@ impl Default for DemoArgs {
             user: None,
             scale: 10,
             duration: 10,
+            clients: 4,
+            jobs: 2,
+            json: None,
             html: None,
         }
     }
@@ -125,6 +150,9 @@ fn parse(args: &[OsString]) -> Result<Option<DemoArgs>, Failure> {
             "username" => out.user = Some(value),
             "scale" => out.scale = positive(&COMMAND, long, &value)?,
             "time" => out.duration = positive(&COMMAND, long, &value)?,
+            "client" => out.clients = positive(&COMMAND, long, &value)?,
+            "jobs" => out.jobs = positive(&COMMAND, long, &value)?,
+            "json" => out.json = Some(value),
             _ => out.html = Some(value),
         }
     }
@@ -220,19 +248,49 @@ fn init_options(base: &Options, scale: u32) -> Options {
     }
 }
 
-/// The options of `pgrush -c 4 -j 2 -T SECONDS -P 1 --percentiles --html=FILE`
-/// against `base`'s server.
-fn bench_options(base: &Options, duration: u32, html: &str) -> Options {
+/// The options of `pgrush -c CLIENTS -j THREADS -T SECONDS -P 1 --percentiles
+/// --html=FILE [--json=FILE]` against `base`'s server.
+fn bench_options(base: &Options, demo: &DemoArgs, html: &str) -> Options {
     Options {
         action: Action::Bench,
-        clients: 4,
-        jobs: 2,
-        duration: Some(duration),
+        clients: demo.clients,
+        jobs: demo.jobs,
+        duration: Some(demo.duration),
         progress: 1,
         percentiles: Some(pgrush_report::PercentileList::default()),
         html: Some(html.to_string()),
+        json: demo.json.clone(),
         ..base.clone()
     }
+}
+
+/// The benchmark's command line as the demo prints it.
+fn bench_command_line(demo: &DemoArgs, html: &str) -> String {
+    let json = demo
+        .json
+        .as_ref()
+        .map_or_else(String::new, |f| format!(" --json={f}"));
+    format!(
+        "pgrush -c {} -j {} -T {} -P 1 --percentiles --html={html}{json}",
+        demo.clients, demo.jobs, demo.duration
+    )
+}
+
+/// The durability settings that make a throwaway cluster fast and not crash-safe.
+const DURABILITY_SETTINGS: [&str; 3] = ["fsync", "full_page_writes", "synchronous_commit"];
+
+/// The note printed with the report of a run on the throwaway cluster: its durability
+/// settings as the server reports them, and what they mean for the tps.
+fn durability_note(show: &dyn Fn(&str) -> Option<String>) -> String {
+    let settings: Vec<String> = DURABILITY_SETTINGS
+        .iter()
+        .map(|name| format!("{name}={}", show(name).unwrap_or_else(|| "?".into())))
+        .collect();
+    format!(
+        "pgrush demo: note: the throwaway cluster runs with {}: fast but not crash-safe, \
+         so its tps is not comparable with a production server's",
+        settings.join(", ")
+    )
 }
 
 /// `pgrush-demo-YYYYMMDD-HHMMSS.html` (UTC) for the time `unix_us`.
@@ -322,13 +380,13 @@ fn run(inv: &Invocation, args: &[OsString]) -> Result<i32, Failure> {
             .html
             .clone()
             .unwrap_or_else(|| default_html_name(pgrush_stats::wall_clock::unix_time_us()));
-        println!(
-            "pgrush demo: pgrush -c 4 -j 2 -T {} -P 1 --percentiles --html={html}",
-            demo.duration
-        );
-        let plan = pgrush_run::RunPlan::resolve(bench_options(&base, demo.duration, &html));
+        println!("pgrush demo: {}", bench_command_line(&demo, &html));
+        let plan = pgrush_run::RunPlan::resolve(bench_options(&base, &demo, &html));
         let ran = pgrush_run::run(&plan, &crate::prompt::password);
         status = pgrush_run::exit_status(ran, plan.prog(), plan.prog());
+        if let Some(c) = &cluster {
+            println!("{}", durability_note(&|name| c.show(name).ok()));
+        }
         if status == 0 {
             println!("pgrush demo: HTML report written to {}", shown_path(&html));
         }
@@ -456,13 +514,27 @@ mod tests {
         assert_eq!(init.action, Action::Init);
         assert_eq!(init.scale, Some(10));
         assert_eq!(init.host.as_deref(), Some("/s"));
-        let bench = bench_options(&base, 10, "r.html");
+        let bench = bench_options(&base, &DemoArgs::default(), "r.html");
         assert_eq!(bench.action, Action::Bench);
         assert_eq!(
             (bench.clients, bench.jobs, bench.duration, bench.progress),
             (4, 2, Some(10), 1)
         );
         assert_eq!(bench.html.as_deref(), Some("r.html"));
+        assert_eq!(bench.json, None);
+        let demo = run_args(&["-c", "8", "-j1", "--json", "r.json", "-T", "3"]);
+        let bench = bench_options(&base, &demo, "r.html");
+        assert_eq!((bench.clients, bench.jobs), (8, 1));
+        assert_eq!(bench.json.as_deref(), Some("r.json"));
+        assert_eq!(
+            bench_command_line(&demo, "r.html"),
+            "pgrush -c 8 -j 1 -T 3 -P 1 --percentiles --html=r.html --json=r.json"
+        );
+        let note = durability_note(&|name| (name != "fsync").then(|| "off".to_string()));
+        assert!(
+            note.contains("fsync=?, full_page_writes=off, synchronous_commit=off: "),
+            "{note}"
+        );
         assert_eq!(
             bench.percentiles,
             Some(pgrush_report::PercentileList::default())

@@ -75,7 +75,22 @@ fn unreachable_server_falls_back_to_a_throwaway_cluster() {
     let dir = scratch();
     let out = run(&mut pgrush_demo_in(
         dir.path(),
-        &["-h", "127.0.0.1", "-p", &port, "-s", "1", "-T", "1"],
+        &[
+            "-h",
+            "127.0.0.1",
+            "-p",
+            &port,
+            "-s",
+            "1",
+            "-T",
+            "1",
+            "-c",
+            "3",
+            "-j",
+            "1",
+            "--json",
+            "run.json",
+        ],
     ));
     assert!(out.stdout.contains("does not answer"), "{}", out.stdout);
     assert!(
@@ -90,16 +105,23 @@ fn unreachable_server_falls_back_to_a_throwaway_cluster() {
     );
     assert_ok(&out);
     assert!(
-        out.stdout.contains("number of clients: 4"),
+        out.stdout.contains("number of clients: 3"),
         "{}",
         out.stdout
     );
     assert!(
-        out.stdout.contains("number of threads: 2"),
+        out.stdout.contains("number of threads: 1"),
         "{}",
         out.stdout
     );
     assert!(out.stdout.contains("\ntps = "), "{}", out.stdout);
+    // The throwaway cluster's durability settings are said with the report.
+    let note = "\npgrush demo: note: the throwaway cluster runs with fsync=off, \
+                full_page_writes=off, synchronous_commit=off: fast but not crash-safe";
+    assert!(out.stdout.contains(note), "{}", out.stdout);
+    let json = std::fs::read_to_string(dir.path().join("run.json")).expect("--json's file");
+    let doc: serde_json::Value = serde_json::from_str(&json).expect("JSON");
+    assert_eq!(doc["config"]["clients"], 3, "{json}");
     // What pgrush adds: percentiles after the report, and an HTML report that outlives
     // the cluster and opens in a browser.
     assert!(
