@@ -47,6 +47,7 @@ fn every_step(bin_dir: &Path, major: u64, extra: &[&str]) -> Value {
         out.stdout, out.stderr
     );
     assert_eq!(errors_of(&out.stderr), "", "stderr");
+    assert_progress_lines(&out.stderr);
     let doc = sandbox.document();
     assert_eq!(
         doc["server_version_num"].as_u64().map(|v| v / 10000),
@@ -109,6 +110,19 @@ fn every_step(bin_dir: &Path, major: u64, extra: &[&str]) -> Value {
         let reindex = &step(&steps, "reindex")["details"];
         assert!(reindex["concurrently_seconds"].as_f64().unwrap() > 0.0);
     }
+    // Crash recovery says how many commits it checked, not only "ok".
+    let crash_rows: Vec<&str> = out
+        .stdout
+        .lines()
+        .filter(|l| l.contains("  crash-recovery "))
+        .collect();
+    assert_eq!(crash_rows.len(), 2, "{}", out.stdout);
+    for row in crash_rows {
+        assert!(
+            row.contains(" ok: ") && row.contains(" commits checked, none lost ("),
+            "{row}"
+        );
+    }
     for label in ["load", "reindex concurrently", "crash-recovery", "pitr"] {
         assert!(
             out.stdout
@@ -129,6 +143,25 @@ fn every_step(bin_dir: &Path, major: u64, extra: &[&str]) -> Value {
     );
     assert_eq!(sandbox.leftover_clusters(), Vec::<String>::new());
     doc
+}
+
+/// Standard error off a terminal: the disk estimate of both scales first, then one line
+/// as each step starts, nothing redrawn.
+fn assert_progress_lines(stderr: &str) {
+    let lines: Vec<&str> = stderr.lines().collect();
+    let disk = lines.first().copied().unwrap_or_default();
+    assert!(
+        disk.starts_with("pgrush ops: disk space: scale 1 needs about ")
+            && disk.contains(" MB, scale 2 about ")
+            && disk.contains(" free in "),
+        "{stderr}"
+    );
+    let expected: Vec<String> = [1, 2]
+        .iter()
+        .flat_map(|scale| ALL_STEPS.map(|step| format!("pgrush ops: scale {scale}: {step}")))
+        .collect();
+    assert_eq!(lines[1..], expected, "{stderr}");
+    assert!(!stderr.contains('\r'), "{stderr:?}");
 }
 
 #[test]

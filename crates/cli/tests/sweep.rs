@@ -117,6 +117,24 @@ fn two_by_two_sweep_on_a_throwaway_cluster_runs_every_cell_then_resumes() {
         "{}",
         out.stdout
     );
+    // Off a terminal: one line per run, with the time left once a run has been timed
+    // (`-t`: the first run is); the last says none.
+    let run_line = |k: usize| {
+        let prefix = format!("pgrush sweep: [{k}/8] cell ");
+        out.stdout
+            .lines()
+            .find(|l| l.starts_with(&prefix))
+            .unwrap_or_else(|| panic!("no line of run {k}:\n{}", out.stdout))
+    };
+    for k in 1..8 {
+        let line = run_line(k);
+        assert!(
+            line.contains(" tps; about ") && line.ends_with(" left"),
+            "{line}"
+        );
+    }
+    assert!(run_line(8).ends_with(" tps"), "{}", run_line(8));
+    assert!(!out.stdout.contains('\r') && !out.stderr.contains('\r'));
     let table_line = |label: &str| {
         out.stdout
             .lines()

@@ -160,12 +160,15 @@ pub fn processes_using(path: &Path) -> Vec<String> {
         .collect()
 }
 
-/// `stderr` without the progress lines (`pgrush ops: scale N: STEP`, one as each step
-/// starts when standard error is not a terminal): the error messages.
+/// `stderr` without the progress lines (the disk estimate, and `pgrush ops: scale N:
+/// STEP`, one as each step starts when standard error is not a terminal): the error
+/// messages.
 pub fn errors_of(stderr: &str) -> String {
     stderr
         .lines()
-        .filter(|line| !line.starts_with("pgrush ops: scale "))
+        .filter(|line| {
+            !line.starts_with("pgrush ops: scale ") && !line.starts_with("pgrush ops: disk space: ")
+        })
         .map(|line| format!("{line}\n"))
         .collect()
 }

@@ -1,57 +1,48 @@
-//! Progress of the steps on standard error. On a terminal: `scale 10: dump 12 s`,
-//! redrawn every half second and erased when the step ends. Elsewhere (a log, a pipe):
-//! one line as each step starts, `pgrush ops: scale 10: dump`, so that a log shows
-//! where a run was when it stopped.
+//! Progress of the steps on standard error, drawn by the lab's [`Ticker`]. On a
+//! terminal: `pgrush ops: scale 10: dump: 12 s` (with what the step is doing and the
+//! time left where known, `crash-recovery (workload): 4 s, about 6 s left`), redrawn
+//! every second once a step has run for one, and erased when the step ends. Elsewhere
+//! (a log, a pipe): one line as each step starts, `pgrush ops: scale 10: dump`, so that
+//! a log shows where a run was when it stopped.
 
-use std::io::{IsTerminal, Write};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::io::Write;
 
-/// How often the line is redrawn.
-const TICK: Duration = Duration::from_millis(500);
+use crate::ops::config::StepKind;
+use crate::ops::text::size_text;
+use crate::ticker::{Announce, Ticker};
 
-/// A progress line, drawn while it lives.
-pub struct Ticker {
-    done: Arc<AtomicBool>,
-    thread: Option<JoinHandle<()>>,
+/// The prefix of every progress line.
+pub const PREFIX: &str = "pgrush ops";
+
+/// Starts the progress line of `step` at `scale`. The load is not drawn over: it shows
+/// `-i`'s own progress.
+pub fn step_started(scale: u32, step: StepKind) -> Ticker {
+    Ticker::start(
+        PREFIX,
+        format!("scale {scale}: {step}"),
+        None,
+        Announce::Line,
+        step != StepKind::Load,
+    )
 }
 
-impl Ticker {
-    /// Starts drawing `label` and the seconds elapsed when stderr is a terminal and
-    /// `draw` (a step with progress of its own is not drawn over); writes `label` as a
-    /// line when stderr is not a terminal.
-    pub fn start(label: String, draw: bool) -> Ticker {
-        let done = Arc::new(AtomicBool::new(false));
-        let terminal = std::io::stderr().is_terminal();
-        if !terminal {
-            let _ = writeln!(std::io::stderr(), "pgrush ops: {label}");
-        }
-        let thread = (terminal && draw).then(|| {
-            let done = Arc::clone(&done);
-            std::thread::spawn(move || {
-                let start = Instant::now();
-                while !done.load(Ordering::SeqCst) {
-                    let _ = write!(
-                        std::io::stderr(),
-                        "\r\x1b[K{label} {:.0} s",
-                        start.elapsed().as_secs_f64()
-                    );
-                    std::thread::sleep(TICK);
-                }
-                let _ = write!(std::io::stderr(), "\r\x1b[K");
-            })
-        });
-        Ticker { done, thread }
-    }
-}
-
-impl Drop for Ticker {
-    fn drop(&mut self) {
-        self.done.store(true, Ordering::SeqCst);
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
-        }
-    }
+/// Says, before the first scale, what each scale is estimated to need on disk and what
+/// is free: `pgrush ops: disk space: scale 1 needs about 420.0 MB, scale 10 about
+/// 1.80 GB; 45.20 GB free in /tmp`.
+pub fn disk_estimate(estimates: &[(u32, u64)], free_bytes: u64, dir: &std::path::Path) {
+    let parts: Vec<String> = estimates
+        .iter()
+        .enumerate()
+        .map(|(i, &(scale, bytes))| {
+            let verb = if i == 0 { "needs about" } else { "about" };
+            format!("scale {scale} {verb} {}", size_text(bytes))
+        })
+        .collect();
+    let _ = writeln!(
+        std::io::stderr(),
+        "{PREFIX}: disk space: {}; {} free in {}",
+        parts.join(", "),
+        size_text(free_bytes),
+        dir.display()
+    );
 }

@@ -1,13 +1,14 @@
-//! The series: for each scale, a disk check, then each round's steps in order; the
+//! The series: the disk estimate of every scale said first, then for each scale a disk
+//! check and each round's steps in order; the
 //! document is handed to the caller after every step so that a later failure (a full
 //! disk, Ctrl-C) keeps what was measured.
 
 use crate::ops::config::{OpsConfig, StepKind};
-use crate::ops::disk;
 use crate::ops::error::OpsError;
 use crate::ops::result::{OpsDocument, OpsSettings, SCHEMA, ScaleResult, StepResult};
 use crate::ops::server::Server;
 use crate::ops::steps::{RoundState, run_step};
+use crate::ops::{disk, progress};
 
 /// What the series produced: the document (absent when nothing could start) and the
 /// error that ended it early, if any.
@@ -67,8 +68,17 @@ fn run_scales(
     doc: &mut OpsDocument,
     on_step: &mut dyn FnMut(&OpsDocument, Option<&StepResult>),
 ) -> Result<(), OpsError> {
-    for &scale in &cfg.scales {
-        let estimated_bytes = disk::estimate(cfg, scale);
+    let estimates: Vec<(u32, u64)> = cfg
+        .scales
+        .iter()
+        .map(|&scale| (scale, disk::estimate(cfg, scale)))
+        .collect();
+    progress::disk_estimate(
+        &estimates,
+        disk::free_bytes(&server.scratch)?,
+        &server.scratch,
+    );
+    for &(scale, estimated_bytes) in &estimates {
         let free_bytes = disk::free_bytes(&server.scratch)?;
         if estimated_bytes > free_bytes {
             return Err(OpsError::Disk {
@@ -90,12 +100,8 @@ fn run_scales(
                 if crate::ops::interrupt::requested() {
                     return Err(OpsError::Interrupted);
                 }
-                // The load draws -i's own progress.
-                let ticker = crate::ops::progress::Ticker::start(
-                    format!("scale {scale}: {step}"),
-                    step != StepKind::Load,
-                );
-                let result = run_step(step, server, cfg, scale, round, &mut state);
+                let ticker = progress::step_started(scale, step);
+                let result = run_step(step, server, cfg, scale, round, &mut state, &ticker);
                 drop(ticker);
                 let result = result.map_err(|e| in_step(step, scale, e, server))?;
                 if let Some(last) = doc.scales.last_mut() {

@@ -1,5 +1,6 @@
 //! The text table: one row per scale and step (two for reindex: plain and concurrently).
 
+use crate::ops::config::StepKind;
 use crate::ops::result::{Details, OpsDocument, StepResult};
 
 /// One row of the table.
@@ -40,6 +41,17 @@ pub fn rows_of(scale: u32, result: &StepResult) -> Vec<Row> {
         Some(c) => format!("FAILED: {}", c.text),
         None => String::new(),
     };
+    if let (Details::Recovery(d), Some(c)) = (&result.details, &result.check)
+        && c.passed
+        && result.step == StepKind::CrashRecovery
+        && d.history_rows > 0
+    {
+        // The commits the check found again after the crash.
+        note = format!(
+            "ok: {} commits checked, none lost ({} history rows)",
+            d.transactions, d.history_rows
+        );
+    }
     if let Details::Load(d) = &result.details {
         note = format!(
             "tables {}, indexes {}, WAL {}",
@@ -156,14 +168,44 @@ pub fn table(doc: &OpsDocument) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ops::config::StepKind;
-    use crate::ops::result::{Check, ReindexDetails};
+    use crate::ops::result::{Check, RecoveryDetails, ReindexDetails};
 
     #[test]
     fn sizes_read_naturally() {
         assert_eq!(size_text(512_000), "512 kB");
         assert_eq!(size_text(15_500_000), "15.5 MB");
         assert_eq!(size_text(1_200_000_000), "1.20 GB");
+    }
+
+    #[test]
+    fn crash_recovery_says_the_commits_it_checked() {
+        let result = StepResult {
+            step: StepKind::CrashRecovery,
+            round: 1,
+            seconds: 0.3,
+            bytes: Some(26_600_000),
+            bytes_per_second: Some(8.8e7),
+            check: Some(Check {
+                passed: true,
+                text: "x".into(),
+            }),
+            skipped: None,
+            details: Details::Recovery(RecoveryDetails {
+                transactions: 23_806,
+                redo_start: "0/1".into(),
+                redo_end: "0/2".into(),
+                wal_replayed_bytes: 26_600_000,
+                expected_history_rows: 23_806,
+                history_rows: 23_806,
+                target: None,
+                base_backup_seconds: None,
+            }),
+        };
+        let line = row_line(&rows_of(1, &result)[0]);
+        assert!(
+            line.ends_with("ok: 23806 commits checked, none lost (23806 history rows)"),
+            "{line}"
+        );
     }
 
     #[test]

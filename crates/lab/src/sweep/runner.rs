@@ -16,6 +16,9 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use crate::ticker::{Announce, Ticker, duration_text};
 
 /// The subdirectory of the output directory holding the runs.
 pub const RUNS_DIR: &str = "runs";
@@ -176,22 +179,39 @@ struct Session<'a> {
 
 impl Session<'_> {
     /// Runs `todo`; returns the number of runs measured and whether Ctrl-C stopped it.
+    /// While a child runs, a terminal shows which run it is, the time it has taken and
+    /// the time left in the sweep; each measured run ends with a line (its tps, and the
+    /// time left once known).
     fn run_steps(
         &mut self,
         todo: &[&Step],
         console: &mut dyn Write,
     ) -> Result<(usize, bool), SweepError> {
         let axes = &self.plan.key.axes;
+        let clock = SweepClock::new(&self.plan.key);
         for (done, step) in todo.iter().enumerate() {
             if self.launcher.interrupted() {
                 return Ok((done, true));
             }
             let cell = &self.plan.cells[step.cell];
             let progress = format!("[{}/{}]", done + 1, todo.len());
+            let left = clock.left(done, todo.len());
+            let ticker = |what: &str| {
+                Ticker::start(
+                    PREFIX,
+                    format!("{progress} {what}"),
+                    left.map(|d| (Instant::now() + d, " in the sweep")),
+                    Announce::Silent,
+                    true,
+                )
+            };
             let key = cell.init_key(axes);
             if self.init_key.as_ref() != Some(&key) {
                 say(console, &format!("{progress} initializing"));
-                let end = self.initialize(cell)?;
+                let shown = ticker("initializing");
+                let end = self.initialize(cell);
+                drop(shown);
+                let end = end?;
                 for note in self.notes.drain(..) {
                     say(console, &note);
                 }
@@ -208,9 +228,21 @@ impl Session<'_> {
                 cell.label(axes),
                 step.repeat
             );
-            match self.measure(step, cell, &label, settings)? {
+            let shown = ticker(&label);
+            let phase = |what: &str| shown.relabel(format!("{progress} {label}: {what}"));
+            let measured = self.measure(step, cell, (&label, &phase), settings);
+            drop(shown);
+            match measured? {
                 None => return Ok((done, true)),
-                Some(tps) => say(console, &format!("{progress} {label}: {tps}")),
+                Some(tps) => {
+                    let left = clock
+                        .left(done + 1, todo.len())
+                        .filter(|_| done + 1 < todo.len())
+                        .map_or_else(String::new, |d| {
+                            format!("; about {} left", duration_text(d))
+                        });
+                    say(console, &format!("{progress} {label}: {tps}{left}"));
+                }
             }
         }
         Ok((todo.len(), false))
@@ -270,7 +302,7 @@ impl Session<'_> {
         &mut self,
         step: &Step,
         cell: &Cell,
-        label: &str,
+        (label, phase): (&str, &dyn Fn(&str)),
         settings: BTreeMap<String, String>,
     ) -> Result<Option<String>, SweepError> {
         let key = &self.plan.key;
@@ -286,6 +318,7 @@ impl Session<'_> {
             args.extend(run_axes.iter().cloned());
             args.push(format!("--time={}", key.warmup_s));
             args.extend(conn.iter().cloned());
+            phase("warm-up");
             if self.launcher.run(&format!("{label}: warm-up"), &args)? == ChildEnd::Interrupted {
                 return Ok(None);
             }
@@ -299,6 +332,7 @@ impl Session<'_> {
         }
         args.push(format!("--json={}", partial.display()));
         args.extend(conn.iter().cloned());
+        phase("measured run");
         if self.launcher.run(label, &args)? == ChildEnd::Interrupted {
             let _ = std::fs::remove_file(&partial);
             return Ok(None);
@@ -320,6 +354,38 @@ impl Session<'_> {
             .and_then(|d| d.results.tps)
             .map_or("no tps".to_string(), |t| format!("{t:.1} tps"));
         Ok(Some(tps))
+    }
+}
+
+/// The prefix of the sweep's lines.
+const PREFIX: &str = "pgrush sweep";
+
+/// The time a sweep has taken, for the time left: the mean time of the runs this
+/// invocation finished, or before the first, the warm-up and `--time` of the plan.
+struct SweepClock {
+    started: Instant,
+    planned_per_run: Option<Duration>,
+}
+
+impl SweepClock {
+    fn new(key: &super::plan::PlanKey) -> SweepClock {
+        let run_s = key
+            .run_args
+            .iter()
+            .find_map(|a| a.strip_prefix("--time=")?.parse::<u64>().ok());
+        SweepClock {
+            started: Instant::now(),
+            planned_per_run: run_s.map(|s| Duration::from_secs(s + u64::from(key.warmup_s))),
+        }
+    }
+
+    /// The time left with `done` of `total` runs finished (`None` when not known yet).
+    fn left(&self, done: usize, total: usize) -> Option<Duration> {
+        let per_run = match u32::try_from(done) {
+            Ok(n) if n > 0 => Some(self.started.elapsed() / n),
+            _ => self.planned_per_run,
+        }?;
+        Some(per_run * u32::try_from(total.saturating_sub(done)).unwrap_or(u32::MAX))
     }
 }
 

@@ -13,6 +13,7 @@ use crate::ops::program::rate;
 use crate::ops::result::{Check, Details, RecoveryDetails, StepResult};
 use crate::ops::server::Server;
 use crate::ops::steps::workload;
+use crate::ticker::Ticker;
 
 /// Settings of the workload: checkpoints held off, and every commit durable (the
 /// check counts on it; a `--pgdata` cluster may run with `synchronous_commit = off`).
@@ -22,28 +23,27 @@ const CRASH_SETTINGS: &[(&str, &str)] = &[
     ("synchronous_commit", "on"),
 ];
 
-/// Runs the crash and the recovery.
+/// Runs the crash and the recovery, each phase said on `progress`.
 pub fn run(
     server: &Server,
     cfg: &OpsConfig,
-    scale: u32,
-    round: u32,
+    (scale, round): (u32, u32),
+    progress: &Ticker,
 ) -> Result<StepResult, OpsError> {
-    let cluster = server
-        .cluster
-        .as_ref()
-        .ok_or_else(|| OpsError::Unexpected("crash-recovery needs a cluster".into()))?;
+    let cluster = super::own_cluster(server, "crash-recovery")?;
     for (name, value) in CRASH_SETTINGS {
         cluster.alter_system(name, value)?;
     }
     cluster.reload()?;
-    let result = crash_and_recover(server, cluster, cfg, round);
+    let phase = |what: &str| format!("scale {scale}: crash-recovery ({what})");
+    let result = crash_and_recover(server, cluster, cfg, round, (progress, &phase));
     for (name, _) in CRASH_SETTINGS {
         cluster.alter_system_reset(name)?;
     }
     cluster.reload()?;
     if cfg.init.unlogged && result.is_ok() {
         // Recovery emptied the unlogged tables: load them again for the next steps.
+        progress.phase(phase("loading the emptied unlogged tables again"), None);
         super::load::run(server, cfg, scale, round)?;
     }
     result
@@ -54,13 +54,16 @@ fn crash_and_recover(
     cluster: &Cluster,
     cfg: &OpsConfig,
     round: u32,
+    (progress, phase): (&Ticker, &dyn Fn(&str) -> String),
 ) -> Result<StepResult, OpsError> {
     let mut db = server.db(None)?;
     db.exec("CHECKPOINT")?;
     let before = db.number("SELECT count(*) FROM pgbench_history")?;
     drop(db);
-    let transactions = workload::run(server, cfg, cfg.workload_seconds)?;
+    let workload = (progress, phase("workload"));
+    let transactions = workload::run(server, cfg, cfg.workload_seconds, workload)?;
     let log_start = cluster.log_contents().len();
+    progress.phase(phase("server killed, recovering"), None);
     cluster.kill()?;
     let start = Instant::now();
     cluster.start_server()?;

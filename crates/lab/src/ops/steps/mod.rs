@@ -17,8 +17,21 @@ use crate::ops::config::{OpsConfig, StepKind};
 use crate::ops::error::OpsError;
 use crate::ops::result::StepResult;
 use crate::ops::server::Server;
+use crate::ticker::Ticker;
 
-/// Runs `step` for `scale` (round `round`).
+/// The server's own cluster, which `step` needs (crash recovery, PITR).
+fn own_cluster<'a>(
+    server: &'a Server,
+    step: &str,
+) -> Result<&'a pgrush_cluster::Cluster, OpsError> {
+    server
+        .cluster
+        .as_ref()
+        .ok_or_else(|| OpsError::Unexpected(format!("{step} needs a cluster")))
+}
+
+/// Runs `step` for `scale` (round `round`); the steps made of phases say each on
+/// `progress`.
 pub fn run_step(
     step: StepKind,
     server: &Server,
@@ -26,6 +39,7 @@ pub fn run_step(
     scale: u32,
     round: u32,
     state: &mut RoundState,
+    progress: &Ticker,
 ) -> Result<StepResult, OpsError> {
     if step.needs_control()
         && let Err(why) = server.controlled()
@@ -38,7 +52,7 @@ pub fn run_step(
         StepKind::Restore => restore::run(server, cfg, round, state),
         StepKind::Reindex => reindex::run(server, round),
         StepKind::Basebackup => basebackup::run(server, round),
-        StepKind::CrashRecovery => crash::run(server, cfg, scale, round),
-        StepKind::Pitr => pitr::run(server, cfg, round),
+        StepKind::CrashRecovery => crash::run(server, cfg, (scale, round), progress),
+        StepKind::Pitr => pitr::run(server, cfg, (scale, round), progress),
     }
 }

@@ -17,6 +17,7 @@ use crate::ops::program::{rate, remove};
 use crate::ops::result::{Check, Details, RecoveryDetails, StepResult};
 use crate::ops::server::{IDLE_ARCHIVE_COMMAND, Server};
 use crate::ops::steps::{basebackup, workload};
+use crate::ticker::Ticker;
 
 /// The restore point the recovery stops at.
 const TARGET_NAME: &str = "pgrush_ops_target";
@@ -31,12 +32,14 @@ struct Target {
     transactions: u64,
 }
 
-/// Runs the whole point-in-time recovery.
-pub fn run(server: &Server, cfg: &OpsConfig, round: u32) -> Result<StepResult, OpsError> {
-    let cluster = server
-        .cluster
-        .as_ref()
-        .ok_or_else(|| OpsError::Unexpected("pitr needs a cluster".into()))?;
+/// Runs the whole point-in-time recovery, each phase said on `progress`.
+pub fn run(
+    server: &Server,
+    cfg: &OpsConfig,
+    (scale, round): (u32, u32),
+    progress: &Ticker,
+) -> Result<StepResult, OpsError> {
+    let cluster = super::own_cluster(server, "pitr")?;
     let archive = cluster.server_dir("archive")?;
     let base = server.scratch.join("pitr-base");
     let mut copy = format!("cp %p {}/%f", archive.display());
@@ -46,7 +49,8 @@ pub fn run(server: &Server, cfg: &OpsConfig, round: u32) -> Result<StepResult, O
     }
     cluster.alter_system("archive_command", &copy)?;
     cluster.reload()?;
-    let result = archive_and_recover(server, cfg, round, &archive, &base);
+    let phase = move |what: &str| format!("scale {scale}: pitr ({what})");
+    let result = archive_and_recover(server, cfg, round, (&archive, &base), (progress, &phase));
     cluster.alter_system("archive_command", &server.idle_archive_command)?;
     cluster.reload()?;
     remove(&base)?;
@@ -58,17 +62,30 @@ fn archive_and_recover(
     server: &Server,
     cfg: &OpsConfig,
     round: u32,
-    archive: &Path,
-    base: &Path,
+    (archive, base): (&Path, &Path),
+    (progress, phase): (&Ticker, &dyn Fn(&str) -> String),
 ) -> Result<StepResult, OpsError> {
+    progress.phase(phase("base backup"), None);
     let base_backup_seconds = basebackup::take(server, base)?;
     let half = cfg.workload_seconds.div_ceil(2).max(1);
-    let transactions = workload::run(server, cfg, half)?;
+    let transactions = workload::run(
+        server,
+        cfg,
+        half,
+        (progress, phase("workload before the target")),
+    )?;
     let mut db = server.db(None)?;
     let mut target = record_target(&mut db, transactions)?;
-    workload::run(server, cfg, half)?;
+    workload::run(
+        server,
+        cfg,
+        half,
+        (progress, phase("workload after the target")),
+    )?;
+    progress.phase(phase("waiting for the WAL archive"), None);
     wait_archived(&mut db)?;
     drop(db);
+    progress.phase(phase("recovering to the target"), None);
     let recovered = recover(server, archive, base)?;
     if cfg.init.unlogged {
         // Unlogged tables come back empty from any recovery.

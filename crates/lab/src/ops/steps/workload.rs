@@ -7,9 +7,20 @@ use crate::ops::config::OpsConfig;
 use crate::ops::error::OpsError;
 use crate::ops::program::run_timed;
 use crate::ops::server::Server;
+use crate::ticker::Ticker;
 
-/// Runs `seconds` of tpcb-like on the steps' database; returns the committed count.
-pub fn run(server: &Server, cfg: &OpsConfig, seconds: u32) -> Result<u64, OpsError> {
+/// Runs `seconds` of tpcb-like on the steps' database, said on `progress` as `step`'s
+/// phase `what`; returns the committed count.
+pub fn run(
+    server: &Server,
+    cfg: &OpsConfig,
+    seconds: u32,
+    (progress, step): (&Ticker, String),
+) -> Result<u64, OpsError> {
+    progress.phase(
+        step,
+        Some(std::time::Duration::from_secs(u64::from(seconds.max(1)))),
+    );
     let mut cmd = Command::new(&cfg.pgrush_exe);
     server.point_at_server(&mut cmd);
     cmd.args(["-n", "-b", "tpcb-like"])
