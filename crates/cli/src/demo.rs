@@ -287,8 +287,8 @@ fn durability_note(show: &dyn Fn(&str) -> Option<String>) -> String {
         .map(|name| format!("{name}={}", show(name).unwrap_or_else(|| "?".into())))
         .collect();
     format!(
-        "pgrush demo: note: the throwaway cluster runs with {}: fast but not crash-safe, \
-         so its tps is not comparable with a production server's",
+        "pgrush demo: note: the throwaway cluster runs with {}\n\
+         pgrush demo: fast but not crash-safe: its tps is no figure for a production server",
         settings.join(", ")
     )
 }
@@ -532,7 +532,7 @@ mod tests {
         );
         let note = durability_note(&|name| (name != "fsync").then(|| "off".to_string()));
         assert!(
-            note.contains("fsync=?, full_page_writes=off, synchronous_commit=off: "),
+            note.contains("fsync=?, full_page_writes=off, synchronous_commit=off\n"),
             "{note}"
         );
         assert_eq!(

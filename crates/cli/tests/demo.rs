@@ -117,7 +117,9 @@ fn unreachable_server_falls_back_to_a_throwaway_cluster() {
     assert!(out.stdout.contains("\ntps = "), "{}", out.stdout);
     // The throwaway cluster's durability settings are said with the report.
     let note = "\npgrush demo: note: the throwaway cluster runs with fsync=off, \
-                full_page_writes=off, synchronous_commit=off: fast but not crash-safe";
+                full_page_writes=off, synchronous_commit=off\n\
+                pgrush demo: fast but not crash-safe: its tps is no figure for a production \
+                server\n";
     assert!(out.stdout.contains(note), "{}", out.stdout);
     let json = std::fs::read_to_string(dir.path().join("run.json")).expect("--json's file");
     let doc: serde_json::Value = serde_json::from_str(&json).expect("JSON");

@@ -38,9 +38,21 @@ pub fn run(cfg: &OpsConfig, on_step: &mut dyn FnMut(&OpsDocument, Option<&StepRe
             };
         }
     };
+    let estimates: Vec<(u32, u64)> = cfg
+        .scales
+        .iter()
+        .map(|&scale| (scale, disk::estimate(cfg, scale)))
+        .collect();
+    let error = match disk::free_bytes(&server.scratch) {
+        Ok(free) => {
+            progress::disk_estimate(&estimates, free, &server.scratch);
+            None
+        }
+        Err(e) => Some(e),
+    };
     let mut doc = new_document(cfg, &server);
     on_step(&doc, None);
-    let error = run_scales(cfg, &server, &mut doc, on_step).err();
+    let error = error.or_else(|| run_scales(cfg, &server, &mut doc, &estimates, on_step).err());
     if let Some(e) = &error {
         doc.stopped = Some(e.to_string());
     }
@@ -62,23 +74,15 @@ fn check_config(cfg: &OpsConfig) -> Result<(), OpsError> {
     Ok(())
 }
 
+/// Runs every scale (`estimates`: each scale and the disk space it needs).
 fn run_scales(
     cfg: &OpsConfig,
     server: &Server,
     doc: &mut OpsDocument,
+    estimates: &[(u32, u64)],
     on_step: &mut dyn FnMut(&OpsDocument, Option<&StepResult>),
 ) -> Result<(), OpsError> {
-    let estimates: Vec<(u32, u64)> = cfg
-        .scales
-        .iter()
-        .map(|&scale| (scale, disk::estimate(cfg, scale)))
-        .collect();
-    progress::disk_estimate(
-        &estimates,
-        disk::free_bytes(&server.scratch)?,
-        &server.scratch,
-    );
-    for &(scale, estimated_bytes) in &estimates {
+    for &(scale, estimated_bytes) in estimates {
         let free_bytes = disk::free_bytes(&server.scratch)?;
         if estimated_bytes > free_bytes {
             return Err(OpsError::Disk {
