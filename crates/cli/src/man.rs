@@ -56,7 +56,7 @@ fn run(inv: &Invocation, args: &[OsString]) -> Result<i32, Failure> {
     let spec = CommandSpec::gather(inv.subcommands);
     let list = !scan.options.is_empty();
     let page = match scan.operands.as_slice() {
-        [] if list => page_names(&spec).join("\n") + "\n",
+        [] if list => return write_stdout((page_names(&spec).join("\n") + "\n").as_bytes()),
         [] => main_page(&spec),
         [_, ..] if list => {
             return Err(COMMAND.usage("--list takes no page name"));

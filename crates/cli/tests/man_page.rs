@@ -123,6 +123,16 @@ fn a_terminal_gets_the_rendered_page() {
     assert!(text.contains("NAME"), "{text}");
     assert!(text.contains("pgrush - "), "{text}");
     assert!(text.contains("REPORTING BUGS"), "{text}");
+    // The list of pages is no page: printed as it is.
+    let list = Command::new("script")
+        .args(["-qfec", &format!("'{PGRUSH}' man --list"), "/dev/null"])
+        .stdin(Stdio::null())
+        .output()
+        .expect("run script (util-linux)");
+    assert!(
+        String::from_utf8_lossy(&list.stdout).starts_with("pgrush\r\npgrush-"),
+        "{list:?}"
+    );
 }
 
 #[test]
