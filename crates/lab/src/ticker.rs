@@ -28,6 +28,8 @@ struct Activity {
     /// When what is left should be done, and what it is the end of (`""` for the
     /// step, `" in the sweep"`), when known.
     eta: Option<(Instant, &'static str)>,
+    /// Not drawn (something else writes on the terminal now).
+    hidden: bool,
 }
 
 /// The line's state, shared with the drawing thread.
@@ -79,6 +81,7 @@ impl Ticker {
                 label,
                 started: Instant::now(),
                 eta,
+                hidden: false,
             })),
             ended: Condvar::new(),
         });
@@ -93,6 +96,22 @@ impl Ticker {
     pub fn relabel(&self, label: String) {
         if let Some(activity) = self.shared.lock().as_mut() {
             activity.label = label;
+        }
+    }
+
+    /// Says what the step does now (`label`) without drawing it: the phase writes on
+    /// the terminal itself (the line is erased meanwhile).
+    pub fn phase_drawing_itself(&self, label: String) {
+        let mut guard = self.shared.lock();
+        if let Some(activity) = guard.as_mut() {
+            activity.label = label;
+            activity.eta = None;
+            activity.hidden = true;
+            if self.thread.is_some() {
+                // Erased now, under the lock the drawing thread draws under.
+                let _ = write!(std::io::stderr(), "\r\x1b[K");
+                let _ = std::io::stderr().flush();
+            }
         }
     }
 
@@ -120,11 +139,16 @@ fn draw_until_ended(prefix: &str, shared: &Shared) {
         let Some(activity) = guard.as_ref() else {
             break;
         };
+        wait = TICK;
+        if activity.hidden {
+            // Erased by `phase_drawing_itself`.
+            drawn = false;
+            continue;
+        }
         let line = line_of(prefix, activity, Instant::now());
         let _ = write!(std::io::stderr(), "\r\x1b[K{line}");
         let _ = std::io::stderr().flush();
         drawn = true;
-        wait = TICK;
     }
     if drawn {
         let _ = write!(std::io::stderr(), "\r\x1b[K");
@@ -182,6 +206,7 @@ mod tests {
             label: "scale 1: crash-recovery (workload)".into(),
             started,
             eta: Some((started + Duration::from_secs(10), "")),
+            hidden: false,
         };
         let at = started + Duration::from_secs(4);
         assert_eq!(

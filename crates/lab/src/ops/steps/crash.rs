@@ -43,7 +43,7 @@ pub fn run(
     cluster.reload()?;
     if cfg.init.unlogged && result.is_ok() {
         // Recovery emptied the unlogged tables: load them again for the next steps.
-        progress.phase(phase("loading the emptied unlogged tables again"), None);
+        progress.phase_drawing_itself(phase("loading the emptied unlogged tables again"));
         super::load::run(server, cfg, scale, round)?;
     }
     result
