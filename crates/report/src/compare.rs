@@ -202,15 +202,14 @@ impl Rows<'_> {
         self.add("results", "start time".into(), &|d| d.start_time.clone());
         self.add("results", "tps".into(), &|d| opt(d.results.tps, 3));
         if self.docs.len() > 1 {
+            // The first run is the base: its cell says so rather than compare it with itself.
             let base = self.docs.first().and_then(|d| d.results.tps);
-            self.add(
-                "results",
-                "tps vs first run (%)".into(),
-                &|d| match (base, d.results.tps) {
-                    (Some(b), Some(t)) if b > 0.0 => format!("{:+.1}", 100.0 * (t - b) / b),
-                    _ => NONE.to_string(),
-                },
-            );
+            let mut cells = vec!["base".to_string()];
+            cells.extend(self.docs[1..].iter().map(|d| match (base, d.results.tps) {
+                (Some(b), Some(t)) if b > 0.0 => format!("{:+.1}", 100.0 * (t - b) / b),
+                _ => NONE.to_string(),
+            }));
+            self.push("results", "tps vs first run (%)".into(), cells);
         }
         self.add("results", "transactions processed".into(), &|d| {
             d.results.transactions.processed.to_string()

@@ -49,7 +49,7 @@ fn text_table() {
         ["metric", "logged.json", "unlogged.json"]
     );
     assert_eq!(find("tps "), "tps 400.000 360.000");
-    assert_eq!(find("tps vs first run"), "tps vs first run (%) +0.0 -10.0");
+    assert_eq!(find("tps vs first run"), "tps vs first run (%) base -10.0");
     assert_eq!(find("failed transactions"), "failed transactions 0 100");
     // Each kind of failure has its row (pgbench 19's three kinds).
     assert_eq!(
