@@ -122,8 +122,10 @@ impl BarChart {
                 y += BAR / 2.0;
             }
             let pen = pens.iter().find(|p| p.name == bar.series);
+            // A colour an earlier series has: a lighter shade of it.
             let colour = pen.map_or("#1f77b4", |p| p.colour);
-            push_bar(&mut s, bar, label, colour, (y, &sx));
+            let shade = pen.is_some_and(|p| p.dash.is_some());
+            push_bar(&mut s, bar, label, (colour, shade), (y, &sx));
             y += BAR;
         }
         let _ = write!(
@@ -144,10 +146,11 @@ impl BarChart {
                 let ly = TOP + 10.0 + i as f64 * 18.0;
                 let _ = write!(
                     s,
-                    "<g class=\"legend\"><rect x=\"{x:.1}\" y=\"{:.1}\" width=\"14\" height=\"10\" fill=\"{}\"/>\
+                    "<g class=\"legend\"><rect x=\"{x:.1}\" y=\"{:.1}\" width=\"14\" height=\"10\" fill=\"{}\"{}/>\
                      <text x=\"{:.1}\" y=\"{:.1}\" font-size=\"{SMALL_FONT}\">{}</text></g>",
                     ly - 5.0,
                     p.colour,
+                    opacity(p.dash.is_some()),
                     x + 20.0,
                     ly + 4.0,
                     escape(&shorten(&p.name, LEGEND_CHARS))
@@ -160,7 +163,13 @@ impl BarChart {
 }
 
 /// One bar at the top `y`, with its label, whisker, value text and hover title.
-fn push_bar(s: &mut String, bar: &Bar, label: &str, colour: &str, at: (f64, &dyn Fn(f64) -> f64)) {
+fn push_bar(
+    s: &mut String,
+    bar: &Bar,
+    label: &str,
+    (colour, shade): (&str, bool),
+    at: (f64, &dyn Fn(f64) -> f64),
+) {
     let (y, sx) = at;
     let x0 = sx(0.0);
     let end = sx(bar.value);
@@ -169,7 +178,7 @@ fn push_bar(s: &mut String, bar: &Bar, label: &str, colour: &str, at: (f64, &dyn
         s,
         "<g class=\"bar\"><title>{full}: {text}</title>\
          <text x=\"{lx:.1}\" y=\"{ty:.1}\" text-anchor=\"end\" font-size=\"{SMALL_FONT}\">{label}</text>\
-         <rect x=\"{x0:.1}\" y=\"{ry:.1}\" width=\"{w:.1}\" height=\"{h:.1}\" fill=\"{colour}\"/>",
+         <rect x=\"{x0:.1}\" y=\"{ry:.1}\" width=\"{w:.1}\" height=\"{h:.1}\" fill=\"{colour}\"{o}/>",
         full = escape(&bar.label),
         text = escape(&bar.text),
         lx = x0 - 8.0,
@@ -177,7 +186,8 @@ fn push_bar(s: &mut String, bar: &Bar, label: &str, colour: &str, at: (f64, &dyn
         label = escape(label),
         ry = y + 2.0,
         w = (end - x0).max(0.0),
-        h = BAR - 4.0
+        h = BAR - 4.0,
+        o = opacity(shade)
     );
     let mut right = end;
     if let Some((lo, hi)) = bar.interval {
@@ -196,6 +206,11 @@ fn push_bar(s: &mut String, bar: &Bar, label: &str, colour: &str, at: (f64, &dyn
         mid + 4.0,
         escape(&bar.text)
     );
+}
+
+/// The lighter shade of a repeated colour.
+fn opacity(shade: bool) -> &'static str {
+    if shade { " fill-opacity=\"0.5\"" } else { "" }
 }
 
 #[cfg(test)]

@@ -126,8 +126,18 @@ pub fn nice_step(span: f64, target: usize) -> f64 {
     m * mag
 }
 
-/// The text of a tick of a linear axis with step `step`.
+/// The text of a tick of a linear axis with step `step`: thousands as `k`, millions as
+/// `M`, billions as `G` (so that tick labels stay short and every plot starts at the same
+/// left edge).
 pub(crate) fn fmt_tick(v: f64, step: f64) -> String {
+    if v == 0.0 {
+        return "0".to_string();
+    }
+    for (unit, suffix) in [(1e9, "G"), (1e6, "M"), (1e3, "k")] {
+        if step >= unit {
+            return format!("{}{suffix}", fmt_tick(v / unit, step / unit));
+        }
+    }
     let decimals = if step >= 1.0 {
         0
     } else {
@@ -449,6 +459,12 @@ mod tests {
         assert_eq!(percentile_tick_label(0), "0%");
         assert_eq!(percentile_tick_label(1), "90%");
         assert_eq!(percentile_tick_label(3), "99.9%");
+        assert_eq!(fmt_tick(400_000.0, 200_000.0), "400k");
+        assert_eq!(fmt_tick(1_500_000.0, 500_000.0), "1500k");
+        assert_eq!(fmt_tick(3_000_000.0, 1_000_000.0), "3M");
+        assert_eq!(fmt_tick(1500.0, 500.0), "1500");
+        assert_eq!(fmt_tick(0.0, 0.2), "0");
+        assert_eq!(fmt_tick(0.4, 0.2), "0.4");
     }
 
     #[test]
