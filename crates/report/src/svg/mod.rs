@@ -130,11 +130,11 @@ pub fn nice_step(span: f64, target: usize) -> f64 {
 /// `M`, billions as `G` (so that tick labels stay short and every plot starts at the same
 /// left edge).
 pub(crate) fn fmt_tick(v: f64, step: f64) -> String {
-    if v == 0.0 {
-        return "0".to_string();
-    }
     for (unit, suffix) in [(1e9, "G"), (1e6, "M"), (1e3, "k")] {
         if step >= unit {
+            if v == 0.0 {
+                return "0".to_string();
+            }
             return format!("{}{suffix}", fmt_tick(v / unit, step / unit));
         }
     }
@@ -429,10 +429,12 @@ impl At<'_> {
                 }
                 _ => p.iter().map(|&(x, _, _)| (x, 0.0)).collect(),
             };
+            // A colour an earlier layer has: a lighter shade of it.
             let _ = write!(
                 s,
-                "<polygon fill=\"{}\" fill-opacity=\"0.35\" stroke=\"none\" points=\"",
-                pen.colour
+                "<polygon fill=\"{}\" fill-opacity=\"{}\" stroke=\"none\" points=\"",
+                pen.colour,
+                if pen.dash.is_some() { 0.12 } else { 0.35 }
             );
             let top = p.iter().map(|&(x, y, _)| (x, y));
             for (x, y) in top.chain(below.iter().rev().copied()) {
@@ -463,7 +465,8 @@ mod tests {
         assert_eq!(fmt_tick(1_500_000.0, 500_000.0), "1500k");
         assert_eq!(fmt_tick(3_000_000.0, 1_000_000.0), "3M");
         assert_eq!(fmt_tick(1500.0, 500.0), "1500");
-        assert_eq!(fmt_tick(0.0, 0.2), "0");
+        assert_eq!(fmt_tick(0.0, 0.2), "0.0");
+        assert_eq!(fmt_tick(0.0, 2000.0), "0");
         assert_eq!(fmt_tick(0.4, 0.2), "0.4");
     }
 
