@@ -135,11 +135,13 @@ fn every_step(bin_dir: &Path, major: u64, extra: &[&str]) -> Value {
     let page = std::fs::read_to_string(&html).expect("ops.html written");
     assert!(page.starts_with("<!DOCTYPE html>") && page.ends_with("</html>\n"));
     assert_eq!(page.matches("<svg").count(), 2, "time and size charts");
-    assert!(page.contains("Time of each step against scale"));
+    assert!(page.contains("<h2>Time of each step</h2>"));
+    // Two scales: bars per step, not lines against the scale.
+    assert_eq!(page.matches("<polyline").count(), 0);
     assert_eq!(
-        page.matches("<polyline").count(),
-        16,
-        "8 lines (scale 1 to 2) per chart"
+        page.matches("<g class=\"bar\">").count(),
+        32,
+        "8 steps at scales 1 and 2 per chart"
     );
     assert_eq!(sandbox.leftover_clusters(), Vec::<String>::new());
     doc

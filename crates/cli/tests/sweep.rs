@@ -214,7 +214,11 @@ fn two_by_two_sweep_on_a_throwaway_cluster_runs_every_cell_then_resumes() {
     assert_ok(&report);
     assert!(report.stdout.len() > 200 && out.stdout.ends_with(&report.stdout));
     let page = std::fs::read_to_string(&html).unwrap();
-    assert_eq!(page.matches("<rect ").count(), 4 + 4 * 11, "{page}");
+    assert_eq!(
+        page.matches("<g class=\"bar\">").count(),
+        4 + 4 * 11,
+        "a tps bar per cell, a bar per statement and cell: {page}"
+    );
     assert!(page.contains("unlogged=on clients=2"));
     assert_eq!(
         page.matches("<polyline ").count(),

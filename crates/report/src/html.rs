@@ -1,21 +1,15 @@
-//! `--html=FILE`: one self-contained page (inline CSS and SVG, no script, nothing fetched)
-//! rendered from a [`RunDocument`]: summary, tps and latency percentiles over time, the
-//! latency distribution (percentile spectrum), per-command latencies and the settings.
+//! `--html=FILE`: one self-contained page (inline CSS, SVG and the hover script of
+//! [`crate::page`], nothing fetched) rendered from a [`RunDocument`]: summary, tps and
+//! latency percentiles over time, the latency distribution (percentile spectrum),
+//! per-command latencies and the settings.
 
 use crate::compare::Comparison;
 use crate::document::{Distribution, IntervalDoc, RunDocument, TimeSeriesDoc};
+use crate::page::page_end;
+pub use crate::page::page_start;
 use crate::percentiles::{label, value_at_percentile};
 use crate::svg::{Chart, Series, Stacking, XScale, escape};
 use std::fmt::Write as _;
-
-const STYLE: &str = "body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:24px;color:#222;background:#fafafa}\
-h1{font-size:22px}h2{font-size:18px;margin-top:32px;border-bottom:1px solid #ccc}\
-table{border-collapse:collapse;background:#fff;margin:8px 0}\
-td,th{border:1px solid #ccc;padding:4px 8px;text-align:left;vertical-align:top}\
-td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}th{background:#eef}\
-pre{background:#fff;border:1px solid #ccc;padding:8px;overflow-x:auto}\
-.warn{background:#fff3cd;border:1px solid #e0c36a;padding:8px}code{font-size:12px}\
-svg{background:#fff;border:1px solid #ccc;max-width:100%;height:auto}";
 
 fn ms(v: Option<f64>) -> String {
     match v {
@@ -149,7 +143,7 @@ fn time_charts(s: &mut String, d: &RunDocument) {
     };
     let intervals = chartable(ts);
     let tps = Chart {
-        title: "Throughput over time".into(),
+        title: String::new(),
         x_label: "time since start (s)".into(),
         y_label: "transactions per second".into(),
         x_scale: XScale::Linear,
@@ -193,7 +187,7 @@ fn time_charts(s: &mut String, d: &RunDocument) {
             .collect(),
     });
     let lat = Chart {
-        title: "Latency percentiles over time".into(),
+        title: String::new(),
         x_label: "time since start (s)".into(),
         y_label: "latency (ms)".into(),
         x_scale: XScale::Linear,
@@ -222,13 +216,13 @@ fn distribution_chart(s: &mut String, d: &RunDocument) {
         }
     }
     let c = Chart {
-        title: "Latency by percentile (percentile spectrum)".into(),
+        title: String::new(),
         x_label: "percentile".into(),
         y_label: "latency (ms)".into(),
         x_scale: XScale::Percentile,
         series,
     };
-    s.push_str("<h2>Latency distribution</h2>");
+    s.push_str("<h2>Latency by percentile (percentile spectrum)</h2>");
     s.push_str(&c.render());
 }
 
@@ -340,18 +334,6 @@ fn settings_tables(s: &mut String, d: &RunDocument) {
     }
 }
 
-/// Opens a self-contained page (doctype, head with the report's style, body) titled
-/// `title` (escaped), with the title as its heading.
-pub fn page_start(s: &mut String, title: &str) {
-    let _ = write!(
-        s,
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
-         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
-         <title>{t}</title><style>{STYLE}</style></head><body><h1>{t}</h1>",
-        t = escape(title)
-    );
-}
-
 /// A page comparing saved runs (`pgrush report A.json B.json --html=FILE`): the
 /// comparison table, throughput and p99 latency over time, and the latency
 /// distributions, one line per run.
@@ -435,15 +417,17 @@ pub fn render_comparison(runs: &[(String, RunDocument)]) -> String {
             series: per_run(&|d| d.latency.as_ref().map(spectrum).unwrap_or_default()),
         },
     ];
-    s.push_str("<h2>Charts</h2>");
-    for c in &charts {
+    for mut c in charts {
+        let _ = write!(s, "<h2>{}</h2>", escape(&c.title));
+        c.title.clear();
         s.push_str(&c.render());
     }
     s.push_str("<h2>Command lines</h2><table id=\"command-lines\">");
     for (name, d) in runs {
         text_row(&mut s, name, &d.command_line.join(" "));
     }
-    s.push_str("</table></body></html>\n");
+    s.push_str("</table>");
+    page_end(&mut s);
     s
 }
 
@@ -474,11 +458,8 @@ pub fn render(d: &RunDocument) -> String {
     distribution_chart(&mut s, d);
     command_table(&mut s, d);
     settings_tables(&mut s, d);
-    let _ = writeln!(
-        s,
-        "<h2>Report</h2><pre>{}</pre></body></html>",
-        escape(&d.report_text)
-    );
+    let _ = write!(s, "<h2>Report</h2><pre>{}</pre>", escape(&d.report_text));
+    page_end(&mut s);
     s
 }
 

@@ -15,6 +15,8 @@ pub mod hdr;
 pub mod html;
 pub mod junit;
 pub mod merge;
+pub mod page;
+pub mod palette;
 pub mod percentiles;
 pub mod progress;
 pub mod server;

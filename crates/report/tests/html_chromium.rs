@@ -1,5 +1,5 @@
 //! The HTML report is self-contained and renders in headless Chromium: the screenshot is
-//! not blank and the console shows no message. Chromium is required (CI installs it).
+//! not blank and the console shows no message (the inline hover script runs cleanly). Chromium is required (CI installs it).
 
 mod common;
 
@@ -155,8 +155,10 @@ fn html_is_self_contained() {
     let html = html_for_test();
     assert!(html.starts_with("<!DOCTYPE html>"));
     assert!(html.trim_end().ends_with("</html>"));
+    // One inline script (values on hover); nothing loaded from anywhere.
+    assert_eq!(html.matches("<script>").count(), 1);
     for forbidden in [
-        "<script", "src=", "href=", "url(", "@import", "https://", "<link",
+        "<script ", "src=", "href=", "url(", "@import", "https://", "<link",
     ] {
         assert!(!html.contains(forbidden), "{forbidden} in the page");
     }

@@ -156,6 +156,9 @@ impl RunExtras {
         }
         if let Some(s) = self.sampling.as_mut() {
             doc.server_stats = s.finish(summary, doc.time_series.as_ref());
+            if let Some(t) = doc.server_stats.as_mut().filter(|_| opts.no_warnings) {
+                t.warnings.clear();
+            }
             print_server_stats(plan, doc.server_stats.as_ref());
         }
         let passed = gate_run(plan, &mut doc)?;
@@ -168,23 +171,21 @@ impl RunExtras {
         Ok(passed)
     }
 
-    /// The meaningfulness warnings, printed unless `--no-warnings`.
+    /// The meaningfulness warnings, printed and kept for the JSON and HTML documents;
+    /// none with `--no-warnings`.
     fn warnings(&self, plan: &RunPlan, summary: &RunSummary, client: &ClientInfo) -> Vec<String> {
         let opts = &plan.options;
+        if opts.no_warnings {
+            return Vec::new();
+        }
         let found = warnings(&WarningInputs {
             tpcb_like: plan.tpcb_like,
             cpus: client.cpus,
-            autovacuum_during_run: if opts.no_warnings {
-                None
-            } else {
-                self.autovacuum_during_run()
-            },
+            autovacuum_during_run: self.autovacuum_during_run(),
             ..WarningInputs::from_summary(summary)
         });
-        if !opts.no_warnings {
-            for w in &found {
-                messages::warning(&opts.progname, w);
-            }
+        for w in &found {
+            messages::warning(&opts.progname, w);
         }
         found
     }
@@ -196,10 +197,9 @@ fn print_server_stats(plan: &RunPlan, timeline: Option<&ServerTimeline>) {
     let Some(timeline) = timeline else {
         return;
     };
-    if !opts.no_warnings {
-        for w in &timeline.warnings {
-            messages::warning(&opts.progname, w);
-        }
+    // Empty with `--no-warnings`.
+    for w in &timeline.warnings {
+        messages::warning(&opts.progname, w);
     }
     if opts.server_stats.is_some() {
         let mut out = text_out(plan);

@@ -53,9 +53,19 @@ pub fn headless_command(profile_dir: &Path) -> Command {
 /// Opens `page` in headless Chromium and returns the document as Chromium rendered it
 /// (`--dump-dom`). Panics when Chromium fails or takes longer than two minutes.
 pub fn dump_dom(page: &Path) -> String {
+    dump_dom_in_window(page, None)
+}
+
+/// [`dump_dom`] in a window of `(width, height)` px (Chromium's default when `None`), for
+/// pages whose layout the caller measures.
+pub fn dump_dom_in_window(page: &Path, window: Option<(u32, u32)>) -> String {
     let profile = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
     let out = profile.path().join("dom.html");
-    let mut child = headless_command(profile.path())
+    let mut cmd = headless_command(profile.path());
+    if let Some((w, h)) = window {
+        cmd.arg(format!("--window-size={w},{h}"));
+    }
+    let mut child = cmd
         .arg("--dump-dom")
         .arg(format!("file://{}", page.display()))
         .stdout(Stdio::from(

@@ -1,20 +1,7 @@
 //! A small inline SVG chart with logarithmic axes on both sides (time or size against
-//! scale), in the look of the run report's charts.
+//! scale), in the frame of the run report's charts (same size, legend, colours, hover).
 
-use std::fmt::Write as _;
-
-use pgrush_report::svg::{escape, push_axes, svg_open};
-
-/// Colours of successive series (the run report's palette).
-const PALETTE: [&str; 8] = [
-    "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf",
-];
-const W: f64 = 900.0;
-const H: f64 = 380.0;
-const LEFT: f64 = 80.0;
-const RIGHT: f64 = 20.0;
-const TOP: f64 = 36.0;
-const BOTTOM: f64 = 84.0;
+use pgrush_report::svg::frame::{Frame, pens, push_line, value_text};
 
 /// One line: `(x, y)` points, both positive.
 #[derive(Debug, Clone, PartialEq)]
@@ -74,127 +61,86 @@ impl LogChart {
     /// The chart as an `<svg>` element ("no data" when nothing is positive).
     pub fn render(&self) -> String {
         let pts = self.usable();
-        let mut s = String::with_capacity(4096);
-        s.push_str(&svg_open(&self.title, W, H));
+        let pens = pens(self.series.iter().map(|s| s.name.as_str()));
         let xs = decades(pts.iter().flatten().map(|p| p.0));
         let ys = decades(pts.iter().flatten().map(|p| p.1));
+        let y_ticks: Vec<String> = ys
+            .map(|(lo, hi)| (lo..=hi).map(|d| (self.y_unit)(10f64.powi(d))).collect())
+            .unwrap_or_default();
+        let frame = Frame::new(&self.title, &y_ticks, &pens);
+        let mut s = String::with_capacity(4096);
+        frame.open(&mut s, &self.title, &self.x_label, &self.y_label);
         let (Some(xs), Some(ys)) = (xs, ys) else {
-            let _ = write!(
-                s,
-                "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" fill=\"#666\">no data</text></svg>",
-                W / 2.0,
-                H / 2.0
-            );
+            frame.push_no_data(&mut s);
+            frame.push_axes(&mut s, &self.x_label, &self.y_label);
+            frame.close(&mut s);
             return s;
         };
-        let plot = Plot { xs, ys };
+        let plot = Plot {
+            xs,
+            ys,
+            frame: &frame,
+        };
         plot.push_grid(&mut s, self.y_unit);
-        self.push_labels(&mut s);
-        for (i, (series, p)) in self.series.iter().zip(&pts).enumerate() {
-            plot.push_series(&mut s, i, &series.name, p);
+        frame.push_axes(&mut s, &self.x_label, &self.y_label);
+        for (pen, p) in pens.iter().zip(&pts) {
+            let at: Vec<(f64, f64)> = p.iter().map(|&(x, y)| (plot.sx(x), plot.sy(y))).collect();
+            let x_text: Vec<String> = p.iter().map(|&(x, _)| value_text(x)).collect();
+            let v_text: Vec<String> = p.iter().map(|&(_, y)| (self.y_unit)(y)).collect();
+            push_line(&mut s, pen, &at, (&x_text, &v_text), true);
         }
-        s.push_str("</svg>");
+        frame.push_legend(&mut s, &pens);
+        frame.close(&mut s);
         s
     }
-
-    fn push_labels(&self, s: &mut String) {
-        let area = (LEFT, TOP, W - LEFT - RIGHT, H - TOP - BOTTOM);
-        push_axes(s, area, &self.x_label, &self.y_label);
-    }
 }
 
-/// The decades shown on each axis.
-struct Plot {
+/// The decades shown on each axis, in a frame.
+struct Plot<'a> {
     xs: (i32, i32),
     ys: (i32, i32),
+    frame: &'a Frame,
 }
 
-impl Plot {
+impl Plot<'_> {
     fn sx(&self, x: f64) -> f64 {
         let (lo, hi) = (f64::from(self.xs.0), f64::from(self.xs.1));
-        LEFT + (x.log10() - lo) / (hi - lo) * (W - LEFT - RIGHT)
+        self.frame.left + (x.log10() - lo) / (hi - lo) * self.frame.pw
     }
 
     fn sy(&self, y: f64) -> f64 {
         let (lo, hi) = (f64::from(self.ys.0), f64::from(self.ys.1));
-        let ph = H - TOP - BOTTOM;
-        TOP + ph - (y.log10() - lo) / (hi - lo) * ph
+        self.frame.bottom() - (y.log10() - lo) / (hi - lo) * self.frame.ph
     }
 
-    /// Grid lines at 1, 2 and 5 of each decade; labels at the decades.
+    /// Grid lines at 1, 2 and 5 of each decade; labels at the decades (and at 2 and 5
+    /// on an x axis of one decade).
     fn push_grid(&self, s: &mut String, y_unit: fn(f64) -> String) {
-        let bottom = H - BOTTOM;
         for d in self.ys.0..=self.ys.1 {
             for m in [1.0, 2.0, 5.0] {
-                let v = m * 10f64.powi(d);
                 if d == self.ys.1 && m > 1.0 {
                     break;
                 }
-                let y = self.sy(v);
-                let _ = write!(
-                    s,
-                    "<line x1=\"{LEFT}\" y1=\"{y:.1}\" x2=\"{:.1}\" y2=\"{y:.1}\" stroke=\"{}\"/>",
-                    W - RIGHT,
-                    if m == 1.0 { "#c8c8c8" } else { "#eeeeee" }
-                );
-                if m == 1.0 {
-                    let _ = write!(
-                        s,
-                        "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\" font-size=\"11\">{}</text>",
-                        LEFT - 6.0,
-                        y + 4.0,
-                        escape(&y_unit(v))
-                    );
-                }
+                let v = m * 10f64.powi(d);
+                let label = if m == 1.0 { y_unit(v) } else { String::new() };
+                self.frame.push_y_tick(s, self.sy(v), &label, m == 1.0);
             }
         }
+        let one_decade = self.xs.1 - self.xs.0 == 1;
         for d in self.xs.0..=self.xs.1 {
             for m in [1.0, 2.0, 5.0] {
                 if d == self.xs.1 && m > 1.0 {
                     break;
                 }
                 let v = m * 10f64.powi(d);
-                let x = self.sx(v);
-                let _ = write!(
-                    s,
-                    "<line x1=\"{x:.1}\" y1=\"{TOP}\" x2=\"{x:.1}\" y2=\"{bottom}\" stroke=\"#eeeeee\"/>\
-                     <text x=\"{x:.1}\" y=\"{:.1}\" text-anchor=\"middle\" font-size=\"11\">{v}</text>",
-                    bottom + 18.0
-                );
+                let label = if m == 1.0 || one_decade {
+                    format!("{v}")
+                } else {
+                    String::new()
+                };
+                self.frame.push_x_tick(s, self.sx(v), &label, m == 1.0);
             }
         }
-    }
-
-    fn push_series(&self, s: &mut String, i: usize, name: &str, p: &[(f64, f64)]) {
-        let color = PALETTE[i % PALETTE.len()];
-        for &(x, y) in p {
-            let _ = write!(
-                s,
-                "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"3\" fill=\"{color}\"/>",
-                self.sx(x),
-                self.sy(y)
-            );
-        }
-        if p.len() > 1 {
-            let _ = write!(
-                s,
-                "<polyline fill=\"none\" stroke-width=\"2\" stroke=\"{color}\" points=\""
-            );
-            for &(x, y) in p {
-                let _ = write!(s, "{:.1},{:.1} ", self.sx(x), self.sy(y));
-            }
-            s.push_str("\"/>");
-        }
-        let lx = LEFT + 10.0 + (i % 5) as f64 * 160.0;
-        let ly = H - 28.0 + (i / 5) as f64 * 14.0;
-        let _ = write!(
-            s,
-            "<rect x=\"{lx:.1}\" y=\"{:.1}\" width=\"12\" height=\"4\" fill=\"{color}\"/>\
-             <text x=\"{:.1}\" y=\"{ly:.1}\" font-size=\"11\">{}</text>",
-            ly - 6.0,
-            lx + 16.0,
-            escape(name)
-        );
     }
 }
 

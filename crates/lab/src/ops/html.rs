@@ -1,10 +1,12 @@
-//! `--html FILE`: one self-contained page (inline CSS and SVG, no script): the times
-//! and the sizes of each step against the scale, both on log scales, and the table.
+//! `--html FILE`: one self-contained page in the run report's style (inline CSS, SVG
+//! and hover script): the times and the sizes of each step against the scale (log-log
+//! lines from three scales on, bars per step below that), and the table.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use pgrush_report::html::page_start;
+use pgrush_report::page::{page_end, page_start};
+use pgrush_report::svg::bars::{Bar, BarChart};
 use pgrush_report::svg::escape;
 
 use crate::ops::chart::{LogChart, Series};
@@ -59,6 +61,87 @@ fn bytes_tick(v: f64) -> String {
     size_text(v as u64)
 }
 
+/// What a chart of the steps shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Measure {
+    /// Seconds.
+    Time,
+    /// Bytes.
+    Size,
+}
+
+/// The fewest scales drawn as lines against the scale; fewer are bars per step.
+const LINES_FROM_SCALES: usize = 3;
+
+/// The steps' `series` as a chart: log-log lines against the scale from three scales
+/// on, bars per step (grouped by scale) below that.
+fn steps_chart(series: Vec<Series>, measure: Measure) -> String {
+    let mut scales: Vec<f64> = series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.0))
+        .collect();
+    scales.sort_by(f64::total_cmp);
+    scales.dedup();
+    let (y_label, y_unit): (&str, fn(f64) -> String) = match measure {
+        Measure::Time => ("seconds (log)", seconds_tick),
+        Measure::Size => ("bytes (log)", bytes_tick),
+    };
+    if scales.len() >= LINES_FROM_SCALES {
+        return LogChart {
+            title: String::new(),
+            x_label: "scale".into(),
+            y_label: y_label.into(),
+            y_unit,
+            series,
+        }
+        .render();
+    }
+    let mut bars = Vec::new();
+    for &scale in &scales {
+        for line in &series {
+            let Some(&(_, v)) = line.points.iter().find(|p| p.0 == scale) else {
+                continue;
+            };
+            let label = if scales.len() > 1 {
+                format!("{} (scale {scale})", line.name)
+            } else {
+                line.name.clone()
+            };
+            let (value, text) = match measure {
+                Measure::Time => (v, format!("{v:.2} s")),
+                Measure::Size => (v / 1e6, size_text(v as u64)),
+            };
+            bars.push(Bar {
+                label,
+                series: line.name.clone(),
+                value,
+                interval: None,
+                text,
+            });
+        }
+    }
+    let per_scale = bars.len() / scales.len().max(1);
+    BarChart {
+        value_label: match measure {
+            Measure::Time => format!("seconds at scale {}", scale_list(&scales)),
+            Measure::Size => format!("MB at scale {}", scale_list(&scales)),
+        },
+        bars,
+        group: if scales.len() > 1 { per_scale } else { 0 },
+        legend: false,
+    }
+    .render()
+}
+
+/// `1` or `1 and 10`.
+fn scale_list(scales: &[f64]) -> String {
+    scales
+        .iter()
+        .map(|s| s.to_string())
+        .collect::<Vec<_>>()
+        .join(" and ")
+}
+
 /// A page comparing several results: the side-by-side table and the times against
 /// scale, one line per result and step.
 pub fn render_comparison(docs: &[(String, OpsDocument)]) -> String {
@@ -81,20 +164,14 @@ pub fn render_comparison(docs: &[(String, OpsDocument)]) -> String {
             lines.push(line);
         }
     }
-    let times = LogChart {
-        title: "Time of each step against scale".into(),
-        x_label: "scale".into(),
-        y_label: "seconds (log)".into(),
-        y_unit: seconds_tick,
-        series: lines,
-    };
     let table = crate::ops::compare::Comparison::build(docs).render();
-    let _ = writeln!(
+    let _ = write!(
         s,
-        "{}<h2>Side by side</h2><pre>{}</pre></body></html>",
-        times.render(),
+        "<h2>Time of each step</h2>{}<h2>Side by side</h2><pre>{}</pre>",
+        steps_chart(lines, Measure::Time),
         escape(&table)
     );
+    page_end(&mut s);
     s
 }
 
@@ -130,28 +207,14 @@ pub fn render(doc: &OpsDocument) -> String {
         );
     }
     let rows = all_rows(doc);
-    let times = LogChart {
-        title: "Time of each step against scale".into(),
-        x_label: "scale".into(),
-        y_label: "seconds (log)".into(),
-        y_unit: seconds_tick,
-        series: series(&rows, |r| r.seconds),
-    };
-    let sizes = LogChart {
-        title: "Size handled by each step against scale".into(),
-        x_label: "scale".into(),
-        y_label: "bytes (log)".into(),
-        y_unit: bytes_tick,
-        series: series(&rows, |r| r.bytes.map(|b| b as f64)),
-    };
+    let times = steps_chart(series(&rows, |r| r.seconds), Measure::Time);
+    let sizes = steps_chart(series(&rows, |r| r.bytes.map(|b| b as f64)), Measure::Size);
     let _ = write!(
         s,
-        "<h2>Times</h2>{}<h2>Sizes</h2>{}<h2>All steps</h2>",
-        times.render(),
-        sizes.render()
+        "<h2>Time of each step</h2>{times}<h2>Size handled by each step</h2>{sizes}<h2>All steps</h2>"
     );
     push_table(&mut s, &rows);
-    s.push_str("</body></html>\n");
+    page_end(&mut s);
     s
 }
 
