@@ -24,6 +24,7 @@ pub mod growing;
 pub mod histogram;
 mod pending;
 pub mod progress;
+mod series_parts;
 pub mod server;
 mod simple;
 mod summary;
@@ -37,6 +38,7 @@ pub use counters::{TxCounters, TxOutcome, TxRecord};
 pub use growing::GrowingHistogram;
 pub use histogram::LatencyHistogram;
 pub use progress::{ProgressCounters, ProgressSnapshot};
+pub use series_parts::{CommandInterval, ScriptInterval};
 pub use simple::SimpleStats;
 pub use summary::{
     PartitionMethod, Partitioning, QueryMode, RunConfig, RunLimit, RunSummary, ScriptInfo,
