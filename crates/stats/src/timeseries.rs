@@ -7,6 +7,10 @@
 //! interval never allocates; closing an interval (at most once per interval) stores its
 //! histogram in sparse form at 2 significant digits (compact: a one-hour run keeps 3600
 //! of them per thread). Threads are merged interval by interval.
+//!
+//! With several scripts, and with `-r`, each interval also keeps per-script and
+//! per-command figures (see `series_parts`): only for the scripts and commands that ran in
+//! it.
 
 use crate::counters::{TxCounters, TxOutcome, TxRecord};
 use crate::histogram::{HISTOGRAM_MAX_US, LatencyHistogram};
