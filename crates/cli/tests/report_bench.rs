@@ -53,6 +53,15 @@ fn schema_errors(instance: &Value) -> Vec<String> {
         .collect()
 }
 
+/// The `run.json` written in `dir`, valid against the schema, read back.
+fn checked_document(dir: &Path) -> RunDocument {
+    let json = std::fs::read_to_string(dir.join("run.json")).unwrap_or_default();
+    let value: Value = serde_json::from_str(&json).unwrap_or(Value::Null);
+    let errs = schema_errors(&value);
+    assert!(errs.is_empty(), "{errs:#?}");
+    RunDocument::from_json(&json).unwrap_or_else(|e| panic!("{e}"))
+}
+
 /// The `ms` values of a `… percentiles: p50 = 1.234 ms, p90 = …` line.
 fn values(line: &str) -> Vec<f64> {
     line.split(" = ")
@@ -84,11 +93,7 @@ fn json_html_and_percentiles() {
         dir.path(),
     );
     assert_eq!(out.code, 0, "{}", out.stderr);
-    let json = std::fs::read_to_string(dir.path().join("run.json")).unwrap_or_default();
-    let value: Value = serde_json::from_str(&json).unwrap_or(Value::Null);
-    let errs = schema_errors(&value);
-    assert!(errs.is_empty(), "{errs:#?}");
-    let doc = RunDocument::from_json(&json).unwrap_or_else(|e| panic!("{e}"));
+    let doc = checked_document(dir.path());
 
     // stdout: the banner, pgbench's report (also saved in the JSON), then the percentiles.
     let (head, tail) = out
@@ -345,11 +350,7 @@ fn per_script_and_per_command_figures_in_every_interval() {
         dir.path(),
     );
     assert_eq!(out.code, 0, "{}", out.stderr);
-    let json = std::fs::read_to_string(dir.path().join("run.json")).unwrap_or_default();
-    let value: Value = serde_json::from_str(&json).unwrap_or(Value::Null);
-    let errs = schema_errors(&value);
-    assert!(errs.is_empty(), "{errs:#?}");
-    let doc = RunDocument::from_json(&json).unwrap_or_else(|e| panic!("{e}"));
+    let doc = checked_document(dir.path());
     let ts = doc
         .time_series
         .as_ref()
