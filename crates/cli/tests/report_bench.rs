@@ -401,4 +401,5 @@ fn per_script_and_per_command_figures_in_every_interval() {
     assert!(section.contains("Statement latency over time: average"));
     assert!(section.contains("Script latency over time: p99"));
     assert!(section.contains("1.1 \\sleep 50 ms"));
+    assert!(section.contains("<code>\\sleep 20 ms</code>"));
 }

@@ -5,14 +5,16 @@
 
 use crate::document::{IntervalDoc, IntervalLatencyDoc, RunDocument, TimeSeriesDoc};
 use crate::percentiles::label;
-use crate::svg::{Chart, Mark, Series, Stacking, XScale, escape};
+use crate::svg::{Chart, Mark, PALETTE, Series, Stacking, XScale, escape};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 /// How many statements are charted (the slowest on average over the run).
 pub const CHARTED_STATEMENTS: usize = 6;
-/// Longest statement text in a legend (characters); longer ones end with "…".
-const LEGEND_CHARS: usize = 48;
+/// Longest legend entry (characters: what fits the chart's legend columns); longer
+/// statement texts and script names end with "…" (the table under the charts gives the
+/// whole statements).
+const LEGEND_CHARS: usize = 19;
 
 /// `text` on one line, at most `max` characters, ending with "…" when shortened.
 pub fn shorten(text: &str, max: usize) -> String {
@@ -117,16 +119,26 @@ fn chart_pair<'a>(
     }
 }
 
-/// The statements' names: `script.command text`, shortened.
+/// The text of command `c` of script `sc` (empty when the document has none).
+fn statement_text(d: &RunDocument, (sc, c): (u32, u32)) -> &str {
+    d.scripts
+        .get(sc as usize)
+        .and_then(|s| s.commands.get(c as usize))
+        .map_or("", |c| c.text.as_str())
+}
+
+/// `label` followed by as much of `text` as fits a legend entry.
+fn legend_name(label: &str, text: &str) -> String {
+    let room = LEGEND_CHARS.saturating_sub(label.chars().count() + 1);
+    format!("{label} {}", shorten(text, room))
+}
+
+/// The statements' legend names: `script.command text`, shortened.
 fn statement_names(d: &RunDocument, keys: &[(u32, u32)]) -> Vec<String> {
     keys.iter()
         .map(|&(sc, c)| {
-            let text = d
-                .scripts
-                .get(sc as usize)
-                .and_then(|s| s.commands.get(c as usize))
-                .map_or("", |c| c.text.as_str());
-            format!("{}.{} {}", sc + 1, c + 1, shorten(text, LEGEND_CHARS))
+            let label = format!("{}.{}", sc + 1, c + 1);
+            legend_name(&label, statement_text(d, (sc, c)))
         })
         .collect()
 }
@@ -177,17 +189,14 @@ pub fn html_section(d: &RunDocument) -> String {
             command_entry(i, keys[k])
         });
         s.push_str("<table id=\"charted-statements\"><tr><th>line</th><th>statement</th></tr>");
-        for (name, &(sc, c)) in names.iter().zip(&keys) {
-            let text = d
-                .scripts
-                .get(sc as usize)
-                .and_then(|s| s.commands.get(c as usize))
-                .map_or("", |c| c.text.as_str());
+        for (k, &(sc, c)) in keys.iter().enumerate() {
             let _ = write!(
                 s,
-                "<tr><td>{}</td><td><code>{}</code></td></tr>",
-                escape(name.split(' ').next().unwrap_or("")),
-                escape(text)
+                "<tr><td><span style=\"color:{}\">■</span> {}.{}</td><td><code>{}</code></td></tr>",
+                PALETTE[k % PALETTE.len()],
+                sc + 1,
+                c + 1,
+                escape(statement_text(d, (sc, c)))
             );
         }
         s.push_str("</table>");
@@ -197,7 +206,7 @@ pub fn html_section(d: &RunDocument) -> String {
             .scripts
             .iter()
             .enumerate()
-            .map(|(k, sc)| format!("script {} {}", k + 1, shorten(&sc.description, 32)))
+            .map(|(k, sc)| legend_name(&format!("script {}", k + 1), &sc.description))
             .collect();
         chart_pair(&mut s, "Script", &names, context, script_entry);
     }
