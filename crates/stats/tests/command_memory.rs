@@ -176,6 +176,9 @@ fn interval_commands_cost_what_ran_not_intervals_times_commands() {
     // times 2 per interval, once the per-interval figures common to both are removed) and
     // small per command run: an entry, its one-bucket histogram, the slot's first window.
     let per_command_run = (eight - two) as f64 / (INTERVALS * 6) as f64;
+    eprintln!(
+        "created {created} B; recorded {two} B (2 commands per interval), {eight} B (8); {per_command_run:.0} B per command run"
+    );
     assert!(
         per_command_run < 512.0,
         "{per_command_run:.0} B per command run in an interval"
