@@ -53,6 +53,15 @@ fn schema_errors(instance: &Value) -> Vec<String> {
         .collect()
 }
 
+/// The `run.json` written in `dir`, valid against the schema, read back.
+fn checked_document(dir: &Path) -> RunDocument {
+    let json = std::fs::read_to_string(dir.join("run.json")).unwrap_or_default();
+    let value: Value = serde_json::from_str(&json).unwrap_or(Value::Null);
+    let errs = schema_errors(&value);
+    assert!(errs.is_empty(), "{errs:#?}");
+    RunDocument::from_json(&json).unwrap_or_else(|e| panic!("{e}"))
+}
+
 /// The `ms` values of a `… percentiles: p50 = 1.234 ms, p90 = …` line.
 fn values(line: &str) -> Vec<f64> {
     line.split(" = ")
@@ -84,11 +93,7 @@ fn json_html_and_percentiles() {
         dir.path(),
     );
     assert_eq!(out.code, 0, "{}", out.stderr);
-    let json = std::fs::read_to_string(dir.path().join("run.json")).unwrap_or_default();
-    let value: Value = serde_json::from_str(&json).unwrap_or(Value::Null);
-    let errs = schema_errors(&value);
-    assert!(errs.is_empty(), "{errs:#?}");
-    let doc = RunDocument::from_json(&json).unwrap_or_else(|e| panic!("{e}"));
+    let doc = checked_document(dir.path());
 
     // stdout: the banner, pgbench's report (also saved in the JSON), then the percentiles.
     let (head, tail) = out
@@ -163,9 +168,10 @@ fn json_html_and_percentiles() {
 
     let html = std::fs::read_to_string(dir.path().join("run.html")).unwrap_or_default();
     assert!(html.starts_with("<!DOCTYPE html>"));
-    // tps, latency over time and the percentile spectrum, then the server's waits,
-    // WAL and hit ratio (--html samples the server by default).
-    assert_eq!(html.matches("<svg").count(), 6);
+    // tps, latency over time, the slowest statements' average and p99 over time (-r),
+    // the percentile spectrum, then the server's waits, WAL and hit ratio (--html
+    // samples the server by default).
+    assert_eq!(html.matches("<svg").count(), 8);
     assert!(doc.server_stats.is_some());
     assert!(html.contains("UPDATE pgbench_branches SET bbalance"));
 }
@@ -323,4 +329,94 @@ fn autovacuum_during_a_tpcb_like_run_is_reported() {
         }
     }
     assert!(stderr.contains(warning), "{stderr}");
+}
+
+/// A latency (ms) within a fixed service time and a loose ceiling for a busy machine.
+fn near(ms: f64, fixed_ms: f64) -> bool {
+    ms >= fixed_ms && ms < fixed_ms * 1.5
+}
+
+#[test]
+fn per_script_and_per_command_figures_in_every_interval() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(dir.path().join("slow.sql"), "\\sleep 50 ms\nSELECT 1;\n")
+        .unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(dir.path().join("fast.sql"), "\\sleep 20 ms\n")
+        .unwrap_or_else(|e| panic!("{e}"));
+    let out = pgrush(
+        &[
+            "-n",
+            "-t",
+            "30",
+            "-c",
+            "2",
+            "-j",
+            "2",
+            "-P",
+            "1",
+            "-r",
+            "--random-seed=7",
+            "-f",
+            "slow.sql",
+            "-f",
+            "fast.sql",
+            "--json=run.json",
+            "--html=run.html",
+            DB,
+        ],
+        dir.path(),
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let doc = checked_document(dir.path());
+    let ts = doc
+        .time_series
+        .as_ref()
+        .unwrap_or_else(|| panic!("no time series"));
+    // 60 transactions of 20 or 50 ms on 2 clients: more than one 1 s interval.
+    assert!(ts.intervals.len() >= 2, "{} intervals", ts.intervals.len());
+    let (mut per_script, mut sleeps) = ([0u64; 2], 0u64);
+    for iv in &ts.intervals {
+        // The scripts' counts add up to the interval's.
+        let counted: u64 = iv.scripts.iter().map(|s| s.transactions.total()).sum();
+        assert_eq!(counted, iv.transactions.total(), "{iv:?}");
+        for s in &iv.scripts {
+            per_script[s.script as usize] += s.transactions.processed;
+            let fixed = if s.script == 0 { 50.0 } else { 20.0 };
+            let avg = s.latency.latency_average_ms.unwrap_or_default();
+            assert!(avg >= fixed, "script {} average {avg} ms", s.script);
+        }
+        // `\sleep 50 ms` takes 50 ms (the percentiles have 2 significant digits).
+        for c in iv
+            .commands
+            .iter()
+            .filter(|c| (c.script, c.command) == (0, 0))
+        {
+            sleeps += c.executions;
+            let avg = c.latency.latency_average_ms.unwrap_or_default();
+            assert!(near(avg, 50.0), "\\sleep 50 ms averaged {avg} ms");
+            let p50 = c.latency.percentile_ms(50.0).unwrap_or_default();
+            assert!(near(p50, 49.5), "\\sleep 50 ms p50 {p50} ms");
+        }
+        let fast = iv.commands.iter().find(|c| (c.script, c.command) == (1, 0));
+        if let Some(c) = fast {
+            let avg = c.latency.latency_average_ms.unwrap_or_default();
+            assert!(near(avg, 20.0), "\\sleep 20 ms averaged {avg} ms");
+        }
+    }
+    assert_eq!(per_script[0], doc.scripts[0].transactions.processed);
+    assert_eq!(per_script[1], doc.scripts[1].transactions.processed);
+    assert_eq!(per_script[0] + per_script[1], 60);
+    assert!(per_script[0] > 0 && per_script[1] > 0, "{per_script:?}");
+    assert_eq!(sleeps, doc.scripts[0].commands[0].executions);
+    assert_eq!(sleeps, per_script[0]);
+
+    let html = std::fs::read_to_string(dir.path().join("run.html")).unwrap_or_default();
+    let section = html
+        .split_once("<h2>Statements over time</h2>")
+        .map(|(_, rest)| rest)
+        .unwrap_or_else(|| panic!("no statements section"));
+    assert!(section.contains("Statement latency over time: average"));
+    assert!(section.contains("Script latency over time: p99"));
+    assert!(section.contains("1.1 \\sleep 50 ms"));
+    assert!(section.contains("<code>\\sleep 20 ms</code>"));
 }

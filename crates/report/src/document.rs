@@ -15,6 +15,7 @@ use pgrush_stats::{
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+pub use crate::document_parts::{IntervalCommandDoc, IntervalLatencyDoc, IntervalScriptDoc};
 pub use crate::utc_time::rfc3339_utc;
 
 /// The `format` field of every document.
@@ -276,7 +277,7 @@ pub struct Counts {
 }
 
 impl Counts {
-    fn of(c: &TxCounters) -> Self {
+    pub(crate) fn of(c: &TxCounters) -> Self {
         Counts {
             processed: c.successful,
             failed: c.failed(),
@@ -440,6 +441,14 @@ pub struct IntervalDoc {
     /// base64, µs), for exact merging.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency_histogram: Option<String>,
+    /// Per script, by script index: the scripts that ended a transaction in the interval
+    /// (absent in documents of older pgrush versions).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub scripts: Vec<IntervalScriptDoc>,
+    /// Per command (`-r`), by script and command index: the commands that ran or failed
+    /// in the interval.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub commands: Vec<IntervalCommandDoc>,
 }
 
 /// The time series.
@@ -746,13 +755,22 @@ fn config_doc(sum: &RunSummary) -> ConfigDoc {
     }
 }
 
-fn interval_doc(
-    iv: &IntervalStats,
+/// Where an interval lies and what its series records.
+#[derive(Clone, Copy)]
+struct IntervalPlace {
     start_s: f64,
     duration_s: f64,
     throttled: bool,
-    list: &PercentileList,
-) -> IntervalDoc {
+    scripts: usize,
+}
+
+fn interval_doc(iv: &IntervalStats, place: &IntervalPlace, list: &PercentileList) -> IntervalDoc {
+    let IntervalPlace {
+        start_s,
+        duration_s,
+        throttled,
+        scripts,
+    } = *place;
     let pct =
         sparse_percentiles_ms(&iv.latency_hist, list, Some(iv.latency.max)).unwrap_or_default();
     let has = iv.latency.count > 0;
@@ -778,6 +796,8 @@ fn interval_doc(
         latency_sums: Some(RawSums::of(&iv.latency)),
         lag_sums: throttled.then(|| RawSums::of(&iv.lag)),
         latency_histogram: has.then(|| hdr::encode_sparse(&iv.latency_hist)),
+        scripts: crate::document_parts::script_docs(iv, scripts, duration_s, list),
+        commands: crate::document_parts::command_docs(iv, list),
     }
 }
 
@@ -810,8 +830,13 @@ pub(crate) fn time_series_doc_from(
             let start = i as f64 * interval_s;
             let from = start.max(bench_start_s);
             let to = (start + interval_s).min(end_s);
-            let dur = if to > from { to - from } else { interval_s };
-            interval_doc(iv, start, dur, series.throttled, list)
+            let place = IntervalPlace {
+                start_s: start,
+                duration_s: if to > from { to - from } else { interval_s },
+                throttled: series.throttled,
+                scripts: sum.scripts.len(),
+            };
+            interval_doc(iv, &place, list)
         })
         .collect();
     Some(TimeSeriesDoc {

@@ -4,7 +4,9 @@
 //! more than a histogram can hold) is an error naming its field rather than an empty
 //! distribution later.
 
-use crate::document::{Distribution, DocumentError, FORMAT, FORMAT_VERSION, RunDocument};
+use crate::document::{
+    Distribution, DocumentError, FORMAT, FORMAT_VERSION, IntervalDoc, RunDocument,
+};
 use crate::hdr;
 use crate::percentiles::PercentileList;
 
@@ -50,9 +52,14 @@ impl RunDocument {
         });
         let distributions = self.latency.iter().chain(&self.lag).chain(scripts);
         let intervals = self.time_series.iter().flat_map(|t| &t.intervals);
+        let parts = intervals.clone().flat_map(|i| {
+            let scripts = i.scripts.iter().map(|s| &s.latency);
+            scripts.chain(i.commands.iter().map(|c| &c.latency))
+        });
         let stored = distributions
             .flat_map(|d| &d.percentiles)
-            .chain(intervals.flat_map(|i| &i.latency_percentiles));
+            .chain(intervals.flat_map(|i| &i.latency_percentiles))
+            .chain(parts.flat_map(|l| &l.latency_percentiles));
         PercentileList::from_values(stored.map(|v| v.p).collect()).map_err(refuse("p"))?;
         Ok(())
     }
@@ -76,6 +83,24 @@ fn check_distribution(at: &str, dist: Option<&Distribution>) -> Result<(), Docum
     }
 }
 
+/// Decodes the histograms of an interval's per-script and per-command entries.
+fn check_interval_parts(i: usize, interval: &IntervalDoc) -> Result<(), DocumentError> {
+    let scripts = interval
+        .scripts
+        .iter()
+        .enumerate()
+        .map(|(k, s)| ("scripts", k, &s.latency));
+    let commands = interval.commands.iter().enumerate();
+    let commands = commands.map(|(k, c)| ("commands", k, &c.latency));
+    for (list, k, latency) in scripts.chain(commands) {
+        if let Some(text) = &latency.latency_histogram {
+            let field = || format!("time_series.intervals[{i}].{list}[{k}].latency_histogram");
+            check_one(field, text)?;
+        }
+    }
+    Ok(())
+}
+
 /// Decodes every histogram of `doc`: the latency and lag distributions, those of each
 /// script and command, and each interval's.
 fn check(doc: &RunDocument) -> Result<(), DocumentError> {
@@ -94,6 +119,7 @@ fn check(doc: &RunDocument) -> Result<(), DocumentError> {
                 let field = || format!("time_series.intervals[{i}].latency_histogram");
                 check_one(field, text)?;
             }
+            check_interval_parts(i, interval)?;
         }
     }
     Ok(())

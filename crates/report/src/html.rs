@@ -452,6 +452,7 @@ pub fn render(d: &RunDocument) -> String {
         s.push_str(&crate::merge::html_section(m));
     }
     time_charts(&mut s, d);
+    s.push_str(&crate::statement_chart::html_section(d));
     if let Some(t) = &d.server_stats {
         s.push_str(&crate::server::html_section(t));
     }
@@ -520,6 +521,8 @@ mod tests {
             latency_sums: None,
             lag_sums: None,
             latency_histogram: None,
+            scripts: Vec::new(),
+            commands: Vec::new(),
         };
         let ts = TimeSeriesDoc {
             interval_s: 1.0,

@@ -10,6 +10,7 @@
 pub mod assertion;
 pub mod compare;
 pub mod document;
+mod document_parts;
 mod document_read;
 pub mod hdr;
 pub mod html;
@@ -20,6 +21,7 @@ pub mod palette;
 pub mod percentiles;
 pub mod progress;
 pub mod server;
+pub mod statement_chart;
 pub mod svg;
 pub mod text;
 mod textbuf;

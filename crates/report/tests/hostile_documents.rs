@@ -79,3 +79,26 @@ proptest! {
         let _ = pgrush_report::assertion::ops::parse_results(&text);
     }
 }
+
+#[test]
+fn a_damaged_interval_script_histogram_is_an_error_naming_it() {
+    let mut doc = RunDocument::from_json(&document_json()).unwrap_or_else(|e| panic!("{e}"));
+    let series = doc
+        .time_series
+        .as_mut()
+        .unwrap_or_else(|| panic!("no series"));
+    let (i, interval) = series
+        .intervals
+        .iter_mut()
+        .enumerate()
+        .find(|(_, iv)| !iv.scripts.is_empty())
+        .unwrap_or_else(|| panic!("no interval with per-script figures"));
+    interval.scripts[0].latency.latency_histogram = Some(hdr::base64_encode(b"HISTF\xff\xff"));
+    match RunDocument::from_json(&doc.to_json()) {
+        Err(DocumentError::Histogram { field, .. }) => assert_eq!(
+            field,
+            format!("time_series.intervals[{i}].scripts[0].latency_histogram")
+        ),
+        other => panic!("{other:?}"),
+    }
+}

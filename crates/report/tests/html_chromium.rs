@@ -164,11 +164,15 @@ fn html_is_self_contained() {
     }
     let without_ns = html.replace("xmlns=\"http://www.w3.org/2000/svg\"", "");
     assert!(!without_ns.contains("http://"));
-    assert_eq!(html.matches("<svg").count(), 3, "three charts");
+    // Throughput, latency over time, each script's average and p99 latency over time,
+    // the spectrum.
+    assert_eq!(html.matches("<svg").count(), 5, "five charts");
     assert!(html.matches("<polyline").count() >= 4);
     for needle in [
         "Throughput over time",
         "Latency percentiles over time",
+        "Statements over time",
+        "Script latency over time: p99",
         "percentile spectrum",
         "Per-command latencies",
         "shared_buffers",

@@ -98,6 +98,13 @@ fn time_series_add_up_per_interval() {
     };
     let (mi, si) = (ms.intervals(), ss.intervals());
     assert!(si.len() >= 3, "{}", si.len());
+    // Per-script and per-command figures too, exactly.
+    assert!(si.iter().all(|iv| iv.scripts.len() == 2), "{si:?}");
+    assert!(si.iter().all(|iv| iv.commands.len() == 4), "{si:?}");
+    assert!(
+        si.iter()
+            .any(|iv| iv.commands.iter().any(|c| c.failures > 0))
+    );
     assert_eq!(mi, si);
     let doc = &merged.document;
     let ts = doc
@@ -107,6 +114,22 @@ fn time_series_add_up_per_interval() {
         .unwrap_or_default();
     let total: u64 = ts.iter().map(|iv| iv.transactions.processed).sum();
     assert_eq!(total, single.stats.total.counters.successful);
+    for iv in &ts {
+        let by_script: u64 = iv.scripts.iter().map(|s| s.transactions.total()).sum();
+        assert_eq!(by_script, iv.transactions.total());
+    }
+    let executions: u64 = ts
+        .iter()
+        .flat_map(|iv| &iv.commands)
+        .map(|c| c.executions)
+        .sum();
+    let in_report: u64 = doc
+        .scripts
+        .iter()
+        .flat_map(|s| &s.commands)
+        .map(|c| c.executions)
+        .sum();
+    assert_eq!(executions, in_report);
     // The merged series starts with the measured interval: its first interval is whole.
     assert_eq!(ts.first().map(|iv| iv.duration_s), Some(1.0));
 }

@@ -51,9 +51,15 @@ fn clamped_index(value: u64) -> usize {
         .unwrap_or(COUNTS_LEN - 1)
 }
 
-/// The window `[lo, hi)` that covers `[lo, hi)` and index `i`, aligned on [`CHUNK`], at
-/// least twice as long as before (extended toward `i`), within the counts array.
-fn grown_window(lo: usize, hi: usize, i: usize) -> (usize, usize) {
+/// The window `[lo, hi)` that covers `[lo, hi)` and index `i`, aligned on `chunk`, at
+/// least twice as long as before (extended toward `i`), within a counts array of `len`.
+pub(crate) fn grown_window(
+    lo: usize,
+    hi: usize,
+    i: usize,
+    chunk: usize,
+    len: usize,
+) -> (usize, usize) {
     let want = (hi - lo) * 2;
     let (mut new_lo, mut new_hi) = (lo.min(i), hi.max(i + 1));
     if new_hi - new_lo < want {
@@ -64,8 +70,8 @@ fn grown_window(lo: usize, hi: usize, i: usize) -> (usize, usize) {
         }
     }
     (
-        new_lo / CHUNK * CHUNK,
-        new_hi.div_ceil(CHUNK).saturating_mul(CHUNK).min(COUNTS_LEN),
+        new_lo / chunk * chunk,
+        new_hi.div_ceil(chunk).saturating_mul(chunk).min(len),
     )
 }
 
@@ -95,7 +101,7 @@ impl Window {
     #[cold]
     fn grow(&mut self, i: usize) {
         let hi = self.lo + self.counts.len();
-        let (lo, hi) = grown_window(self.lo, hi, i);
+        let (lo, hi) = grown_window(self.lo, hi, i, CHUNK, COUNTS_LEN);
         let mut counts = vec![0; hi - lo];
         let at = self.lo - lo;
         counts[at..at + self.counts.len()].copy_from_slice(&self.counts);

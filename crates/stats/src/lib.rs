@@ -7,7 +7,8 @@
 //! 2. each worker thread owns a [`ThreadStats::new`]`(&layout)` (optionally
 //!    [`ThreadStats::with_progress`] for `-P`, [`ThreadStats::with_series`] for the
 //!    per-interval [`TimeSeries`]) and calls [`ThreadStats::record_tx`] (or
-//!    [`ThreadStats::record_tx_at`] with the end instant), [`ThreadStats::record_command`],
+//!    [`ThreadStats::record_tx_at`] with the end instant), [`ThreadStats::record_command`]
+//!    (or [`ThreadStats::record_command_at`], for the series' per-command figures),
 //!    … — none of these allocate, except a histogram's counts on its first value (a
 //!    per-command [`GrowingHistogram`] also when a value falls outside its window, a few
 //!    times at most) and the series storing a closed interval once per interval;
@@ -24,6 +25,7 @@ pub mod growing;
 pub mod histogram;
 mod pending;
 pub mod progress;
+mod series_parts;
 pub mod server;
 mod simple;
 mod summary;
@@ -37,6 +39,7 @@ pub use counters::{TxCounters, TxOutcome, TxRecord};
 pub use growing::GrowingHistogram;
 pub use histogram::LatencyHistogram;
 pub use progress::{ProgressCounters, ProgressSnapshot};
+pub use series_parts::{CommandInterval, ScriptInterval};
 pub use simple::SimpleStats;
 pub use summary::{
     PartitionMethod, Partitioning, QueryMode, RunConfig, RunLimit, RunSummary, ScriptInfo,

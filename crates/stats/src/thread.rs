@@ -293,10 +293,20 @@ impl ThreadStats {
     }
 
     /// Also keeps per-interval statistics: intervals of `interval_us` from `origin_us`
-    /// (engine clock, µs); record with [`ThreadStats::record_tx_at`].
+    /// (engine clock, µs); record with [`ThreadStats::record_tx_at`]. Each interval also
+    /// gets per-script figures when there are several scripts, and with `-r` the
+    /// figures of the commands that ran in it ([`ThreadStats::record_command_at`]).
     pub fn with_series(mut self, origin_us: i64, interval_us: u64) -> Self {
         let throttled = self.total.lag_hist.is_some();
-        self.series = Some(TimeSeries::new(origin_us, interval_us, throttled));
+        let shape: Vec<usize> = self.scripts.iter().map(|s| s.commands.len()).collect();
+        let per_command = shape.iter().any(|&n| n > 0);
+        self.series = Some(
+            TimeSeries::new(origin_us, interval_us, throttled).with_parts(
+                shape.len() > 1,
+                &shape,
+                per_command,
+            ),
+        );
         self.with_plan()
     }
 
@@ -384,6 +394,31 @@ impl ThreadStats {
         }
     }
 
+    /// [`ThreadStats::record_command`], plus the time series' per-command figures (if
+    /// kept) with the instant `now_us` (engine clock, µs) when the command ended.
+    #[inline]
+    pub fn record_command_at(
+        &mut self,
+        script: usize,
+        command: usize,
+        latency_us: f64,
+        now_us: i64,
+    ) {
+        self.record_command(script, command, latency_us);
+        if let Some(series) = self.series.as_mut() {
+            series.record_command(script, command, latency_us, now_us);
+        }
+    }
+
+    /// [`ThreadStats::record_command_failure`], plus the time series' per-command
+    /// figures (if kept) at `now_us` (engine clock, µs).
+    pub fn record_command_failure_at(&mut self, script: usize, command: usize, now_us: i64) {
+        self.record_command_failure(script, command);
+        if let Some(series) = self.series.as_mut() {
+            series.record_command_failure(script, command, now_us);
+        }
+    }
+
     /// Attributes a transaction failure to a command. Bad indices are ignored.
     #[inline]
     pub fn record_command_failure(&mut self, script: usize, command: usize) {
@@ -432,7 +467,15 @@ impl ThreadStats {
         self.conn_time_us = self.conn_time_us.saturating_add(other.conn_time_us);
         match (self.series.as_mut(), other.series.as_ref()) {
             (Some(mine), Some(theirs)) => mine.merge(theirs),
-            (None, Some(theirs)) => self.series = Some(theirs.clone()),
+            (None, Some(theirs)) => {
+                // The intervals only: the merged series records nothing more.
+                self.series = Some(TimeSeries::from_intervals(
+                    theirs.origin_us,
+                    theirs.interval_us,
+                    theirs.throttled,
+                    theirs.intervals().into_owned(),
+                ));
+            }
             _ => {}
         }
         self.flush();

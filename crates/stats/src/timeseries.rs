@@ -7,11 +7,17 @@
 //! interval never allocates; closing an interval (at most once per interval) stores its
 //! histogram in sparse form at 2 significant digits (compact: a one-hour run keeps 3600
 //! of them per thread). Threads are merged interval by interval.
+//!
+//! With several scripts, and with `-r`, each interval also keeps per-script and
+//! per-command figures (see `series_parts`): only for the scripts and commands that ran in
+//! it.
 
 use crate::counters::{TxCounters, TxOutcome, TxRecord};
 use crate::histogram::{HISTOGRAM_MAX_US, LatencyHistogram};
+use crate::series_parts::{CommandInterval, Part, PartsRecorder, ScriptInterval, merge_parts};
 use crate::simple::SimpleStats;
 use serde::Serialize;
+use std::borrow::Cow;
 
 /// Significant decimal digits kept by per-interval histograms.
 pub const INTERVAL_SIGFIG: u8 = 2;
@@ -129,6 +135,15 @@ pub struct IntervalStats {
     pub lag: SimpleStats,
     /// Latency histogram of the successful ones.
     pub latency_hist: SparseHistogram,
+    /// Per script, by script index: the scripts that ended a transaction in the interval
+    /// (kept with several scripts; empty otherwise, the interval's own figures being the
+    /// only script's).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub scripts: Vec<ScriptInterval>,
+    /// Per command (`-r`), by script and command index: the commands that ran or failed
+    /// in the interval.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub commands: Vec<CommandInterval>,
 }
 
 impl IntervalStats {
@@ -138,16 +153,31 @@ impl IntervalStats {
         self.latency += &other.latency;
         self.lag += &other.lag;
         self.latency_hist.merge(&other.latency_hist);
+        merge_parts(&mut self.scripts, &other.scripts);
+        merge_parts(&mut self.commands, &other.commands);
+    }
+
+    /// Adds per-script and per-command figures (sorted lists) to `self`'s.
+    fn absorb_parts(&mut self, scripts: Vec<ScriptInterval>, commands: Vec<CommandInterval>) {
+        fn absorb<T: Part>(mine: &mut Vec<T>, theirs: Vec<T>) {
+            if mine.is_empty() {
+                *mine = theirs;
+            } else {
+                merge_parts(mine, &theirs);
+            }
+        }
+        absorb(&mut self.scripts, scripts);
+        absorb(&mut self.commands, commands);
     }
 }
 
 /// Number of buckets of a histogram at [`INTERVAL_SIGFIG`] digits up to
 /// [`HISTOGRAM_MAX_US`] (< 2³²): 256 exact values, then 128 buckets per power of two.
-const COARSE_BUCKETS: usize = EXACT_BELOW as usize + 25 * 128;
+pub(crate) const COARSE_BUCKETS: usize = EXACT_BELOW as usize + 25 * 128;
 
 /// Bucket index of `v` (µs, clamped to [`HISTOGRAM_MAX_US`]) at [`INTERVAL_SIGFIG`] digits.
 #[inline]
-fn coarse_index(v: u64) -> usize {
+pub(crate) fn coarse_index(v: u64) -> usize {
     let v = v.min(HISTOGRAM_MAX_US);
     if v < EXACT_BELOW {
         return v as usize;
@@ -157,7 +187,7 @@ fn coarse_index(v: u64) -> usize {
 }
 
 /// The value [`coarse_value`] gives for every value of bucket `index`.
-fn coarse_index_value(index: usize) -> u64 {
+pub(crate) fn coarse_index_value(index: usize) -> u64 {
     if index < EXACT_BELOW as usize {
         return index as u64;
     }
@@ -246,6 +276,7 @@ impl Active {
             latency: self.latency,
             lag: self.lag,
             latency_hist: self.hist.to_sparse(),
+            ..IntervalStats::default()
         }
     }
 
@@ -270,6 +301,9 @@ pub struct TimeSeries {
     closed: Vec<IntervalStats>,
     #[serde(skip)]
     active: Option<Active>,
+    /// Per-script and per-command figures of the active interval, when kept.
+    #[serde(skip)]
+    parts: Option<Box<PartsRecorder>>,
 }
 
 impl TimeSeries {
@@ -281,7 +315,28 @@ impl TimeSeries {
             throttled,
             closed: Vec::new(),
             active: None,
+            parts: None,
         }
+    }
+
+    /// Also keeps, in each interval, per-script figures (when `per_script`) and the
+    /// figures of every command that ran (when `per_command`; record them with
+    /// [`TimeSeries::record_command`]) of scripts of `commands_per_script` commands.
+    pub fn with_parts(
+        mut self,
+        per_script: bool,
+        commands_per_script: &[usize],
+        per_command: bool,
+    ) -> Self {
+        let parts = PartsRecorder::new(per_script, commands_per_script, per_command);
+        self.parts = parts.is_enabled().then(|| Box::new(parts));
+        self
+    }
+
+    /// Whether per-command figures are kept.
+    #[inline]
+    pub fn keeps_commands(&self) -> bool {
+        self.parts.as_ref().is_some_and(|p| p.keeps_commands())
     }
 
     /// A finished series made of `intervals` (e.g. read back from a saved run, to be merged
@@ -313,6 +368,10 @@ impl TimeSeries {
                 let snap = active.snapshot();
                 self.closed[active.index].merge(&snap);
             }
+            if let Some(parts) = self.parts.as_mut().filter(|p| !p.is_empty()) {
+                let (scripts, commands) = parts.take();
+                self.closed[active.index].absorb_parts(scripts, commands);
+            }
             active.counters = TxCounters::default();
             active.latency = SimpleStats::default();
             active.lag = SimpleStats::default();
@@ -338,13 +397,23 @@ impl TimeSeries {
         a.end_us = start.saturating_add(len);
     }
 
-    /// Records one finished transaction that ended at `now_us` (engine clock).
-    /// Allocates only when a new interval starts.
+    /// Makes sure the active interval is the one containing `now_us`.
     #[inline]
-    pub fn record(&mut self, rec: &TxRecord, now_us: i64) {
+    fn enter(&mut self, now_us: i64) {
         let current = matches!(&self.active, Some(a) if a.start_us <= now_us && now_us < a.end_us);
         if !current {
             self.switch_to(now_us);
+        }
+    }
+
+    /// Records one finished transaction that ended at `now_us` (engine clock).
+    /// Allocates only when a new interval starts (and, with per-script figures, when a
+    /// script's counts window grows: a few times per script).
+    #[inline]
+    pub fn record(&mut self, rec: &TxRecord, now_us: i64) {
+        self.enter(now_us);
+        if let Some(parts) = self.parts.as_mut() {
+            parts.record_tx(rec);
         }
         let throttled = self.throttled;
         let Some(a) = self.active.as_mut() else {
@@ -360,22 +429,61 @@ impl TimeSeries {
         }
     }
 
-    /// Every interval from the origin to the last one with data (the current one included).
-    pub fn intervals(&self) -> Vec<IntervalStats> {
-        let mut out = self.closed.clone();
-        if let Some(a) = &self.active
-            && !a.is_empty()
-        {
-            if a.index >= out.len() {
-                out.resize(a.index + 1, IntervalStats::default());
+    /// Records a completed execution of a command that ended at `now_us` (engine clock),
+    /// when per-command figures are kept. Bad indices are ignored.
+    #[inline]
+    pub fn record_command(&mut self, script: usize, command: usize, latency_us: f64, now_us: i64) {
+        if self.keeps_commands() {
+            self.enter(now_us);
+            if let Some(parts) = self.parts.as_mut() {
+                parts.record_command(script, command, latency_us);
             }
+        }
+    }
+
+    /// Attributes a transaction failure at `now_us` to a command, when per-command
+    /// figures are kept. Bad indices are ignored.
+    pub fn record_command_failure(&mut self, script: usize, command: usize, now_us: i64) {
+        if self.keeps_commands() {
+            self.enter(now_us);
+            if let Some(parts) = self.parts.as_mut() {
+                parts.record_command_failure(script, command);
+            }
+        }
+    }
+
+    /// Every interval from the origin to the last one with data (the current one
+    /// included); borrowed when no interval is being filled (a finished or merged series).
+    pub fn intervals(&self) -> Cow<'_, [IntervalStats]> {
+        let parts = self.parts.as_deref().filter(|p| !p.is_empty());
+        let Some(a) = self
+            .active
+            .as_ref()
+            .filter(|a| !a.is_empty() || parts.is_some())
+        else {
+            return Cow::Borrowed(&self.closed);
+        };
+        let mut out = self.closed.clone();
+        if a.index >= out.len() {
+            out.resize(a.index + 1, IntervalStats::default());
+        }
+        if !a.is_empty() {
             out[a.index].merge(&a.snapshot());
         }
-        out
+        if let Some(p) = parts {
+            let (scripts, commands) = p.snapshot();
+            out[a.index].absorb_parts(scripts, commands);
+        }
+        Cow::Owned(out)
+    }
+
+    /// Heap bytes held by the current interval's per-script and per-command slots.
+    pub fn parts_heap_bytes(&self) -> usize {
+        self.parts.as_ref().map_or(0, |p| p.heap_bytes())
     }
 
     /// Adds another thread's series (intervals matched by index; both series should share
-    /// origin and interval length).
+    /// origin and interval length). Nothing stays being filled in `self`.
     pub fn merge(&mut self, other: &TimeSeries) {
         self.close_active();
         let theirs = other.intervals();
@@ -522,12 +630,13 @@ mod tests {
         // 300 µs is coarsened to its 2-significant-digit bucket [300, 301].
         assert_eq!(h.max(), 301);
         // A series rebuilt from its intervals merges like a recorded one.
-        let mut rebuilt = TimeSeries::from_intervals(1000, 1_000_000, true, b.intervals());
+        let mut rebuilt =
+            TimeSeries::from_intervals(1000, 1_000_000, true, b.intervals().into_owned());
         rebuilt.merge(&TimeSeries::from_intervals(
             1000,
             1_000_000,
             true,
-            m.clone(),
+            m.to_vec(),
         ));
         assert_eq!(rebuilt.intervals()[3].counters.successful, 2);
         assert_eq!(rebuilt.intervals()[0].counters.successful, 4);

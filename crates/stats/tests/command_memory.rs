@@ -3,8 +3,12 @@
 //! plain `-r` (sums only), about 1.3 KiB for a command with a histogram holding one
 //! value (not a 184 KiB HDR counts array). Measured with a global allocator that counts
 //! live heap bytes.
+//!
+//! Per-command figures in the time series (`-r` with `--json`/`--html`) for a script of
+//! 20,000 commands over 3,600 intervals: the heap grows with the commands that actually
+//! ran in each interval, never with intervals × commands (which would be gigabytes).
 
-use pgrush_stats::{StatsLayout, ThreadStats};
+use pgrush_stats::{StatsLayout, ThreadStats, TxOutcome, TxRecord};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicIsize, Ordering};
 
@@ -104,4 +108,90 @@ fn plain_r_keeps_sums_only() {
 fn command_histograms_grow_with_use() {
     // Two copies of a one-chunk histogram (~1.3 KiB each) instead of 2 × 184 KiB.
     assert_linear_under(true, 3.0 * 1024.0);
+}
+
+const COMMANDS: usize = 20_000;
+const INTERVALS: usize = 3_600;
+const SECOND_US: i64 = 1_000_000;
+
+/// Heap held by one thread's statistics: `(right after creation, added by recording)`,
+/// for a run of [`INTERVALS`] one-second intervals in each of which `per_interval`
+/// commands of a [`COMMANDS`]-command script ran (a different set each interval).
+fn held(per_interval: usize) -> (isize, isize) {
+    let layout = StatsLayout {
+        commands_per_script: vec![COMMANDS],
+        latency_limit_us: None,
+        throttled: false,
+        per_command: true,
+        command_histograms: false,
+        time_series: true,
+    };
+    let before = live();
+    let mut t = ThreadStats::new(&layout).with_series(0, SECOND_US as u64);
+    let created = live() - before;
+    for i in 0..INTERVALS {
+        let start = i as i64 * SECOND_US;
+        for k in 0..per_interval {
+            let command = (i * 7_919 + k * 4_729) % COMMANDS;
+            t.record_command_at(0, command, 50_000.0, start + k as i64 * 1_000);
+        }
+        let rec = TxRecord {
+            script: 0,
+            outcome: TxOutcome::Success,
+            latency_us: 60_000.0,
+            lag_us: 0.0,
+            tries: 1,
+        };
+        t.record_tx_at(&rec, start + 900_000);
+    }
+    let recorded = live() - before - created;
+    let series = t.series.as_ref().map(|s| s.intervals().into_owned());
+    let intervals = series.unwrap_or_default();
+    assert_eq!(intervals.len(), INTERVALS);
+    for iv in &intervals {
+        assert_eq!(iv.commands.len(), per_interval);
+        assert!(iv.commands.iter().all(|c| c.latency.count == 1));
+        assert!(
+            iv.commands
+                .iter()
+                .all(|c| c.latency_hist.buckets.len() == 1)
+        );
+    }
+    drop(intervals);
+    drop(t);
+    (created, recorded)
+}
+
+#[test]
+fn interval_commands_cost_what_ran_not_intervals_times_commands() {
+    let (created, two) = held(2);
+    let (_, eight) = held(8);
+    // Creation: per command (statements, not intervals), the run's figures (64 B) and
+    // the interval slot: under 160 B together.
+    assert!(
+        created < (COMMANDS * 160) as isize,
+        "{created} B for {COMMANDS} command slots"
+    );
+    // Recording: proportional to the commands that ran (8 per interval cost about four
+    // times 2 per interval, once the per-interval figures common to both are removed) and
+    // small per command run: an entry, its one-bucket histogram, the slot's first window.
+    let per_command_run = (eight - two) as f64 / (INTERVALS * 6) as f64;
+    eprintln!(
+        "created {created} B; recorded {two} B (2 commands per interval), {eight} B (8); {per_command_run:.0} B per command run"
+    );
+    assert!(
+        per_command_run < 512.0,
+        "{per_command_run:.0} B per command run in an interval"
+    );
+    let eager = (INTERVALS * COMMANDS) as f64 * 16.0;
+    assert!(
+        (eight as f64) < eager / 100.0,
+        "{eight} B recorded: not far from building every interval × command"
+    );
+    let per_interval_two = two as f64 / INTERVALS as f64;
+    let per_interval_eight = eight as f64 / INTERVALS as f64;
+    assert!(
+        per_interval_eight > per_interval_two * 1.5 && per_interval_eight < per_interval_two * 6.0,
+        "not proportional: {per_interval_two:.0} B per interval with 2 commands, {per_interval_eight:.0} with 8"
+    );
 }

@@ -121,3 +121,64 @@ fn hot_path_records_without_allocating() {
     assert_eq!(stats.total.counters.total(), 20_000);
     assert_eq!(progress.snapshot().skipped, 4000);
 }
+
+#[test]
+fn interval_figures_record_without_allocating_once_warm() {
+    let layout = StatsLayout {
+        commands_per_script: vec![3, 5],
+        latency_limit_us: None,
+        throttled: false,
+        per_command: true,
+        command_histograms: true,
+        time_series: true,
+    };
+    // One long interval: what is measured is recording, not closing intervals.
+    let mut stats = ThreadStats::new(&layout).with_series(0, 1_000_000_000);
+    let rec = |script: usize, latency_us: f64, outcome| TxRecord {
+        script,
+        outcome,
+        latency_us,
+        lag_us: 0.0,
+        tries: 1,
+    };
+    // Warm up: every script and command sees the smallest and the largest latency, so
+    // their count windows have grown to their full size.
+    for (script, commands) in [(0usize, 3usize), (1, 5)] {
+        for latency in [0.0, 1e12] {
+            stats.record_tx_at(&rec(script, latency, TxOutcome::Success), 10);
+            for command in 0..commands {
+                stats.record_command_at(script, command, latency, 10);
+            }
+        }
+    }
+    let before = allocations();
+    for i in 0..20_000u64 {
+        let script = (i % 2) as usize;
+        let failed = i % 7 == 0;
+        let outcome = if failed {
+            TxOutcome::SerializationFailure
+        } else {
+            TxOutcome::Success
+        };
+        let now = 100 + i as i64;
+        stats.record_command_at(script, (i % 3) as usize, (i % 5000) as f64 * 1.3, now);
+        if failed {
+            stats.record_command_failure_at(script, 1, now);
+        }
+        stats.record_tx_at(&rec(script, (i % 9000) as f64 * 2.1, outcome), now);
+    }
+    let after = allocations();
+    assert_eq!(
+        after - before,
+        0,
+        "recording allocated {} times",
+        after - before
+    );
+    let intervals = stats.series.as_ref().map(|s| s.intervals().into_owned());
+    let iv = intervals.unwrap_or_default();
+    assert_eq!(iv.len(), 1);
+    assert_eq!(iv[0].scripts.len(), 2);
+    assert_eq!(iv[0].commands.len(), 8);
+    let counted: u64 = iv[0].scripts.iter().map(|s| s.counters.total()).sum();
+    assert_eq!(counted, 20_000 + 4);
+}

@@ -82,7 +82,7 @@ impl<C: ClientConn> Client<C> {
         if ctx.cfg.output.report_per_command {
             let t = now.get(&ctx.clock);
             ctx.stats
-                .record_command(self.script, self.command, (t - self.stmt_begin) as f64);
+                .record_command_at(self.script, self.command, (t - self.stmt_begin) as f64, t);
         }
         self.command += 1;
         Next::go(if self.cond.active() {

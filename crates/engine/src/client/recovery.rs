@@ -92,7 +92,9 @@ impl<C: ClientConn> Client<C> {
         ctx: &mut ThreadCtx<'_, N>,
         now: &mut LazyNow,
     ) -> Next {
-        ctx.stats.record_command_failure(self.script, self.command);
+        let t = now.get(&ctx.clock);
+        ctx.stats
+            .record_command_failure_at(self.script, self.command, t);
         if ctx.cfg.errors.verbose_errors {
             self.verbose_retry_message(ctx, now, false);
         }

@@ -164,7 +164,11 @@ fn interval_simple(
     }
 }
 
-fn interval_stats(iv: &IntervalDoc, throttled: bool) -> Result<IntervalStats, String> {
+fn interval_stats(
+    iv: &IntervalDoc,
+    throttled: bool,
+    several_scripts: bool,
+) -> Result<IntervalStats, String> {
     let n = iv.transactions.processed;
     let lag = if throttled {
         interval_simple(iv.lag_sums.as_ref(), n, iv.lag_average_ms, iv.lag_max_ms)
@@ -175,11 +179,15 @@ fn interval_stats(iv: &IntervalDoc, throttled: bool) -> Result<IntervalStats, St
         Some(text) => hdr::decode_sparse(text).map_err(|e| format!("time series: {e}"))?,
         None => SparseHistogram::default(),
     };
+    let (scripts, commands) =
+        crate::document_parts::parts_back(&iv.scripts, &iv.commands, several_scripts, counters)?;
     Ok(IntervalStats {
         counters: counters(&iv.transactions),
         latency: interval_simple(iv.latency_sums.as_ref(), n, iv.latency_average_ms, None),
         lag,
         latency_hist,
+        scripts,
+        commands,
     })
 }
 
@@ -223,7 +231,7 @@ pub(crate) fn thread_stats(
         let interval_us = (ts.interval_s * 1e6).round().max(1.0) as u64;
         let mut intervals = vec![IntervalStats::default(); series_offset];
         for iv in &ts.intervals {
-            intervals.push(interval_stats(iv, throttled)?);
+            intervals.push(interval_stats(iv, throttled, doc.scripts.len() > 1)?);
         }
         st.series = Some(TimeSeries::from_intervals(
             0,

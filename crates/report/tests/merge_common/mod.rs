@@ -121,14 +121,15 @@ pub fn summary(txs: &[Tx], first: u32, clients: u32, threads: u32, rate: f64) ->
             continue;
         }
         let first_part = (tx.rec.latency_us / 3.0).floor();
-        st.record_command(tx.rec.script, 0, first_part);
+        let first_end = tx.end_us - (tx.rec.latency_us - first_part) as i64;
+        st.record_command_at(tx.rec.script, 0, first_part, first_end);
         for _ in 1..tx.rec.tries {
             st.record_command_retry(tx.rec.script, 1);
         }
         if tx.rec.outcome.is_failure() {
-            st.record_command_failure(tx.rec.script, 1);
+            st.record_command_failure_at(tx.rec.script, 1, tx.end_us);
         } else {
-            st.record_command(tx.rec.script, 1, tx.rec.latency_us - first_part);
+            st.record_command_at(tx.rec.script, 1, tx.rec.latency_us - first_part, tx.end_us);
         }
     }
     for st in &stats {
