@@ -5,7 +5,7 @@
 //! Each entry carries the raw sums and the interval's histogram at two significant digits,
 //! so shards merge exactly, as the interval's own figures do.
 
-use crate::document::{Counts, PercentileValue, RawSums};
+use crate::document_figures::{Counts, PercentileValue, RawSums};
 use crate::hdr;
 use crate::percentiles::{PercentileList, sparse_percentiles_ms};
 use pgrush_stats::{

@@ -10,6 +10,7 @@
 pub mod assertion;
 pub mod compare;
 pub mod document;
+mod document_figures;
 mod document_parts;
 mod document_read;
 pub mod hdr;

@@ -4,8 +4,9 @@
 //! a statement getting slower during a checkpoint shows at a glance.
 
 use crate::document::{IntervalDoc, IntervalLatencyDoc, RunDocument, TimeSeriesDoc};
+use crate::palette::series_colour;
 use crate::percentiles::label;
-use crate::svg::{Chart, Mark, PALETTE, Series, Stacking, XScale, escape};
+use crate::svg::{Chart, Mark, Series, Stacking, XScale, escape};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
@@ -16,16 +17,11 @@ pub const CHARTED_STATEMENTS: usize = 6;
 /// whole statements).
 const LEGEND_CHARS: usize = 19;
 
-/// `text` on one line, at most `max` characters, ending with "…" when shortened.
+/// `text` on one line, at most `max` characters, ending with "…" when shortened (at a
+/// word where one is near, as every page's labels are).
 pub fn shorten(text: &str, max: usize) -> String {
     let one_line = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    if one_line.chars().count() <= max {
-        return one_line;
-    }
-    let mut out: String = one_line.chars().take(max.saturating_sub(1)).collect();
-    out.truncate(out.trim_end().len());
-    out.push('…');
-    out
+    crate::svg::frame::shorten(&one_line, max)
 }
 
 /// The x position of an interval: its middle.
@@ -193,7 +189,7 @@ pub fn html_section(d: &RunDocument) -> String {
             let _ = write!(
                 s,
                 "<tr><td><span style=\"color:{}\">■</span> {}.{}</td><td><code>{}</code></td></tr>",
-                PALETTE[k % PALETTE.len()],
+                series_colour(&names[k]),
                 sc + 1,
                 c + 1,
                 escape(statement_text(d, (sc, c)))

@@ -20,6 +20,7 @@
 
 mod aggregate;
 pub mod cfmt;
+pub mod coarse;
 mod counters;
 pub mod growing;
 pub mod histogram;
@@ -35,6 +36,7 @@ mod txlog;
 pub mod wall_clock;
 
 pub use aggregate::AggregateInterval;
+pub use coarse::{INTERVAL_SIGFIG, SparseHistogram, coarse_value};
 pub use counters::{TxCounters, TxOutcome, TxRecord};
 pub use growing::GrowingHistogram;
 pub use histogram::LatencyHistogram;
@@ -45,5 +47,5 @@ pub use summary::{
     PartitionMethod, Partitioning, QueryMode, RunConfig, RunLimit, RunSummary, ScriptInfo,
 };
 pub use thread::{CommandStats, ScriptStats, StatsLayout, ThreadStats, TxStats};
-pub use timeseries::{INTERVAL_SIGFIG, IntervalStats, SparseHistogram, TimeSeries, coarse_value};
+pub use timeseries::{IntervalStats, TimeSeries};
 pub use txlog::{LogFormat, TxLogRecord, log_file_name};

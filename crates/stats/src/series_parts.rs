@@ -8,10 +8,10 @@
 //! grown on use) are reused from interval to interval, and closing an interval visits only
 //! the commands that ran in it.
 
+use crate::coarse::{COARSE_BUCKETS, SparseHistogram, coarse_index, coarse_index_value};
 use crate::counters::{TxCounters, TxOutcome, TxRecord};
 use crate::growing::grown_window;
 use crate::simple::SimpleStats;
-use crate::timeseries::{COARSE_BUCKETS, SparseHistogram, coarse_index, coarse_index_value};
 use serde::Serialize;
 
 /// One script's transactions in one interval.
@@ -456,7 +456,7 @@ mod tests {
         assert!(growths <= 7, "{growths}");
         let mut expected: Vec<(u32, u32)> = Vec::new();
         for &v in &values {
-            let c = crate::timeseries::coarse_value((v as u64).min(HISTOGRAM_MAX_US)) as u32;
+            let c = crate::coarse::coarse_value((v as u64).min(HISTOGRAM_MAX_US)) as u32;
             match expected.iter_mut().find(|(x, _)| *x == c) {
                 Some(e) => e.1 += 1,
                 None => expected.push((c, 1)),

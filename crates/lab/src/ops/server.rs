@@ -213,6 +213,14 @@ impl Server {
         })
     }
 
+    /// The cluster that `step` needs (crash recovery, PITR): an unexpected error without
+    /// one (`run_step` skips such steps before they start).
+    pub fn own_cluster(&self, step: &str) -> Result<&Cluster, OpsError> {
+        self.cluster
+            .as_ref()
+            .ok_or_else(|| OpsError::Unexpected(format!("{step} needs a cluster")))
+    }
+
     /// `throwaway`, `pgdata` (an adopted local cluster) or `server`.
     pub fn kind(&self) -> &'static str {
         match &self.cluster {

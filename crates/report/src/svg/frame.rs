@@ -3,7 +3,6 @@
 //! right of the plot, one entry a line) always fit, the axes with their titles, the
 //! legend, and the series drawn with the data the hover script reads.
 
-use super::escape;
 use crate::palette::{REPEATED_COLOUR_DASH, series_colour, series_dash};
 use std::fmt::Write as _;
 
@@ -333,6 +332,22 @@ pub fn value_text(v: f64) -> String {
     }
     let digits = (3 - v.abs().log10().floor() as i32).clamp(0, 6) as usize;
     format!("{v:.digits$}")
+}
+
+/// Escapes text for HTML/SVG content and attribute values.
+pub fn escape(text: &str) -> String {
+    let mut s = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => s.push_str("&amp;"),
+            '<' => s.push_str("&lt;"),
+            '>' => s.push_str("&gt;"),
+            '"' => s.push_str("&quot;"),
+            '\'' => s.push_str("&#39;"),
+            _ => s.push(c),
+        }
+    }
+    s
 }
 
 #[cfg(test)]

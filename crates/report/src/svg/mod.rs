@@ -6,6 +6,7 @@
 pub mod bars;
 pub mod frame;
 
+pub use frame::escape;
 use frame::{Frame, Pen, pens, push_line, value_text};
 use std::fmt::Write as _;
 
@@ -69,22 +70,6 @@ pub struct Chart {
 
 /// Largest percentile the spectrum axis shows (99.9999 %).
 const MAX_SPECTRUM_X: f64 = 6.0;
-
-/// Escapes text for HTML/SVG content and attribute values.
-pub fn escape(text: &str) -> String {
-    let mut s = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => s.push_str("&amp;"),
-            '<' => s.push_str("&lt;"),
-            '>' => s.push_str("&gt;"),
-            '"' => s.push_str("&quot;"),
-            '\'' => s.push_str("&#39;"),
-            _ => s.push(c),
-        }
-    }
-    s
-}
 
 /// The x position of percentile `p` (0..100) on a percentile spectrum's axis:
 /// `log10(1 / (1 - p/100))`, so 90 % is at 1, 99 % at 2, …; capped at 6 (99.9999 %).

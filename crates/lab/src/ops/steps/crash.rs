@@ -30,7 +30,7 @@ pub fn run(
     (scale, round): (u32, u32),
     progress: &Ticker,
 ) -> Result<StepResult, OpsError> {
-    let cluster = super::own_cluster(server, "crash-recovery")?;
+    let cluster = server.own_cluster("crash-recovery")?;
     for (name, value) in CRASH_SETTINGS {
         cluster.alter_system(name, value)?;
     }

@@ -19,17 +19,6 @@ use crate::ops::result::StepResult;
 use crate::ops::server::Server;
 use crate::ticker::Ticker;
 
-/// The server's own cluster, which `step` needs (crash recovery, PITR).
-fn own_cluster<'a>(
-    server: &'a Server,
-    step: &str,
-) -> Result<&'a pgrush_cluster::Cluster, OpsError> {
-    server
-        .cluster
-        .as_ref()
-        .ok_or_else(|| OpsError::Unexpected(format!("{step} needs a cluster")))
-}
-
 /// Runs `step` for `scale` (round `round`); the steps made of phases say each on
 /// `progress`.
 pub fn run_step(

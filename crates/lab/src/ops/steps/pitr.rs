@@ -39,7 +39,7 @@ pub fn run(
     (scale, round): (u32, u32),
     progress: &Ticker,
 ) -> Result<StepResult, OpsError> {
-    let cluster = super::own_cluster(server, "pitr")?;
+    let cluster = server.own_cluster("pitr")?;
     let archive = cluster.server_dir("archive")?;
     let base = server.scratch.join("pitr-base");
     let mut copy = format!("cp %p {}/%f", archive.display());
