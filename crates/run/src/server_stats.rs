@@ -40,15 +40,12 @@ impl ServerSampling {
         })
     }
 
-    /// Starts sampling (call when the run starts). A sampler that cannot start is a
-    /// warning: the benchmark runs without it.
-    pub fn start(&mut self, prog: &str) {
+    /// Starts sampling (call when the run starts); `origin` is where the run's time
+    /// series starts (now, or a shard's agreed start). A sampler that cannot start is
+    /// a warning: the benchmark runs without it.
+    pub fn start(&mut self, prog: &str, origin: Instant) {
         self.cpu_at_start = process_cpu_seconds();
-        match Monitor::start(
-            &self.params,
-            MonitorConfig::every(self.interval),
-            Instant::now(),
-        ) {
+        match Monitor::start(&self.params, MonitorConfig::every(self.interval), origin) {
             Ok(m) => self.monitor = Some(m),
             Err(e) => messages::warning(prog, &format!("server statistics: {e}")),
         }
