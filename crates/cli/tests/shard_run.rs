@@ -358,6 +358,28 @@ fn a_duration_ends_the_shards_together_and_the_rate_is_split() {
         );
         let duration = doc["results"]["duration_s"].as_f64().expect("duration");
         assert!((1.9..2.5).contains(&duration), "shard {i}: {duration} s");
+        if i == 1 {
+            let processed = &doc["results"]["transactions"]["processed"];
+            assert_eq!(
+                s.stdout,
+                format!(
+                    "shard 1 of 2 (clients 2 to 3 of 4): {processed} transactions processed, \
+                     0 failed; its document: t-1.json; `pgrush merge` of the 2 shards' \
+                     documents gives the whole run\n"
+                )
+            );
+        }
+        // The server's intervals start with the series, at the agreed start (shard 0
+        // waited at the barrier for shard 1 before it) and end with the run.
+        let server = doc["server_stats"]["intervals"].as_array().expect("server");
+        let last = server.last().expect("server intervals");
+        let end =
+            last["start_s"].as_f64().unwrap_or(0.0) + last["duration_s"].as_f64().unwrap_or(0.0);
+        assert_eq!(server[0]["start_s"], 0.0, "shard {i}");
+        assert!(
+            (end - duration).abs() < 0.5,
+            "shard {i}: the server's intervals end at {end} s, the run at {duration} s"
+        );
         let start = doc["start_time_unix"].as_f64().expect("start");
         ends.push(start + duration);
         // The time series starts at the agreed start and covers every transaction.

@@ -2,26 +2,30 @@
 //! `srun`) share one terminal, so only shard 0 prints pgbench's report, headed by a
 //! line saying it covers one shard of N; every other shard prints one line instead:
 //! its counts, where its document went and that `pgrush merge` gives the whole run.
+//! With `--shard-reports` every shard prints its report, each headed by that line.
 
 use pgrush_report::document::ShardDoc;
 use pgrush_stats::RunSummary;
 
 use crate::options::Options;
 
-/// Whether this run prints pgbench's full report (not a shard, or shard 0).
+/// Whether this run prints pgbench's full report (not a shard, shard 0, or every
+/// shard with `--shard-reports`).
 pub fn prints_full_report(opts: &Options) -> bool {
-    opts.shard.is_none_or(|s| s.index == 0)
+    opts.shard_reports || opts.shard.is_none_or(|s| s.index == 0)
 }
 
-/// "shard I of N (clients A to B of C)".
+/// "shard I of N (clients A to B of C)", or "(client A of C)".
 fn who(shard: &ShardDoc, clients: u32) -> String {
+    let first = shard.first_client;
+    let range = if clients == 1 {
+        format!("client {first}")
+    } else {
+        format!("clients {first} to {}", first + clients.saturating_sub(1))
+    };
     format!(
-        "shard {} of {} (clients {} to {} of {})",
-        shard.index,
-        shard.count,
-        shard.first_client,
-        shard.first_client + clients.saturating_sub(1),
-        shard.clients_total
+        "shard {} of {} ({range} of {})",
+        shard.index, shard.count, shard.clients_total
     )
 }
 
@@ -96,6 +100,31 @@ mod tests {
             clock_offset_uncertainty_ms: 0.0,
             start_method: "barrier".into(),
         }
+    }
+
+    #[test]
+    fn who_prints_the_full_report() {
+        let shard = |index| Options {
+            shard: Some(crate::shard::ShardIdentity {
+                index,
+                count: 2,
+                source: crate::shard::identity::ShardSource::Option,
+            }),
+            ..Options::default()
+        };
+        assert!(prints_full_report(&Options::default()));
+        assert!(prints_full_report(&shard(0)));
+        assert!(!prints_full_report(&shard(1)));
+        let every = Options {
+            shard_reports: true,
+            ..shard(1)
+        };
+        assert!(prints_full_report(&every));
+        assert_eq!(
+            report_heading("pgrush", &super::tests::shard(1), 1),
+            "shard 1 of 4 (client 2 of 8): the report below is this shard's; \
+             `pgrush merge` of the 4 shards' documents gives the whole run\n"
+        );
     }
 
     #[test]
