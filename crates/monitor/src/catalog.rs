@@ -6,6 +6,7 @@ use std::collections::BTreeSet;
 
 use pgrush_wire::Connection;
 
+use crate::SAMPLER_APPLICATION_NAME;
 use crate::error::MonitorError;
 
 /// The views and columns the sampler may use, and the role's reach.
@@ -110,7 +111,8 @@ impl Capabilities {
 
     /// The fine counters query (run with each wait sample): `pg_stat_database`, WAL
     /// records and full-page images, then the live positions (next transaction id,
-    /// WAL insert position; NULL on a standby), in the order
+    /// WAL insert position; NULL on a standby) and the other samplers connected (other
+    /// shards'), in the order
     /// [`crate::snapshot::FineCounters::parse`] reads them.
     pub fn fine_query(&self) -> String {
         let wal = if self.has("pg_stat_wal", "wal_records") {
@@ -122,7 +124,10 @@ impl Capabilities {
             "{DATABASE_COUNTERS}; {wal}; \
              SELECT pg_catalog.pg_snapshot_xmax(pg_catalog.pg_current_snapshot()), \
              CASE WHEN pg_catalog.pg_is_in_recovery() THEN NULL ELSE \
-             pg_catalog.pg_wal_lsn_diff(pg_catalog.pg_current_wal_insert_lsn(), '0/0')::bigint END"
+             pg_catalog.pg_wal_lsn_diff(pg_catalog.pg_current_wal_insert_lsn(), '0/0')::bigint END, \
+             (SELECT count(*) FROM pg_catalog.pg_stat_activity \
+              WHERE application_name = '{SAMPLER_APPLICATION_NAME}' \
+              AND pid <> pg_catalog.pg_backend_pid())"
         )
     }
 

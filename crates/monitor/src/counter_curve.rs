@@ -12,9 +12,10 @@
 //! as transactions ended over the run), the count at `t` is the live count of ids
 //! assigned by `t` times the run's transactions per id, and at least what the server
 //! had counted by `t` (no upper bound from the next *corner*, a reading where the count
-//! stepped: another session's flush, such as another shard's sampler, makes corners
-//! that do not carry the benchmark's pending counts); otherwise it is interpolated
-//! evenly in time between corners. The first corner is the first reading, the last
+//! stepped: another session's flush makes corners that do not carry the benchmark's
+//! pending counts); otherwise it is interpolated evenly in time between corners. A
+//! step no larger than two transactions per other sampler connected (other shards'
+//! samplers flush their own transactions every wait period) makes no corner. The first corner is the first reading, the last
 //! the final reading, taken after the clients' backends exited (and flushed). Then
 //! every lagging counter is read at the same point of the flushes: interpolated
 //! between the corners around that transaction count (a backend's flush carries all
@@ -42,6 +43,9 @@ pub struct FineReading {
     pub wal_insert: u64,
     /// The sampler's own transactions before this reading (each is a commit too).
     pub own_transactions: u64,
+    /// Other samplers connected (other shards'): each commits a transaction, counted
+    /// at once, every wait period.
+    pub other_samplers: u64,
 }
 
 /// `field` of the readings, linearly interpolated at `t` (clamped to the ends).
@@ -137,9 +141,14 @@ pub fn lagging_at(readings: &[FineReading], edges: &[f64]) -> Vec<[f64; LAGGING]
     let Some(last) = readings.len().checked_sub(1) else {
         return out;
     };
+    // A step no larger than the other samplers' own transactions (two per wait period
+    // each, at most) is theirs, not a flush of the benchmark's backends.
     let corners: Vec<usize> = (0..=last)
         .filter(|&i| {
-            i == 0 || i == last || transactions(&readings[i]) > transactions(&readings[i - 1])
+            i == 0
+                || i == last
+                || transactions(&readings[i]).saturating_sub(transactions(&readings[i - 1]))
+                    > 2 * readings[i].other_samplers
         })
         .collect();
     let per_id = per_id(readings);
@@ -181,6 +190,7 @@ mod tests {
             next_xid,
             wal_insert: next_xid * 100,
             own_transactions: 0,
+            other_samplers: 0,
         }
     }
 
@@ -227,6 +237,27 @@ mod tests {
         }
         let wal = wal_insert_at(&readings, &edges).expect("wal");
         assert_eq!(wal[1] - wal[0], 10_000.0);
+    }
+
+    /// Another shard's sampler commits one transaction a reading, counted at once:
+    /// its steps make no corners, so a read-only run's flush at 1.05 s (100
+    /// transactions since 0 s) is still spread over the second before it.
+    #[test]
+    fn other_samplers_make_no_corners() {
+        let readings: Vec<FineReading> = (0..=20)
+            .map(|i| {
+                let t = f64::from(i) / 10.0;
+                let flushed = if t >= 1.05 { 100 } else { 0 };
+                FineReading {
+                    other_samplers: 1,
+                    ..reading(t, i as u64 + flushed, 7)
+                }
+            })
+            .collect();
+        let at = lagging_at(&readings, &[0.0, 0.5, 1.1]);
+        // Evenly from (0 s, 0) to the corner (1.1 s, 111).
+        assert!((at[1][COMMITS] - 111.0 * 0.5 / 1.1).abs() < 1e-9, "{at:?}");
+        assert_eq!(at[2][COMMITS], 111.0);
     }
 
     /// Read-only transactions assign no ids: a step is spread evenly between corners.

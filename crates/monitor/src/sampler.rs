@@ -194,7 +194,7 @@ fn wait_sample(
 /// The fine counters read at `t`, less the sampler's own `own` transactions when its
 /// statistics were flushed after each (they are then all counted already).
 fn fine_reading(t: f64, results: &[QueryResult], own: u64, own_flushed: bool) -> FineReading {
-    let (mut lagging, next_xid, wal_insert) = fine_counters(results);
+    let (mut lagging, next_xid, wal_insert, other_samplers) = fine_counters(results);
     if own_flushed {
         lagging[COMMITS] = lagging[COMMITS].saturating_sub(own);
     }
@@ -204,6 +204,7 @@ fn fine_reading(t: f64, results: &[QueryResult], own: u64, own_flushed: bool) ->
         next_xid,
         wal_insert,
         own_transactions: own,
+        other_samplers,
     }
 }
 

@@ -100,9 +100,9 @@ pub fn database_from_array(a: &[u64; 12]) -> DatabaseActivity {
 }
 
 /// One reading of [`crate::catalog::Capabilities::fine_query`]: the lagging counters
-/// (database, then WAL records and full-page images), the next transaction id and the
-/// WAL insert position (0 when not readable).
-pub fn fine_counters(results: &[QueryResult]) -> ([u64; LAGGING], u64, u64) {
+/// (database, then WAL records and full-page images), the next transaction id, the
+/// WAL insert position (0 when not readable) and the other samplers connected.
+pub fn fine_counters(results: &[QueryResult]) -> ([u64; LAGGING], u64, u64, u64) {
     let mut lagging = [0; LAGGING];
     if let Some(r) = results.first() {
         lagging[..12].copy_from_slice(&database_row(r));
@@ -113,7 +113,7 @@ pub fn fine_counters(results: &[QueryResult]) -> ([u64; LAGGING], u64, u64) {
     }
     let live = results.get(2);
     let live = |c| live.map_or(0, |r| num(r, 0, c));
-    (lagging, live(0), live(1))
+    (lagging, live(0), live(1), live(2))
 }
 
 /// `later - earlier` of the database counters (0 where a counter went back: a reset).
