@@ -113,7 +113,8 @@ fn merge_files(parsed: &MergeArgs) -> Result<i32, Failure> {
     for f in &parsed.files {
         docs.push((f.clone(), read_run(f)?));
     }
-    let merged = merge(&docs).map_err(|e| Failure::error(e.to_string()))?;
+    let mut merged = merge(&docs).map_err(|e| Failure::error(e.to_string()))?;
+    pgrush_run::server_stats::explain_merged(&merged.summary, &mut merged.document);
     print_merged(parsed, &merged)?;
     let summary = &merged.summary;
     if summary.interrupted {

@@ -170,6 +170,7 @@ fn four_real_shards_merge_into_one_report() {
     assert_eq!(merged["results"]["transactions"]["processed"], json!(total));
     assert_eq!(merged["merged"]["shard_count"], json!(SHARDS));
     assert!(merged.get("shard").is_none());
+    one_server_timeline_and_the_whole_runs_warnings(dir, &merged);
     assert!(
         std::fs::read_to_string(dir.join("merged.html"))
             .unwrap_or_default()
@@ -207,6 +208,57 @@ fn four_real_shards_merge_into_one_report() {
             .ends_with("pgrush: error: Run was aborted; the above results are incomplete.\n"),
         "{}",
         out.stderr
+    );
+}
+
+/// The shards sampled the same server: the merged document keeps the timeline of the
+/// shard that covers most of the merged run (the longest, as they all start together;
+/// the lowest index on ties), and its warnings are the whole run's, each once.
+fn one_server_timeline_and_the_whole_runs_warnings(dir: &Path, merged: &Value) {
+    let shards: Vec<Value> = (0..SHARDS)
+        .map(|i| read_json(&dir.join(format!("shard{i}.json"))))
+        .collect();
+    let longest = shards.iter().fold(&shards[0], |best, s| {
+        if s["results"]["duration_s"].as_f64() > best["results"]["duration_s"].as_f64() {
+            s
+        } else {
+            best
+        }
+    });
+    let server = &merged["server_stats"];
+    assert!(server.is_object(), "no server statistics: {server}");
+    assert_eq!(server["intervals"], longest["server_stats"]["intervals"]);
+    assert_eq!(server["events"], longest["server_stats"]["events"]);
+    let warnings: Vec<&str> = merged["warnings"]
+        .as_array()
+        .map(|w| w.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let duration = merged["results"]["duration_s"].as_f64().unwrap_or_default();
+    let lasted: Vec<&&str> = warnings
+        .iter()
+        .filter(|w| w.starts_with("the run lasted only"))
+        .collect();
+    assert_eq!(
+        lasted,
+        [&format!(
+            "the run lasted only {duration:.1} s; results of runs of a few seconds are not \
+             meaningful (use -T or -t to run for at least a few minutes)"
+        )
+        .as_str()],
+        "{warnings:?}"
+    );
+    let clients = SHARDS * CLIENTS;
+    assert!(
+        warnings.iter().any(|w| w.starts_with(&format!(
+            "tpcb-like with more clients ({clients}) than the scale factor (1)"
+        ))),
+        "{warnings:?}"
+    );
+    assert!(
+        !warnings
+            .iter()
+            .any(|w| w.contains(&format!("more clients ({CLIENTS})"))),
+        "{warnings:?}"
     );
 }
 

@@ -166,6 +166,40 @@ fn logged(dir: &Scratch, prefix: &str) -> Vec<(u32, u32, i64)> {
     out
 }
 
+/// A shard's processed and failed transactions from what it printed: shard 0 prints
+/// the banner and pgbench's report headed by a line saying it is one shard of 4; the others print one
+/// line (their document, `pgrush merge`) instead of the report.
+fn shard_counts(i: usize, stdout: &str) -> (u64, u64) {
+    let clients = format!("clients {} to {} of 8", 2 * i, 2 * i + 1);
+    let merge = "`pgrush merge` of the 4 shards' documents gives the whole run";
+    if i == 0 {
+        let heading =
+            format!("shard 0 of 4 ({clients}): the report below is this shard's; {merge}\n");
+        // After the banner, before the report.
+        let body = stdout.split_once('\n').map(|(_, b)| b).unwrap_or_default();
+        assert!(body.starts_with(&heading), "{stdout}");
+        assert!(stdout.contains("\nnumber of clients: 2\n"), "{stdout}");
+        return (
+            report_number(stdout, "number of transactions actually processed: "),
+            report_number(stdout, "number of failed transactions: "),
+        );
+    }
+    let prefix = format!("shard {i} of 4 ({clients}): ");
+    let rest = stdout
+        .strip_prefix(&prefix)
+        .and_then(|r| {
+            r.strip_suffix(&format!(
+                "; no document kept (--json FILE keeps it); {merge}\n"
+            ))
+        })
+        .unwrap_or_else(|| panic!("shard {i} printed:\n{stdout}"));
+    let (p, f) = rest
+        .strip_suffix(" failed")
+        .and_then(|r| r.split_once(" transactions processed, "))
+        .unwrap_or_else(|| panic!("shard {i} printed:\n{stdout}"));
+    (p.parse().expect("processed"), f.parse().expect("failed"))
+}
+
 #[test]
 fn four_shards_draw_what_one_run_draws() {
     let dir = Scratch::new(&[SCRIPT]);
@@ -212,8 +246,9 @@ fn four_shards_draw_what_one_run_draws() {
             "shard {i}"
         );
         union.extend(sent);
-        processed += report_number(&s.stdout, "number of transactions actually processed: ");
-        failed += report_number(&s.stdout, "number of failed transactions: ");
+        let (p, f) = shard_counts(i, &s.stdout);
+        processed += p;
+        failed += f;
     }
     let expected = sent_by_client(&whole.stderr);
     assert_eq!(expected.len(), 8);
@@ -323,6 +358,28 @@ fn a_duration_ends_the_shards_together_and_the_rate_is_split() {
         );
         let duration = doc["results"]["duration_s"].as_f64().expect("duration");
         assert!((1.9..2.5).contains(&duration), "shard {i}: {duration} s");
+        if i == 1 {
+            let processed = &doc["results"]["transactions"]["processed"];
+            assert_eq!(
+                s.stdout,
+                format!(
+                    "shard 1 of 2 (clients 2 to 3 of 4): {processed} transactions processed, \
+                     0 failed; its document: t-1.json; `pgrush merge` of the 2 shards' \
+                     documents gives the whole run\n"
+                )
+            );
+        }
+        // The server's intervals start with the series, at the agreed start (shard 0
+        // waited at the barrier for shard 1 before it) and end with the run.
+        let server = doc["server_stats"]["intervals"].as_array().expect("server");
+        let last = server.last().expect("server intervals");
+        let end =
+            last["start_s"].as_f64().unwrap_or(0.0) + last["duration_s"].as_f64().unwrap_or(0.0);
+        assert_eq!(server[0]["start_s"], 0.0, "shard {i}");
+        assert!(
+            (end - duration).abs() < 0.5,
+            "shard {i}: the server's intervals end at {end} s, the run at {duration} s"
+        );
         let start = doc["start_time_unix"].as_f64().expect("start");
         ends.push(start + duration);
         // The time series starts at the agreed start and covers every transaction.

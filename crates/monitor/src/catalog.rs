@@ -8,6 +8,9 @@ use pgrush_wire::Connection;
 
 use crate::error::MonitorError;
 
+/// The application name the sampler's own connection uses.
+pub const SAMPLER_APPLICATION_NAME: &str = "pgrush-server-stats";
+
 /// The views and columns the sampler may use, and the role's reach.
 #[derive(Debug, Clone, Default)]
 pub struct Capabilities {
@@ -28,6 +31,11 @@ const VIEWS: &[&str] = &[
     "pg_stat_bgwriter",
     "pg_stat_io",
 ];
+
+/// The 12 counters of `pg_stat_database` for the current database.
+const DATABASE_COUNTERS: &str = "SELECT xact_commit, xact_rollback, blks_hit, blks_read, \
+     tup_returned, tup_fetched, tup_inserted, tup_updated, tup_deleted, temp_bytes, deadlocks, \
+     conflicts FROM pg_catalog.pg_stat_database WHERE datname = current_database()";
 
 impl Capabilities {
     /// Reads the catalog on `con`.
@@ -93,16 +101,52 @@ impl Capabilities {
             "SELECT 0, 0, 0, 0"
         };
         format!(
-            "SELECT xact_commit, xact_rollback, blks_hit, blks_read, tup_returned, tup_fetched, \
-             tup_inserted, tup_updated, tup_deleted, temp_bytes, deadlocks, conflicts \
-             FROM pg_catalog.pg_stat_database WHERE datname = current_database(); \
-             {wal}; {checkpoints}; {io}; \
+            "{DATABASE_COUNTERS}; {wal}; {checkpoints}; {io}; \
              SELECT s.relname, s.n_tup_upd, s.n_tup_hot_upd, s.n_dead_tup, s.autovacuum_count, \
              s.autoanalyze_count, coalesce(io.heap_blks_hit, 0), coalesce(io.heap_blks_read, 0), \
              coalesce(io.idx_blks_hit, 0), coalesce(io.idx_blks_read, 0) \
              FROM pg_catalog.pg_stat_user_tables s \
              JOIN pg_catalog.pg_statio_user_tables io USING (relid) \
              WHERE s.relname LIKE 'pgbench\\_%' ORDER BY s.relname"
+        )
+    }
+
+    /// The fine counters query (run with each wait sample): `pg_stat_database`, WAL
+    /// records and full-page images, then the live positions (next transaction id,
+    /// WAL insert position; NULL on a standby) and the other samplers connected (other
+    /// shards'), in the order
+    /// [`crate::snapshot::FineCounters::parse`] reads them.
+    pub fn fine_query(&self) -> String {
+        let wal = if self.has("pg_stat_wal", "wal_records") {
+            "SELECT wal_records, wal_fpi FROM pg_catalog.pg_stat_wal"
+        } else {
+            "SELECT 0, 0"
+        };
+        format!(
+            "{DATABASE_COUNTERS}; {wal}; \
+             SELECT pg_catalog.pg_snapshot_xmax(pg_catalog.pg_current_snapshot()), \
+             CASE WHEN pg_catalog.pg_is_in_recovery() THEN NULL ELSE \
+             pg_catalog.pg_wal_lsn_diff(pg_catalog.pg_current_wal_insert_lsn(), '0/0')::bigint END, \
+             (SELECT count(*) FROM pg_catalog.pg_stat_activity \
+              WHERE application_name = '{SAMPLER_APPLICATION_NAME}' \
+              AND pid <> pg_catalog.pg_backend_pid())"
+        )
+    }
+
+    /// The statement that makes the sampler's own backend flush its statistics when
+    /// it goes idle (15 and later), appended to each of its queries so that its own
+    /// transactions are counted at once and can be told from the benchmark's.
+    pub fn own_flush(&self) -> Option<&'static str> {
+        (self.version_num >= 150_000).then_some("SELECT pg_catalog.pg_stat_force_next_flush()")
+    }
+
+    /// How many of the benchmark's backends (by application name) are still there.
+    pub fn backends_query(application_name: &str) -> String {
+        format!(
+            "SELECT count(*) FROM pg_catalog.pg_stat_activity \
+             WHERE pid <> pg_catalog.pg_backend_pid() AND backend_type = 'client backend' \
+             AND datname = current_database() AND application_name = '{}'",
+            application_name.replace('\'', "''")
         )
     }
 

@@ -80,46 +80,93 @@ pub fn explain(t: &ServerTimeline, facts: &RunFacts) -> Vec<Finding> {
     out
 }
 
-/// Mean tps of the client intervals that overlap (`inside`) or miss the span.
-fn tps_around(facts: &RunFacts, start: f64, end: f64) -> (Option<f64>, Option<f64>) {
+/// The tps compared around an event: the client intervals it overlaps (never
+/// shorter than the series' resolution) against the others.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct TpsWindow {
+    /// Start of the first overlapped interval (s).
+    start_s: f64,
+    /// End of the last overlapped interval (s).
+    end_s: f64,
+    /// Mean tps of the overlapped intervals.
+    during: f64,
+    /// Mean tps of the other intervals.
+    outside: f64,
+    /// How many intervals the window holds.
+    intervals: usize,
+}
+
+/// The tps window around `[start, end]`, when there are intervals both in and out of it.
+fn tps_around(facts: &RunFacts, start: f64, end: f64) -> Option<TpsWindow> {
     let (mut inside, mut outside) = (Vec::new(), Vec::new());
+    let (mut from, mut to) = (f64::INFINITY, f64::NEG_INFINITY);
     for &(s, d, tps) in &facts.tps_intervals {
         if d <= 0.0 {
             continue;
         }
-        if s < end && start < s + d {
+        // An instant event (end == start) lies in the interval that contains it.
+        if s <= end && start < s + d && (s < end || start == end) {
             inside.push(tps);
+            from = from.min(s);
+            to = to.max(s + d);
         } else {
             outside.push(tps);
         }
     }
     let mean = |v: &[f64]| (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64);
-    (mean(&inside), mean(&outside))
+    Some(TpsWindow {
+        start_s: from,
+        end_s: to,
+        during: mean(&inside)?,
+        outside: mean(&outside)?,
+        intervals: inside.len(),
+    })
+}
+
+/// How a tps change over `w` reads next to an event from `start` to `end`: the
+/// subject ("tps", or the window named when the event fills less than nine tenths of
+/// it: the series cannot show a change within a shorter stretch) and the suffix.
+fn window_words(w: &TpsWindow, start: f64, end: f64) -> (String, &'static str) {
+    if end - start >= 0.9 * (w.end_s - w.start_s) {
+        ("tps".to_string(), " meanwhile")
+    } else {
+        let subject = format!(
+            "tps from {:.1} s to {:.1} s (the client's interval{} around it)",
+            w.start_s,
+            w.end_s,
+            if w.intervals == 1 { "" } else { "s" }
+        );
+        (subject, "")
+    }
 }
 
 fn checkpoint_findings(t: &ServerTimeline, facts: &RunFacts, out: &mut Vec<Finding>) {
     for e in t.events.iter().filter(|e| e.kind == EventKind::Checkpoint) {
         let span = format!(
-            "a checkpoint ran from {:.0} s to {:.0} s",
+            "a checkpoint ran from {:.1} s to {:.1} s",
             e.start_s, e.end_s
         );
-        let (during, other) = tps_around(facts, e.start_s, e.end_s);
-        let (text, evidence) = match (during, other) {
-            (Some(d), Some(o)) if o > 0.0 => {
-                let change = (d - o) / o * 100.0;
-                let text = if change <= -5.0 {
-                    format!("{span}; tps fell {:.0}% meanwhile", -change)
-                } else if change >= 5.0 {
-                    format!("{span}; tps rose {change:.0}% meanwhile")
-                } else {
-                    format!("{span}; tps did not change noticeably ({change:+.0}%)")
-                };
-                (text, vec![("tps_during", d), ("tps_outside", o)])
-            }
-            _ => (span, Vec::new()),
-        };
         let mut ev = vec![("start_s", e.start_s), ("end_s", e.end_s)];
-        ev.extend(evidence);
+        let text = match tps_around(facts, e.start_s, e.end_s) {
+            Some(w) if w.outside > 0.0 => {
+                let change = (w.during - w.outside) / w.outside * 100.0;
+                let (tps, when) = window_words(&w, e.start_s, e.end_s);
+                ev.extend([
+                    ("tps_during", w.during),
+                    ("tps_outside", w.outside),
+                    ("window_start_s", w.start_s),
+                    ("window_end_s", w.end_s),
+                ]);
+                if change <= -5.0 {
+                    format!("{span}; {tps} fell {:.0}%{when}", -change)
+                } else if change >= 5.0 {
+                    format!("{span}; {tps} rose {change:.0}%{when}")
+                } else {
+                    format!("{span}; {tps} did not change noticeably ({change:+.0}%){when}")
+                }
+            }
+            _ => span,
+        };
         out.push(finding("checkpoint-during-run", text, &ev));
     }
 }
@@ -249,7 +296,7 @@ fn autovacuum_findings(t: &ServerTimeline, out: &mut Vec<Finding>) {
         out.push(finding(
             "autovacuum-during-run",
             format!(
-                "{what} ran on {} from {:.0} s to {:.0} s",
+                "{what} ran on {} from {:.1} s to {:.1} s",
                 e.relation.as_deref().unwrap_or("a table"),
                 e.start_s,
                 e.end_s
@@ -299,6 +346,14 @@ mod tests {
         }
     }
 
+    /// The checkpoint finding of `t`.
+    fn checkpoint_finding(t: &ServerTimeline, facts: &RunFacts) -> Finding {
+        explain(t, facts)
+            .into_iter()
+            .find(|f| f.rule == "checkpoint-during-run")
+            .expect("a checkpoint finding")
+    }
+
     #[test]
     fn checkpoint_with_a_tps_drop() {
         let mut t = ServerTimeline {
@@ -330,14 +385,50 @@ mod tests {
         };
         confirm_checkpoints(&mut t);
         assert_eq!(t.events.len(), 1);
-        let f = explain(&t, &facts());
-        let cp = f
-            .iter()
-            .find(|f| f.rule == "checkpoint-during-run")
-            .expect("finding");
+        assert_eq!(
+            checkpoint_finding(&t, &facts()).text,
+            "a checkpoint ran from 4.1 s to 5.9 s; tps fell 50% meanwhile"
+        );
+    }
+
+    /// A checkpoint of 0.1 s in 1 s intervals: the times as the summary prints them,
+    /// and the tps compared over the whole interval around it, named as such.
+    #[test]
+    fn a_short_checkpoint_is_compared_over_its_interval() {
+        let mut facts = facts();
+        facts.tps_intervals = (0..5)
+            .map(|i| (f64::from(i), 1.0, if i == 2 { 130.0 } else { 100.0 }))
+            .collect();
+        let t = ServerTimeline {
+            interval_s: 1.0,
+            events: vec![ServerEvent {
+                kind: EventKind::Checkpoint,
+                relation: None,
+                start_s: 2.1,
+                end_s: 2.2,
+            }],
+            ..ServerTimeline::default()
+        };
+        let cp = checkpoint_finding(&t, &facts);
         assert_eq!(
             cp.text,
-            "a checkpoint ran from 4 s to 6 s; tps fell 50% meanwhile"
+            "a checkpoint ran from 2.1 s to 2.2 s; tps from 2.0 s to 3.0 s (the client's \
+             interval around it) rose 30%"
+        );
+        assert_eq!(cp.evidence["window_start_s"], 2.0);
+        assert_eq!(cp.evidence["window_end_s"], 3.0);
+        // The same checkpoint straddling two intervals is compared over both.
+        let mut t = t;
+        t.events[0].start_s = 1.95;
+        t.events[0].end_s = 2.05;
+        let f = explain(&t, &facts);
+        assert!(
+            f[0].text.starts_with(
+                "a checkpoint ran from 1.9 s to 2.0 s; tps from 1.0 s to 3.0 s (the client's \
+                 intervals around it)"
+            ),
+            "{}",
+            f[0].text
         );
     }
 

@@ -2,10 +2,12 @@
 //!
 //! [`Monitor::start`] opens one extra connection and samples, on a thread of its own:
 //! every wait period (100 ms by default) the waits of the benchmark's backends (found
-//! by application name), the checkpointer and the autovacuum workers, and the waiting
-//! lock requests; every interval (1 s by default) the cumulative counters of
-//! `pg_stat_database`, `pg_stat_wal` (or the WAL position), `pg_stat_checkpointer` or
-//! `pg_stat_bgwriter`, `pg_stat_io` and the pgbench tables. The views and columns are
+//! by application name), the checkpointer and the autovacuum workers, the waiting
+//! lock requests, `pg_stat_database`, `pg_stat_wal`'s records and the live transaction
+//! id and WAL positions; every interval (1 s by default) the cumulative counters of
+//! `pg_stat_checkpointer` or `pg_stat_bgwriter`, `pg_stat_io` and the pgbench tables.
+//! The lagging counters are rebuilt at the client's interval edges
+//! ([`counter_curve`]). The views and columns are
 //! chosen from the catalog, so servers 13 to 18 work. [`Monitor::finish`] stops it and
 //! returns the [`ServerTimeline`], with the [`findings`] that explain the result.
 //!
@@ -13,8 +15,10 @@
 //! says so in the timeline's warnings.
 
 pub mod catalog;
+pub mod counter_curve;
 mod error;
 pub mod findings;
+mod intervals;
 mod sampler;
 pub mod snapshot;
 pub mod waits;
@@ -28,6 +32,7 @@ use pgrush_stats::server::{ServerTimeline, WaitShare};
 use pgrush_wire::conninfo::ConnParams;
 use pgrush_wire::{ConnectConfig, Connection};
 
+pub use catalog::SAMPLER_APPLICATION_NAME;
 pub use error::MonitorError;
 pub use findings::RunFacts;
 use sampler::{Periods, Sampled};
@@ -58,9 +63,6 @@ pub struct Monitor {
     caps: catalog::Capabilities,
     config: MonitorConfig,
 }
-
-/// The application name the sampler's own connection uses.
-pub const SAMPLER_APPLICATION_NAME: &str = "pgrush-server-stats";
 
 impl Monitor {
     /// Connects with `params` and starts sampling; `start` is the run's start.
@@ -136,12 +138,14 @@ impl Monitor {
             .map(|(wait, share)| WaitShare { wait, share })
             .collect();
         waits.sort_by(|a, b| b.share.total_cmp(&a.share).then(a.wait.cmp(&b.wait)));
+        let interval_s = self.config.interval.as_secs_f64();
+        let (intervals, database) = intervals::build(&sampled, interval_s);
         let mut timeline = ServerTimeline {
-            interval_s: self.config.interval.as_secs_f64(),
+            interval_s,
             wait_sample_s: self.config.wait_period.as_secs_f64(),
             server_version_num: self.caps.version_num,
-            database: snapshot::database_delta(&sampled.last.database, &sampled.first.database),
-            intervals: sampled.intervals,
+            database,
+            intervals,
             waits,
             events: sampled.tracker.finish(),
             tables,

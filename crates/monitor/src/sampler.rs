@@ -1,35 +1,62 @@
-//! The sampling thread: one connection of its own; the wait query every wait period,
-//! the counters query every interval; stops when told, or when its connection fails
-//! (keeping what it has and saying so).
+//! The sampling thread: one connection of its own; every wait period the wait query
+//! with the fine counters, every interval the other counters; when told to stop it
+//! waits for the benchmark's backends to exit (their exit flushes their statistics)
+//! and reads everything once more. It stops early when its connection fails, keeping
+//! what it has and saying so.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use pgrush_stats::server::ServerInterval;
-use pgrush_wire::Connection;
+use pgrush_stats::server::IoCounts;
+use pgrush_wire::{Connection, QueryResult};
 
 use crate::catalog::Capabilities;
-use crate::snapshot::{Snapshot, database_delta, io_delta};
+use crate::counter_curve::{COMMITS, FineReading};
+use crate::snapshot::{Snapshot, fine_counters};
 use crate::waits::{EventTracker, WaitCounts, WaitSample};
+
+/// The interval counters at one instant (the ones not read every wait period).
+#[derive(Debug, Clone, Default)]
+pub struct CoarseReading {
+    /// Seconds from the run's start.
+    pub t: f64,
+    /// WAL records, full-page images, bytes (as `pg_stat_wal` reports them).
+    pub wal: [u64; 3],
+    /// Checkpoints started, buffers written by checkpoints.
+    pub checkpoints: [u64; 2],
+    /// `pg_stat_io` totals.
+    pub io: IoCounts,
+}
+
+impl CoarseReading {
+    fn of(t: f64, s: &Snapshot) -> CoarseReading {
+        CoarseReading {
+            t,
+            wal: s.wal,
+            checkpoints: s.checkpoints,
+            io: s.io.clone(),
+        }
+    }
+}
 
 /// What the thread hands back.
 #[derive(Debug, Default)]
 pub struct Sampled {
-    /// The counter intervals.
-    pub intervals: Vec<ServerInterval>,
+    /// The fine readings, every wait period, the last one after the backends exited.
+    pub readings: Vec<FineReading>,
+    /// The interval readings, the first at the start and the last at the end.
+    pub coarse: Vec<CoarseReading>,
     /// All wait samples of the run.
     pub waits: WaitCounts,
+    /// The wait samples of each interval (by start: `k * interval`).
+    pub interval_waits: Vec<WaitCounts>,
     /// Checkpoints and autovacuum runs seen in the wait samples.
     pub tracker: EventTracker,
-    /// The counters when sampling began and when it ended.
+    /// The counters when sampling began.
     pub first: Snapshot,
     /// The last counters read.
     pub last: Snapshot,
-    /// The counters at the start of the last interval.
-    before_last: Option<Snapshot>,
-    /// The wait samples of the last interval.
-    last_waits: WaitCounts,
     /// Why sampling stopped early, if it did.
     pub failure: Option<String>,
     /// The connection, for the final reads (None after a failure).
@@ -45,89 +72,194 @@ pub struct Periods {
     pub wait: Duration,
 }
 
-/// Runs the sampling loop on `conn` until `stop` is set; `start` is the run's start.
+/// How long the end of sampling waits for the benchmark's backends to exit.
+const EXIT_WAIT: Duration = Duration::from_secs(2);
+
+/// The sampler's connection, counting its own transactions (each query is one, and
+/// a commit in `pg_stat_database`) and, where the server allows, flushing its own
+/// statistics after each so that they can be subtracted exactly.
+struct Session {
+    conn: Connection,
+    own_flush: Option<&'static str>,
+    transactions: u64,
+}
+
+impl Session {
+    fn query(&mut self, sql: &str) -> Result<Vec<QueryResult>, pgrush_wire::Error> {
+        let r = match self.own_flush {
+            Some(flush) => self.conn.simple_query(&format!("{sql}; {flush}")),
+            None => self.conn.simple_query(sql),
+        };
+        self.transactions += 1;
+        r
+    }
+}
+
+/// The queries of one sampler.
+struct Queries {
+    waits: String,
+    fine: String,
+    counters: String,
+    backends: String,
+}
+
+/// Runs the sampling loop on `conn` until `stop` is set; `start` is the run's start
+/// (the origin of the client's time series; it may lie ahead).
 pub fn run(
-    mut conn: Connection,
+    conn: Connection,
     caps: &Capabilities,
     application_name: &str,
     periods: Periods,
     start: Instant,
     stop: &Arc<AtomicBool>,
 ) -> Sampled {
-    let counters_sql = caps.counters_query();
-    let waits_sql = caps.waits_query(application_name);
+    let q = Queries {
+        waits: caps.waits_query(application_name),
+        fine: caps.fine_query(),
+        counters: caps.counters_query(),
+        backends: Capabilities::backends_query(application_name),
+    };
+    let mut s = Session {
+        conn,
+        own_flush: caps.own_flush(),
+        transactions: 0,
+    };
     let mut out = Sampled::default();
-    match conn.simple_query(&counters_sql) {
+    match s.query(&q.counters) {
         Ok(r) => out.first = Snapshot::parse(&r),
         Err(e) => {
             out.failure = Some(format!("could not read the server's statistics: {e}"));
             return out;
         }
     }
+    out.coarse.push(CoarseReading::of(0.0, &out.first));
     out.last = out.first.clone();
-    let mut current = WaitCounts::default();
-    let mut interval_start = 0.0f64;
+    let since = |now: Instant| now.saturating_duration_since(start).as_secs_f64();
+    let own_base = s.transactions;
     let mut next_wait = start;
     let mut next_counters = start + periods.interval;
     loop {
-        let stopping = stop.load(Ordering::Acquire);
+        if stop.load(Ordering::Acquire) {
+            return finish(s, &q, out, own_base, since);
+        }
         let now = Instant::now();
-        if !stopping && now < next_wait.min(next_counters) {
+        if now < next_wait.min(next_counters) {
             std::thread::park_timeout(next_wait.min(next_counters) - now);
             continue;
         }
-        let t = now.saturating_duration_since(start).as_secs_f64();
-        if !stopping && now >= next_wait {
+        let t = since(now);
+        let result = if now >= next_wait {
             next_wait += periods.wait;
-            match conn.simple_query(&waits_sql) {
-                Ok(r) => {
-                    let sample = WaitSample::parse(&r);
-                    current.add(&sample);
-                    out.tracker.observe(t, periods.wait.as_secs_f64(), &sample);
-                }
-                Err(e) => {
-                    out.failure = Some(lost(t, &e));
-                    return out;
-                }
-            }
-        }
-        if stopping || now >= next_counters {
+            wait_sample(&mut s, &q, &mut out, t, periods, own_base)
+        } else {
             next_counters += periods.interval;
-            let snap = match conn.simple_query(&counters_sql) {
-                Ok(r) => Snapshot::parse(&r),
-                Err(e) => {
-                    out.failure = Some(lost(t, &e));
-                    return out;
-                }
-            };
-            let short_tail = stopping
-                && t - interval_start < periods.interval.as_secs_f64() / 2.0
-                && !out.intervals.is_empty();
-            if short_tail {
-                // The end of sampling just after an interval: the fragment's counters
-                // join the last interval rather than make a misleading short one.
-                let last = out.intervals.len() - 1;
-                let start_s = out.intervals[last].start_s;
-                let before = out.before_last.take().unwrap_or_else(|| out.last.clone());
-                let mut waits = out.last_waits.clone();
-                waits.merge(&current);
-                out.intervals[last] = interval(start_s, t, &before, &snap, &waits);
-            } else {
-                out.before_last = Some(out.last.clone());
-                out.last_waits = current.clone();
-                out.intervals
-                    .push(interval(interval_start, t, &out.last, &snap, &current));
-            }
-            out.waits.merge(&current);
-            current = WaitCounts::default();
-            interval_start = t;
-            out.last = snap;
-        }
-        if stopping {
-            out.conn = Some(conn);
+            coarse_sample(&mut s, &q, &mut out, t)
+        };
+        if let Err(e) = result {
+            out.failure = Some(lost(t, &e));
             return out;
         }
     }
+}
+
+/// One wait sample with the fine counters, taken at `t`.
+fn wait_sample(
+    s: &mut Session,
+    q: &Queries,
+    out: &mut Sampled,
+    t: f64,
+    periods: Periods,
+    own_base: u64,
+) -> Result<(), pgrush_wire::Error> {
+    let own = s.transactions - own_base;
+    let r = s.query(&format!("{}; {}", q.waits, q.fine))?;
+    let sample = WaitSample::parse(&r);
+    out.readings.push(fine_reading(
+        t,
+        r.get(2..).unwrap_or_default(),
+        own,
+        s.own_flush.is_some(),
+    ));
+    let index = (t / periods.interval.as_secs_f64()) as usize;
+    if out.interval_waits.len() <= index {
+        out.interval_waits
+            .resize_with(index + 1, WaitCounts::default);
+    }
+    out.interval_waits[index].add(&sample);
+    out.waits.add(&sample);
+    out.tracker.observe(t, periods.wait.as_secs_f64(), &sample);
+    Ok(())
+}
+
+/// The fine counters read at `t`, less the sampler's own `own` transactions when its
+/// statistics were flushed after each (they are then all counted already).
+fn fine_reading(t: f64, results: &[QueryResult], own: u64, own_flushed: bool) -> FineReading {
+    let (mut lagging, next_xid, wal_insert, other_samplers) = fine_counters(results);
+    if own_flushed {
+        lagging[COMMITS] = lagging[COMMITS].saturating_sub(own);
+    }
+    FineReading {
+        t,
+        lagging,
+        next_xid,
+        wal_insert,
+        own_transactions: own,
+        other_samplers,
+    }
+}
+
+/// The interval counters, read at `t`.
+fn coarse_sample(
+    s: &mut Session,
+    q: &Queries,
+    out: &mut Sampled,
+    t: f64,
+) -> Result<(), pgrush_wire::Error> {
+    let snap = Snapshot::parse(&s.query(&q.counters)?);
+    out.coarse.push(CoarseReading::of(t, &snap));
+    out.last = snap;
+    Ok(())
+}
+
+/// The end of sampling: waits (a while) for the benchmark's backends to exit, then
+/// reads the fine and the interval counters once more.
+fn finish(
+    mut s: Session,
+    q: &Queries,
+    mut out: Sampled,
+    own_base: u64,
+    since: impl Fn(Instant) -> f64,
+) -> Sampled {
+    let deadline = Instant::now() + EXIT_WAIT;
+    while Instant::now() < deadline {
+        let left = s
+            .query(&q.backends)
+            .ok()
+            .and_then(|r| r.first()?.get(0, 0)?.parse::<u64>().ok());
+        if left.is_none_or(|n| n == 0) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    // An exiting backend leaves pg_stat_activity just before it flushes.
+    std::thread::sleep(Duration::from_millis(20));
+    let t = since(Instant::now());
+    let own = s.transactions - own_base;
+    match s.query(&q.fine) {
+        Ok(r) => out
+            .readings
+            .push(fine_reading(t, &r, own, s.own_flush.is_some())),
+        Err(e) => {
+            out.failure = Some(lost(t, &e));
+            return out;
+        }
+    }
+    if let Err(e) = coarse_sample(&mut s, q, &mut out, t) {
+        out.failure = Some(lost(t, &e));
+        return out;
+    }
+    out.conn = Some(s.conn);
+    out
 }
 
 /// The warning for a connection lost at `t`.
@@ -137,27 +269,4 @@ fn lost(t: f64, e: &pgrush_wire::Error) -> String {
          the later intervals are missing",
         e.libpq_message(None).trim_end()
     )
-}
-
-/// The interval from `start_s` to `end_s` between two snapshots.
-fn interval(
-    start_s: f64,
-    end_s: f64,
-    before: &Snapshot,
-    after: &Snapshot,
-    waits: &WaitCounts,
-) -> ServerInterval {
-    ServerInterval {
-        start_s,
-        duration_s: (end_s - start_s).max(0.0),
-        waits: waits.shares(),
-        database: database_delta(&after.database, &before.database),
-        wal_records: after.wal[0].saturating_sub(before.wal[0]),
-        wal_fpi: after.wal[1].saturating_sub(before.wal[1]),
-        wal_bytes: after.wal[2].saturating_sub(before.wal[2]),
-        checkpoints: after.checkpoints[0].saturating_sub(before.checkpoints[0]),
-        checkpoint_buffers: after.checkpoints[1].saturating_sub(before.checkpoints[1]),
-        io: io_delta(&after.io, &before.io),
-        lock_waits: waits.locks.clone(),
-    }
 }

@@ -3,6 +3,8 @@
 use pgrush_stats::server::{DatabaseActivity, IoCounts, TableActivity};
 use pgrush_wire::QueryResult;
 
+use crate::counter_curve::LAGGING;
+
 /// The cumulative counters at one instant.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Snapshot {
@@ -29,22 +31,8 @@ impl Snapshot {
     /// Reads the results of [`crate::catalog::Capabilities::counters_query`].
     pub fn parse(results: &[QueryResult]) -> Snapshot {
         let mut s = Snapshot::default();
-        if let Some(r) = results.first().filter(|r| !r.rows().is_empty()) {
-            let n = |c| num(r, 0, c);
-            s.database = DatabaseActivity {
-                commits: n(0),
-                rollbacks: n(1),
-                blocks_hit: n(2),
-                blocks_read: n(3),
-                tuples_returned: n(4),
-                tuples_fetched: n(5),
-                tuples_inserted: n(6),
-                tuples_updated: n(7),
-                tuples_deleted: n(8),
-                temp_bytes: n(9),
-                deadlocks: n(10),
-                conflicts: n(11),
-            };
+        if let Some(r) = results.first() {
+            s.database = database_from_array(&database_row(r));
         }
         if let Some(r) = results.get(1) {
             s.wal = [num(r, 0, 0), num(r, 0, 1), num(r, 0, 2)];
@@ -79,6 +67,53 @@ impl Snapshot {
         }
         s
     }
+}
+
+/// The 12 `pg_stat_database` counters of the first row of `r`, in the order of
+/// [`DatabaseActivity`]'s fields (zeros when there is no row).
+pub fn database_row(r: &QueryResult) -> [u64; 12] {
+    let mut out = [0; 12];
+    if !r.rows().is_empty() {
+        for (c, v) in out.iter_mut().enumerate() {
+            *v = num(r, 0, c);
+        }
+    }
+    out
+}
+
+/// The database counters from their array (the order of [`database_row`]).
+pub fn database_from_array(a: &[u64; 12]) -> DatabaseActivity {
+    DatabaseActivity {
+        commits: a[0],
+        rollbacks: a[1],
+        blocks_hit: a[2],
+        blocks_read: a[3],
+        tuples_returned: a[4],
+        tuples_fetched: a[5],
+        tuples_inserted: a[6],
+        tuples_updated: a[7],
+        tuples_deleted: a[8],
+        temp_bytes: a[9],
+        deadlocks: a[10],
+        conflicts: a[11],
+    }
+}
+
+/// One reading of [`crate::catalog::Capabilities::fine_query`]: the lagging counters
+/// (database, then WAL records and full-page images), the next transaction id, the
+/// WAL insert position (0 when not readable) and the other samplers connected.
+pub fn fine_counters(results: &[QueryResult]) -> ([u64; LAGGING], u64, u64, u64) {
+    let mut lagging = [0; LAGGING];
+    if let Some(r) = results.first() {
+        lagging[..12].copy_from_slice(&database_row(r));
+    }
+    if let Some(r) = results.get(1) {
+        lagging[12] = num(r, 0, 0);
+        lagging[13] = num(r, 0, 1);
+    }
+    let live = results.get(2);
+    let live = |c| live.map_or(0, |r| num(r, 0, c));
+    (lagging, live(0), live(1), live(2))
 }
 
 /// `later - earlier` of the database counters (0 where a counter went back: a reset).

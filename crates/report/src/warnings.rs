@@ -8,6 +8,13 @@ use pgrush_stats::RunSummary;
 /// least a few minutes" is in the warning's text, not its threshold).
 pub const MIN_MEANINGFUL_DURATION_S: f64 = 10.0;
 
+/// The description of the builtin tpcb-like script (how a run document names it).
+pub const TPCB_LIKE_DESCRIPTION: &str = "<builtin: TPC-B (sort of)>";
+
+/// The warning given when autovacuum worked on the pgbench tables during the run.
+pub const AUTOVACUUM_WARNING: &str =
+    "autovacuum ran on the pgbench tables during the run; the results depend on when it ran";
+
 /// The facts the warnings are derived from.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct WarningInputs {
@@ -56,16 +63,35 @@ pub fn warnings(w: &WarningInputs) -> Vec<String> {
         ));
     }
     if w.tpcb_like && w.autovacuum_during_run == Some(true) {
-        out.push(
-            "autovacuum ran on the pgbench tables during the run; the results depend on when it ran"
-                .to_string(),
-        );
+        out.push(AUTOVACUUM_WARNING.to_string());
     }
-    if w.threads > w.cpus {
-        out.push(format!(
-            "more threads ({}) than CPUs ({}) on the client; the client may be the bottleneck",
-            w.threads, w.cpus
-        ));
+    out.extend(threads_warning(w.threads, w.cpus));
+    out
+}
+
+/// The warning about more threads than CPUs on one client machine, if it applies.
+fn threads_warning(threads: u32, cpus: u32) -> Option<String> {
+    (threads > cpus).then(|| {
+        format!(
+            "more threads ({threads}) than CPUs ({cpus}) on the client; the client may be the bottleneck"
+        )
+    })
+}
+
+/// The warnings of a run whose clients ran on several machines (the shards of a
+/// merged run): `whole`'s, with threads against CPUs judged on each machine
+/// (`(threads, cpus)`), each distinct warning once.
+pub fn warnings_on_machines(whole: &WarningInputs, machines: &[(u32, u32)]) -> Vec<String> {
+    let mut out = warnings(&WarningInputs {
+        threads: 0,
+        ..whole.clone()
+    });
+    for &(threads, cpus) in machines {
+        if let Some(w) = threads_warning(threads, cpus)
+            && !out.contains(&w)
+        {
+            out.push(w);
+        }
     }
     out
 }
@@ -111,5 +137,24 @@ mod tests {
         assert!(warnings(&av)[0].starts_with("autovacuum ran"));
         let threads = WarningInputs { threads: 3, ..fine };
         assert!(warnings(&threads)[0].contains("more threads (3) than CPUs (2)"));
+    }
+
+    /// Shards' warnings: the whole run's duration and clients, each machine's threads.
+    #[test]
+    fn a_run_on_several_machines() {
+        let whole = WarningInputs {
+            duration_s: 4.1,
+            tpcb_like: true,
+            clients: 4,
+            scale: 1,
+            threads: 6,
+            cpus: 2,
+            autovacuum_during_run: Some(false),
+        };
+        let w = warnings_on_machines(&whole, &[(2, 2), (4, 2), (4, 2)]);
+        assert_eq!(w.len(), 3, "{w:?}");
+        assert!(w[0].starts_with("the run lasted only 4.1 s"));
+        assert!(w[1].contains("more clients (4) than the scale factor (1)"));
+        assert!(w[2].contains("more threads (4) than CPUs (2)"));
     }
 }

@@ -93,13 +93,13 @@ pub fn run(plan: &RunPlan, prompt: PasswordPrompt<'_>) -> Result<i32, Failure> {
         handle_signals: true,
         placement: shard::placement(opts, shard_start.as_ref()),
     };
-    extras.mark_start(prog);
     if let Some(start) = &shard_start {
         extras.set_shard(
             shard::shard_doc(start, opts.clients),
             start.start_local_us(),
         );
     }
+    extras.mark_start(prog);
     let outcome = pgrush_engine::run(&cfg, &layout).map_err(|e| Failure::error(e.to_string()))?;
     if let Some(start) = shard_start {
         shard::warn_if_late(prog, &start, outcome.measured_start_unix_us);
@@ -144,8 +144,11 @@ fn script_infos(scripts: &[Script]) -> Vec<ScriptInfo> {
         .collect()
 }
 
-/// The report's first line (`pgrush (18.6, server ...)`).
+/// The report's first line (`pgrush (18.6, server ...)`); not for shards other than 0.
 fn print_banner(plan: &RunPlan, con: &Connection) {
+    if !shard::report_note::prints_full_report(&plan.options) {
+        return;
+    }
     let mut out = text_out(plan);
     let _ = writeln!(
         out,
@@ -263,7 +266,7 @@ fn engine_output(plan: &RunPlan) -> Output {
 fn finish_run(plan: &RunPlan, summary: &RunSummary, mut extras: RunExtras) -> Result<i32, Failure> {
     {
         let mut out = text_out(plan);
-        let written = pgrush_report::text::write_report(summary, &mut out);
+        let written = extras.write_text_report(plan, summary, &mut out);
         if let Err(e) = written.and_then(|_| out.flush())
             && !plan.outputs.text_to_stderr
         {

@@ -190,6 +190,9 @@ pub struct Options {
     pub shard_timeout_s: u32,
     /// `--start-at TIME`: as given, and in Unix µs (server clock); skips the barrier.
     pub start_at: Option<(String, i64)>,
+    /// `--shard-reports`: every shard prints its full report (by default only shard 0
+    /// does; the others print one line).
+    pub shard_reports: bool,
     /// This run's shard identity (from `--shard` or the launcher's environment);
     /// `None` for a run of its own.
     pub shard: Option<crate::shard::identity::ShardIdentity>,
@@ -257,6 +260,7 @@ impl Default for Options {
             shards_option: None,
             shard_timeout_s: DEFAULT_SHARD_TIMEOUT_S,
             start_at: None,
+            shard_reports: false,
             shard: None,
         }
     }

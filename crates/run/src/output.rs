@@ -19,7 +19,7 @@ use crate::gate;
 use crate::output_file::write_output;
 use crate::plan::RunPlan;
 use crate::server_stats::ServerSampling;
-use crate::shard::align_time_series;
+use crate::shard::{align_time_series, report_note};
 
 /// Where the banner and the text report go: stdout, or stderr with `--json=-`.
 pub fn text_out(plan: &RunPlan) -> Box<dyn Write> {
@@ -93,20 +93,58 @@ impl RunExtras {
         }
     }
 
-    /// Marks the start of the run (call just before the engine starts) and starts
-    /// the server sampler.
+    /// Marks the start of the run (call just before the engine starts, after
+    /// [`RunExtras::set_shard`] for a shard) and starts the server sampler, whose
+    /// intervals start with the run's time series: now, or a shard's agreed start.
     pub fn mark_start(&mut self, prog: &str) {
-        self.start_time_unix_us = pgrush_stats::wall_clock::unix_time_us();
+        let now_us = pgrush_stats::wall_clock::unix_time_us();
+        let now = std::time::Instant::now();
+        let origin = if self.shard.is_some() {
+            let ahead_us = self.start_time_unix_us - now_us;
+            let by = std::time::Duration::from_micros(ahead_us.unsigned_abs());
+            if ahead_us >= 0 {
+                now + by
+            } else {
+                now.checked_sub(by).unwrap_or(now)
+            }
+        } else {
+            self.start_time_unix_us = now_us;
+            now
+        };
         if let Some(s) = self.sampling.as_mut() {
-            s.start(prog);
+            s.start(prog, origin);
         }
     }
 
     /// A shard's run: its document carries `shard`, and starts (with its time
-    /// series) at the agreed start, `start_time_unix_us` on this machine's clock.
+    /// series and server statistics) at the agreed start, `start_time_unix_us` on
+    /// this machine's clock.
     pub fn set_shard(&mut self, shard: ShardDoc, start_time_unix_us: i64) {
         self.shard = Some(shard);
         self.start_time_unix_us = start_time_unix_us;
+    }
+
+    /// Writes the text report: pgbench's; for a shard, shard 0's headed by a line
+    /// saying it is one shard of N, and a single line for every other shard
+    /// ([`crate::shard::report_note`]).
+    pub fn write_text_report(
+        &self,
+        plan: &RunPlan,
+        summary: &RunSummary,
+        out: &mut dyn Write,
+    ) -> std::io::Result<()> {
+        let opts = &plan.options;
+        let Some(shard) = self.shard.as_ref().filter(|s| s.count > 1) else {
+            return pgrush_report::text::write_report(summary, out);
+        };
+        if !report_note::prints_full_report(opts) {
+            let json = opts.json.as_deref();
+            let line = report_note::brief_report(&opts.progname, shard, summary, json);
+            return out.write_all(line.as_bytes());
+        }
+        let heading = report_note::report_heading(&opts.progname, shard, opts.clients);
+        out.write_all(heading.as_bytes())?;
+        pgrush_report::text::write_report(summary, out)
     }
 
     fn autovacuum_during_run(&self) -> Option<bool> {
@@ -126,7 +164,8 @@ impl RunExtras {
         }
         let opts = &plan.options;
         let list = opts.percentiles.clone().unwrap_or_default();
-        if let Some(list) = &opts.percentiles {
+        let full = report_note::prints_full_report(opts);
+        if let Some(list) = opts.percentiles.as_ref().filter(|_| full) {
             let text = pgrush_report::percentiles::render_text(summary, list);
             let mut out = text_out(plan);
             let _ = out.write_all(&text);
@@ -159,7 +198,9 @@ impl RunExtras {
             if let Some(t) = doc.server_stats.as_mut().filter(|_| opts.no_warnings) {
                 t.warnings.clear();
             }
-            print_server_stats(plan, doc.server_stats.as_ref());
+            if full {
+                print_server_stats(plan, doc.server_stats.as_ref());
+            }
         }
         let passed = gate_run(plan, &mut doc)?;
         if let Some(path) = &opts.json {
@@ -184,8 +225,12 @@ impl RunExtras {
             autovacuum_during_run: self.autovacuum_during_run(),
             ..WarningInputs::from_summary(summary)
         });
-        for w in &found {
-            messages::warning(&opts.progname, w);
+        // Another shard's warnings are about its share only (its clients, its
+        // duration): they stay in its document; `pgrush merge` works out the whole run's.
+        if report_note::prints_full_report(opts) {
+            for w in &found {
+                messages::warning(&opts.progname, w);
+            }
         }
         found
     }

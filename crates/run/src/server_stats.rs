@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use pgrush_engine::messages;
 use pgrush_monitor::{Monitor, MonitorConfig, RunFacts};
-use pgrush_report::document::TimeSeriesDoc;
+use pgrush_report::document::{RunDocument, TimeSeriesDoc};
 use pgrush_stats::RunSummary;
 use pgrush_stats::server::ServerTimeline;
 use pgrush_wire::conninfo::ConnParams;
@@ -40,15 +40,12 @@ impl ServerSampling {
         })
     }
 
-    /// Starts sampling (call when the run starts). A sampler that cannot start is a
-    /// warning: the benchmark runs without it.
-    pub fn start(&mut self, prog: &str) {
+    /// Starts sampling (call when the run starts); `origin` is where the run's time
+    /// series starts (now, or a shard's agreed start). A sampler that cannot start is
+    /// a warning: the benchmark runs without it.
+    pub fn start(&mut self, prog: &str, origin: Instant) {
         self.cpu_at_start = process_cpu_seconds();
-        match Monitor::start(
-            &self.params,
-            MonitorConfig::every(self.interval),
-            Instant::now(),
-        ) {
+        match Monitor::start(&self.params, MonitorConfig::every(self.interval), origin) {
             Ok(m) => self.monitor = Some(m),
             Err(e) => messages::warning(prog, &format!("server statistics: {e}")),
         }
@@ -62,25 +59,45 @@ impl ServerSampling {
         series: Option<&TimeSeriesDoc>,
     ) -> Option<ServerTimeline> {
         let monitor = self.monitor.take()?;
-        let facts = RunFacts {
-            tps_intervals: series
-                .map(|s| {
-                    s.intervals
-                        .iter()
-                        .map(|i| (i.start_s, i.duration_s, i.tps))
-                        .collect()
-                })
-                .unwrap_or_default(),
-            clients: summary.config.clients,
-            threads: summary.config.threads,
-            scale: (summary.config.scale > 0).then_some(summary.config.scale),
-            client_cpu_s: self
-                .cpu_at_start
-                .zip(process_cpu_seconds())
-                .map(|(a, b)| b - a),
-            elapsed_s: summary.bench_duration_s(),
-        };
+        let cpu = self
+            .cpu_at_start
+            .zip(process_cpu_seconds())
+            .map(|(a, b)| b - a);
+        let facts = run_facts(summary, series, cpu);
         Some(monitor.finish(&facts))
+    }
+}
+
+/// What the findings need from the client's side of a run.
+fn run_facts(
+    summary: &RunSummary,
+    series: Option<&TimeSeriesDoc>,
+    client_cpu_s: Option<f64>,
+) -> RunFacts {
+    RunFacts {
+        tps_intervals: series
+            .map(|s| {
+                s.intervals
+                    .iter()
+                    .map(|i| (i.start_s, i.duration_s, i.tps))
+                    .collect()
+            })
+            .unwrap_or_default(),
+        clients: summary.config.clients,
+        threads: summary.config.threads,
+        scale: (summary.config.scale > 0).then_some(summary.config.scale),
+        client_cpu_s,
+        elapsed_s: summary.bench_duration_s(),
+    }
+}
+
+/// Explains a merged run's server timeline (one shard's, see
+/// [`pgrush_report::merge`]) again with the whole run's figures: its tps series,
+/// clients, threads and scale (the clients' CPU time is not known).
+pub fn explain_merged(summary: &RunSummary, doc: &mut RunDocument) {
+    let facts = run_facts(summary, doc.time_series.as_ref(), None);
+    if let Some(t) = doc.server_stats.as_mut() {
+        t.findings = pgrush_monitor::findings::explain(t, &facts);
     }
 }
 

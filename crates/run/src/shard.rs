@@ -2,13 +2,15 @@
 //! (`--shard INDEX/COUNT`, or a launcher's environment): who this shard is
 //! ([`identity`]), its file names ([`paths`]), `--start-at` ([`start_time`]), the
 //! workload digest ([`workload`]), the clock offset ([`clock_offset`]), the start
-//! barrier ([`barrier`]) and the agreed start ([`start`]); here, the wiring into a
+//! barrier ([`barrier`]), the agreed start ([`start`]) and what a shard prints about its
+//! report ([`report_note`]); here, the wiring into a
 //! run: the seeds a shard keeps, its placement and the `shard` block of its document.
 
 pub mod barrier;
 pub mod clock_offset;
 pub mod identity;
 pub mod paths;
+pub mod report_note;
 pub mod start;
 pub mod start_time;
 pub mod workload;

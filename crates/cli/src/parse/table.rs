@@ -582,6 +582,12 @@ pub static OPTIONS: &[OptionDef] = &[
             "clock; RFC 3339 or Unix seconds) instead of a barrier",
         ])],
         Update::Custom(shard_options::start_at)),
+    extension("shard-reports", No, None,
+        &[help(Extensions, 14, &[
+            "every shard prints its full report (default: shard 0;",
+            "the others print one line)",
+        ])],
+        Update::Flag(|o| &mut o.shard_reports)),
     both(b'V', "version", No, None, Any,
         &[help(Common, 6, &["output version information, then exit"])],
         Update::Early(EarlyAction::Version)),

@@ -14,12 +14,16 @@
 //!   its end that plus its `duration_s`); tps divides by it;
 //! - the initial connection time is pgbench 18's (from the run's start to the earliest
 //!   thread ready to benchmark) over all shards' threads: the smallest shard's;
-//! - clients, threads and the `-R` rate of the merged run are the shards' sums.
+//! - clients, threads and the `-R` rate of the merged run are the shards' sums;
+//! - the warnings are worked out again for the whole run (its duration, clients and
+//!   scale; threads against CPUs on each client machine; autovacuum if any shard saw it);
+//! - the server statistics are one shard's timeline (see [`server`]).
 
 mod check;
 mod display;
 mod merged_doc;
 mod rebuild;
+mod server;
 mod timeline;
 
 pub use check::MergeError;
@@ -28,6 +32,9 @@ pub use merged_doc::{MergedDoc, MergedShardDoc};
 
 use crate::document::{RunContext, RunDocument, time_series_doc_from};
 use crate::percentiles::PercentileList;
+use crate::warnings::{
+    AUTOVACUUM_WARNING, TPCB_LIKE_DESCRIPTION, WarningInputs, warnings_on_machines,
+};
 use check::Shard;
 use pgrush_stats::{RunSummary, StatsLayout, ThreadStats};
 use timeline::Timeline;
@@ -128,14 +135,7 @@ fn merged_document(
     percentiles: &PercentileList,
 ) -> RunDocument {
     let first = shards[0].doc;
-    let mut warnings: Vec<String> = Vec::new();
-    for s in shards {
-        for w in &s.doc.warnings {
-            if !warnings.contains(w) {
-                warnings.push(w.clone());
-            }
-        }
-    }
+    let warnings = merged_warnings(summary, shards);
     let ctx = RunContext {
         command_line: first.command_line.clone(),
         start_time_unix_us: timeline.start_us.round() as i64,
@@ -147,7 +147,31 @@ fn merged_document(
     let mut doc = RunDocument::build(summary, &ctx);
     doc.time_series = time_series_doc_from(summary, percentiles, 0.0);
     doc.merged = Some(merged_block(shards, timeline));
+    doc.server_stats = server::server_timeline(shards, timeline);
     doc
+}
+
+/// The warnings of the whole run, worked out again from its figures (duration, clients,
+/// scale); autovacuum as any shard saw it; threads against CPUs on each client machine.
+fn merged_warnings(summary: &RunSummary, shards: &[Shard<'_>]) -> Vec<String> {
+    let first = shards[0].doc;
+    let machines: Vec<(u32, u32)> = shards
+        .iter()
+        .map(|s| (s.doc.config.threads, s.doc.client.cpus))
+        .collect();
+    let whole = WarningInputs {
+        tpcb_like: first
+            .scripts
+            .iter()
+            .any(|s| s.description == TPCB_LIKE_DESCRIPTION),
+        autovacuum_during_run: Some(
+            shards
+                .iter()
+                .any(|s| s.doc.warnings.iter().any(|w| w == AUTOVACUUM_WARNING)),
+        ),
+        ..WarningInputs::from_summary(summary)
+    };
+    warnings_on_machines(&whole, &machines)
 }
 
 fn merged_block(shards: &[Shard<'_>], timeline: &Timeline) -> MergedDoc {

@@ -1,0 +1,43 @@
+//! One server timeline for a merged run. The shards sampled the same server, so the
+//! merged document keeps one of their timelines rather than adding them up: the one
+//! whose measured interval overlaps the merged run's the most (the lowest shard index
+//! on ties, so shard 0's when the shards started and ended together), moved by the
+//! whole intervals its series starts after the merged run's (as its client series is).
+//! Its findings are the shard's until the caller explains them again with the merged
+//! run's figures.
+
+use pgrush_stats::server::ServerTimeline;
+
+use super::check::Shard;
+use super::timeline::Timeline;
+
+/// The server timeline of the merged run, if any shard has one.
+pub(crate) fn server_timeline(shards: &[Shard<'_>], timeline: &Timeline) -> Option<ServerTimeline> {
+    let overlap = |i: usize, s: &Shard<'_>| {
+        let start = timeline.starts_us[i];
+        let end = start + s.doc.results.duration_s * 1e6;
+        (end.min(timeline.end_us) - start.max(timeline.start_us)).max(0.0)
+    };
+    let (i, chosen) = shards
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| s.doc.server_stats.is_some())
+        .fold(
+            None,
+            |best: Option<(usize, &Shard<'_>)>, (i, s)| match best {
+                Some((b, bs)) if overlap(b, bs) >= overlap(i, s) => Some((b, bs)),
+                _ => Some((i, s)),
+            },
+        )?;
+    let mut t = chosen.doc.server_stats.clone()?;
+    let interval_us = (t.interval_s * 1e6).round().max(1.0) as u64;
+    let shift_s = timeline.series_offset(i, interval_us) as f64 * t.interval_s;
+    for iv in &mut t.intervals {
+        iv.start_s += shift_s;
+    }
+    for e in &mut t.events {
+        e.start_s += shift_s;
+        e.end_s += shift_s;
+    }
+    Some(t)
+}
