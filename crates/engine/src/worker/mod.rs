@@ -61,7 +61,9 @@ pub(crate) struct ThreadResult {
 
 /// Runs one worker thread to completion. Every thread passes the READY and GO
 /// gates even when one of them failed, so none waits forever; a thread that
-/// stopped because another one failed returns `Ok(None)`.
+/// stopped because another one failed returns `Ok(None)`. Never inlined: called once
+/// per thread, it stays a frame of its own in profiles (and in the PGO profile's check).
+#[inline(never)]
 pub(crate) fn run_thread(
     tid: usize,
     cfg: &EngineConfig,
