@@ -3,7 +3,7 @@
 //! whole on hover), one bar per value with an optional interval whisker, the value's
 //! text right of the bar, a value axis with its title, and one colour per series name.
 
-use super::frame::{SMALL_FONT, WIDTH, pens, shorten, text_width};
+use super::frame::{Pen, SMALL_FONT, WIDTH, pens, shorten, text_width};
 use super::{escape, fmt_tick, nice_step};
 use std::fmt::Write as _;
 
@@ -141,24 +141,28 @@ impl BarChart {
             t = escape(&self.value_label)
         );
         if self.legend {
-            let x = WIDTH - legend_w + 8.0;
-            for (i, p) in pens.iter().enumerate() {
-                let ly = TOP + 10.0 + i as f64 * 18.0;
-                let _ = write!(
-                    s,
-                    "<g class=\"legend\"><rect x=\"{x:.1}\" y=\"{:.1}\" width=\"14\" height=\"10\" fill=\"{}\"{}/>\
-                     <text x=\"{:.1}\" y=\"{:.1}\" font-size=\"{SMALL_FONT}\">{}</text></g>",
-                    ly - 5.0,
-                    p.colour,
-                    opacity(p.dash.is_some()),
-                    x + 20.0,
-                    ly + 4.0,
-                    escape(&shorten(&p.name, LEGEND_CHARS))
-                );
-            }
+            push_legend(&mut s, &pens, WIDTH - legend_w + 8.0);
         }
         s.push_str("</svg>");
         s
+    }
+}
+
+/// The legend: one swatch and name per series, in a column from `x`.
+fn push_legend(s: &mut String, pens: &[Pen], x: f64) {
+    for (i, p) in pens.iter().enumerate() {
+        let ly = TOP + 10.0 + i as f64 * 18.0;
+        let _ = write!(
+            s,
+            "<g class=\"legend\"><rect x=\"{x:.1}\" y=\"{:.1}\" width=\"14\" height=\"10\" fill=\"{}\"{}/>\
+             <text x=\"{:.1}\" y=\"{:.1}\" font-size=\"{SMALL_FONT}\">{}</text></g>",
+            ly - 5.0,
+            p.colour,
+            opacity(p.dash.is_some()),
+            x + 20.0,
+            ly + 4.0,
+            escape(&shorten(&p.name, LEGEND_CHARS))
+        );
     }
 }
 
