@@ -18,13 +18,18 @@ pub struct LogConfig {
     pub aggregate_interval: u32,
 }
 
-/// `-R` and `-L`: when transactions are scheduled, and when they are too late.
+/// `-R`, `-L` and `--warmup`: when transactions are scheduled, when they are too
+/// late, and when they start to count.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Pacing {
     /// `-R` target rate in transactions per second (0 = no throttling).
     pub rate: f64,
     /// `-L` in µs (0 = none).
     pub latency_limit_us: i64,
+    /// `--warmup` in µs (0 = none): the clients run the workload this long from the
+    /// run start (a shard's agreed start) before anything is counted; a transaction
+    /// counts when it was scheduled (without `-R`: started) at or after that edge.
+    pub warmup_us: i64,
 }
 
 /// What a client does after an error.

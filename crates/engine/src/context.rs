@@ -32,6 +32,9 @@ pub(crate) struct ThreadCtx<'a, N> {
     pub(crate) timer_exceeded: bool,
     /// When `-T` ends.
     pub(crate) end_time: Option<Micros>,
+    /// Transactions scheduled before this instant are `--warmup`'s and not counted
+    /// (`Micros::MIN` without a warm-up: one compare that never holds).
+    pub(crate) measure_from: Micros,
     /// The `-l` log.
     pub(crate) log: Option<TxLog>,
     /// Opens and watches client connections.
@@ -59,6 +62,7 @@ impl<'a, N> ThreadCtx<'a, N> {
             throttle_delay: cfg.throttle_delay_us(),
             timer_exceeded: false,
             end_time: None,
+            measure_from: Micros::MIN,
             log,
             net,
         }
@@ -150,6 +154,36 @@ impl<'a, N> ThreadCtx<'a, N> {
                 rec,
                 epoch,
             );
+        }
+    }
+
+    /// A `--warmup` transaction: only the `-P` counters see it (progress lines during
+    /// the warm-up show its throughput); statistics, time series and log do not.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn warmup_tx(&self, rec: &TxRecord) {
+        if let Some(p) = self.stats.progress() {
+            p.record(
+                rec.outcome,
+                rec.latency_us,
+                rec.lag_us,
+                rec.tries,
+                self.throttle_delay > 0.0,
+            );
+        }
+    }
+
+    /// Whether a transaction scheduled at `scheduled` is counted (not `--warmup`'s).
+    #[inline(always)]
+    pub(crate) fn measured(&self, scheduled: Micros) -> bool {
+        scheduled >= self.measure_from
+    }
+
+    /// `--warmup`: the `-l` aggregates start at its end `edge` (nothing was logged before).
+    pub(crate) fn restart_log_aggregate(&mut self, edge: Micros) {
+        let epoch = self.clock.epoch_us(edge).max(0) as u64;
+        if let Some(log) = self.log.as_mut() {
+            log.restart_aggregate(epoch);
         }
     }
 

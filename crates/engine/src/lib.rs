@@ -131,7 +131,12 @@ pub fn run(cfg: &EngineConfig, layout: &StatsLayout) -> Result<RunOutcome, Engin
         None
     };
     let plan = Plan::new(cfg);
-    let shared = Shared::new(threads as usize, signal_fd, cfg.placement.start_at_unix_us);
+    let shared = Shared::new(
+        threads as usize,
+        signal_fd,
+        cfg.placement.start_at_unix_us,
+        cfg.pacing.warmup_us,
+    );
     let results = deal_clients(cfg, layout, &plan, &shared, threads)
         .and_then(|blocks| run_threads(cfg, &plan, &shared, blocks));
     let end = shared.clock.now();
@@ -149,9 +154,9 @@ pub fn run(cfg: &EngineConfig, layout: &StatsLayout) -> Result<RunOutcome, Engin
         .map(|r| r.bench_start)
         .min()
         .unwrap_or(start_time);
-    // Waiting for an agreed start is not connecting: then the connections are done
-    // when the last thread has made its own.
-    let connected = match shared.start {
+    // Waiting for an agreed start or the end of a warm-up is not connecting: then the
+    // connections are done when the last thread has made its own.
+    let connected = match shared.start.or(shared.warmup_end) {
         Some(_) => results.iter().map(|r| r.connected).max(),
         None => None,
     }
@@ -221,7 +226,7 @@ fn deal_clients(
         next_local += n;
         // Per-interval statistics (HDR histogram per interval), when the layout asks for
         // them: each `-P` interval, else each second, from the run start (or the agreed
-        // start); merged interval by interval after the run.
+        // start, or the end of the warm-up); merged interval by interval after the run.
         let interval_us = u64::from(cfg.output.progress.max(1)) * 1_000_000;
         let mut stats = ThreadStats::new(layout);
         // Only thread 0's `-P` reporter reads the published counters.
@@ -229,7 +234,7 @@ fn deal_clients(
             stats = stats.with_progress(Arc::clone(&shared.progress[tid]));
         }
         if layout.time_series {
-            stats = stats.with_series(shared.start.unwrap_or(shared.run_start), interval_us);
+            stats = stats.with_series(shared.measured_origin(), interval_us);
         }
         blocks.push((clients, cfg.thread_rngs[tid], stats));
     }

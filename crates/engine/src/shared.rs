@@ -16,6 +16,9 @@ pub(crate) struct Shared {
     pub(crate) run_start: crate::clock::Micros,
     /// The agreed start of the measured interval, if any (after the connections).
     pub(crate) start: Option<crate::clock::Micros>,
+    /// The end of `--warmup` (the agreed start, else the run start, plus the warm-up):
+    /// one instant for every thread, from which everything is counted.
+    pub(crate) warmup_end: Option<crate::clock::Micros>,
     /// All threads created their state ("READY").
     pub(crate) ready: Gate,
     /// All initial connections made ("GO").
@@ -37,16 +40,21 @@ pub(crate) struct Shared {
 
 impl Shared {
     /// Shared state for `threads` threads; `start_at_unix_us` is the agreed start of
-    /// the measured interval (Unix µs, this machine's clock), if any.
+    /// the run (Unix µs, this machine's clock), if any; `warmup_us` the `--warmup`
+    /// (0 = none).
     pub(crate) fn new(
         threads: usize,
         signal_fd: Option<RawFd>,
         start_at_unix_us: Option<i64>,
+        warmup_us: i64,
     ) -> Shared {
         let clock = Clock::new();
+        let run_start = clock.now();
+        let start = start_at_unix_us.map(|t| clock.monotonic_of_epoch_us(t));
         Shared {
-            run_start: clock.now(),
-            start: start_at_unix_us.map(|t| clock.monotonic_of_epoch_us(t)),
+            run_start,
+            start,
+            warmup_end: (warmup_us > 0).then(|| start.unwrap_or(run_start) + warmup_us),
             clock,
             ready: Gate::new(threads),
             go: Gate::new(threads),
@@ -60,6 +68,13 @@ impl Shared {
             exit_now: AtomicBool::new(false),
             wakers: (0..threads).map(|_| OnceLock::new()).collect(),
         }
+    }
+
+    /// Where the measured interval counts from: the end of `--warmup`, else the agreed
+    /// start, else the run start (before the initial connections, as pgbench).
+    pub(crate) fn measured_origin(&self) -> crate::clock::Micros {
+        self.warmup_end
+            .unwrap_or_else(|| self.start.unwrap_or(self.run_start))
     }
 
     /// Notes that the run was interrupted.

@@ -16,6 +16,8 @@ pub(crate) struct TxLog {
     format: LogFormat,
     sampling_rate: f64,
     aggregate: Option<AggregateInterval>,
+    /// `--aggregate-interval` in seconds (0 = none).
+    aggregate_s: u32,
     line: String,
     /// A write failed (reported once).
     write_failed: bool,
@@ -46,6 +48,7 @@ impl TxLog {
             sampling_rate: cfg.sampling_rate,
             aggregate: (cfg.aggregate_interval > 0)
                 .then(|| AggregateInterval::new(start_epoch_us, cfg.aggregate_interval, format)),
+            aggregate_s: cfg.aggregate_interval,
             line: String::with_capacity(256),
             write_failed: false,
         })
@@ -92,6 +95,14 @@ impl TxLog {
         {
             self.write_failed = true;
             messages::error(progname, "could not write to log file");
+        }
+    }
+
+    /// The aggregation intervals start again at `start_epoch_us` (`--warmup`'s end;
+    /// nothing was recorded before).
+    pub(crate) fn restart_aggregate(&mut self, start_epoch_us: u64) {
+        if let Some(agg) = self.aggregate.as_mut() {
+            *agg = AggregateInterval::new(start_epoch_us, self.aggregate_s, self.format);
         }
     }
 

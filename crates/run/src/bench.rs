@@ -84,6 +84,7 @@ pub fn run(plan: &RunPlan, prompt: PasswordPrompt<'_>) -> Result<i32, Failure> {
         pacing: Pacing {
             rate: plan.rate,
             latency_limit_us: opts.latency_limit_us as i64,
+            warmup_us: i64::from(opts.warmup_s) * 1_000_000,
         },
         errors: error_policy(opts),
         output: engine_output(plan),
@@ -102,7 +103,9 @@ pub fn run(plan: &RunPlan, prompt: PasswordPrompt<'_>) -> Result<i32, Failure> {
     extras.mark_start(prog);
     let outcome = pgrush_engine::run(&cfg, &layout).map_err(|e| Failure::error(e.to_string()))?;
     if let Some(start) = shard_start {
-        shard::warn_if_late(prog, &start, outcome.measured_start_unix_us);
+        // Measuring starts at the agreed start plus the warm-up.
+        let measured_after_warmup = outcome.measured_start_unix_us - cfg.pacing.warmup_us;
+        shard::warn_if_late(prog, &start, measured_after_warmup);
         let _ = start.connection.close();
     }
     if outcome.exited_on_abort {

@@ -175,6 +175,8 @@ pub struct Options {
     pub assertions: Vec<pgrush_report::assertion::Assertion>,
     /// `--junit=FILE`: write the assertions' verdicts as JUnit XML.
     pub junit: Option<String>,
+    /// `--warmup` seconds (0 = none): the clients run that long before measuring.
+    pub warmup_s: u32,
     /// `--server-stats[=INTERVAL]`: sample the server every INTERVAL (explicitly asked
     /// for: the text summary is printed too).
     pub server_stats: Option<std::time::Duration>,
@@ -254,6 +256,7 @@ impl Default for Options {
             no_warnings: false,
             assertions: Vec::new(),
             junit: None,
+            warmup_s: 0,
             server_stats: None,
             no_server_stats: false,
             shard_option: None,

@@ -383,6 +383,14 @@ pub fn server_stats(st: &mut State, value: Option<&[u8]>, diag: &mut Diag<'_>) -
     Ok(())
 }
 
+/// `--warmup DURATION`: whole seconds, from 1, with an optional `s` (`10`, `10s`).
+pub fn warmup(st: &mut State, value: Option<&[u8]>, diag: &mut Diag<'_>) -> Result<(), i32> {
+    let given = value.unwrap_or_default();
+    let digits = given.strip_suffix(b"s").unwrap_or(given);
+    st.opts.warmup_s = int_option(digits, "--warmup", 1, diag)?;
+    Ok(())
+}
+
 /// `--assert EXPR`: the expression must be well formed now; whether the run can
 /// produce its metric is checked once every option is known.
 pub fn assert(st: &mut State, value: Option<&[u8]>, diag: &mut Diag<'_>) -> Result<(), i32> {

@@ -588,6 +588,12 @@ pub static OPTIONS: &[OptionDef] = &[
             "the others print one line)",
         ])],
         Update::Flag(|o| &mut o.shard_reports)),
+    extension("warmup", Required, Some("DURATION"),
+        &[help(Extensions, 15, &[
+            "run the workload for DURATION seconds (e.g. 10 or 10s)",
+            "before measuring; -T is the measured time",
+        ])],
+        Update::Custom(apply::warmup)),
     both(b'V', "version", No, None, Any,
         &[help(Common, 6, &["output version information, then exit"])],
         Update::Early(EarlyAction::Version)),
@@ -636,6 +642,7 @@ mod tests {
             "shard" => "1/2",
             "shards" => "4",
             "shard-timeout" => "5",
+            "warmup" => "2s",
             "start-at" => "2026-11-24T01:00:00Z",
             other => panic!("no sample value for --{other}: add one to this test"),
         }

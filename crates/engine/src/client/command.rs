@@ -79,7 +79,7 @@ impl<C: ClientConn> Client<C> {
         ctx: &mut ThreadCtx<'_, N>,
         now: &mut LazyNow,
     ) -> Next {
-        if ctx.cfg.output.report_per_command {
+        if ctx.cfg.output.report_per_command && ctx.measured(self.txn_scheduled) {
             let t = now.get(&ctx.clock);
             ctx.stats
                 .record_command_at(self.script, self.command, (t - self.stmt_begin) as f64, t);

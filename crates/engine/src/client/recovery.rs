@@ -77,7 +77,9 @@ impl<C: ClientConn> Client<C> {
             self.verbose_retry_message(ctx, now, true);
         }
         self.tries += 1;
-        ctx.stats.record_command_retry(self.script, self.command);
+        if ctx.measured(self.txn_scheduled) {
+            ctx.stats.record_command_retry(self.script, self.command);
+        }
         self.rng = self.saved_rng;
         self.command = 0;
         self.estatus = ErrStatus::None;
@@ -93,8 +95,10 @@ impl<C: ClientConn> Client<C> {
         now: &mut LazyNow,
     ) -> Next {
         let t = now.get(&ctx.clock);
-        ctx.stats
-            .record_command_failure_at(self.script, self.command, t);
+        if ctx.measured(self.txn_scheduled) {
+            ctx.stats
+                .record_command_failure_at(self.script, self.command, t);
+        }
         if ctx.cfg.errors.verbose_errors {
             self.verbose_retry_message(ctx, now, false);
         }

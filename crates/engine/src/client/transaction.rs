@@ -107,7 +107,9 @@ impl<C: ClientConn> Client<C> {
                 return Next::go(State::Aborted);
             }
             t = now.refresh(&ctx.clock);
-            ctx.stats.add_conn_time_us((t - start).max(0) as u64);
+            if ctx.measured(start) {
+                ctx.stats.add_conn_time_us((t - start).max(0) as u64);
+            }
         }
         self.begin_tx(t, ctx.throttle_delay > 0.0);
         Next::go(State::StartCommand)
@@ -158,7 +160,9 @@ impl<C: ClientConn> Client<C> {
             let start = now.get(&ctx.clock);
             self.disconnect(ctx);
             let t = now.refresh(&ctx.clock);
-            ctx.stats.add_conn_time_us((t - start).max(0) as u64);
+            if ctx.measured(self.txn_scheduled) {
+                ctx.stats.add_conn_time_us((t - start).max(0) as u64);
+            }
         }
         if !self.under_tx_limit(ctx) || ctx.timer_exceeded {
             return Next::go(State::Finished);
@@ -217,6 +221,10 @@ impl<C: ClientConn> Client<C> {
             lag_us,
             tries: self.tries,
         };
+        if !ctx.measured(self.txn_scheduled) {
+            ctx.warmup_tx(&rec);
+            return;
+        }
         ctx.stats.record_tx_at(&rec, t);
         self.tx_count += 1;
         ctx.log_tx(self.id, self.tx_count, &rec, t);

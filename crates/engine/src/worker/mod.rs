@@ -137,6 +137,8 @@ struct Worker<'a> {
     progress: Option<ProgressReporter>,
     /// End of the grace period after Ctrl-C.
     interrupt_deadline: Option<Micros>,
+    /// End of `--warmup` while it lasts: then the `-R` schedule restarts.
+    warmup_end: Option<Micros>,
     aborted: bool,
 }
 
@@ -197,6 +199,7 @@ impl<'a> Worker<'a> {
             bench_start: started,
             progress: None,
             interrupt_deadline: None,
+            warmup_end: None,
             aborted: false,
         })
     }
@@ -246,21 +249,44 @@ impl<'a> Worker<'a> {
     /// (before the initial connections, as pgbench) or from the agreed start. So
     /// the last `-P` line of a `-T` that is a multiple of `-P` falls on the end,
     /// and is printed in the loop's pass that sees the end, as pgbench prints it.
+    /// With `--warmup`, `-T` and the measured interval count from its end, the
+    /// progress lines before it say they are the warm-up's, and the aggregates of
+    /// the `-l` log start there.
     fn start(&mut self) {
         let cfg = self.ctx.cfg;
-        self.bench_start = self.ctx.clock.now();
+        let now = self.ctx.clock.now();
+        self.bench_start = now;
         if !cfg.connect_per_tx {
             let connecting = (self.connected - self.conn_start).max(0) as u64;
             self.ctx.stats.add_conn_time_us(connecting);
         }
-        self.ctx.throttle_trigger = self.bench_start;
-        let origin = self.shared.start.unwrap_or(self.shared.run_start);
+        self.ctx.throttle_trigger = now;
+        let origin = self.shared.measured_origin();
+        if let Some(edge) = self.shared.warmup_end {
+            self.bench_start = now.max(edge);
+            self.warmup_end = Some(edge);
+            self.ctx.measure_from = edge;
+            self.ctx.restart_log_aggregate(edge);
+        }
         if let RunLimit::Duration(secs) = cfg.limit {
             self.ctx.end_time = Some(origin + i64::from(secs) * 1_000_000);
         }
         if self.tid == 0 && cfg.output.progress > 0 {
-            self.progress = Some(ProgressReporter::new(cfg.output.progress, origin));
+            let run_origin = self.shared.start.unwrap_or(self.shared.run_start);
+            self.progress = Some(ProgressReporter::new(
+                cfg.output.progress,
+                run_origin,
+                self.shared.warmup_end,
+            ));
         }
+    }
+
+    /// The end of `--warmup`: the `-R` schedule restarts at it (a backlog of the
+    /// warm-up does not become the measured lag).
+    #[cold]
+    fn end_warmup(&mut self, edge: Micros) {
+        self.warmup_end = None;
+        self.ctx.throttle_trigger = self.ctx.throttle_trigger.max(edge);
     }
 
     /// Runs until every client is done, the run is interrupted, or
@@ -320,6 +346,9 @@ impl<'a> Worker<'a> {
         if let Some(deadline) = self.interrupt_deadline {
             consider(deadline, &mut now);
         }
+        if let Some(edge) = self.warmup_end {
+            consider(edge, &mut now);
+        }
         Wake::After(earliest)
     }
 
@@ -353,6 +382,11 @@ impl<'a> Worker<'a> {
     /// transactions in flight). True when the grace period is over.
     fn check_timers(&mut self, now: &mut LazyNow) -> bool {
         let clock = self.ctx.clock;
+        if let Some(edge) = self.warmup_end
+            && now.get(&clock) >= edge
+        {
+            self.end_warmup(edge);
+        }
         if let Some(end) = self.ctx.end_time
             && now.get(&clock) >= end
         {

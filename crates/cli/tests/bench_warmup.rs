@@ -1,0 +1,184 @@
+//! `--warmup DURATION`: the clients run the workload first and nothing of it is
+//! counted. Checked by arithmetic on a script of a fixed `\sleep`: each client
+//! runs ten transactions a second, the `-l` log's start times (end minus latency)
+//! against the instant the program was started, and the report's counts.
+
+mod bench_common;
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use bench_common::{EMPTY_DB, Prog, Scratch, run};
+use pgrush_testkit::Output;
+
+/// Each transaction takes 100 ms (and a little more): ten a second per client.
+const SLEEP: (&str, &str) = ("sleep.sql", "\\sleep 100 ms\n");
+
+/// Now, in Unix µs.
+fn unix_us() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .expect("clock after 1970")
+        .as_micros() as i64
+}
+
+/// One `-l` line: client, transaction number, start (Unix µs), lag (µs, with `-R`).
+#[derive(Debug)]
+struct Line {
+    client: u32,
+    tx_no: u64,
+    start_us: i64,
+    lag_us: Option<i64>,
+}
+
+/// The lines of every log file starting with `prefix`.
+fn log_lines(dir: &Scratch, prefix: &str) -> Vec<Line> {
+    let mut lines = Vec::new();
+    for text in dir.files_with_prefix(prefix).values() {
+        for l in text.lines() {
+            let f: Vec<i64> = l
+                .split(' ')
+                .map(|v| v.parse().unwrap_or_else(|_| panic!("bad field in {l:?}")))
+                .collect();
+            let end_us = f[4] * 1_000_000 + f[5];
+            lines.push(Line {
+                client: f[0] as u32,
+                tx_no: f[1] as u64,
+                start_us: end_us - f[2],
+                lag_us: f.get(6).copied(),
+            });
+        }
+    }
+    lines
+}
+
+/// The report's `number of transactions actually processed: N` (or `N/M`) count.
+fn processed(out: &Output) -> u64 {
+    let line = out
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("number of transactions actually processed: "))
+        .unwrap_or_else(|| panic!("no processed line in:\n{}", out.stdout));
+    line.split('/').next().unwrap().parse().unwrap()
+}
+
+/// `-n -f sleep.sql` and `extra` (split at spaces).
+fn sleep_run(extra: &str) -> Vec<&str> {
+    let mut args = vec!["-n", "-f", SLEEP.0];
+    args.extend(extra.split(' '));
+    args
+}
+
+/// Every logged transaction started at least a second (the warm-up) after `launched`.
+fn assert_after_warmup(lines: &[Line], launched: i64) {
+    for l in lines {
+        assert!(
+            l.start_us >= launched + 1_000_000,
+            "transaction {l:?} started {} µs after the launch, in the warm-up",
+            l.start_us - launched
+        );
+    }
+}
+
+/// Runs pgrush in `dir` with `args`; returns the output and when it was started.
+fn run_timed(dir: &Scratch, args: &[&str]) -> (Output, i64) {
+    bench_common::cluster(); // set up before the clock is read
+    let launched = unix_us();
+    let out = run(Prog::Pgrush, &dir.path, EMPTY_DB, args);
+    assert_eq!(out.code, 0, "pgrush failed: {}", out.stderr);
+    (out, launched)
+}
+
+#[test]
+fn duration_counts_nothing_of_the_warmup() {
+    let dir = Scratch::new(&[SLEEP]);
+    let args = sleep_run("-c 2 -j 2 --warmup 1s -T 1 -P 1 -l --log-prefix=warm");
+    let (out, launched) = run_timed(&dir, &args);
+    let lines = log_lines(&dir, "warm");
+    // Two seconds of running at ten a second per client would be about 40; the
+    // measured second is about 20 (the transaction in flight at the -T end is counted).
+    let n = lines.len() as u64;
+    assert!(
+        (16..=24).contains(&n),
+        "{n} transactions logged:\n{}",
+        out.stdout
+    );
+    assert_eq!(processed(&out), n, "report and log disagree");
+    // The warm-up ends one second after the run start, which follows the launch.
+    assert_after_warmup(&lines, launched);
+    // Numbering starts with the first measured transaction of each client.
+    for client in [0, 1] {
+        let nos: Vec<u64> = lines
+            .iter()
+            .filter(|l| l.client == client)
+            .map(|l| l.tx_no)
+            .collect();
+        assert_eq!(nos.iter().min(), Some(&1), "client {client}: {nos:?}");
+    }
+    assert!(out.stdout.contains("\nduration: 1 s\n"), "{}", out.stdout);
+    // Progress: the warm-up's line says so, the measured one is pgbench's.
+    let progress: Vec<&str> = out
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("progress: "))
+        .collect();
+    assert!(
+        progress
+            .first()
+            .is_some_and(|l| l.starts_with("progress: 1.0 s (warm-up), ")),
+        "{progress:?}"
+    );
+    assert!(
+        progress
+            .last()
+            .is_some_and(|l| l.starts_with("progress: 1.0 s, ")),
+        "{progress:?}"
+    );
+}
+
+#[test]
+fn transactions_are_extra() {
+    let dir = Scratch::new(&[SLEEP]);
+    let args = sleep_run("-c 2 -j 2 --warmup 1 -t 3 -l --log-prefix=extra");
+    let (out, launched) = run_timed(&dir, &args);
+    assert!(
+        out.stdout
+            .contains("number of transactions actually processed: 6/6\n"),
+        "{}",
+        out.stdout
+    );
+    let lines = log_lines(&dir, "extra");
+    assert_eq!(lines.len(), 6);
+    assert_after_warmup(&lines, launched);
+}
+
+#[test]
+fn rate_schedule_restarts_at_the_end_of_the_warmup() {
+    // One client can run 10 a second; -R 50 leaves it 0.8 s behind after a 1 s
+    // warm-up. Were the schedule not restarted, its slots would stay before the
+    // warm-up's end for the whole measured second and none would count.
+    let dir = Scratch::new(&[SLEEP]);
+    let args = sleep_run("-c 1 -R 50 --warmup 1 -T 1 --random-seed=7 -l --log-prefix=rate");
+    let (out, _) = run_timed(&dir, &args);
+    let mut lines = log_lines(&dir, "rate");
+    lines.sort_by_key(|l| l.tx_no);
+    assert!(lines.len() >= 5, "{lines:?}\n{}", out.stdout);
+    let first_lag = lines[0].lag_us.expect("a lag column with -R");
+    assert!(
+        first_lag < 500_000,
+        "backlog of the warm-up in the first lag: {first_lag} µs"
+    );
+}
+
+#[test]
+fn bad_durations_are_refused() {
+    let dir = Scratch::new(&[SLEEP]);
+    for bad in ["0", "x", "1.5", "10ms"] {
+        let out = run(Prog::Pgrush, &dir.path, EMPTY_DB, &["-n", "--warmup", bad]);
+        assert_eq!(out.code, 1, "--warmup {bad}: {}", out.stderr);
+        assert!(
+            out.stderr.contains("--warmup"),
+            "--warmup {bad}: {}",
+            out.stderr
+        );
+    }
+}
