@@ -445,6 +445,17 @@ fn restart_settings_restart_the_throwaway_cluster() {
     }
     let log = std::fs::read_to_string(out_dir.join("sweep.log")).unwrap();
     assert!(log.contains("warm-up"), "{log}");
+    // The warm-up is the measured run's own (`--warmup`), not a run of its own.
+    let runs: Vec<&str> = log.lines().filter(|l| l.starts_with("$ pgrush ")).collect();
+    let measured: Vec<&&str> = runs.iter().filter(|l| l.contains("--json=")).collect();
+    assert_eq!(measured.len(), 2, "{log}");
+    assert!(measured.iter().all(|l| l.contains(" --warmup=1")), "{log}");
+    assert!(
+        !runs
+            .iter()
+            .any(|l| l.contains("--time=1") && !l.contains("--json=")),
+        "{log}"
+    );
 }
 
 #[test]

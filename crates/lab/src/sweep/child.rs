@@ -1,4 +1,4 @@
-//! Child `pgrush` processes (one per initialization, warm-up and measured run), their
+//! Child `pgrush` processes (one per initialization and measured run), their
 //! output appended to the sweep's log file, and Ctrl-C: SIGINT and SIGTERM only raise
 //! a flag in the sweep; the running child is sent one SIGINT and waited for, so the
 //! sweep can restore the server's settings before it exits.

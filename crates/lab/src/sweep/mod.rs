@@ -2,8 +2,8 @@
 //! ([`Axis`]: initialization options, run options, server settings); each cell runs
 //! `repeats` times in a shuffled, interleaved order ([`Plan`], seeded); the database
 //! is initialized again only when an initialization option changes, followed by the
-//! same `VACUUM ANALYZE` and `CHECKPOINT`; each measured run follows a discarded
-//! warm-up. Every run is an ordinary `pgrush --json` run document under the output
+//! same `VACUUM ANALYZE` and `CHECKPOINT`; each measured run begins with a discarded
+//! warm-up (its `--warmup`). Every run is an ordinary `pgrush --json` run document under the output
 //! directory, so a second invocation resumes ([`run_sweep`]). The results
 //! ([`SweepSummary`]) give medians with bootstrap intervals ([`stats`]) and compare
 //! the cells that differ in one axis; [`output`] renders them as tables, [`html`] as a

@@ -1,6 +1,6 @@
 //! Running a plan: initializations when an initialization axis changes (each followed
-//! by the same `VACUUM ANALYZE` and `CHECKPOINT`), server settings, a discarded
-//! warm-up and the measured run of each step, as child `pgrush` processes. Each
+//! by the same `VACUUM ANALYZE` and `CHECKPOINT`), server settings, and the measured
+//! run of each step (after its own discarded `--warmup`), as child `pgrush` processes. Each
 //! measured run's document is written as `runs/<name>.json.partial` and renamed when
 //! the run succeeded, beside `runs/<name>.facts.json` (what the sweep saw: tables'
 //! persistence and storage options, settings); finished runs are skipped.
@@ -296,8 +296,8 @@ impl Session<'_> {
         Ok(end)
     }
 
-    /// The warm-up (discarded) and the measured run; returns the tps text, or `None`
-    /// when Ctrl-C interrupted.
+    /// The measured run, after its own `--warmup` (discarded); returns the tps text,
+    /// or `None` when Ctrl-C interrupted.
     fn measure(
         &mut self,
         step: &Step,
@@ -308,21 +308,6 @@ impl Session<'_> {
         let key = &self.plan.key;
         let conn = self.server.child_args();
         let run_axes = axis_args(self.plan, cell, false);
-        if key.warmup_s > 0 {
-            let mut args: Vec<String> = key
-                .run_args
-                .iter()
-                .filter(|a| !is_dropped_from_warmup(a))
-                .cloned()
-                .collect();
-            args.extend(run_axes.iter().cloned());
-            args.push(format!("--time={}", key.warmup_s));
-            args.extend(conn.iter().cloned());
-            phase("warm-up");
-            if self.launcher.run(&format!("{label}: warm-up"), &args)? == ChildEnd::Interrupted {
-                return Ok(None);
-            }
-        }
         let final_path = document_path(&self.cfg.out_dir, step);
         let partial = final_path.with_extension("json.partial");
         let mut args = key.run_args.clone();
@@ -332,8 +317,15 @@ impl Session<'_> {
         }
         args.push(format!("--json={}", partial.display()));
         args.extend(conn.iter().cloned());
-        phase("measured run");
-        if self.launcher.run(label, &args)? == ChildEnd::Interrupted {
+        let title = if key.warmup_s > 0 {
+            args.push(format!("--warmup={}", key.warmup_s));
+            phase("warm-up and measured run");
+            format!("{label}: warm-up and measured run")
+        } else {
+            phase("measured run");
+            label.to_string()
+        };
+        if self.launcher.run(&title, &args)? == ChildEnd::Interrupted {
             let _ = std::fs::remove_file(&partial);
             return Ok(None);
         }
@@ -387,21 +379,6 @@ impl SweepClock {
         }?;
         Some(per_run * u32::try_from(total.saturating_sub(done)).unwrap_or(u32::MAX))
     }
-}
-
-/// Run arguments a warm-up leaves out: the run's length (the warm-up has its own)
-/// and the transaction logs.
-fn is_dropped_from_warmup(arg: &str) -> bool {
-    [
-        "--time=",
-        "--transactions=",
-        "--log",
-        "--aggregate-interval=",
-        "--sampling-rate=",
-        "--log-prefix=",
-    ]
-    .iter()
-    .any(|p| arg.starts_with(p))
 }
 
 /// The arguments of the cell's initialization (`init`) or run axes.
