@@ -91,7 +91,7 @@ fn run_timed(dir: &Scratch, args: &[&str]) -> (Output, i64) {
 #[test]
 fn duration_counts_nothing_of_the_warmup() {
     let dir = Scratch::new(&[SLEEP]);
-    let args = sleep_run("-c 2 -j 2 --warmup 1s -T 1 -P 1 -l --log-prefix=warm");
+    let args = sleep_run("-c 2 -j 2 --warmup 1s -T 1 -P 1 -l --log-prefix=warm --json=run.json");
     let (out, launched) = run_timed(&dir, &args);
     let lines = log_lines(&dir, "warm");
     // Two seconds of running at ten a second per client would be about 40; the
@@ -115,6 +115,20 @@ fn duration_counts_nothing_of_the_warmup() {
         assert_eq!(nos.iter().min(), Some(&1), "client {client}: {nos:?}");
     }
     assert!(out.stdout.contains("\nduration: 1 s\n"), "{}", out.stdout);
+    // The document starts at the end of the warm-up; its intervals hold what the log does.
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path.join("run.json")).unwrap()).unwrap();
+    let start_us = (doc["start_time_unix"].as_f64().unwrap() * 1e6) as i64;
+    assert!(
+        start_us >= launched + 1_000_000,
+        "document starts {start_us}"
+    );
+    let intervals = doc["time_series"]["intervals"].as_array().unwrap();
+    let in_series: u64 = intervals
+        .iter()
+        .map(|i| i["transactions"]["processed"].as_u64().unwrap())
+        .sum();
+    assert_eq!(in_series, n, "{intervals:?}");
     // Progress: the warm-up's line says so, the measured one is pgbench's.
     let progress: Vec<&str> = out
         .stderr

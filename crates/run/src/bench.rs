@@ -97,10 +97,10 @@ pub fn run(plan: &RunPlan, prompt: PasswordPrompt<'_>) -> Result<i32, Failure> {
     if let Some(start) = &shard_start {
         extras.set_shard(
             shard::shard_doc(start, opts.clients),
-            start.start_local_us(),
+            start.start_local_us() + cfg.pacing.warmup_us,
         );
     }
-    extras.mark_start(prog);
+    extras.mark_start(prog, cfg.pacing.warmup_us);
     let outcome = pgrush_engine::run(&cfg, &layout).map_err(|e| Failure::error(e.to_string()))?;
     if let Some(start) = shard_start {
         // Measuring starts at the agreed start plus the warm-up.

@@ -95,8 +95,10 @@ impl RunExtras {
 
     /// Marks the start of the run (call just before the engine starts, after
     /// [`RunExtras::set_shard`] for a shard) and starts the server sampler, whose
-    /// intervals start with the run's time series: now, or a shard's agreed start.
-    pub fn mark_start(&mut self, prog: &str) {
+    /// intervals start with the run's time series: now plus the `--warmup`
+    /// (`warmup_us`), or a shard's agreed start (with its warm-up, see
+    /// [`RunExtras::set_shard`]).
+    pub fn mark_start(&mut self, prog: &str, warmup_us: i64) {
         let now_us = pgrush_stats::wall_clock::unix_time_us();
         let now = std::time::Instant::now();
         let origin = if self.shard.is_some() {
@@ -108,8 +110,8 @@ impl RunExtras {
                 now.checked_sub(by).unwrap_or(now)
             }
         } else {
-            self.start_time_unix_us = now_us;
-            now
+            self.start_time_unix_us = now_us + warmup_us;
+            now + std::time::Duration::from_micros(warmup_us.max(0) as u64)
         };
         if let Some(s) = self.sampling.as_mut() {
             s.start(prog, origin);
@@ -117,8 +119,8 @@ impl RunExtras {
     }
 
     /// A shard's run: its document carries `shard`, and starts (with its time
-    /// series and server statistics) at the agreed start, `start_time_unix_us` on
-    /// this machine's clock.
+    /// series and server statistics) at the agreed start (plus the warm-up),
+    /// `start_time_unix_us` on this machine's clock.
     pub fn set_shard(&mut self, shard: ShardDoc, start_time_unix_us: i64) {
         self.shard = Some(shard);
         self.start_time_unix_us = start_time_unix_us;
