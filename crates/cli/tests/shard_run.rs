@@ -2,7 +2,7 @@
 //! four shards draw exactly what one run with all their clients draws, start
 //! together through the barrier even when one is launched late, name the shards
 //! that never arrived, pick their identity from Slurm, MPI or Kubernetes variables,
-//! and write run documents with the `shard` block.
+//! write run documents with the `shard` block, and end a `--warmup` together.
 
 mod bench_common;
 
@@ -648,5 +648,66 @@ fn bad_shard_settings_are_refused_clearly() {
             out.stderr
         );
         assert!(!out.stderr.contains("panicked"), "{}", out.stderr);
+    }
+}
+
+#[test]
+fn the_shards_end_the_warmup_together() {
+    let dir = Scratch::new(&[SCRIPT]);
+    cluster();
+    let launched_us = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .expect("clock")
+        .as_micros() as i64;
+    let extra = [
+        "-T",
+        "1",
+        "-R",
+        "100",
+        "--warmup",
+        "1",
+        "-l",
+        "--log-prefix=wlog",
+        "--json",
+        "doc-{shard}.json",
+        "--shard-timeout",
+        "20",
+    ];
+    let shards = run_shards("warmup", &dir.path, 2, &[0, 1], None, &extra);
+    let mut starts_us = Vec::new();
+    for (i, s) in shards.iter().enumerate() {
+        assert_eq!(s.code, 0, "shard {i}: {}", s.stderr);
+        assert!(
+            !s.stderr.contains("started measuring"),
+            "shard {i}: {}",
+            s.stderr
+        );
+        let doc = read_json(&dir.path.join(format!("doc-{i}.json")));
+        assert_eq!(schema_errors(&doc), Vec::<String>::new(), "shard {i}");
+        let duration = doc["results"]["duration_s"].as_f64().expect("duration");
+        assert!((0.9..1.5).contains(&duration), "shard {i}: {duration} s");
+        starts_us.push((doc["start_time_unix"].as_f64().expect("start") * 1e6) as i64);
+    }
+    // Each shard's measured interval starts at the agreed start plus the warm-up: the
+    // same instant, at least a second after the launch.
+    let (first, last) = (
+        starts_us[0].min(starts_us[1]),
+        starts_us[0].max(starts_us[1]),
+    );
+    assert!(last - first < 50_000, "measured starts {starts_us:?}");
+    assert!(
+        first >= launched_us + 1_000_000,
+        "{first} vs launch {launched_us}"
+    );
+    // No logged transaction was scheduled before it (under -R a line's end minus its
+    // latency is its scheduled start).
+    let lines = logged(&dir, "wlog");
+    assert!(lines.len() >= 50, "{} logged", lines.len());
+    for (client, tx, began_us) in lines {
+        assert!(
+            began_us >= last - 2_000,
+            "client {client} tx {tx} scheduled {} µs before the measured start",
+            last - began_us
+        );
     }
 }
