@@ -196,3 +196,27 @@ fn bad_durations_are_refused() {
         );
     }
 }
+
+#[test]
+fn aggregates_start_at_the_end_of_the_warmup() {
+    let dir = Scratch::new(&[SLEEP]);
+    let args = sleep_run("-c 1 --warmup 1 -T 2 -l --aggregate-interval=1 --log-prefix=agg");
+    let (out, launched) = run_timed(&dir, &args);
+    let files = dir.files_with_prefix("agg");
+    let text = files.values().next().expect("a log file");
+    // interval_start num_transactions ...: no interval of the warm-up, not even an
+    // empty one; about ten transactions in each measured second.
+    let rows: Vec<(i64, u64)> = text
+        .lines()
+        .map(|l| {
+            let f: Vec<&str> = l.split(' ').collect();
+            (f[0].parse().unwrap(), f[1].parse().unwrap())
+        })
+        .collect();
+    assert!(!rows.is_empty(), "{}", out.stdout);
+    assert!(
+        rows[0].0 >= launched / 1_000_000 + 1,
+        "{rows:?} launch {launched}"
+    );
+    assert!(rows.iter().all(|&(_, n)| (5..=11).contains(&n)), "{rows:?}");
+}
