@@ -369,6 +369,27 @@ pub struct TimeSeriesDoc {
     pub intervals: Vec<IntervalDoc>,
 }
 
+impl IntervalDoc {
+    /// Where a chart places the interval: its middle (s).
+    pub fn mid_s(&self) -> f64 {
+        self.start_s + self.duration_s / 2.0
+    }
+}
+
+impl TimeSeriesDoc {
+    /// The intervals worth charting: a last interval of a few milliseconds gives a
+    /// meaningless rate, so only those covering at least half their length (all of them
+    /// if none does).
+    pub fn chartable(&self) -> Vec<&IntervalDoc> {
+        let full = |i: &&IntervalDoc| i.duration_s >= self.interval_s / 2.0;
+        if self.intervals.iter().any(|i| full(&i)) {
+            self.intervals.iter().filter(full).collect()
+        } else {
+            self.intervals.iter().collect()
+        }
+    }
+}
+
 /// One run, as `--json` writes it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunDocument {

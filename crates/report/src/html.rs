@@ -4,7 +4,7 @@
 //! per-command latencies and the settings.
 
 use crate::compare::Comparison;
-use crate::document::{Distribution, IntervalDoc, RunDocument, TimeSeriesDoc};
+use crate::document::{Distribution, IntervalDoc, RunDocument};
 use crate::page::page_end;
 pub use crate::page::page_start;
 use crate::percentiles::{label, value_at_percentile};
@@ -115,33 +115,12 @@ fn summary_table(s: &mut String, d: &RunDocument) {
     s.push_str("</table>");
 }
 
-/// The x position of an interval: its middle.
-fn mid(i: &IntervalDoc) -> f64 {
-    i.start_s + i.duration_s / 2.0
-}
-
-/// The intervals worth charting: a last interval of a few milliseconds gives a
-/// meaningless rate, so only those covering at least half their length (all of them if
-/// none does).
-fn chartable(ts: &TimeSeriesDoc) -> Vec<&IntervalDoc> {
-    let full: Vec<&IntervalDoc> = ts
-        .intervals
-        .iter()
-        .filter(|i| i.duration_s >= ts.interval_s / 2.0)
-        .collect();
-    if full.is_empty() {
-        ts.intervals.iter().collect()
-    } else {
-        full
-    }
-}
-
 fn time_charts(s: &mut String, d: &RunDocument) {
     let Some(ts) = &d.time_series else {
         s.push_str("<p>No time series recorded.</p>");
         return;
     };
-    let intervals = chartable(ts);
+    let intervals = ts.chartable();
     let tps = Chart {
         title: String::new(),
         x_label: "time since start (s)".into(),
@@ -150,14 +129,14 @@ fn time_charts(s: &mut String, d: &RunDocument) {
         series: vec![
             Series {
                 name: "tps".into(),
-                points: intervals.iter().map(|i| (mid(i), i.tps)).collect(),
+                points: intervals.iter().map(|i| (i.mid_s(), i.tps)).collect(),
             },
             Series {
                 name: "failures/s".into(),
                 points: intervals
                     .iter()
                     .filter(|i| i.duration_s > 0.0)
-                    .map(|i| (mid(i), i.transactions.failed as f64 / i.duration_s))
+                    .map(|i| (i.mid_s(), i.transactions.failed as f64 / i.duration_s))
                     .collect(),
             },
         ],
@@ -174,7 +153,7 @@ fn time_charts(s: &mut String, d: &RunDocument) {
                 .iter()
                 .filter_map(|i| {
                     let v = i.latency_percentiles.iter().find(|v| v.p == p)?;
-                    Some((mid(i), v.ms))
+                    Some((i.mid_s(), v.ms))
                 })
                 .collect(),
         })
@@ -183,7 +162,7 @@ fn time_charts(s: &mut String, d: &RunDocument) {
         name: "average".into(),
         points: intervals
             .iter()
-            .filter_map(|i| Some((mid(i), i.latency_average_ms?)))
+            .filter_map(|i| Some((i.mid_s(), i.latency_average_ms?)))
             .collect(),
     });
     let lat = Chart {
@@ -379,9 +358,9 @@ pub fn render_comparison(runs: &[(String, RunDocument)]) -> String {
         d.time_series
             .as_ref()
             .map(|ts| {
-                chartable(ts)
+                ts.chartable()
                     .into_iter()
-                    .filter_map(|i| Some((mid(i), f(i)?)))
+                    .filter_map(|i| Some((i.mid_s(), f(i)?)))
                     .collect()
             })
             .unwrap_or_default()
@@ -467,7 +446,7 @@ pub fn render(d: &RunDocument) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::document::{Counts, PercentileValue};
+    use crate::document::{Counts, PercentileValue, TimeSeriesDoc};
     use crate::hdr;
     use pgrush_stats::LatencyHistogram;
 
@@ -528,13 +507,13 @@ mod tests {
             interval_s: 1.0,
             intervals: vec![iv(0.0, 0.9), iv(1.0, 1.0), iv(2.0, 0.01)],
         };
-        let kept: Vec<f64> = chartable(&ts).iter().map(|i| i.start_s).collect();
+        let kept: Vec<f64> = ts.chartable().iter().map(|i| i.start_s).collect();
         assert_eq!(kept, vec![0.0, 1.0]);
         let tiny = TimeSeriesDoc {
             interval_s: 1.0,
             intervals: vec![iv(0.0, 0.2)],
         };
-        assert_eq!(chartable(&tiny).len(), 1);
-        assert_eq!(mid(&iv(2.0, 0.5)), 2.25);
+        assert_eq!(tiny.chartable().len(), 1);
+        assert_eq!(iv(2.0, 0.5).mid_s(), 2.25);
     }
 }

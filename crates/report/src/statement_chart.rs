@@ -3,7 +3,7 @@
 //! there are several, with the server's events (checkpoints, autovacuum) shaded, so that
 //! a statement getting slower during a checkpoint shows at a glance.
 
-use crate::document::{IntervalDoc, IntervalLatencyDoc, RunDocument, TimeSeriesDoc};
+use crate::document::{IntervalDoc, IntervalLatencyDoc, RunDocument};
 use crate::palette::series_colour;
 use crate::percentiles::label;
 use crate::svg::{Chart, Mark, Series, Stacking, XScale, escape};
@@ -22,22 +22,6 @@ const LEGEND_CHARS: usize = 19;
 pub fn shorten(text: &str, max: usize) -> String {
     let one_line = text.split_whitespace().collect::<Vec<_>>().join(" ");
     crate::svg::frame::shorten(&one_line, max)
-}
-
-/// The x position of an interval: its middle.
-fn mid(i: &IntervalDoc) -> f64 {
-    i.start_s + i.duration_s / 2.0
-}
-
-/// The intervals worth charting: those covering at least half their length (all of them
-/// if none does), as on the page's other time charts.
-fn chartable(ts: &TimeSeriesDoc) -> Vec<&IntervalDoc> {
-    let full = |i: &&IntervalDoc| i.duration_s >= ts.interval_s / 2.0;
-    if ts.intervals.iter().any(|i| full(&i)) {
-        ts.intervals.iter().filter(full).collect()
-    } else {
-        ts.intervals.iter().collect()
-    }
 }
 
 /// The `(script, command)` of the slowest statements: highest average latency over the
@@ -84,7 +68,7 @@ fn lines<'a>(
             name: name.clone(),
             points: intervals
                 .iter()
-                .filter_map(|&i| Some((mid(i), value(entry(i, k)?)?)))
+                .filter_map(|&i| Some((i.mid_s(), value(entry(i, k)?)?)))
                 .collect(),
         })
         .collect()
@@ -160,7 +144,7 @@ pub fn html_section(d: &RunDocument) -> String {
     let Some(ts) = &d.time_series else {
         return String::new();
     };
-    let intervals = chartable(ts);
+    let intervals = ts.chartable();
     let keys = slowest(&intervals);
     let several_scripts = d.scripts.len() > 1 && intervals.iter().any(|i| !i.scripts.is_empty());
     if keys.is_empty() && !several_scripts {
