@@ -22,6 +22,11 @@ struct BadLines {
 /// given to `--list`, which takes none.)
 const BAD_LINES: &[BadLines] = &[
     BadLines {
+        name: "capacity",
+        missing_argument: &["--slo"],
+        bad_value: &["--slo", "p99<5ms", "--precision", "none"],
+    },
+    BadLines {
         name: "demo",
         missing_argument: &["-T"],
         bad_value: &["-s", "0"],

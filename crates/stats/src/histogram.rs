@@ -127,6 +127,19 @@ impl LatencyHistogram {
         self.view().mean()
     }
 
+    /// Number of values above `limit_us` (`inclusive`: at or above it), each bucket
+    /// placed at its lowest value (the histogram's resolution, 3 significant digits).
+    pub fn count_above(&self, limit_us: f64, inclusive: bool) -> u64 {
+        let view = self.view();
+        view.iter_recorded()
+            .filter(|v| {
+                let at = view.lowest_equivalent(v.value_iterated_to()) as f64;
+                at > limit_us || (inclusive && at == limit_us)
+            })
+            .map(|v| v.count_at_value())
+            .sum()
+    }
+
     /// The underlying `hdrhistogram` histogram (for plots and exports).
     pub fn inner(&self) -> &Histogram<u64> {
         self.view()
@@ -168,6 +181,19 @@ impl Serialize for LatencyHistogram {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn counts_above_a_limit() {
+        let mut h = LatencyHistogram::new();
+        assert_eq!(h.count_above(0.0, true), 0);
+        for v in [1_000u64, 5_000, 5_000, 6_000, 200_000] {
+            h.record_u64(v);
+        }
+        assert_eq!(h.count_above(5_000.0, false), 2);
+        assert_eq!(h.count_above(5_000.0, true), 4);
+        assert_eq!(h.count_above(999.0, false), 5);
+        assert_eq!(h.count_above(300_000.0, true), 0);
+    }
 
     #[test]
     fn record_saturate_merge() {

@@ -38,16 +38,9 @@ pub enum SweepError {
         /// The server's message.
         message: String,
     },
-    /// A child `pgrush` failed.
-    #[error("{what} failed ({status}); the end of its output:\n{log_tail}")]
-    Child {
-        /// Which step.
-        what: String,
-        /// Its exit status.
-        status: String,
-        /// The last lines it wrote.
-        log_tail: String,
-    },
+    /// A child `pgrush` failed or could not be run.
+    #[error(transparent)]
+    Child(#[from] crate::child::ChildError),
     /// A `set:` axis names no server setting.
     #[error("unknown server setting \"{0}\"")]
     UnknownSetting(String),

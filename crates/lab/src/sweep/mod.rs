@@ -11,11 +11,10 @@
 //!
 //! Modules: `axes` (what varies), `config` (what to run, where), `error`, `plan`
 //! (cells, order, `sweep.json`), `server` (throwaway cluster or given server),
-//! `settings` (`set:` axes), `child` (child processes, Ctrl-C), `runner` (the loop),
+//! `settings` (`set:` axes), `runner` (the loop; its children run with [`crate::child`]),
 //! `stats`, `summary`, `output`.
 
 mod axes;
-mod child;
 mod config;
 mod error;
 pub mod html;

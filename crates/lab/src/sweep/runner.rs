@@ -5,12 +5,12 @@
 //! the run succeeded, beside `runs/<name>.facts.json` (what the sweep saw: tables'
 //! persistence and storage options, settings); finished runs are skipped.
 
-use super::child::{ChildEnd, Launcher};
 use super::config::{SweepConfig, Target};
 use super::error::SweepError;
 use super::plan::{Cell, Plan, Step};
 use super::server::Server;
 use super::settings::Settings;
+use crate::child::{ChildEnd, Launcher};
 use pgrush_report::RunDocument;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;

@@ -193,7 +193,7 @@ impl Unit {
     }
 
     /// Milliseconds per unit for durations (1 for none, which means milliseconds).
-    pub(crate) fn ms_per_unit(self) -> f64 {
+    pub fn ms_per_unit(self) -> f64 {
         match self {
             Unit::Microseconds => 0.001,
             Unit::Seconds => 1000.0,

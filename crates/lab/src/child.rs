@@ -1,9 +1,9 @@
-//! Child `pgrush` processes (one per initialization and measured run), their
-//! output appended to the sweep's log file, and Ctrl-C: SIGINT and SIGTERM only raise
-//! a flag in the sweep; the running child is sent one SIGINT and waited for, so the
-//! sweep can restore the server's settings before it exits.
+//! Child `pgrush` processes (a sweep's initializations and measured runs, a capacity
+//! search's steps), their output appended to the workflow's log file, and Ctrl-C:
+//! SIGINT and SIGTERM only raise a flag in the workflow; the running child is sent one
+//! SIGINT and waited for, so the workflow can clean up (restore the server's settings,
+//! report what it found so far) before it exits.
 
-use super::error::SweepError;
 use pgrush_wire::conninfo::redact_argv;
 use std::fs::File;
 use std::io::Write;
@@ -12,9 +12,29 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
+use thiserror::Error;
 
 /// How often a running child is checked.
 const POLL: Duration = Duration::from_millis(20);
+
+/// Why a child could not be run, or failed.
+#[derive(Debug, Error)]
+#[non_exhaustive]
+pub enum ChildError {
+    /// The log could not be written, the signals caught or the process started.
+    #[error("{0}")]
+    Io(String),
+    /// The child exited with a failure status.
+    #[error("{what} failed ({status}); the end of its output:\n{log_tail}")]
+    Failed {
+        /// Which step.
+        what: String,
+        /// Its exit status.
+        status: String,
+        /// The last lines it wrote.
+        log_tail: String,
+    },
+}
 
 /// How a child ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,12 +55,12 @@ pub struct Launcher {
 
 impl Launcher {
     /// A launcher of `exe` writing to `log`; catches SIGINT and SIGTERM until dropped.
-    pub fn new(exe: &Path, log: &Path) -> Result<Launcher, SweepError> {
+    pub fn new(exe: &Path, log: &Path) -> Result<Launcher, ChildError> {
         let interrupted = Arc::new(AtomicBool::new(false));
         let mut hooks = Vec::new();
         for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
             let id = signal_hook::flag::register(sig, Arc::clone(&interrupted))
-                .map_err(|e| SweepError::Io(format!("cannot catch signals: {e}")))?;
+                .map_err(|e| ChildError::Io(format!("cannot catch signals: {e}")))?;
             hooks.push(id);
         }
         Ok(Launcher {
@@ -58,8 +78,8 @@ impl Launcher {
 
     /// Runs `pgrush ARGS`, its output appended to the log under a `== title` line.
     /// A non-zero exit status is an error quoting the end of the log.
-    pub fn run(&self, title: &str, args: &[String]) -> Result<ChildEnd, SweepError> {
-        let io = |e: std::io::Error| SweepError::Io(format!("{}: {e}", self.log.display()));
+    pub fn run(&self, title: &str, args: &[String]) -> Result<ChildEnd, ChildError> {
+        let io = |e: std::io::Error| ChildError::Io(format!("{}: {e}", self.log.display()));
         let mut log = File::options()
             .create(true)
             .append(true)
@@ -73,7 +93,7 @@ impl Launcher {
             .stdout(log.try_clone().map_err(io)?)
             .stderr(log)
             .spawn()
-            .map_err(|e| SweepError::Io(format!("cannot run {}: {e}", self.exe.display())))?;
+            .map_err(|e| ChildError::Io(format!("cannot run {}: {e}", self.exe.display())))?;
         let mut forwarded = false;
         let status = loop {
             if let Some(status) = child.try_wait().map_err(io)? {
@@ -96,7 +116,7 @@ impl Launcher {
         if status.success() {
             return Ok(ChildEnd::Success);
         }
-        Err(SweepError::Child {
+        Err(ChildError::Failed {
             what: title.to_string(),
             status: status.to_string(),
             log_tail: log_tail(&self.log, 15),
