@@ -365,3 +365,66 @@ fn slos_and_options_it_cannot_use_are_refused() {
         "cannot be measured: a step needs at least 384",
     );
 }
+
+#[test]
+fn ctrl_c_stops_the_search_with_the_bound_so_far() {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+    use std::time::Duration;
+    let dir = scratch();
+    let c = testkit::shared();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_pgrush"));
+    testkit::clear_pg_env(&mut cmd);
+    // Steps of 1 s without warm-up (a mean-latency SLO needs no count), from 100 tps.
+    cmd.args(["capacity", "--slo", "latency-avg<1s", "--start-rate", "100"])
+        .args(["--step", "1", "--warmup", "0", "--json", "cap.json"])
+        .args(&WORKLOAD[..7])
+        .envs(c.env())
+        .env("PGDATABASE", DB)
+        .current_dir(dir.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().unwrap_or_else(|e| panic!("{e}"));
+    let stdout = child.stdout.take().unwrap_or_else(|| panic!("stdout"));
+    let (tx, lines) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        let mut all = String::new();
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            all.push_str(&line);
+            all.push('\n');
+            let _ = tx.send(line);
+        }
+        all
+    });
+    // The first step's line, then Ctrl-C while the second step runs.
+    let first = loop {
+        match lines.recv_timeout(Duration::from_secs(30)) {
+            Ok(line) if line.starts_with("pgrush capacity: step 1: ") => break line,
+            Ok(_) => {}
+            Err(e) => panic!("no first step: {e}"),
+        }
+    };
+    assert!(first.ends_with(": holds"), "{first}");
+    std::thread::sleep(Duration::from_millis(300));
+    // SAFETY: signalling the child this test started.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGINT);
+    }
+    let out = child.wait_with_output().unwrap_or_else(|e| panic!("{e}"));
+    let stdout = reader.join().unwrap_or_default();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("pgrush capacity: interrupted; the best bound so far: at least 100 tps"),
+        "{stderr}"
+    );
+    assert!(
+        stdout.contains("sustainable rate: at least 100 tps"),
+        "{stdout}"
+    );
+    let doc = read_json(&dir, "cap.json");
+    assert_eq!(doc["interrupted"], true, "{doc}");
+    assert_eq!(doc["complete"], false, "{doc}");
+    assert_eq!(doc["capacity_tps"].as_f64(), Some(100.0), "{doc}");
+    assert_eq!(doc["steps"].as_array().map(Vec::len), Some(1), "{doc}");
+}

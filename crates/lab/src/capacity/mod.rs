@@ -27,9 +27,9 @@ mod step;
 
 pub use config::CapacityConfig;
 pub use error::CapacityError;
-pub use result::{CapacityResult, Probe, SCHEMA, SearchSettings, StepRecord};
+pub use result::{CapacityResult, Probe, SCHEMA, SearchSettings, StepRecord, rate_text};
 pub use slo::{Slo, SloError, SloKind, SloVerdict};
-pub use step::{DELIVERED_SHARE, LAG_GROWTH_LIMIT, MAX_ROUNDS, rate_text};
+pub use step::{DELIVERED_SHARE, LAG_GROWTH_LIMIT, MAX_ROUNDS};
 
 use crate::child::Launcher;
 use crate::ticker::{Announce, Ticker};

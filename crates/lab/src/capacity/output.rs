@@ -2,9 +2,8 @@
 //! latency-throughput curve as a table (at most [`MAX_WIDTH`] columns) and the verdict
 //! ([`render_text`]).
 
-use super::result::{CapacityResult, StepRecord};
+use super::result::{CapacityResult, StepRecord, rate_text};
 use super::slo::SloVerdict;
-use super::step::rate_text;
 
 /// The widest line of the table.
 pub const MAX_WIDTH: usize = 100;
@@ -208,6 +207,106 @@ pub fn verdict_text(result: &CapacityResult) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use crate::capacity::result::{SCHEMA, SearchSettings};
+
+    fn step(number: usize, rate: f64, failure: Option<&str>) -> StepRecord {
+        let slo = |name: &str, holds: bool| SloVerdict {
+            slo: name.to_string(),
+            holds,
+            measured: Some(7.5),
+            unit: "ms".into(),
+            k: Some(40),
+            n: Some(1000),
+            limit: Some(0.01),
+            interval: Some((0.0295, 0.054)),
+            decided: true,
+        };
+        StepRecord {
+            step: number,
+            offered_tps: rate,
+            rounds: 1,
+            duration_s: 2.0,
+            transactions: (rate * 2.0) as u64,
+            delivered_tps: rate,
+            latency_average_ms: Some(5.2),
+            lag_average_ms: Some(0.1),
+            p50_ms: Some(5.123),
+            p99_ms: Some(123456.789),
+            p99_9_ms: Some(123456.789),
+            lag_growth_ms_per_s: Some(-0.04),
+            delivered: failure.is_none(),
+            slos: vec![
+                slo(
+                    "select-only-and-more: p99.999 < 12345.678 ms",
+                    failure.is_none(),
+                ),
+                slo("latency-stddev < 12345.678 ms", failure.is_none()),
+            ],
+            held: failure.is_none(),
+            failure: failure.map(str::to_string),
+        }
+    }
+
+    fn result() -> CapacityResult {
+        CapacityResult {
+            schema: SCHEMA.into(),
+            pgrush_version: "0".into(),
+            settings: SearchSettings {
+                slos: vec!["p99 < 10 ms".into()],
+                start_rate: 100.0,
+                precision: 0.05,
+                step_s: 2,
+                max_step_s: 8,
+                warmup_s: 1,
+                run_args: Vec::new(),
+            },
+            probe: None,
+            capacity_tps: Some(812.5),
+            first_failing_tps: Some(1000.0),
+            first_failure: Some("p99 < 10 ms: 7.500 ms".into()),
+            bracket_width: Some(0.23),
+            steps: vec![
+                step(1, 1_234_567.0, Some("everything")),
+                step(2, 812.5, None),
+                step(3, 0.25, None),
+            ],
+            complete: true,
+            interrupted: false,
+        }
+    }
+
+    #[test]
+    fn the_table_is_the_curve_in_at_most_100_columns() {
+        let text = render_text(&result());
+        let rows: Vec<&str> = text.lines().skip(1).take(4).collect();
+        assert!(rows[0].starts_with("step  offered"), "{text}");
+        // By offered rate: 0.25, 812.5, 1234567.
+        assert!(rows[1].starts_with("   3     0.25"), "{text}");
+        assert!(rows[2].starts_with("   2    812.5"), "{text}");
+        assert!(rows[3].contains("fails: not delivered"), "{text}");
+        for row in &rows {
+            assert!(
+                row.chars().count() <= MAX_WIDTH,
+                "{} columns: {row}",
+                row.len()
+            );
+        }
+        assert!(rows[3].ends_with('…'), "{text}");
+        assert!(text.contains("the capacity lies in [812.5, 1000) tps (bracket width 23.1%)"));
+        assert!(text.contains("first failing rate: 1000 tps: p99 < 10 ms: 7.500 ms\n"));
+    }
+
+    #[test]
+    fn a_failed_share_says_its_interval() {
+        let v = &step(1, 10.0, Some("x")).slos[0];
+        assert_eq!(
+            failed_slo_text(v),
+            "select-only-and-more: p99.999 < 12345.678 ms: 7.500 ms, 4% [2.95%, 5.4%] of 1000 \
+             over the bound (limit 1%)"
+        );
+        assert!(step_line(&step(4, 812.5, None)).ends_with("lag -0.0 ms/s: holds"));
+    }
 
     #[test]
     fn shares_read_as_percent() {

@@ -121,3 +121,35 @@ impl CapacityResult {
         steps
     }
 }
+
+/// `1600`, `812.5`, `0.25`: a rate with the digits it needs (4 significant ones, as
+/// the search rounds its rates).
+pub fn rate_text(rate: f64) -> String {
+    let magnitude = if rate > 0.0 && rate.is_finite() {
+        rate.log10().floor() as i32
+    } else {
+        0
+    };
+    let decimals = (3 - magnitude).clamp(0, 4) as usize;
+    let text = format!("{rate:.decimals$}");
+    if text.contains('.') {
+        text.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        text
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::rate_text;
+
+    #[test]
+    fn rates_show_four_significant_digits() {
+        assert_eq!(rate_text(1600.0), "1600");
+        assert_eq!(rate_text(812.5), "812.5");
+        assert_eq!(rate_text(81.25), "81.25");
+        assert_eq!(rate_text(0.25), "0.25");
+        assert_eq!(rate_text(1_234_567.0), "1234567");
+        assert_eq!(rate_text(0.0), "0");
+    }
+}

@@ -12,7 +12,7 @@
 
 use super::CapacityError;
 use super::config::CapacityConfig;
-use super::result::StepRecord;
+use super::result::{StepRecord, rate_text};
 use super::slo::Slo;
 use crate::child::{ChildEnd, Launcher};
 use pgrush_report::RunDocument;
@@ -118,20 +118,6 @@ impl StepRunner<'_> {
 /// The fewest transactions a step needs to decide every SLO.
 pub fn fewest_transactions(slos: &[Slo]) -> u64 {
     slos.iter().map(Slo::fewest_transactions).max().unwrap_or(1)
-}
-
-/// `1600`, `812.5`, `0.25`: a rate with the digits it needs.
-pub fn rate_text(rate: f64) -> String {
-    let text = if rate >= 100.0 {
-        format!("{rate:.0}")
-    } else {
-        format!("{rate:.2}")
-    };
-    if text.contains('.') {
-        text.trim_end_matches('0').trim_end_matches('.').to_string()
-    } else {
-        text
-    }
 }
 
 /// Reads a child's run document.
