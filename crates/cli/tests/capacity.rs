@@ -399,7 +399,7 @@ fn ctrl_c_stops_the_search_with_the_bound_so_far() {
     // The first step's line, then Ctrl-C while the second step runs.
     let first = loop {
         match lines.recv_timeout(Duration::from_secs(30)) {
-            Ok(line) if line.starts_with("pgrush capacity: step 1: ") => break line,
+            Ok(line) if line.starts_with("pgrush capacity: step 1 at ") => break line,
             Ok(_) => {}
             Err(e) => panic!("no first step: {e}"),
         }

@@ -18,6 +18,8 @@ fn percent(share: f64) -> String {
     let pct = share * 100.0;
     let text = if pct >= 10.0 {
         format!("{pct:.1}")
+    } else if pct >= 1.0 {
+        format!("{pct:.2}")
     } else {
         format!("{pct:.3}")
     };
@@ -25,7 +27,7 @@ fn percent(share: f64) -> String {
     format!("{text}%")
 }
 
-/// What a failed SLO measured: `p99 < 6 ms: 7.210 ms, 1.938% [1.367%, 2.74%] of 1600
+/// What a failed SLO measured: `p99 < 6 ms: 7.210 ms, 1.94% [1.37%, 2.74%] of 1600
 /// over the bound (limit 1%)`.
 pub fn failed_slo_text(v: &SloVerdict) -> String {
     let mut text = v.slo.clone();
@@ -63,30 +65,35 @@ fn short_failure(s: &StepRecord) -> String {
     parts.join(", ")
 }
 
-/// The line printed after a step: `step 3: 1600 tps offered, 1598.2 delivered, p50
-/// 5.102 ms, p99 6.210 ms, p99.9 7.001 ms, lag +0.2 ms/s: holds`.
+/// A latency in a step's line, with 3 significant digits (`5.12`, `66.9`, `334`).
+fn ms_short(v: Option<f64>) -> String {
+    match v {
+        None => "-".to_string(),
+        Some(v) if v >= 100.0 => format!("{v:.0}"),
+        Some(v) if v >= 10.0 => format!("{v:.1}"),
+        Some(v) => format!("{v:.2}"),
+    }
+}
+
+/// The line printed after a step: `step 3 at 1600 tps: delivered 1598.2, p50 5.10 ms,
+/// p99 6.21 ms: holds` (the table has the rest).
 pub fn step_line(s: &StepRecord) -> String {
     let verdict = match &s.failure {
         None => "holds".to_string(),
-        Some(_) => format!("fails: {}", short_failure(s)),
+        Some(_) => format!("fails ({})", short_failure(s)),
     };
     let rounds = if s.rounds > 1 {
-        format!(", {} rounds", s.rounds)
+        format!(" in {} rounds", s.rounds)
     } else {
         String::new()
     };
-    let lag = s
-        .lag_growth_ms_per_s
-        .map_or_else(String::new, |g| format!(", lag {g:+.1} ms/s"));
     format!(
-        "step {}: {} tps offered, {:.1} delivered, p50 {} ms, p99 {} ms, p99.9 {} ms{lag}\
-         {rounds}: {verdict}",
+        "step {} at {} tps{rounds}: delivered {:.1}, p50 {} ms, p99 {} ms: {verdict}",
         s.step,
         rate_text(s.offered_tps),
         s.delivered_tps,
-        ms(s.p50_ms),
-        ms(s.p99_ms),
-        ms(s.p99_9_ms),
+        ms_short(s.p50_ms),
+        ms_short(s.p99_ms),
     )
 }
 
@@ -168,8 +175,8 @@ pub fn verdict_text(result: &CapacityResult) -> String {
     match (result.capacity_tps, result.first_failing_tps) {
         (Some(good), Some(bad)) => {
             text.push_str(&format!(
-                "sustainable rate: {} tps ({slos} held); the capacity lies in [{}, {}) tps \
-                 (bracket width {})\n",
+                "sustainable rate: {} tps ({slos} held)\n\
+                 the capacity lies in [{}, {}) tps (bracket width {})\n",
                 rate_text(good),
                 rate_text(good),
                 rate_text(bad),
@@ -305,13 +312,17 @@ mod tests {
             "select-only-and-more: p99.999 < 12345.678 ms: 7.500 ms, 4% [2.95%, 5.4%] of 1000 \
              over the bound (limit 1%)"
         );
-        assert!(step_line(&step(4, 812.5, None)).ends_with("lag -0.0 ms/s: holds"));
+        assert_eq!(
+            step_line(&step(4, 812.5, None)),
+            "step 4 at 812.5 tps: delivered 812.5, p50 5.12 ms, p99 123457 ms: holds"
+        );
     }
 
     #[test]
     fn shares_read_as_percent() {
         assert_eq!(percent(0.01), "1%");
-        assert_eq!(percent(0.019375), "1.938%");
+        assert_eq!(percent(0.019375), "1.94%");
+        assert_eq!(percent(0.00123), "0.123%");
         assert_eq!(percent(0.125), "12.5%");
         assert_eq!(percent(0.0), "0%");
     }
