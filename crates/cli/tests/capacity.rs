@@ -2,11 +2,13 @@
 //! clients (`-c 4 -j 2`) is four servers of 5 ms, whose capacity is 800 tps on any
 //! machine. pg_sleep overshoots a little, a transaction has its round trip, and a busy
 //! machine delays wake-ups, so the expected capacity is computed from the mean latency
-//! `L` of the search's own closed-loop probe: four clients always busy end `4 / L`
-//! transactions a second (Little's law; ≈ 780 tps for 5.13 ms on a quiet machine, this
-//! 2-core machine shared with other builds measured 6 to 7 ms).
+//! `L` of a closed loop: four clients always busy end `4 / L` transactions a second
+//! (Little's law; ≈ 780 tps for 5.13 ms on a quiet machine; this 2-core machine, shared
+//! with other builds, measured 6 to 9 ms). `L` is measured before the search (its own
+//! probe) and after it, as the load of a shared machine changes meanwhile.
 //!
-//! - `p99<200ms`: the reported sustainable rate lies within 5% of that capacity.
+//! - `p99<200ms`: the reported sustainable rate lies within 5% of that capacity (for an
+//!   `L` between the two measurements).
 //! - `p99<6ms` (on a busy machine, whose delays show in the p99 even at a low rate:
 //!   1.5 times that p99 and 1 ms): latency is the wait for a client plus a service time
 //!   of at least 5 ms, so a p99 below `T` needs fewer than 1% of the waits above
@@ -141,19 +143,25 @@ fn p99_below_200ms_finds_the_four_servers_capacity() {
         .unwrap_or_else(|| panic!("{doc}"));
     // Four clients always busy (the closed-loop probe) end 4 transactions per mean
     // latency (Little's law): 4 / (5 ms and what pg_sleep, the round trip and the
-    // machine add).
+    // machine add). A shared machine's load changes during the search: the latency is
+    // measured before it (the search's probe) and after it (the same closed loop), and
+    // the capacity lies within 5% of 4 / latency for a latency between the two.
     let steps = doc["steps"].as_array().unwrap_or_else(|| panic!("{doc}"));
-    let probe_ms = doc["probe"]["latency_average_ms"]
+    let before_ms = doc["probe"]["latency_average_ms"]
         .as_f64()
         .unwrap_or_else(|| panic!("no probe: {doc}"));
-    assert!(
-        (5.0..12.0).contains(&probe_ms),
-        "service time {probe_ms} ms"
+    let after_ms = closed_loop_latency_ms(&dir);
+    for ms in [before_ms, after_ms] {
+        assert!((5.0..15.0).contains(&ms), "service time {ms} ms");
+    }
+    let (low, high) = (
+        4000.0 / before_ms.max(after_ms) * 0.95,
+        4000.0 / before_ms.min(after_ms) * 1.05,
     );
-    let expected = 4000.0 / probe_ms;
     assert!(
-        (good - expected).abs() <= 0.05 * expected,
-        "capacity {good} tps, expected {expected:.1} (4 / {probe_ms:.3} ms) ± 5%:\n{}",
+        (low..=high).contains(&good),
+        "capacity {good} tps, expected 4 / ({before_ms:.3} .. {after_ms:.3} ms) ± 5%: \
+         {low:.1} .. {high:.1}:\n{}",
         out.stdout
     );
     let held = steps
@@ -246,6 +254,25 @@ fn md_rate_where_waits_exceed(servers: usize, service_ms: f64, limit_ms: f64, sh
         }
     }
     low
+}
+
+/// The mean latency (ms) of the workload in a closed loop (each client busy all the
+/// time), for 2 s after 1 s of warm-up.
+fn closed_loop_latency_ms(dir: &tempfile::TempDir) -> f64 {
+    let c = testkit::shared();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_pgrush"));
+    testkit::clear_pg_env(&mut cmd);
+    cmd.args(&WORKLOAD[..7])
+        .args(["--warmup", "1", "-T", "2", "--json", "after.json"])
+        .envs(c.env())
+        .env("PGDATABASE", DB)
+        .current_dir(dir.path());
+    let out = testkit::run(&mut cmd);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let doc = read_run(dir, "after.json");
+    doc["latency"]["average_ms"]
+        .as_f64()
+        .unwrap_or_else(|| panic!("no latency: {doc}"))
 }
 
 /// The p99 latency (ms) of the workload at a low rate (-R 40: waits are rare, this is
