@@ -49,7 +49,8 @@ fn delivered_chart(result: &CapacityResult) -> String {
                     .collect(),
             },
             Series {
-                name: "offered".into(),
+                // Its own colour, apart from "delivered" (the palette picks by name).
+                name: "offered rate".into(),
                 points: curve
                     .iter()
                     .map(|s| (s.offered_tps, s.offered_tps))
