@@ -9,8 +9,8 @@
 //!
 //! - `p99<200ms`: the reported sustainable rate lies within 5% of that capacity (for an
 //!   `L` between the two measurements).
-//! - `p99<6ms` (on a busy machine, whose delays show in the p99 even at a low rate:
-//!   1.5 times that p99 and 1 ms): latency is the wait for a client plus a service time
+//! - `p99<6ms` (on a busy machine, whose delays show in the p99 even at a low rate, over
+//!   5.5 ms: 1.5 times that p99 and 1 ms): latency is the wait for a client plus a service time
 //!   of at least 5 ms, so a p99 below `T` needs fewer than 1% of the waits above
 //!   `T − 5 ms`. In an M/D/4 queue (Poisson arrivals, 4 servers of 5 ms; longer service
 //!   times and pgrush's one Poisson stream per thread, two M/D/2 queues, only wait more)
@@ -305,16 +305,22 @@ fn read_run(dir: &tempfile::TempDir, name: &str) -> Value {
 
 fn a_tight_p99_is_held_only_where_waits_are_short() {
     let dir = scratch();
-    // 6 ms on a quiet machine; on a busy one, whose delays to wake-ups show in the p99
-    // even at a low rate, 1.5 times that p99 and 1 ms, so that low rates can hold.
-    let limit_ms = (low_rate_p99_ms(&dir) * 1.5 + 1.0).max(6.0).ceil();
+    // 6 ms on a quiet machine (a low-rate p99 within 5.5 ms); on a busy one, whose
+    // delays to wake-ups show in the p99 even at a low rate, 1.5 times that p99 and 1 ms,
+    // so that low rates can hold.
+    let low_p99 = low_rate_p99_ms(&dir);
+    let limit_ms = if low_p99 <= 5.5 {
+        6.0
+    } else {
+        (low_p99 * 1.5 + 1.0).ceil()
+    };
     let slo = format!("p99<{limit_ms}ms");
     let mut args = WORKLOAD.to_vec();
     args.extend([
         "--max-step",
-        "8",
+        "6",
         "--precision",
-        "10",
+        "25",
         "--start-rate",
         "160",
         "--slo",

@@ -5,10 +5,14 @@
 //!
 //! Delivered: the rounds ended at least [`DELIVERED_SHARE`] of the offered
 //! transactions, less three Poisson standard deviations (the schedule's arrivals are a
-//! Poisson process), and the schedule lag did not grow faster than
-//! [`LAG_GROWTH_LIMIT`] (a lag growing by `g` ms per second means the server falls
-//! behind by the share `g / 1000` of the offered rate: a backlog that a longer step
-//! would only make worse).
+//! Poisson process), and the schedule lag did not grow through the step: a lag growing
+//! by `g` ms per second means the server falls behind by the share `g / 1000` of the
+//! offered rate, a backlog that a longer step would only make worse. It grows when its
+//! least-squares slope over the one-second intervals is above [`LAG_GROWTH_LIMIT`]
+//! **and** the last interval's lag is more than twice the first's: a backlog that
+//! builds from nothing (the schedule starts afresh after the warm-up) ends about three
+//! times as high as its first second, while a stable queue near its capacity wanders
+//! up and down about its mean, which a short step's slope alone would mistake.
 
 use super::CapacityError;
 use super::config::CapacityConfig;
@@ -42,7 +46,23 @@ pub struct StepRunner<'a> {
 /// What one round measured.
 struct Round {
     doc: RunDocument,
-    lag_growth: Option<f64>,
+    lag_growth: Option<LagGrowth>,
+}
+
+/// How the schedule lag moved through a round.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct LagGrowth {
+    /// Least-squares slope, ms per second.
+    slope: f64,
+    /// True when the last interval's lag is more than twice the first's.
+    doubled: bool,
+}
+
+impl LagGrowth {
+    /// Whether the lag grew through the round.
+    fn grew(&self) -> bool {
+        self.slope / 1000.0 > LAG_GROWTH_LIMIT && self.doubled
+    }
 }
 
 impl StepRunner<'_> {
@@ -128,8 +148,9 @@ fn read_document(path: &PathBuf) -> Result<RunDocument, CapacityError> {
 }
 
 /// The least-squares slope of the schedule lag over the run's intervals, in ms per
-/// second (`None` with fewer than two intervals with transactions).
-fn lag_growth(doc: &RunDocument) -> Option<f64> {
+/// second, and whether it ended more than twice as high as it began (`None` with fewer
+/// than two intervals with transactions).
+fn lag_growth(doc: &RunDocument) -> Option<LagGrowth> {
     let series = doc.time_series.as_ref()?;
     let points: Vec<(f64, f64)> = series
         .chartable()
@@ -144,7 +165,11 @@ fn lag_growth(doc: &RunDocument) -> Option<f64> {
     let my = points.iter().map(|p| p.1).sum::<f64>() / n;
     let sxx: f64 = points.iter().map(|p| (p.0 - mx).powi(2)).sum();
     let sxy: f64 = points.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
-    (sxx > 0.0).then(|| sxy / sxx)
+    let doubled = points.last()?.1 > 2.0 * points.first()?.1;
+    (sxx > 0.0).then(|| LagGrowth {
+        slope: sxy / sxx,
+        doubled,
+    })
 }
 
 /// The step's record from its rounds so far.
@@ -160,8 +185,13 @@ fn judge(
     let transactions: u64 = docs.iter().map(|d| d.results.transactions.total()).sum();
     let expected = rate * duration_s;
     let floor = DELIVERED_SHARE * expected - 3.0 * expected.sqrt();
-    let growth = rounds.iter().filter_map(|r| r.lag_growth).reduce(f64::max);
-    let behind = growth.is_some_and(|g| g / 1000.0 > LAG_GROWTH_LIMIT);
+    let growth = rounds
+        .iter()
+        .filter_map(|r| r.lag_growth.map(|g| g.slope))
+        .reduce(f64::max);
+    let behind = rounds
+        .iter()
+        .any(|r| r.lag_growth.is_some_and(|g| g.grew()));
     let short = (transactions as f64) < floor;
     let verdicts: Vec<_> = slos.iter().map(|s| s.judge(latency, &docs)).collect();
     let delivered_tps = if duration_s > 0.0 {
