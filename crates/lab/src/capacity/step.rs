@@ -250,3 +250,44 @@ fn judge(
         slos: verdicts,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lag_grows_when_it_climbs_fast_and_doubles() {
+        let grew = |slope, doubled| LagGrowth { slope, doubled }.grew();
+        // A backlog building at 5% of the rate: 50 ms/s, from nothing.
+        assert!(grew(50.0, true));
+        // A stable queue near capacity that wandered up in a short step.
+        assert!(!grew(50.0, false));
+        // Doubled, but slowly: within the limit.
+        assert!(!grew(20.0, true));
+    }
+
+    #[test]
+    fn rounds_plan_enough_transactions_within_the_bounds() {
+        let cfg = CapacityConfig {
+            slos: vec![Slo::parse("p99<10ms").unwrap_or_else(|e| panic!("{e}"))],
+            run_args: Vec::new(),
+            start_rate: None,
+            precision: 0.05,
+            step_s: 2,
+            max_step_s: 8,
+            warmup_s: 1,
+            exe: PathBuf::new(),
+        };
+        let launcher = Launcher::new(Path::new("pgrush"), Path::new("/dev/null"))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let runner = StepRunner {
+            launcher: &launcher,
+            dir: Path::new("."),
+            cfg: &cfg,
+        };
+        // p99 needs 381; twice that at 100 tps is 7.62 s.
+        assert_eq!(runner.round_seconds(100.0), 8);
+        assert_eq!(runner.round_seconds(1000.0), 2);
+        assert_eq!(runner.round_seconds(10.0), 8);
+    }
+}
