@@ -126,6 +126,14 @@ impl RunExtras {
         self.start_time_unix_us = start_time_unix_us;
     }
 
+    /// A run that measured nothing (interrupted in its warm-up): the server sampler
+    /// stops, and there is nothing to report.
+    pub fn abandon(&mut self) {
+        if let Some(s) = self.sampling.as_mut() {
+            s.stop();
+        }
+    }
+
     /// Writes the text report: pgbench's; for a shard, shard 0's headed by a line
     /// saying it is one shard of N, and a single line for every other shard
     /// ([`crate::shard::report_note`]).
