@@ -92,7 +92,9 @@ fn run_timed(dir: &Scratch, args: &[&str]) -> (Output, i64) {
 #[test]
 fn duration_counts_nothing_of_the_warmup() {
     let dir = Scratch::new(&[SLEEP]);
-    let args = sleep_run("-c 2 -j 2 --warmup 1s -T 1 -P 1 -l --log-prefix=warm --json=run.json");
+    let args = sleep_run(
+        "-c 2 -j 2 --warmup 1s -T 1 -P 1 -l --log-prefix=warm --json=run.json --html=run.html",
+    );
     let (out, launched) = run_timed(&dir, &args);
     let lines = log_lines(&dir, "warm");
     // Two seconds of running at ten a second per client would be about 40; the
@@ -116,9 +118,22 @@ fn duration_counts_nothing_of_the_warmup() {
         assert_eq!(nos.iter().min(), Some(&1), "client {client}: {nos:?}");
     }
     assert!(out.stdout.contains("\nduration: 1 s\n"), "{}", out.stdout);
+    // pgrush's own line after pgbench's report says there was a warm-up.
+    assert!(
+        out.stdout
+            .contains("\nwarm-up: 1 s before the measured duration, not counted\n"),
+        "{}",
+        out.stdout
+    );
     // The document starts at the end of the warm-up; its intervals hold what the log does.
     let doc: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.path.join("run.json")).unwrap()).unwrap();
+    assert_eq!(doc["config"]["warmup_s"], 1, "{}", doc["config"]);
+    let page = std::fs::read_to_string(dir.path.join("run.html")).unwrap();
+    assert!(
+        page.contains("<th>warm-up</th><td>1 s before the measured run, not counted</td>"),
+        "no warm-up in the page's summary"
+    );
     let start_us = (doc["start_time_unix"].as_f64().unwrap() * 1e6) as i64;
     assert!(
         start_us >= launched + 1_000_000,

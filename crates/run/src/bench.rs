@@ -240,6 +240,7 @@ fn run_config(plan: &RunPlan, scale: i64, partitioning: Option<Partitioning>) ->
         failures_detailed: opts.failures_detailed,
         per_command: opts.report_per_command,
         continue_on_error: opts.continue_on_error,
+        warmup_s: (opts.warmup_s > 0).then_some(opts.warmup_s),
     }
 }
 
