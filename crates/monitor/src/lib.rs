@@ -19,6 +19,7 @@ pub mod counter_curve;
 mod error;
 pub mod findings;
 mod intervals;
+pub mod machine;
 mod sampler;
 pub mod snapshot;
 pub mod waits;
