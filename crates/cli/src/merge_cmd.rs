@@ -144,6 +144,10 @@ fn print_merged(args: &MergeArgs, merged: &MergedRun) -> Result<(), Failure> {
     let printed = printed
         .and_then(|()| text::write_report(&merged.summary, &mut out))
         .and_then(|()| {
+            let warmup = text::warmup_line(&merged.summary.config);
+            out.write_all(warmup.unwrap_or_default().as_bytes())
+        })
+        .and_then(|()| {
             out.write_all(&percentiles::render_text(
                 &merged.summary,
                 &merged.percentiles,

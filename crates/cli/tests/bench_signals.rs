@@ -1,6 +1,6 @@
 //! Runs that end abnormally: the server dies mid-run, and Ctrl-C (SIGINT).
 //! Both exit 2 with the partial report, and every transaction the report
-//! counts is in the `-l` log.
+//! counts is in the `-l` log; Ctrl-C in the `--warmup` exits 2 with no report.
 
 mod bench_common;
 mod child_process;
@@ -97,28 +97,14 @@ fn server_killed_mid_run() {
     drop(cluster);
 }
 
-#[test]
-fn ctrl_c_stops_with_partial_report() {
+/// Runs pgrush with `args` on the shared cluster's benchmark database, sends it
+/// SIGINT after its first progress line, and waits for its end: the exit status,
+/// stdout, stderr and how long it took to stop.
+fn interrupted_run(dir: &Scratch, args: &[&str]) -> (Option<i32>, String, String, Duration) {
     let cluster = bench_common::cluster();
-    let dir = Scratch::new(&[]);
     let mut env = cluster.env();
     env.push(("PGDATABASE".to_string(), bench_common::DB.to_string()));
-    let mut child = spawn_pgrush(
-        &dir,
-        env,
-        &[
-            "-n",
-            "-T",
-            "60",
-            "-c",
-            "2",
-            "-S",
-            "-l",
-            "--log-prefix=int",
-            "-P",
-            "1",
-        ],
-    );
+    let mut child = spawn_pgrush(dir, env, args);
     let streams = Streams::new(&mut child);
     assert!(
         streams.wait_for("progress: ", Duration::from_secs(20)),
@@ -128,17 +114,48 @@ fn ctrl_c_stops_with_partial_report() {
     // SAFETY: sending SIGINT to our own child process.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let code = wait_with_timeout(&mut child, Duration::from_secs(10));
+    let stopped = started.elapsed();
     let (stdout, stderr) = streams.finish();
+    (code, stdout, stderr, stopped)
+}
+
+#[test]
+fn ctrl_c_stops_with_partial_report() {
+    let dir = Scratch::new(&[]);
+    let args = "-n -T 60 -c 2 -S -l --log-prefix=int -P 1";
+    let args: Vec<&str> = args.split(' ').collect();
+    let (code, stdout, stderr, stopped) = interrupted_run(&dir, &args);
     assert_eq!(code, Some(2), "stdout:\n{stdout}\nstderr:\n{stderr}");
-    assert!(
-        started.elapsed() < Duration::from_secs(5),
-        "too slow to stop"
-    );
+    assert!(stopped < Duration::from_secs(5), "too slow to stop");
     assert!(stdout.contains("duration: 60 s"), "{stdout}");
     assert!(stderr.contains("interrupted"), "{stderr}");
     let n = processed(&stdout);
     assert!(n > 0, "{stdout}");
     assert_eq!(log_lines(&dir, "int"), n, "log lines vs report");
+}
+
+#[test]
+fn ctrl_c_in_the_warmup_reports_that_nothing_was_measured() {
+    let dir = Scratch::new(&[]);
+    let args = "-n --warmup 60 -T 60 -c 2 -S -l --log-prefix=warm -P 1 --json=run.json";
+    let args: Vec<&str> = args.split(' ').collect();
+    let (code, stdout, stderr, _) = interrupted_run(&dir, &args);
+    let shown = format!("stdout:\n{stdout}\nstderr:\n{stderr}");
+    // An interrupted run's status, a line saying why there is no report, and none of
+    // a report's lines or warnings (not "the run lasted only 0.0 s").
+    assert_eq!(code, Some(2), "{shown}");
+    assert!(
+        stderr.ends_with(
+            "pgrush: error: Run was interrupted by a signal during the warm-up; \
+             nothing was measured.\n"
+        ),
+        "{shown}"
+    );
+    assert!(!stdout.contains("number of transactions"), "{shown}");
+    assert!(!stderr.contains("warning"), "{shown}");
+    assert!(stderr.contains(" s (warm-up), "), "{shown}");
+    assert!(!dir.path.join("run.json").exists(), "{shown}");
+    assert_eq!(log_lines(&dir, "warm"), 0, "{shown}");
 }
 
 #[test]

@@ -29,6 +29,7 @@ fn run_doc_with(latency_scale: f64, clients: u32, statement: &[u8]) -> RunDocume
         failures_detailed: false,
         per_command: true,
         continue_on_error: false,
+        warmup_s: None,
     };
     let scripts = vec![ScriptInfo {
         desc: b"<builtin: select only>".to_vec(),

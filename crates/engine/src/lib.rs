@@ -67,6 +67,8 @@ pub struct RunOutcome {
     pub aborted: bool,
     /// Whether the run was stopped by SIGINT/SIGTERM.
     pub interrupted: bool,
+    /// Whether SIGINT/SIGTERM came before the end of `--warmup`: nothing was measured.
+    pub interrupted_in_warmup: bool,
     /// Whether `--exit-on-abort` stopped the run: the message is printed and every
     /// thread's log flushed; the caller exits with status 2 and no report, as pgbench.
     pub exited_on_abort: bool,
@@ -172,6 +174,7 @@ pub fn run(cfg: &EngineConfig, layout: &StatsLayout) -> Result<RunOutcome, Engin
         measured_start_unix_us: shared.clock.epoch_us(bench_start),
         aborted: results.iter().any(|r| r.aborted),
         interrupted: shared.interrupted(),
+        interrupted_in_warmup: shared.interrupted_in_warmup(),
         exited_on_abort: shared.exit_requested(),
         log_write_failed: results.iter().any(|r| r.log_failed),
     })

@@ -1,7 +1,7 @@
 //! State shared by the worker threads of one run.
 
 use std::os::fd::RawFd;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 
 use pgrush_stats::ProgressCounters;
@@ -29,7 +29,8 @@ pub(crate) struct Shared {
     pub(crate) signal_fd: Option<RawFd>,
     /// Whether Ctrl-C stops the run.
     pub(crate) handle_signals: bool,
-    interrupted: AtomicBool,
+    /// When a thread first saw Ctrl-C (`i64::MAX`: not interrupted).
+    interrupted_at: AtomicI64,
     /// A thread could not set up or connect: the others stop at the next barrier.
     failed: AtomicBool,
     /// `--exit-on-abort` fired: every thread flushes its log and returns at once.
@@ -63,7 +64,7 @@ impl Shared {
                 .collect(),
             signal_fd,
             handle_signals: signal_fd.is_some(),
-            interrupted: AtomicBool::new(false),
+            interrupted_at: AtomicI64::new(i64::MAX),
             failed: AtomicBool::new(false),
             exit_now: AtomicBool::new(false),
             wakers: (0..threads).map(|_| OnceLock::new()).collect(),
@@ -77,14 +78,21 @@ impl Shared {
             .unwrap_or_else(|| self.start.unwrap_or(self.run_start))
     }
 
-    /// Notes that the run was interrupted.
-    pub(crate) fn set_interrupted(&self) {
-        self.interrupted.store(true, Ordering::Relaxed);
+    /// Notes that a thread saw Ctrl-C at `now`.
+    pub(crate) fn set_interrupted(&self, now: crate::clock::Micros) {
+        self.interrupted_at.fetch_min(now, Ordering::Relaxed);
     }
 
     /// Whether the run was interrupted.
     pub(crate) fn interrupted(&self) -> bool {
-        self.interrupted.load(Ordering::Relaxed)
+        self.interrupted_at.load(Ordering::Relaxed) != i64::MAX
+    }
+
+    /// Whether the run was interrupted before the end of `--warmup`: no transaction
+    /// was measured (none starts after Ctrl-C).
+    pub(crate) fn interrupted_in_warmup(&self) -> bool {
+        self.warmup_end
+            .is_some_and(|edge| self.interrupted_at.load(Ordering::Relaxed) < edge)
     }
 
     /// Notes that a thread failed before the run (the error is its return value).

@@ -67,6 +67,7 @@ fn run(cfg: &EngineConfig) -> RunOutcome {
             failures_detailed: false,
             per_command: true,
             continue_on_error: false,
+            warmup_s: None,
         },
         cfg.scripts
             .iter()

@@ -19,6 +19,7 @@ pub mod counter_curve;
 mod error;
 pub mod findings;
 mod intervals;
+pub mod machine;
 mod sampler;
 pub mod snapshot;
 pub mod waits;
@@ -109,12 +110,26 @@ impl Monitor {
         })
     }
 
-    /// Stops sampling (reading the counters once more) and builds the timeline.
-    pub fn finish(self, facts: &RunFacts) -> ServerTimeline {
+    /// Stops sampling and closes the connection, building nothing (a run that measured
+    /// nothing).
+    pub fn stop(self) {
+        if let Some(c) = self.join().conn {
+            let _ = c.close();
+        }
+    }
+
+    /// Tells the thread to stop and waits for what it sampled.
+    fn join(self) -> Sampled {
         self.stop.store(true, Ordering::Release);
         self.thread.thread().unpark();
-        let mut sampled = self.thread.join().unwrap_or_default();
-        let mut warnings: Vec<String> = self.caps.privilege_warning().into_iter().collect();
+        self.thread.join().unwrap_or_default()
+    }
+
+    /// Stops sampling (reading the counters once more) and builds the timeline.
+    pub fn finish(self, facts: &RunFacts) -> ServerTimeline {
+        let (caps, config) = (self.caps.clone(), self.config);
+        let mut sampled = self.join();
+        let mut warnings: Vec<String> = caps.privilege_warning().into_iter().collect();
         warnings.extend(sampled.failure.take());
         let fillfactors = sampled
             .conn
@@ -138,12 +153,12 @@ impl Monitor {
             .map(|(wait, share)| WaitShare { wait, share })
             .collect();
         waits.sort_by(|a, b| b.share.total_cmp(&a.share).then(a.wait.cmp(&b.wait)));
-        let interval_s = self.config.interval.as_secs_f64();
+        let interval_s = config.interval.as_secs_f64();
         let (intervals, database) = intervals::build(&sampled, interval_s);
         let mut timeline = ServerTimeline {
             interval_s,
-            wait_sample_s: self.config.wait_period.as_secs_f64(),
-            server_version_num: self.caps.version_num,
+            wait_sample_s: config.wait_period.as_secs_f64(),
+            server_version_num: caps.version_num,
             database,
             intervals,
             waits,

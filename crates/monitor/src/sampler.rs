@@ -43,9 +43,12 @@ impl CoarseReading {
 /// What the thread hands back.
 #[derive(Debug, Default)]
 pub struct Sampled {
-    /// The fine readings, every wait period, the last one after the backends exited.
+    /// The fine readings: one when sampling began, then every wait period from
+    /// [`LEAD`] before the run's start (negative times), the last one after the
+    /// backends exited.
     pub readings: Vec<FineReading>,
-    /// The interval readings, the first at the start and the last at the end.
+    /// The interval readings: one when sampling began, one at the run's start when
+    /// that came later (after a warm-up), one every interval, the last at the end.
     pub coarse: Vec<CoarseReading>,
     /// All wait samples of the run.
     pub waits: WaitCounts,
@@ -53,7 +56,8 @@ pub struct Sampled {
     pub interval_waits: Vec<WaitCounts>,
     /// Checkpoints and autovacuum runs seen in the wait samples.
     pub tracker: EventTracker,
-    /// The counters when sampling began.
+    /// The counters at the run's start (when sampling began, or at the end of a
+    /// warm-up).
     pub first: Snapshot,
     /// The last counters read.
     pub last: Snapshot,
@@ -103,8 +107,31 @@ struct Queries {
     backends: String,
 }
 
+/// How long before the run's start (the end of a `--warmup`) the fine readings begin:
+/// a backend flushes its statistics at most once a second, so readings from this
+/// far back hold the flushes around the start, and the counters are interpolated at
+/// the start as at any other edge instead of counting a second of the warm-up.
+const LEAD: Duration = Duration::from_secs(2);
+
+/// The next instant (s from the run's start) after `t` on the grid `k * period` that
+/// is not before `from`: sampling keeps to the grid and never catches up in a burst
+/// after a slow query.
+fn next_on_grid(t: f64, period: f64, from: f64) -> f64 {
+    if t < from {
+        from
+    } else {
+        ((t / period).floor() + 1.0) * period
+    }
+}
+
 /// Runs the sampling loop on `conn` until `stop` is set; `start` is the run's start
-/// (the origin of the client's time series; it may lie ahead).
+/// (the origin of the client's time series; it may lie ahead, after a `--warmup`).
+///
+/// The counters are read once at once: the reading before anything of the run (the
+/// anchor of the transaction curve). Before `start` only the fine counters are read,
+/// from [`LEAD`] before it on (readings with negative times); from `start` on, the
+/// waits with them, and the interval counters at `start` (when it lies ahead) and
+/// every interval after it.
 pub fn run(
     conn: Connection,
     caps: &Capabilities,
@@ -125,6 +152,11 @@ pub fn run(
         transactions: 0,
     };
     let mut out = Sampled::default();
+    let since = |now: Instant| match now.checked_duration_since(start) {
+        Some(d) => d.as_secs_f64(),
+        None => -start.duration_since(now).as_secs_f64(),
+    };
+    let t = since(Instant::now());
     match s.query(&q.counters) {
         Ok(r) => out.first = Snapshot::parse(&r),
         Err(e) => {
@@ -132,27 +164,35 @@ pub fn run(
             return out;
         }
     }
-    out.coarse.push(CoarseReading::of(0.0, &out.first));
+    out.coarse.push(CoarseReading::of(t, &out.first));
     out.last = out.first.clone();
-    let since = |now: Instant| now.saturating_duration_since(start).as_secs_f64();
     let own_base = s.transactions;
-    let mut next_wait = start;
-    let mut next_counters = start + periods.interval;
+    let (wait_s, interval_s) = (periods.wait.as_secs_f64(), periods.interval.as_secs_f64());
+    let lead_s = (LEAD.as_secs_f64() / wait_s).ceil() * wait_s;
+    // The anchor is read at once.
+    let mut next_fine = f64::NEG_INFINITY;
+    let mut next_counters = next_on_grid(t, interval_s, 0.0);
     loop {
         if stop.load(Ordering::Acquire) {
             return finish(s, &q, out, own_base, since);
         }
         let now = Instant::now();
-        if now < next_wait.min(next_counters) {
-            std::thread::park_timeout(next_wait.min(next_counters) - now);
+        let t = since(now);
+        let due = next_fine.min(next_counters);
+        if t < due {
+            let left = Duration::from_secs_f64(due - t);
+            std::thread::park_timeout(left);
             continue;
         }
-        let t = since(now);
-        let result = if now >= next_wait {
-            next_wait += periods.wait;
-            wait_sample(&mut s, &q, &mut out, t, periods, own_base)
+        let result = if t >= next_fine {
+            next_fine = next_on_grid(t, wait_s, -lead_s);
+            if t < 0.0 {
+                fine_sample(&mut s, &q, &mut out, t, own_base)
+            } else {
+                wait_sample(&mut s, &q, &mut out, t, periods, own_base)
+            }
         } else {
-            next_counters += periods.interval;
+            next_counters = next_on_grid(t, interval_s, 0.0);
             coarse_sample(&mut s, &q, &mut out, t)
         };
         if let Err(e) = result {
@@ -160,6 +200,21 @@ pub fn run(
             return out;
         }
     }
+}
+
+/// The fine counters alone, read at `t`, before the run's start.
+fn fine_sample(
+    s: &mut Session,
+    q: &Queries,
+    out: &mut Sampled,
+    t: f64,
+    own_base: u64,
+) -> Result<(), pgrush_wire::Error> {
+    let own = s.transactions - own_base;
+    let r = s.query(&q.fine)?;
+    out.readings
+        .push(fine_reading(t, &r, own, s.own_flush.is_some()));
+    Ok(())
 }
 
 /// One wait sample with the fine counters, taken at `t`.
@@ -216,6 +271,10 @@ fn coarse_sample(
     t: f64,
 ) -> Result<(), pgrush_wire::Error> {
     let snap = Snapshot::parse(&s.query(&q.counters)?);
+    if out.coarse.iter().all(|c| c.t < 0.0) {
+        // The first reading was taken in the warm-up: the run's totals start here.
+        out.first = snap.clone();
+    }
     out.coarse.push(CoarseReading::of(t, &snap));
     out.last = snap;
     Ok(())
@@ -269,4 +328,21 @@ fn lost(t: f64, e: &pgrush_wire::Error) -> String {
          the later intervals are missing",
         e.libpq_message(None).trim_end()
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::next_on_grid;
+
+    #[test]
+    fn the_grid_starts_at_its_first_point_and_skips_what_was_missed() {
+        // Before the lead: its first point.
+        assert_eq!(next_on_grid(-5.0, 0.1, -2.0), -2.0);
+        // In the lead, the next point after now (negative times included).
+        assert!((next_on_grid(-1.95, 0.1, -2.0) - -1.9).abs() < 1e-9);
+        // After a slow query, the next point after now, not the missed ones.
+        assert!((next_on_grid(0.73, 0.1, -2.0) - 0.8).abs() < 1e-9);
+        assert_eq!(next_on_grid(-0.5, 1.0, 0.0), 0.0);
+        assert_eq!(next_on_grid(1.0, 1.0, 0.0), 2.0);
+    }
 }

@@ -114,6 +114,10 @@ fn settings(d: &RunDocument) -> BTreeMap<String, String> {
         c.duration_s.map_or(NONE.to_string(), |v| v.to_string()),
     );
     put(
+        "warm-up (s)",
+        c.warmup_s.map_or(NONE.to_string(), |v| v.to_string()),
+    );
+    put(
         "rate limit (tps)",
         c.rate_tps.map_or(NONE.to_string(), |v| v.to_string()),
     );

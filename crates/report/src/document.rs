@@ -243,6 +243,11 @@ pub struct ConfigDoc {
     /// `--continue-on-error` (PostgreSQL 19; written only when set).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub continue_on_error: bool,
+    /// `--warmup` (s): the clients ran the workload this long before the measured run
+    /// (which `start_time` and the time series start after), nothing of it counted
+    /// (written only when given).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warmup_s: Option<u32>,
 }
 
 /// The report's result lines.
@@ -682,6 +687,7 @@ fn config_doc(sum: &RunSummary) -> ConfigDoc {
         failures_detailed: cfg.failures_detailed,
         per_command: cfg.per_command,
         continue_on_error: cfg.continue_on_error,
+        warmup_s: cfg.warmup_s,
     }
 }
 

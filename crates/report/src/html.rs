@@ -101,6 +101,13 @@ fn summary_table(s: &mut String, d: &RunDocument) {
         row(s, "schedule lag max", &ms(r.lag_max_ms));
     }
     row(s, "duration", &format!("{:.3} s", r.duration_s));
+    if let Some(w) = d.config.warmup_s {
+        text_row(
+            s,
+            "warm-up",
+            &format!("{w} s before the measured run, not counted"),
+        );
+    }
     if let Some(v) = r.initial_connection_time_ms {
         row(s, "initial connection time", &ms(Some(v)));
     }
@@ -264,6 +271,9 @@ fn settings_tables(s: &mut String, d: &RunDocument) {
     }
     if let Some(t) = c.duration_s {
         text_row(s, "duration", &format!("{t} s"));
+    }
+    if let Some(w) = c.warmup_s {
+        text_row(s, "warm-up", &format!("{w} s"));
     }
     if let Some(r) = c.rate_tps {
         text_row(s, "rate limit", &format!("{r} tps"));

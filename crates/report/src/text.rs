@@ -2,7 +2,7 @@
 //! Where 18 and 19 differ (`--continue-on-error` and the failure lines) it is pgbench 19's.
 
 use crate::textbuf::TextBuf;
-use pgrush_stats::{RunLimit, RunSummary, SimpleStats, TxStats};
+use pgrush_stats::{RunConfig, RunLimit, RunSummary, SimpleStats, TxStats};
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
@@ -44,6 +44,14 @@ fn format_version_number(num: u32) -> String {
 /// command texts are printed raw, as pgbench prints them.
 pub fn write_report(summary: &RunSummary, out: &mut dyn Write) -> io::Result<()> {
     out.write_all(&render_report(summary))
+}
+
+/// pgrush's own line after pgbench's report when the run had a `--warmup` (pgbench has
+/// no such option, so its report stays byte for byte without one).
+pub fn warmup_line(config: &RunConfig) -> Option<String> {
+    config
+        .warmup_s
+        .map(|w| format!("warm-up: {w} s before the measured duration, not counted\n"))
 }
 
 /// Returns the report's bytes (see [`write_report`]).

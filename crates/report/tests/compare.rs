@@ -12,7 +12,8 @@ fn runs() -> Vec<(String, RunDocument)> {
         &summary(&Shape::default()),
         &context(PercentileList::default()),
     );
-    // B: twice the latencies, failures, another server setting, a different percentile list.
+    // B: twice the latencies, failures, another server setting, a different percentile
+    // list, a warm-up.
     let mut ctx = context(PercentileList::parse("50,99.5").unwrap_or_default());
     if let Some(s) = ctx.server.as_mut() {
         s.settings.insert("fsync".into(), "off".into());
@@ -22,7 +23,9 @@ fn runs() -> Vec<(String, RunDocument)> {
         failures: true,
         ..Shape::default()
     };
-    let b = RunDocument::build(&summary(&b_shape), &ctx);
+    let mut b_summary = summary(&b_shape);
+    b_summary.config.warmup_s = Some(10);
+    let b = RunDocument::build(&b_summary, &ctx);
     // Through JSON, as `pgrush report` reads them.
     let a = RunDocument::from_json(&a.to_json()).unwrap_or_else(|e| panic!("{e}"));
     let b = RunDocument::from_json(&b.to_json()).unwrap_or_else(|e| panic!("{e}"));
@@ -86,6 +89,7 @@ fn text_table() {
         find("maximum number of tries"),
         "maximum number of tries 1 3"
     );
+    assert_eq!(find("warm-up (s)"), "warm-up (s) - 10");
     assert!(!text.contains("shared_buffers"));
     assert!(!text.contains("query mode"));
 }

@@ -71,6 +71,25 @@ fn documents_validate_and_round_trip() {
 }
 
 #[test]
+fn a_warmup_is_recorded_only_when_given() {
+    let mut sum = summary(&Shape::default());
+    let plain = RunDocument::build(&sum, &context(PercentileList::default())).to_json();
+    let plain: Value = serde_json::from_str(&plain).unwrap_or(Value::Null);
+    assert!(
+        plain["config"].get("warmup_s").is_none(),
+        "{}",
+        plain["config"]
+    );
+    sum.config.warmup_s = Some(30);
+    let doc = RunDocument::build(&sum, &context(PercentileList::default()));
+    let json = doc.to_json();
+    let value: Value = serde_json::from_str(&json).unwrap_or(Value::Null);
+    assert_eq!(errors(&value), Vec::<String>::new());
+    assert_eq!(value["config"]["warmup_s"], 30);
+    assert_eq!(RunDocument::from_json(&json).as_ref(), Ok(&doc));
+}
+
+#[test]
 fn document_content() {
     let doc = common::document(&Shape {
         failures: true,

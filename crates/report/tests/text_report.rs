@@ -23,6 +23,7 @@ fn config() -> RunConfig {
         failures_detailed: false,
         per_command: false,
         continue_on_error: false,
+        warmup_s: None,
     }
 }
 

@@ -112,6 +112,11 @@ pub fn run(plan: &RunPlan, prompt: PasswordPrompt<'_>) -> Result<i32, Failure> {
         // pgbench exits at once with status 2: no report.
         return Ok(2);
     }
+    if outcome.interrupted_in_warmup {
+        // A report of nothing would only mislead; the status is an interrupted run's.
+        extras.abandon();
+        return Err(Failure::exit(2).then(Line::Error(INTERRUPTED_IN_WARMUP.as_bytes().to_vec())));
+    }
     summary.stats = outcome.stats;
     summary.bench_duration_us = outcome.bench_duration_us;
     summary.initial_connection_us = outcome.initial_connection_us;
@@ -125,6 +130,10 @@ pub fn run(plan: &RunPlan, prompt: PasswordPrompt<'_>) -> Result<i32, Failure> {
         status
     })
 }
+
+/// Why a run interrupted before the end of `--warmup` has no report.
+pub const INTERRUPTED_IN_WARMUP: &str =
+    "Run was interrupted by a signal during the warm-up; nothing was measured.";
 
 /// The base seed as pgbench computes it (`time` = monotonic clock in µs).
 fn base_seed(choice: SeedChoice) -> u64 {
@@ -231,6 +240,7 @@ fn run_config(plan: &RunPlan, scale: i64, partitioning: Option<Partitioning>) ->
         failures_detailed: opts.failures_detailed,
         per_command: opts.report_per_command,
         continue_on_error: opts.continue_on_error,
+        warmup_s: (opts.warmup_s > 0).then_some(opts.warmup_s),
     }
 }
 

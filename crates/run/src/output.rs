@@ -126,9 +126,17 @@ impl RunExtras {
         self.start_time_unix_us = start_time_unix_us;
     }
 
-    /// Writes the text report: pgbench's; for a shard, shard 0's headed by a line
-    /// saying it is one shard of N, and a single line for every other shard
-    /// ([`crate::shard::report_note`]).
+    /// A run that measured nothing (interrupted in its warm-up): the server sampler
+    /// stops, and there is nothing to report.
+    pub fn abandon(&mut self) {
+        if let Some(s) = self.sampling.as_mut() {
+            s.stop();
+        }
+    }
+
+    /// Writes the text report: pgbench's, then after a `--warmup` pgrush's line saying
+    /// so; for a shard, shard 0's headed by a line saying it is one shard of N, and a
+    /// single line for every other shard ([`crate::shard::report_note`]).
     pub fn write_text_report(
         &self,
         plan: &RunPlan,
@@ -136,17 +144,20 @@ impl RunExtras {
         out: &mut dyn Write,
     ) -> std::io::Result<()> {
         let opts = &plan.options;
-        let Some(shard) = self.shard.as_ref().filter(|s| s.count > 1) else {
-            return pgrush_report::text::write_report(summary, out);
-        };
-        if !report_note::prints_full_report(opts) {
-            let json = opts.json.as_deref();
-            let line = report_note::brief_report(&opts.progname, shard, summary, json);
-            return out.write_all(line.as_bytes());
+        if let Some(shard) = self.shard.as_ref().filter(|s| s.count > 1) {
+            if !report_note::prints_full_report(opts) {
+                let json = opts.json.as_deref();
+                let line = report_note::brief_report(&opts.progname, shard, summary, json);
+                return out.write_all(line.as_bytes());
+            }
+            let heading = report_note::report_heading(&opts.progname, shard, opts.clients);
+            out.write_all(heading.as_bytes())?;
         }
-        let heading = report_note::report_heading(&opts.progname, shard, opts.clients);
-        out.write_all(heading.as_bytes())?;
-        pgrush_report::text::write_report(summary, out)
+        pgrush_report::text::write_report(summary, out)?;
+        match pgrush_report::text::warmup_line(&summary.config) {
+            Some(line) => out.write_all(line.as_bytes()),
+            None => Ok(()),
+        }
     }
 
     fn autovacuum_during_run(&self) -> Option<bool> {

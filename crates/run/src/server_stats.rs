@@ -51,6 +51,13 @@ impl ServerSampling {
         }
     }
 
+    /// Stops sampling, keeping nothing (a run that measured nothing).
+    pub fn stop(&mut self) {
+        if let Some(m) = self.monitor.take() {
+            m.stop();
+        }
+    }
+
     /// Stops sampling and returns the timeline, with findings drawn from the client's
     /// side of the run too.
     pub fn finish(

@@ -100,6 +100,9 @@ pub struct RunConfig {
     pub per_command: bool,
     /// `--continue-on-error` (PostgreSQL 19).
     pub continue_on_error: bool,
+    /// `--warmup` in seconds, if given: the clients ran the workload this long before
+    /// the measured run, and nothing of it is counted (pgrush's own option).
+    pub warmup_s: Option<u32>,
 }
 
 impl RunConfig {
@@ -255,6 +258,7 @@ mod tests {
             failures_detailed: true,
             per_command: true,
             continue_on_error: false,
+            warmup_s: None,
         }
     }
 

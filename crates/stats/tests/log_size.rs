@@ -119,6 +119,7 @@ fn series(intervals: u64) -> Duration {
         failures_detailed: false,
         per_command: false,
         continue_on_error: false,
+        warmup_s: None,
     };
     let scripts = vec![ScriptInfo {
         desc: b"long.sql".to_vec(),

@@ -398,8 +398,9 @@ impl<'a> Worker<'a> {
             }
             if self.interrupt_deadline.is_none() {
                 self.ctx.timer_exceeded = true;
-                self.interrupt_deadline = Some(now.get(&clock) + INTERRUPT_GRACE_US);
-                self.shared.set_interrupted();
+                let at = now.get(&clock);
+                self.interrupt_deadline = Some(at + INTERRUPT_GRACE_US);
+                self.shared.set_interrupted(at);
             }
         }
         self.interrupt_deadline

@@ -50,6 +50,7 @@ pub(crate) fn run_config(cfg: &ConfigDoc, shards: u32) -> Result<RunConfig, Stri
         failures_detailed: cfg.failures_detailed,
         per_command: cfg.per_command,
         continue_on_error: cfg.continue_on_error,
+        warmup_s: cfg.warmup_s,
     })
 }
 

@@ -54,6 +54,7 @@ pub fn config(shape: &Shape) -> RunConfig {
         failures_detailed: shape.failures,
         per_command: shape.per_command,
         continue_on_error: false,
+        warmup_s: None,
     }
 }
 
