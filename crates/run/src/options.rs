@@ -52,6 +52,27 @@ pub enum PartitionMethod {
     Hash,
 }
 
+/// Which database and transactions `-i` and a run use (`--workload`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Workload {
+    /// pgbench's tables and scripts (the default).
+    #[default]
+    Pgbench,
+    /// A TPC-C-like order-entry database and its five transactions.
+    Tpcc,
+}
+
+impl Workload {
+    /// The workload named `name` (`pgbench`, `tpcc`).
+    pub fn from_name(name: &str) -> Option<Workload> {
+        match name {
+            "pgbench" => Some(Workload::Pgbench),
+            "tpcc" => Some(Workload::Tpcc),
+            _ => None,
+        }
+    }
+}
+
 /// Where pgbench's random seed comes from (`--random-seed` / `PGBENCH_RANDOM_SEED`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SeedChoice {
@@ -68,6 +89,8 @@ pub enum SeedChoice {
 pub struct Options {
     /// What to do.
     pub action: Action,
+    /// `--workload`: pgbench's tables and scripts, or the TPC-C-like ones.
+    pub workload: Workload,
     /// Connection: `-h`.
     pub host: Option<String>,
     /// Connection: `-p`.
@@ -207,6 +230,7 @@ impl Default for Options {
     fn default() -> Self {
         Options {
             action: Action::Bench,
+            workload: Workload::Pgbench,
             host: None,
             port: None,
             user: None,

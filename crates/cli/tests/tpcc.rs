@@ -1,0 +1,128 @@
+//! The TPC-C-like workload (`--workload tpcc`) on the shared sandbox cluster: one
+//! warehouse loaded twice with the same seed (with two connections and with one),
+//! the tables' cardinalities and contents, and (see below) the consistency check.
+
+use pgrush_testkit::{self as testkit, Output};
+use std::process::Command;
+
+/// The seed of both loads.
+const SEED: &str = "5";
+
+/// Runs pgrush with `args` against the shared cluster.
+fn pgrush(args: &[&str]) -> Output {
+    let cluster = testkit::shared();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_pgrush"));
+    testkit::clear_pg_env(&mut cmd);
+    testkit::clear_launcher_env(&mut cmd);
+    cmd.envs(cluster.env()).args(args);
+    testkit::run(&mut cmd)
+}
+
+/// One value (or `|`-separated row) of `sql` in `db`.
+fn query(db: &str, sql: &str) -> String {
+    testkit::shared()
+        .psql_db(db, sql)
+        .unwrap_or_else(|e| panic!("{sql}: {e}"))
+}
+
+/// A digest of the generated columns of five tables (the load time is left out: it
+/// is the server's clock).
+fn digest(db: &str) -> String {
+    query(
+        db,
+        "select md5(string_agg(x, ',')) from (
+           (select 'c' || string_agg(concat_ws('|', c_id, c_d_id, c_first, c_last, c_street_1, c_zip, c_phone, c_credit, c_discount, c_data), ',' order by c_w_id, c_d_id, c_id) as x from customer)
+           union all (select 's' || string_agg(concat_ws('|', s_i_id, s_quantity, s_dist_05, s_data), ',' order by s_w_id, s_i_id) from stock)
+           union all (select 'i' || string_agg(concat_ws('|', i_id, i_im_id, i_name, i_price, i_data), ',' order by i_id) from item)
+           union all (select 'o' || string_agg(concat_ws('|', o_id, o_d_id, o_c_id, o_carrier_id, o_ol_cnt), ',' order by o_w_id, o_d_id, o_id) from orders)
+           union all (select 'l' || string_agg(concat_ws('|', ol_o_id, ol_number, ol_i_id, ol_amount, ol_dist_info), ',' order by ol_w_id, ol_d_id, ol_o_id, ol_number) from order_line)
+         ) t",
+    )
+}
+
+/// A fresh database loaded with one warehouse: its name, the load's stderr and the
+/// digest taken right after the load.
+fn load(tag: &str, jobs: &str) -> (String, Output, String) {
+    let db = format!("tpcc_{tag}_{}", std::process::id());
+    testkit::shared()
+        .create_database(&db)
+        .unwrap_or_else(|e| panic!("create database {db}: {e}"));
+    let out = pgrush(&[
+        "-i",
+        "--workload",
+        "tpcc",
+        "-s",
+        "1",
+        "-j",
+        jobs,
+        "--random-seed",
+        SEED,
+        &db,
+    ]);
+    assert_eq!(out.code, 0, "load failed: {}", out.stderr);
+    let sum = digest(&db);
+    (db, out, sum)
+}
+
+/// Checks the cardinalities of the `-j 2` load in `db` (its stderr in `out`).
+fn check_cardinalities(db: &str, out: &Output) {
+    for step in [
+        "creating tables...",
+        "generating data (client-side)...",
+        "vacuuming...",
+        "creating primary keys...",
+    ] {
+        assert!(out.stderr.contains(step), "{step}: {}", out.stderr);
+    }
+    let counts = query(
+        db,
+        "select concat_ws(' ', (select count(*) from warehouse), (select count(*) from district),
+            (select count(*) from customer), (select count(*) from history),
+            (select count(*) from orders), (select count(*) from new_order),
+            (select count(*) from item), (select count(*) from stock))",
+    );
+    assert_eq!(counts, "1 10 30000 30000 30000 9000 100000 100000");
+    // o_ol_cnt is uniform in 5..15: about 300,000 lines, within the spec's 1%.
+    let lines: i64 = query(db, "select count(*) from order_line")
+        .parse()
+        .unwrap();
+    assert!((297_000..=303_000).contains(&lines), "{lines} order lines");
+    let per_order = query(
+        db,
+        "select count(*) from orders o where o_ol_cnt <> (select count(*) from order_line where ol_w_id = o.o_w_id and ol_d_id = o.o_d_id and ol_o_id = o.o_id)",
+    );
+    assert_eq!(per_order, "0");
+    // Every district has all 1,000 last names, and the last 900 orders are undelivered.
+    let names = query(
+        db,
+        "select min(n) from (select count(distinct c_last) n from customer group by c_d_id) t",
+    );
+    assert_eq!(names, "1000");
+    let undelivered = query(
+        db,
+        "select count(*) from orders where (o_carrier_id is null) <> (o_id >= 2101)",
+    );
+    assert_eq!(undelivered, "0");
+    let originals: i64 = query(
+        db,
+        "select count(*) from item where i_data like '%ORIGINAL%'",
+    )
+    .parse()
+    .unwrap();
+    assert!((9_000..=11_000).contains(&originals), "{originals}");
+}
+
+/// One test (one process, one cluster) so that the warehouse is loaded only twice: with
+/// two connections, then with one and the same seed.
+#[test]
+fn load_one_warehouse_twice() {
+    let (db, out, want) = load("par", "2");
+    check_cardinalities(&db, &out);
+    let started = std::time::Instant::now();
+    let (_one, _, got) = load("one", "1");
+    eprintln!(
+        "one-connection load of one warehouse: {:?}",
+        started.elapsed()
+    );
+    assert_eq!(got, want, "same seed, same data");
+}
