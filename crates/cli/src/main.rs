@@ -7,6 +7,7 @@
 //! A subcommand's unsuccessful end is a `Failure` value, printed here, once.
 
 mod about;
+mod check_cmd;
 mod completions;
 mod demo;
 mod help;

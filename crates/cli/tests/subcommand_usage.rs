@@ -22,6 +22,11 @@ struct BadLines {
 /// given to `--list`, which takes none.)
 const BAD_LINES: &[BadLines] = &[
     BadLines {
+        name: "check",
+        missing_argument: &["--workload"],
+        bad_value: &["--workload", "tpcx"],
+    },
+    BadLines {
         name: "demo",
         missing_argument: &["-T"],
         bad_value: &["-s", "0"],

@@ -2,11 +2,13 @@
 //! TPC-C specification, loaded with deterministic contents for a seed by parallel COPY.
 //! See the crate README's "TPC-C-like" section for the rules followed and the departures.
 
+mod check;
 pub mod ddl;
 mod load;
 pub mod random;
 pub mod rows;
 
+pub use check::{CONDITIONS, ConditionResult, Violation, check_consistency};
 pub use ddl::{Layout, create_statements, drop_statements};
 pub use load::{CopyTask, TpccConfig, plan, run_tpcc_init, total_rows};
 
