@@ -76,7 +76,13 @@ fn run(inv: &Invocation, args: &[OsString]) -> Result<i32, Failure> {
     argv.extend(scan.operands.iter().map(OsString::from));
     let mut opts = crate::parse::parse_command_line(&argv)?;
     opts.workload = Workload::Tpcc;
-    let (text, ok) = check(&opts, &crate::prompt::password)?;
+    check_and_print(&opts, &crate::prompt::password)
+}
+
+/// Checks the database `opts` names and prints the results: exit status 0 when every
+/// condition holds, a failure (status 1) otherwise.
+pub fn check_and_print(opts: &Options, prompt: PasswordPrompt<'_>) -> Result<i32, Failure> {
+    let (text, ok) = check(opts, prompt)?;
     write_stdout(text.as_bytes())?;
     if ok {
         Ok(0)

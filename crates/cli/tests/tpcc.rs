@@ -1,6 +1,8 @@
 //! The TPC-C-like workload (`--workload tpcc`) on the shared sandbox cluster: one
 //! warehouse loaded twice with the same seed (with two connections and with one),
-//! the tables' cardinalities and contents, and (see below) the consistency check.
+//! the tables' cardinalities and contents, the consistency check (`pgrush check`) on a
+//! fresh load and after UPDATEs that break conditions, and a short run of the five
+//! transactions with `--check`.
 
 use pgrush_testkit::{self as testkit, Output};
 use std::process::Command;
@@ -67,7 +69,7 @@ fn load(tag: &str, jobs: &str) -> (String, Output, String) {
 /// Checks the cardinalities of the `-j 2` load in `db` (its stderr in `out`).
 fn check_cardinalities(db: &str, out: &Output) {
     for step in [
-        "creating tables...",
+        "creating tables and functions...",
         "generating data (client-side)...",
         "vacuuming...",
         "creating primary keys...",
@@ -119,10 +121,107 @@ fn load_one_warehouse_twice() {
     let (db, out, want) = load("par", "2");
     check_cardinalities(&db, &out);
     let started = std::time::Instant::now();
-    let (_one, _, got) = load("one", "1");
+    let (one, _, got) = load("one", "1");
     eprintln!(
         "one-connection load of one warehouse: {:?}",
         started.elapsed()
     );
     assert_eq!(got, want, "same seed, same data");
+    check_passes_then_names_a_broken_condition(&one);
+    run_keeps_the_database_consistent(&db);
+}
+
+/// `pgrush check --workload tpcc` on `db`.
+fn check(db: &str) -> Output {
+    pgrush(&["check", "--workload", "tpcc", db])
+}
+
+/// Asserts that the four conditions hold in `db`.
+fn assert_consistent(db: &str) {
+    let out = check(db);
+    assert_eq!(out.code, 0, "check failed: {}{}", out.stdout, out.stderr);
+    assert_eq!(out.stdout.matches("): ok\n").count(), 4, "{}", out.stdout);
+}
+
+/// The check passes on a fresh load, and after an UPDATE breaks a condition it names
+/// the condition, warehouse and district, with exit status 1.
+fn check_passes_then_names_a_broken_condition(db: &str) {
+    assert_consistent(db);
+    query(
+        db,
+        "update district set d_next_o_id = d_next_o_id + 1 where d_w_id = 1 and d_id = 3",
+    );
+    query(db, "update warehouse set w_ytd = w_ytd + 5");
+    let out = check(db);
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    assert_eq!(
+        out.stdout,
+        "condition 1 (W_YTD = sum(D_YTD)) fails for warehouse 1: w_ytd 300005.00, sum(d_ytd) 300000.00\n\
+         condition 2 (D_NEXT_O_ID - 1 = max(O_ID) = max(NO_O_ID)) fails for warehouse 1, district 3: d_next_o_id 3002, max(o_id) 3000, max(no_o_id) 3000\n\
+         condition 3 (max(NO_O_ID) - min(NO_O_ID) + 1 = number of NEW-ORDER rows): ok\n\
+         condition 4 (sum(O_OL_CNT) = number of ORDER-LINE rows): ok\n"
+    );
+    assert_eq!(
+        out.stderr,
+        "pgrush: error: the database is not consistent\n"
+    );
+    query(
+        db,
+        "delete from order_line where ol_w_id = 1 and ol_d_id = 7 and ol_o_id = 10 and ol_number = 1",
+    );
+    let out = check(db);
+    assert!(
+        out.stdout.contains("condition 4 (sum(O_OL_CNT) = number of ORDER-LINE rows) fails for warehouse 1, district 7: "),
+        "{}",
+        out.stdout
+    );
+}
+
+/// A short run of the five transactions on `db` (4 clients on its one warehouse), with
+/// `--check` after it: per-transaction results, no failure, new orders and payments.
+fn run_keeps_the_database_consistent(db: &str) {
+    let out = pgrush(&[
+        "--workload",
+        "tpcc",
+        "-c",
+        "4",
+        "-j",
+        "2",
+        "-t",
+        "50",
+        "--random-seed",
+        "3",
+        "--check",
+        db,
+    ]);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    for (n, name) in [
+        "New-Order",
+        "Payment",
+        "Order-Status",
+        "Delivery",
+        "Stock-Level",
+    ]
+    .iter()
+    .enumerate()
+    {
+        let line = format!("SQL script {}: <builtin: TPC-C {name}>\n", n + 1);
+        assert!(out.stdout.contains(&line), "{line}: {}", out.stdout);
+    }
+    assert!(
+        out.stdout
+            .contains("number of transactions actually processed: 200/200\n")
+    );
+    assert!(
+        out.stdout
+            .contains("number of failed transactions: 0 (0.000%)\n")
+    );
+    assert!(out.stdout.contains("scaling factor: 1\n"));
+    assert_eq!(out.stdout.matches("): ok\n").count(), 4, "{}", out.stdout);
+    let grown = query(
+        db,
+        "select (select count(*) from orders) > 30000 and (select count(*) from history) > 30000",
+    );
+    assert_eq!(grown, "t");
+    assert_consistent(db);
 }

@@ -18,7 +18,7 @@ use pgrush_wire::Connection;
 
 use crate::connect::{PasswordPrompt, connect_prompting};
 use crate::failure::{Failure, Line};
-use crate::options::{Options, SeedChoice};
+use crate::options::{Options, SeedChoice, Workload};
 use crate::output::{RunExtras, text_out};
 use crate::output_file::{check_outputs, stdout_failure};
 use crate::plan::RunPlan;
@@ -48,7 +48,15 @@ pub fn run(plan: &RunPlan, prompt: PasswordPrompt<'_>) -> Result<i32, Failure> {
     }
     let mut scale = plan.scale;
     let mut partitioning = None;
-    if plan.builtin_used {
+    if opts.workload == Workload::Tpcc {
+        scale = setup::count_rows(
+            &mut con,
+            prog,
+            "warehouse",
+            "warehouses",
+            opts.scale.is_some(),
+        )?;
+    } else if plan.builtin_used {
         let info = setup::table_info(&mut con, prog, opts.scale.is_some())?;
         scale = info.scale;
         partitioning = info.partitioning;

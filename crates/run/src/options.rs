@@ -91,6 +91,8 @@ pub struct Options {
     pub action: Action,
     /// `--workload`: pgbench's tables and scripts, or the TPC-C-like ones.
     pub workload: Workload,
+    /// `--check`: check the TPC-C-like database's consistency after the run.
+    pub check: bool,
     /// Connection: `-h`.
     pub host: Option<String>,
     /// Connection: `-p`.
@@ -231,6 +233,7 @@ impl Default for Options {
         Options {
             action: Action::Bench,
             workload: Workload::Pgbench,
+            check: false,
             host: None,
             port: None,
             user: None,
@@ -301,8 +304,19 @@ pub const DEFAULT_TRANSACTIONS: u32 = 10;
 
 impl Options {
     /// The scripts a run executes: those given, or the builtin tpcb-like script when
-    /// none was.
+    /// none was (the five TPC-C-like transactions with `--workload tpcc`).
     pub fn scripts_to_run(&self) -> Vec<ScriptSpec> {
+        if self.scripts.is_empty() && self.workload == Workload::Tpcc {
+            return pgrush_script::TPCC_SCRIPTS
+                .iter()
+                .zip(pgrush_script::TPCC_WEIGHTS)
+                .map(|(b, weight)| ScriptSpec {
+                    source: ScriptSource::Builtin(b.name.to_string()),
+                    weight,
+                    text: None,
+                })
+                .collect();
+        }
         if self.scripts.is_empty() {
             return vec![ScriptSpec {
                 source: ScriptSource::Builtin(DEFAULT_BUILTIN.to_string()),

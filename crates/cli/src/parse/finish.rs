@@ -71,8 +71,14 @@ pub fn finish(state: State, positional: &[&[u8]], diag: &mut Diag<'_>) -> Result
     if let Some(steps) = init_steps {
         opts.init_steps = text(&steps);
     }
-    if tpcc {
-        return fatal(diag, b"--workload tpcc is only available with -i for now");
+    if opts.check && !tpcc {
+        return fatal(diag, b"--check is allowed only with --workload tpcc");
+    }
+    if tpcc && !opts.scripts.is_empty() {
+        return fatal(
+            diag,
+            b"-b, -f, -N and -S cannot be used with --workload tpcc (it runs its own five transactions)",
+        );
     }
     if initialization_option_set {
         return fatal(

@@ -610,6 +610,12 @@ pub static OPTIONS: &[OptionDef] = &[
             "its five transactions",
         ])],
         Update::Custom(apply::workload)).in_any_mode(),
+    extension("check", No, None,
+        &[help(Extensions, 17, &[
+            "with --workload tpcc: check the consistency conditions",
+            "1-4 after the run (as \"pgrush check\")",
+        ])],
+        Update::Flag(|o| &mut o.check)),
     both(b'V', "version", No, None, Any,
         &[help(Common, 6, &["output version information, then exit"])],
         Update::Early(EarlyAction::Version)),
@@ -679,6 +685,7 @@ mod tests {
             "start-at" => args.push("--shard=0/2".to_string()),
             "shards" => args.push("--shard=0/2".to_string()),
             "workload" => args.push("-i".to_string()),
+            "check" => args.push("--workload=tpcc".to_string()),
             _ => {}
         }
         args

@@ -693,6 +693,9 @@ fn workload_option() {
         fails(&["--workload", "tpcx"]),
         "pgrush: error: invalid workload: \"tpcx\"\npgrush: detail: Expecting \"pgbench\" or \"tpcc\".\n"
     );
+    assert!(ok(&["--workload=tpcc", "--check"]).check);
+    assert!(fails(&["--check"]).contains("--check is allowed only with --workload tpcc"));
+    assert!(fails(&["--workload=tpcc", "-S"]).contains("cannot be used with --workload tpcc"));
     assert!(
         fails(&["-i", "--workload=tpcc", "--partitions=2"])
             .contains("--partitions cannot be used with --workload tpcc")

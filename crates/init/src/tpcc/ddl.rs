@@ -144,12 +144,17 @@ pub const TRUNCATE_TABLES: &str = "truncate table warehouse, district, customer,
 
 /// `d`: the statements that drop the workload's objects.
 pub fn drop_statements() -> Vec<String> {
-    vec![DROP_TABLES.to_string()]
+    vec![
+        super::functions::DROP_FUNCTIONS.to_string(),
+        DROP_TABLES.to_string(),
+    ]
 }
 
 /// `t`: the statements that create the workload's objects.
 pub fn create_statements(layout: &Layout) -> Vec<String> {
-    create_tables(layout)
+    let mut out = create_tables(layout);
+    out.extend(super::functions::CREATE_FUNCTIONS.map(String::from));
+    out
 }
 
 #[cfg(test)]

@@ -115,7 +115,7 @@ pub fn run_tpcc_init<C: Connector>(
                 }
             }
             Step::CreateTables => {
-                console.line("creating tables...");
+                console.line("creating tables and functions...");
                 for sql in ddl::create_statements(&cfg.layout) {
                     exec(&mut main, &sql)?;
                 }

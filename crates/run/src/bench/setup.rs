@@ -29,14 +29,18 @@ fn with_init_hint(failure: Failure, prog: &str, db: &str) -> Failure {
     ))
 }
 
-/// Scale and partitioning (pgbench's `GetTableInfo`); the scale warning is printed here.
-pub fn table_info(
+/// The rows of `table` (pgbench's scale from `pgbench_branches`, or the warehouses of the
+/// TPC-C-like tables), with pgbench's messages (`noun`: what is counted); the warning
+/// that `-s` is ignored is printed here.
+pub fn count_rows(
     con: &mut Connection,
     prog: &str,
+    table: &str,
+    noun: &str,
     scale_given: bool,
-) -> Result<TableInfo, Failure> {
-    let sql = "select count(*) from pgbench_branches";
-    let scale = match con.simple_query(sql) {
+) -> Result<i64, Failure> {
+    let sql = format!("select count(*) from {table}");
+    let scale = match con.simple_query(&sql) {
         Ok(results) => {
             let v = results
                 .first()
@@ -46,14 +50,14 @@ pub fn table_info(
             let n = i64::from(atoi(v.as_bytes()));
             if n < 0 {
                 return Err(Failure::error(format!(
-                    "invalid count(*) from pgbench_branches: \"{v}\""
+                    "invalid count(*) from {table}: \"{v}\""
                 )));
             }
             n
         }
         Err(e) => {
             let failure = Failure::error(messages::concat(
-                "could not count number of branches: ",
+                &format!("could not count number of {noun}: "),
                 &e.libpq_message_bytes(Some(sql.as_bytes())),
             ));
             if e.code() == Some("42P01") {
@@ -65,9 +69,19 @@ pub fn table_info(
     if scale_given {
         messages::warning(
             prog,
-            &format!("scale option ignored, using count from pgbench_branches table ({scale})"),
+            &format!("scale option ignored, using count from {table} table ({scale})"),
         );
     }
+    Ok(scale)
+}
+
+/// Scale and partitioning (pgbench's `GetTableInfo`); the scale warning is printed here.
+pub fn table_info(
+    con: &mut Connection,
+    prog: &str,
+    scale_given: bool,
+) -> Result<TableInfo, Failure> {
+    let scale = count_rows(con, prog, "pgbench_branches", "branches", scale_given)?;
     let partitioning = match con.simple_query(PARTITION_QUERY) {
         Err(_) => None,
         Ok(results) => {
