@@ -166,7 +166,10 @@ mod tests {
         }
         assert_eq!(TPCC_WEIGHTS.iter().sum::<u32>(), 100);
         let new_order = TPCC_SCRIPTS[0].text;
-        assert!(new_order.contains("\\set q14 random(1, 10)\n\\set i15 "), "{new_order}");
+        assert!(
+            new_order.contains("\\set q14 random(1, 10)\n\\set i15 "),
+            "{new_order}"
+        );
         assert!(!new_order.contains("\\set q16"));
         assert_eq!(builtin_by_name("tpcc-payment"), Some(&TPCC_SCRIPTS[1]));
         assert_eq!(
