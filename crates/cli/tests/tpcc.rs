@@ -224,4 +224,16 @@ fn run_keeps_the_database_consistent(db: &str) {
     );
     assert_eq!(grown, "t");
     assert_consistent(db);
+    // Without the tables: pgbench's message and hint, with the workload's -i.
+    let out = pgrush(&["--workload", "tpcc", "-t", "1", "postgres"]);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(
+        out.stderr.contains(
+            "pgrush: error: could not count number of warehouses: ERROR:  relation \"warehouse\" does not exist"
+        ) && out.stderr.contains(
+            "pgrush: hint: Perhaps you need to do initialization (\"pgrush -i --workload tpcc\") in database \"postgres\"."
+        ),
+        "{}",
+        out.stderr
+    );
 }

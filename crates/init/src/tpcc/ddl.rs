@@ -145,8 +145,11 @@ pub const TRUNCATE_TABLES: &str = "truncate table warehouse, district, customer,
 /// `d`: the statements that drop the workload's objects.
 pub fn drop_statements() -> Vec<String> {
     vec![
+        // Sixteen "does not exist, skipping" notices on a first load say nothing.
+        "set client_min_messages = warning".to_string(),
         super::functions::DROP_FUNCTIONS.to_string(),
         DROP_TABLES.to_string(),
+        "reset client_min_messages".to_string(),
     ]
 }
 

@@ -66,7 +66,7 @@ mod tests {
         assert_eq!(a.len(), 9);
         assert_eq!(a, b);
         let stmts = one.statements();
-        assert_eq!(stmts[1], ddl::DROP_TABLES);
+        assert_eq!(stmts[2], ddl::DROP_TABLES);
         assert!(stmts.contains(&"copy stock from stdin with (freeze on)".to_string()));
         assert!(stmts.contains(&"vacuum (freeze, analyze) stock".to_string()));
         assert!(
