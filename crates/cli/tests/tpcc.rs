@@ -177,6 +177,32 @@ fn check_passes_then_names_a_broken_condition(db: &str) {
     );
 }
 
+/// The number after `prefix` on a line of `text`.
+fn number_after(text: &str, prefix: &str) -> f64 {
+    let rest = text
+        .lines()
+        .find_map(|l| l.strip_prefix(prefix))
+        .unwrap_or_else(|| panic!("no {prefix:?} in {text}"));
+    let end = rest.find([' ', '/']).unwrap_or(rest.len());
+    rest[..end].parse().unwrap_or_else(|_| panic!("{rest}"))
+}
+
+/// NOPM and TPM agree with the report: TPM = 60 × tps, NOPM = TPM × the New-Order
+/// script's share of the transactions.
+fn check_rates(stdout: &str) {
+    let tps = number_after(stdout, "tps = ");
+    let tpm = number_after(stdout, "transactions per minute (TPM) = ");
+    let nopm = number_after(stdout, "New-Order transactions per minute (NOPM) = ");
+    let total = number_after(stdout, "number of transactions actually processed: ");
+    let new_orders = number_after(stdout, " - number of transactions actually processed: ");
+    assert!((tpm - 60.0 * tps).abs() < 0.1, "{tpm} vs {tps}");
+    assert!(
+        (nopm - tpm * new_orders / total).abs() < 0.2,
+        "{nopm} {tpm} {new_orders}"
+    );
+    assert!(nopm > 0.0);
+}
+
 /// A short run of the five transactions on `db` (4 clients on its one warehouse), with
 /// `--check` after it: per-transaction results, no failure, new orders and payments.
 fn run_keeps_the_database_consistent(db: &str) {
@@ -218,6 +244,7 @@ fn run_keeps_the_database_consistent(db: &str) {
     );
     assert!(out.stdout.contains("scaling factor: 1\n"));
     assert_eq!(out.stdout.matches("): ok\n").count(), 4, "{}", out.stdout);
+    check_rates(&out.stdout);
     let grown = query(
         db,
         "select (select count(*) from orders) > 30000 and (select count(*) from history) > 30000",
