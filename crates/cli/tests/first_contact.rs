@@ -152,6 +152,7 @@ fn every_listed_subcommand_has_help_in_the_same_shape() {
     assert_eq!(
         names,
         [
+            "check",
             "demo",
             "merge",
             "ops",
