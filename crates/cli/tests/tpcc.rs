@@ -250,6 +250,23 @@ fn run_keeps_the_database_consistent(db: &str) {
         "select (select count(*) from orders) > 30000 and (select count(*) from history) > 30000",
     );
     assert_eq!(grown, "t");
+    // Parameters sent apart from the statements (their type unknown to the server).
+    let out = pgrush(&[
+        "--workload",
+        "tpcc",
+        "-M",
+        "prepared",
+        "-c",
+        "2",
+        "-t",
+        "25",
+        db,
+    ]);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout
+            .contains("number of failed transactions: 0 (0.000%)\n")
+    );
     assert_consistent(db);
     // Without the tables: pgbench's message and hint, with the workload's -i.
     let out = pgrush(&["--workload", "tpcc", "-t", "1", "postgres"]);
