@@ -4,10 +4,11 @@
 //! (host/port/user/dbname plus `fallback_application_name`), runs the steps and maps
 //! failures to pgbench's messages and exit status 1 (a [`Failure`], printed by the caller).
 
+use pgrush_init::tpcc::{Layout, TpccConfig, run_tpcc_init};
 use pgrush_init::wire_session::{Interrupt, WireConnector};
 use pgrush_init::{Console, InitConfig, InitError, Partitioning, parse_steps, run_init};
 use pgrush_run::connect::{PasswordPrompt, connect_prompting};
-use pgrush_run::options::{Options, PartitionMethod};
+use pgrush_run::options::{Options, PartitionMethod, SeedChoice, Workload};
 use pgrush_run::{Failure, Line};
 use std::io::Write;
 use std::sync::Arc;
@@ -29,6 +30,29 @@ pub fn config(opts: &Options) -> Result<InitConfig, InitError> {
         partitioning,
         unlogged: opts.unlogged_tables,
         jobs: opts.jobs.max(1),
+    })
+}
+
+/// The settings of `-i --workload tpcc`: `-s` warehouses, the data seed from
+/// `--random-seed` (or the clock, as a run's seed), pgbench's table options.
+pub fn tpcc_config(opts: &Options) -> Result<TpccConfig, InitError> {
+    let seed = match opts.random_seed {
+        SeedChoice::Value(v) => v,
+        SeedChoice::Time => pgrush_engine::clock::monotonic_us(),
+        SeedChoice::Rand => pgrush_engine::clock::strong_random_u64(),
+    };
+    Ok(TpccConfig {
+        steps: parse_steps(&opts.init_steps)?,
+        warehouses: i64::from(opts.scale.unwrap_or(1)),
+        jobs: opts.jobs.max(1),
+        seed,
+        quiet: opts.quiet,
+        layout: Layout {
+            unlogged: opts.unlogged_tables,
+            tablespace: opts.tablespace.clone(),
+            index_tablespace: opts.index_tablespace.clone(),
+            fillfactor: opts.fillfactor,
+        },
     })
 }
 
@@ -71,6 +95,10 @@ fn run_with(
     prompt: PasswordPrompt<'_>,
     console: &Console,
 ) -> Result<(), InitFailure> {
+    let tpcc = match opts.workload {
+        Workload::Tpcc => Some(tpcc_config(opts)?),
+        Workload::Pgbench => None,
+    };
     let cfg = config(opts)?;
     let (params, first) = connect_prompting(opts, prompt).map_err(|failure| InitFailure {
         no_server_hint: failure.terminal_hint(&opts.progname),
@@ -79,9 +107,12 @@ fn run_with(
     let connector = WireConnector::with_connection(params, first);
     let interrupt = connector.interrupt();
     let watching = watch_ctrl_c(Arc::clone(&interrupt));
-    let result = run_init(&cfg, &connector, console)
-        .map(|_| ())
-        .map_err(InitFailure::from);
+    let result = match &tpcc {
+        Some(t) => run_tpcc_init(t, &connector, console),
+        None => run_init(&cfg, &connector, console),
+    }
+    .map(|_| ())
+    .map_err(InitFailure::from);
     if watching {
         pgrush_engine::signal::uninstall();
     }

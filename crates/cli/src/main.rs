@@ -8,6 +8,7 @@
 
 mod about;
 mod capacity_cmd;
+mod check_cmd;
 mod completions;
 mod demo;
 mod help;
@@ -78,10 +79,13 @@ fn dispatch(args: Vec<OsString>) -> i32 {
             &prog,
             &invocation.argv0,
         ),
-        Action::Bench => exit_status(
-            pgrush_run::run(&RunPlan::resolve(opts), &prompt::password),
-            &prog,
-            &invocation.argv0,
-        ),
+        Action::Bench => {
+            let check = opts.check;
+            let mut result = pgrush_run::run(&RunPlan::resolve(opts.clone()), &prompt::password);
+            if check && matches!(result, Ok(0)) {
+                result = check_cmd::check_and_print(&opts, &prompt::password);
+            }
+            exit_status(result, &prog, &invocation.argv0)
+        }
     }
 }

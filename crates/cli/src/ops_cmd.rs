@@ -262,6 +262,9 @@ fn config(ops: &OpsArgs, progname: &str) -> Result<OpsConfig, Failure> {
     if opts.action != Action::Init {
         return Err(COMMAND.usage("unexpected option"));
     }
+    if opts.workload != pgrush_run::options::Workload::Pgbench {
+        return Err(COMMAND.usage("ops measures pgbench's tables only (no --workload)"));
+    }
     let init = crate::init_cmd::config(&opts)
         .map_err(|e| Failure::exit(1).then(Line::Verbatim(e.render(progname))))?;
     let named = opts.host.is_some() || opts.port.is_some() || opts.dbname.is_some();
@@ -470,6 +473,18 @@ mod tests {
         assert_eq!(a.rest, args(&["--jobs=2", "--unlogged-tables", "bench"]));
         assert_eq!(run_args(&[]), OpsArgs::default());
         assert!(matches!(parse(&args(&["--help"])), Ok(None)));
+    }
+
+    #[test]
+    fn another_workload_is_refused() {
+        let failure = config(&run_args(&["--workload=tpcc"]), "pgrush").unwrap_err();
+        assert_eq!(failure.status(), 1);
+        assert_eq!(
+            failure.lines().first(),
+            Some(&Line::Error(
+                b"ops measures pgbench's tables only (no --workload)".to_vec()
+            ))
+        );
     }
 
     #[test]

@@ -7,6 +7,7 @@ use crate::subcommand::Subcommand;
 /// Every subcommand, in the order `pgrush --help` lists them.
 pub const ALL: &[&Subcommand] = &[
     &crate::capacity_cmd::COMMAND,
+    &crate::check_cmd::COMMAND,
     &crate::demo::COMMAND,
     &crate::merge_cmd::COMMAND,
     &crate::ops_cmd::COMMAND,

@@ -153,6 +153,7 @@ fn every_listed_subcommand_has_help_in_the_same_shape() {
         names,
         [
             "capacity",
+            "check",
             "demo",
             "merge",
             "ops",

@@ -27,6 +27,11 @@ const BAD_LINES: &[BadLines] = &[
         bad_value: &["--slo", "p99<5ms", "--precision", "none"],
     },
     BadLines {
+        name: "check",
+        missing_argument: &["--workload"],
+        bad_value: &["--workload", "tpcx"],
+    },
+    BadLines {
         name: "demo",
         missing_argument: &["-T"],
         bad_value: &["-s", "0"],

@@ -35,6 +35,9 @@ pub enum InitError {
     /// Ctrl-C arrived between statements: the next one was not started.
     #[error("initialization canceled by a signal")]
     Interrupted,
+    /// An option or step the chosen workload does not have.
+    #[error("{0}")]
+    Unsupported(String),
     /// A parallel worker stopped without a result (it panicked).
     #[error("a parallel loading worker failed")]
     Worker,

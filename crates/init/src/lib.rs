@@ -17,6 +17,7 @@ mod runner;
 mod session;
 mod split;
 mod steps;
+pub mod tpcc;
 pub mod wire_session;
 
 #[cfg(test)]

@@ -77,6 +77,58 @@ pub fn wants_freeze(s: &mut dyn Session, table: &str) -> Result<bool, InitError>
     Ok(v14 && relkind(s, table)?.as_deref() == Some("r"))
 }
 
+/// COPY data gathered into [`BATCH_BYTES`] messages: rows are appended to
+/// [`RowBatches::buf`], each ended with [`RowBatches::row_done`], which sends a full
+/// batch and reports its row count; [`RowBatches::finish`] sends the rest.
+pub struct RowBatches<'a> {
+    sink: &'a mut dyn CopySink,
+    on_batch: &'a mut dyn FnMut(i64),
+    /// The rows not sent yet.
+    pub buf: Vec<u8>,
+    pending: i64,
+}
+
+impl<'a> RowBatches<'a> {
+    /// Batches for `sink`, reporting each sent batch's rows to `on_batch`.
+    pub fn new(sink: &'a mut dyn CopySink, on_batch: &'a mut dyn FnMut(i64)) -> Self {
+        RowBatches {
+            sink,
+            on_batch,
+            buf: Vec::with_capacity(BATCH_BYTES + 1024),
+            pending: 0,
+        }
+    }
+
+    /// Ends one row; sends the batch once it is full (and stops after Ctrl-C).
+    #[inline]
+    pub fn row_done(&mut self) -> Result<(), DbFailure> {
+        self.pending += 1;
+        if self.buf.len() >= BATCH_BYTES {
+            if self.sink.interrupted() {
+                return Err(DbFailure {
+                    message: INTERRUPTED.as_bytes().to_vec(),
+                });
+            }
+            self.sink.send(&self.buf)?;
+            self.buf.clear();
+            (self.on_batch)(self.pending);
+            self.pending = 0;
+        }
+        Ok(())
+    }
+
+    /// Sends what is left.
+    pub fn finish(self) -> Result<(), DbFailure> {
+        if !self.buf.is_empty() {
+            self.sink.send(&self.buf)?;
+        }
+        if self.pending > 0 {
+            (self.on_batch)(self.pending);
+        }
+        Ok(())
+    }
+}
+
 /// Generates the text COPY rows with ids `lo..=hi` of `table` into `sink` in batches,
 /// reporting each batch to `progress`.
 pub fn send_rows(
@@ -86,32 +138,12 @@ pub fn send_rows(
     hi: i64,
     on_batch: &mut dyn FnMut(i64),
 ) -> Result<(), DbFailure> {
-    let mut buf = Vec::with_capacity(BATCH_BYTES + 128);
-    let mut pending = 0i64;
-    let mut id = lo;
-    while id <= hi {
-        push_text_row(&mut buf, table, id);
-        pending += 1;
-        if buf.len() >= BATCH_BYTES {
-            if sink.interrupted() {
-                return Err(DbFailure {
-                    message: INTERRUPTED.as_bytes().to_vec(),
-                });
-            }
-            sink.send(&buf)?;
-            buf.clear();
-            on_batch(pending);
-            pending = 0;
-        }
-        id += 1;
+    let mut batches = RowBatches::new(sink, on_batch);
+    for id in lo..=hi {
+        push_text_row(&mut batches.buf, table, id);
+        batches.row_done()?;
     }
-    if !buf.is_empty() {
-        sink.send(&buf)?;
-    }
-    if pending > 0 {
-        on_batch(pending);
-    }
-    Ok(())
+    batches.finish()
 }
 
 /// pgbench's `initPopulateTable`: relkind check, COPY (with FREEZE when allowed), rows,

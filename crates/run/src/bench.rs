@@ -18,7 +18,7 @@ use pgrush_wire::Connection;
 
 use crate::connect::{PasswordPrompt, connect_prompting};
 use crate::failure::{Failure, Line};
-use crate::options::{Options, SeedChoice};
+use crate::options::{Options, SeedChoice, Workload};
 use crate::output::{RunExtras, text_out};
 use crate::output_file::{check_outputs, stdout_failure};
 use crate::plan::RunPlan;
@@ -48,7 +48,15 @@ pub fn run(plan: &RunPlan, prompt: PasswordPrompt<'_>) -> Result<i32, Failure> {
     }
     let mut scale = plan.scale;
     let mut partitioning = None;
-    if plan.builtin_used {
+    if opts.workload == Workload::Tpcc {
+        scale = setup::count_rows(
+            &mut con,
+            prog,
+            "warehouse",
+            "warehouses",
+            opts.scale.is_some(),
+        )?;
+    } else if plan.builtin_used {
         let info = setup::table_info(&mut con, prog, opts.scale.is_some())?;
         scale = info.scale;
         partitioning = info.partitioning;
@@ -134,6 +142,30 @@ pub fn run(plan: &RunPlan, prompt: PasswordPrompt<'_>) -> Result<i32, Failure> {
 /// Why a run interrupted before the end of `--warmup` has no report.
 pub const INTERRUPTED_IN_WARMUP: &str =
     "Run was interrupted by a signal during the warm-up; nothing was measured.";
+
+/// The TPC-C-like workload's rates per minute after the report: New-Orders (the first
+/// script; its 1% rolled back by the client included, as go-tpc counts them) and all
+/// transactions, over the same measured interval as tps.
+fn tpcc_rates(summary: &RunSummary) -> String {
+    let minutes = summary.bench_duration_s() / 60.0;
+    let per_minute = |n: u64| {
+        if minutes > 0.0 {
+            n as f64 / minutes
+        } else {
+            0.0
+        }
+    };
+    let new_orders = summary
+        .stats
+        .scripts
+        .first()
+        .map_or(0, |s| s.tx.counters.successful);
+    format!(
+        "New-Order transactions per minute (NOPM) = {:.1}\ntransactions per minute (TPM) = {:.1}\n",
+        per_minute(new_orders),
+        per_minute(summary.stats.total.counters.successful)
+    )
+}
 
 /// The base seed as pgbench computes it (`time` = monotonic clock in µs).
 fn base_seed(choice: SeedChoice) -> u64 {
@@ -279,7 +311,12 @@ fn engine_output(plan: &RunPlan) -> Output {
 fn finish_run(plan: &RunPlan, summary: &RunSummary, mut extras: RunExtras) -> Result<i32, Failure> {
     {
         let mut out = text_out(plan);
-        let written = extras.write_text_report(plan, summary, &mut out);
+        let mut written = extras.write_text_report(plan, summary, &mut out);
+        if plan.options.workload == Workload::Tpcc
+            && shard::report_note::prints_full_report(&plan.options)
+        {
+            written = written.and_then(|()| out.write_all(tpcc_rates(summary).as_bytes()));
+        }
         if let Err(e) = written.and_then(|_| out.flush())
             && !plan.outputs.text_to_stderr
         {

@@ -38,7 +38,7 @@ pub fn script_names(specs: &[ScriptSpec]) -> Vec<Vec<String>> {
 /// A builtin's name and description (`select-only`, `<builtin: select only>`).
 fn builtin_names(name: &str) -> Vec<String> {
     let mut names = vec![name.to_string()];
-    if let Ok(b) = pgrush_script::builtin_by_prefix(name) {
+    if let Some(b) = pgrush_script::builtin_by_name(name) {
         names.push(b.desc.to_string());
     }
     names

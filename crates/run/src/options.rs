@@ -52,6 +52,27 @@ pub enum PartitionMethod {
     Hash,
 }
 
+/// Which database and transactions `-i` and a run use (`--workload`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Workload {
+    /// pgbench's tables and scripts (the default).
+    #[default]
+    Pgbench,
+    /// A TPC-C-like order-entry database and its five transactions.
+    Tpcc,
+}
+
+impl Workload {
+    /// The workload named `name` (`pgbench`, `tpcc`).
+    pub fn from_name(name: &str) -> Option<Workload> {
+        match name {
+            "pgbench" => Some(Workload::Pgbench),
+            "tpcc" => Some(Workload::Tpcc),
+            _ => None,
+        }
+    }
+}
+
 /// Where pgbench's random seed comes from (`--random-seed` / `PGBENCH_RANDOM_SEED`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SeedChoice {
@@ -68,6 +89,10 @@ pub enum SeedChoice {
 pub struct Options {
     /// What to do.
     pub action: Action,
+    /// `--workload`: pgbench's tables and scripts, or the TPC-C-like ones.
+    pub workload: Workload,
+    /// `--check`: check the TPC-C-like database's consistency after the run.
+    pub check: bool,
     /// Connection: `-h`.
     pub host: Option<String>,
     /// Connection: `-p`.
@@ -207,6 +232,8 @@ impl Default for Options {
     fn default() -> Self {
         Options {
             action: Action::Bench,
+            workload: Workload::Pgbench,
+            check: false,
             host: None,
             port: None,
             user: None,
@@ -277,8 +304,19 @@ pub const DEFAULT_TRANSACTIONS: u32 = 10;
 
 impl Options {
     /// The scripts a run executes: those given, or the builtin tpcb-like script when
-    /// none was.
+    /// none was (the five TPC-C-like transactions with `--workload tpcc`).
     pub fn scripts_to_run(&self) -> Vec<ScriptSpec> {
+        if self.scripts.is_empty() && self.workload == Workload::Tpcc {
+            return pgrush_script::TPCC_SCRIPTS
+                .iter()
+                .zip(pgrush_script::TPCC_WEIGHTS)
+                .map(|(b, weight)| ScriptSpec {
+                    source: ScriptSource::Builtin(b.name.to_string()),
+                    weight,
+                    text: None,
+                })
+                .collect();
+        }
         if self.scripts.is_empty() {
             return vec![ScriptSpec {
                 source: ScriptSource::Builtin(DEFAULT_BUILTIN.to_string()),

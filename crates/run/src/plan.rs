@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use pgrush_stats::RunLimit;
 
-use crate::options::{DEFAULT_TRANSACTIONS, Options, ScriptSource, ScriptSpec};
+use crate::options::{DEFAULT_TRANSACTIONS, Options, ScriptSource, ScriptSpec, Workload};
 
 /// `-l`'s file prefix when `--log-prefix` is not given.
 pub const DEFAULT_LOG_PREFIX: &str = "pgbench_log";
@@ -117,7 +117,10 @@ impl RunPlan {
                 .log_prefix
                 .clone()
                 .unwrap_or_else(|| DEFAULT_LOG_PREFIX.to_string()),
-            vacuums: !options.no_vacuum && options.shard.is_none_or(|s| s.index == 0),
+            // pgbench's vacuum is of pgbench's tables.
+            vacuums: !options.no_vacuum
+                && options.workload == Workload::Pgbench
+                && options.shard.is_none_or(|s| s.index == 0),
             outputs: OutputPlan::resolve(&options),
             options,
         }

@@ -37,6 +37,7 @@
 #![deny(missing_docs)]
 
 mod builtin;
+mod builtin_tpcc;
 mod error;
 mod expr;
 mod meta;
@@ -53,6 +54,7 @@ pub use builtin::{
     BUILTINS, Builtin, MAX_SCRIPTS, builtin_by_prefix, builtin_list_text, parse_script_weight,
     show_script_text,
 };
+pub use builtin_tpcc::{TPCC_SCRIPTS, TPCC_WEIGHTS, builtin_by_name};
 pub use error::{
     BuiltinError, EvalError, LoadError, MetaError, RawMessage, SyntaxError, VarError, WeightError,
 };

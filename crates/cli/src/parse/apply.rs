@@ -23,6 +23,8 @@ pub struct State {
     pub benchmarking_option_set: bool,
     /// An initialization-only option was given.
     pub initialization_option_set: bool,
+    /// `--random-seed` was given (a benchmarking option, except for the TPC-C-like load).
+    pub seed_option_set: bool,
     /// `-i` was given.
     pub init_mode: bool,
     /// `-I` as given (last one wins).
@@ -42,6 +44,7 @@ impl State {
             opts,
             benchmarking_option_set: false,
             initialization_option_set: false,
+            seed_option_set: false,
             init_mode: false,
             init_steps: None,
             total_weight: 0,
@@ -291,6 +294,22 @@ pub fn random_seed(st: &mut State, value: Option<&[u8]>, diag: &mut Diag<'_>) ->
             diag,
             b"error while setting random seed from --random-seed option",
         ),
+    }
+}
+
+/// `--workload NAME`.
+pub fn workload(st: &mut State, value: Option<&[u8]>, diag: &mut Diag<'_>) -> Result<(), i32> {
+    let arg = value.unwrap_or_default();
+    match pgrush_run::options::Workload::from_name(&String::from_utf8_lossy(arg)) {
+        Some(w) => {
+            st.opts.workload = w;
+            Ok(())
+        }
+        None => {
+            diag.error(&cat(&[b"invalid workload: \"", arg, b"\""]));
+            diag.detail(b"Expecting \"pgbench\" or \"tpcc\".");
+            Err(1)
+        }
     }
 }
 

@@ -3,7 +3,7 @@
 use super::apply::State;
 use super::diag::{Diag, cat};
 use super::values::text;
-use pgrush_run::options::{Action, Options, PartitionMethod};
+use pgrush_run::options::{Action, Options, PartitionMethod, Workload};
 
 /// Default `-t` when neither `-t` nor `-T` is given.
 pub const DEFAULT_TRANSACTIONS: u32 = 10;
@@ -17,6 +17,7 @@ pub fn finish(state: State, positional: &[&[u8]], diag: &mut Diag<'_>) -> Result
         mut opts,
         benchmarking_option_set,
         initialization_option_set,
+        seed_option_set,
         init_mode,
         init_steps,
         total_weight,
@@ -43,8 +44,9 @@ pub fn finish(state: State, positional: &[&[u8]], diag: &mut Diag<'_>) -> Result
         return Err(1);
     }
 
+    let tpcc = opts.workload == Workload::Tpcc;
     if init_mode {
-        if benchmarking_option_set {
+        if benchmarking_option_set || (seed_option_set && !tpcc) {
             return fatal(
                 diag,
                 b"some of the specified options cannot be used in initialization (-i) mode",
@@ -56,6 +58,9 @@ pub fn finish(state: State, positional: &[&[u8]], diag: &mut Diag<'_>) -> Result
                 b"--partition-method requires greater than zero --partitions",
             );
         }
+        if tpcc && opts.partitions > 0 {
+            return fatal(diag, b"--partitions cannot be used with --workload tpcc");
+        }
         if opts.partitions > 0 && opts.partition_method.is_none() {
             opts.partition_method = Some(PartitionMethod::Range);
         }
@@ -65,6 +70,15 @@ pub fn finish(state: State, positional: &[&[u8]], diag: &mut Diag<'_>) -> Result
     }
     if let Some(steps) = init_steps {
         opts.init_steps = text(&steps);
+    }
+    if opts.check && !tpcc {
+        return fatal(diag, b"--check is allowed only with --workload tpcc");
+    }
+    if tpcc && !opts.scripts.is_empty() {
+        return fatal(
+            diag,
+            b"-b, -f, -N and -S cannot be used with --workload tpcc (it runs its own five transactions)",
+        );
     }
     if initialization_option_set {
         return fatal(

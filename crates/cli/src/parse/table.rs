@@ -148,6 +148,8 @@ impl OptionDef {
         diag: &mut Diag<'_>,
     ) -> Result<(), i32> {
         match self.mode {
+            // The data seed of `-i --workload tpcc`; refused with pgbench's `-i`.
+            Mode::Benchmarking if self.long == "random-seed" => state.seed_option_set = true,
             Mode::Benchmarking => state.benchmarking_option_set = true,
             Mode::Initialization => state.initialization_option_set = true,
             Mode::Any => {}
@@ -346,6 +348,13 @@ const fn extension(
         mode: Bench,
         help,
         update,
+    }
+}
+
+impl OptionDef {
+    /// The same option, accepted with and without `-i`.
+    const fn in_any_mode(self) -> OptionDef {
+        OptionDef { mode: Any, ..self }
     }
 }
 
@@ -594,6 +603,19 @@ pub static OPTIONS: &[OptionDef] = &[
             "before measuring; -T is the measured time",
         ])],
         Update::Custom(apply::warmup)),
+    extension("workload", Required, Some("NAME"),
+        &[help(Extensions, 16, &[
+            "pgbench (default) or tpcc: with -i, create the",
+            "TPC-C-like tables (-s warehouses); without -i, run",
+            "its five transactions",
+        ])],
+        Update::Custom(apply::workload)).in_any_mode(),
+    extension("check", No, None,
+        &[help(Extensions, 17, &[
+            "with --workload tpcc: check the consistency conditions",
+            "1-4 after the run (as \"pgrush check\")",
+        ])],
+        Update::Flag(|o| &mut o.check)),
     both(b'V', "version", No, None, Any,
         &[help(Common, 6, &["output version information, then exit"])],
         Update::Early(EarlyAction::Version)),
@@ -643,6 +665,7 @@ mod tests {
             "shards" => "4",
             "shard-timeout" => "5",
             "warmup" => "2s",
+            "workload" => "tpcc",
             "start-at" => "2026-11-24T01:00:00Z",
             other => panic!("no sample value for --{other}: add one to this test"),
         }
@@ -661,6 +684,8 @@ mod tests {
             "junit" => args.push("--assert=failed==0".to_string()),
             "start-at" => args.push("--shard=0/2".to_string()),
             "shards" => args.push("--shard=0/2".to_string()),
+            "workload" => args.push("-i".to_string()),
+            "check" => args.push("--workload=tpcc".to_string()),
             _ => {}
         }
         args

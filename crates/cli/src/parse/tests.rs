@@ -668,3 +668,36 @@ fn shards_come_from_the_option_or_the_launcher_and_rename_outputs() {
     let (r, _) = run_env(&["-i", "--shard=0/2"], &Env::default());
     assert_eq!(r.err(), Some(1));
 }
+
+#[test]
+fn workload_option() {
+    use pgrush_run::options::Workload;
+    assert_eq!(ok(&[]).workload, Workload::Pgbench);
+    let o = ok(&["-i", "--workload", "tpcc", "-s", "3", "-j", "2"]);
+    assert_eq!(
+        (o.workload, o.action, o.scale),
+        (Workload::Tpcc, Action::Init, Some(3))
+    );
+    // The data seed of the TPC-C-like load; still refused with pgbench's -i.
+    let (r, err) = run(&["-i", "--workload=tpcc", "--random-seed=9"]);
+    assert_eq!(r.map(|o| o.random_seed), Ok(SeedChoice::Value(9)));
+    assert_eq!(err, "pgrush: setting random seed to 9\n");
+    assert!(
+        fails(&["-i", "--random-seed=9"]).contains("cannot be used in initialization (-i) mode")
+    );
+    assert!(
+        fails(&["-i", "--workload=tpcc", "--random-seed=9", "-c", "2"])
+            .contains("cannot be used in initialization (-i) mode")
+    );
+    assert_eq!(
+        fails(&["--workload", "tpcx"]),
+        "pgrush: error: invalid workload: \"tpcx\"\npgrush: detail: Expecting \"pgbench\" or \"tpcc\".\n"
+    );
+    assert!(ok(&["--workload=tpcc", "--check"]).check);
+    assert!(fails(&["--check"]).contains("--check is allowed only with --workload tpcc"));
+    assert!(fails(&["--workload=tpcc", "-S"]).contains("cannot be used with --workload tpcc"));
+    assert!(
+        fails(&["-i", "--workload=tpcc", "--partitions=2"])
+            .contains("--partitions cannot be used with --workload tpcc")
+    );
+}

@@ -43,8 +43,8 @@ pub fn load(plan: &RunPlan) -> Result<(Vec<Script>, Vec<ScriptFacts>), Failure> 
     for spec in &plan.scripts {
         let script = match &spec.source {
             ScriptSource::Builtin(name) => {
-                let b = pgrush_script::builtin_by_prefix(name)
-                    .map_err(|e| Failure::error(e.to_string()))?;
+                let b = pgrush_script::builtin_by_name(name)
+                    .ok_or_else(|| Failure::error(format!("no builtin script \"{name}\"")))?;
                 facts.push((name.clone().into_bytes(), spec.weight, Vec::new()));
                 b.load(spec.weight)
             }

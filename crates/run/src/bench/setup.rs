@@ -22,21 +22,26 @@ pub struct TableInfo {
 /// pgbench's partition detection query (sent verbatim).
 const PARTITION_QUERY: &str = "select o.n, p.partstrat, pg_catalog.count(i.inhparent) from pg_catalog.pg_class as c join pg_catalog.pg_namespace as n on (n.oid = c.relnamespace) cross join lateral (select pg_catalog.array_position(pg_catalog.current_schemas(true), n.nspname)) as o(n) left join pg_catalog.pg_partitioned_table as p on (p.partrelid = c.oid) left join pg_catalog.pg_inherits as i on (c.oid = i.inhparent) where c.relname = 'pgbench_accounts' and o.n is not null group by 1, 2 order by 1 asc limit 1";
 
-/// `failure` with the hint that the tables may need initializing.
-fn with_init_hint(failure: Failure, prog: &str, db: &str) -> Failure {
+/// `failure` with the hint that the tables may need initializing (`init`: the
+/// initialization command's options, `-i` for pgbench's tables).
+fn with_init_hint(failure: Failure, prog: &str, init: &str, db: &str) -> Failure {
     failure.hint(format!(
-        "Perhaps you need to do initialization (\"{prog} -i\") in database \"{db}\"."
+        "Perhaps you need to do initialization (\"{prog} {init}\") in database \"{db}\"."
     ))
 }
 
-/// Scale and partitioning (pgbench's `GetTableInfo`); the scale warning is printed here.
-pub fn table_info(
+/// The rows of `table` (pgbench's scale from `pgbench_branches`, or the warehouses of the
+/// TPC-C-like tables), with pgbench's messages (`noun`: what is counted); the warning
+/// that `-s` is ignored is printed here.
+pub fn count_rows(
     con: &mut Connection,
     prog: &str,
+    table: &str,
+    noun: &str,
     scale_given: bool,
-) -> Result<TableInfo, Failure> {
-    let sql = "select count(*) from pgbench_branches";
-    let scale = match con.simple_query(sql) {
+) -> Result<i64, Failure> {
+    let sql = format!("select count(*) from {table}");
+    let scale = match con.simple_query(&sql) {
         Ok(results) => {
             let v = results
                 .first()
@@ -46,18 +51,23 @@ pub fn table_info(
             let n = i64::from(atoi(v.as_bytes()));
             if n < 0 {
                 return Err(Failure::error(format!(
-                    "invalid count(*) from pgbench_branches: \"{v}\""
+                    "invalid count(*) from {table}: \"{v}\""
                 )));
             }
             n
         }
         Err(e) => {
             let failure = Failure::error(messages::concat(
-                "could not count number of branches: ",
+                &format!("could not count number of {noun}: "),
                 &e.libpq_message_bytes(Some(sql.as_bytes())),
             ));
             if e.code() == Some("42P01") {
-                return Err(with_init_hint(failure, prog, con.db()));
+                let init = if table == "warehouse" {
+                    "-i --workload tpcc"
+                } else {
+                    "-i"
+                };
+                return Err(with_init_hint(failure, prog, init, con.db()));
             }
             return Err(failure);
         }
@@ -65,9 +75,19 @@ pub fn table_info(
     if scale_given {
         messages::warning(
             prog,
-            &format!("scale option ignored, using count from pgbench_branches table ({scale})"),
+            &format!("scale option ignored, using count from {table} table ({scale})"),
         );
     }
+    Ok(scale)
+}
+
+/// Scale and partitioning (pgbench's `GetTableInfo`); the scale warning is printed here.
+pub fn table_info(
+    con: &mut Connection,
+    prog: &str,
+    scale_given: bool,
+) -> Result<TableInfo, Failure> {
+    let scale = count_rows(con, prog, "pgbench_branches", "branches", scale_given)?;
     let partitioning = match con.simple_query(PARTITION_QUERY) {
         Err(_) => None,
         Ok(results) => {
@@ -79,7 +99,7 @@ pub fn table_info(
             };
             if r.rows().is_empty() {
                 let failure = Failure::error("no pgbench_accounts table found in \"search_path\"");
-                return Err(with_init_hint(failure, prog, con.db()));
+                return Err(with_init_hint(failure, prog, "-i", con.db()));
             }
             let count = atoi(r.get(0, 2).unwrap_or("0").as_bytes());
             match r.get(0, 1) {

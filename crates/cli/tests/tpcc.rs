@@ -1,0 +1,283 @@
+//! The TPC-C-like workload (`--workload tpcc`) on the shared sandbox cluster: one
+//! warehouse loaded twice with the same seed (with two connections and with one),
+//! the tables' cardinalities and contents, the consistency check (`pgrush check`) on a
+//! fresh load and after UPDATEs that break conditions, and a short run of the five
+//! transactions with `--check`.
+
+use pgrush_testkit::{self as testkit, Output};
+use std::process::Command;
+
+/// The seed of both loads.
+const SEED: &str = "5";
+
+/// Runs pgrush with `args` against the shared cluster.
+fn pgrush(args: &[&str]) -> Output {
+    let cluster = testkit::shared();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_pgrush"));
+    testkit::clear_pg_env(&mut cmd);
+    testkit::clear_launcher_env(&mut cmd);
+    cmd.envs(cluster.env()).args(args);
+    testkit::run(&mut cmd)
+}
+
+/// One value (or `|`-separated row) of `sql` in `db`.
+fn query(db: &str, sql: &str) -> String {
+    testkit::shared()
+        .psql_db(db, sql)
+        .unwrap_or_else(|e| panic!("{sql}: {e}"))
+}
+
+/// A digest of the generated columns of five tables (the load time is left out: it
+/// is the server's clock).
+fn digest(db: &str) -> String {
+    query(
+        db,
+        "select md5(string_agg(x, ',')) from (
+           (select 'c' || string_agg(concat_ws('|', c_id, c_d_id, c_first, c_last, c_street_1, c_zip, c_phone, c_credit, c_discount, c_data), ',' order by c_w_id, c_d_id, c_id) as x from customer)
+           union all (select 's' || string_agg(concat_ws('|', s_i_id, s_quantity, s_dist_05, s_data), ',' order by s_w_id, s_i_id) from stock)
+           union all (select 'i' || string_agg(concat_ws('|', i_id, i_im_id, i_name, i_price, i_data), ',' order by i_id) from item)
+           union all (select 'o' || string_agg(concat_ws('|', o_id, o_d_id, o_c_id, o_carrier_id, o_ol_cnt), ',' order by o_w_id, o_d_id, o_id) from orders)
+           union all (select 'l' || string_agg(concat_ws('|', ol_o_id, ol_number, ol_i_id, ol_amount, ol_dist_info), ',' order by ol_w_id, ol_d_id, ol_o_id, ol_number) from order_line)
+         ) t",
+    )
+}
+
+/// A fresh database loaded with one warehouse: its name, the load's stderr and the
+/// digest taken right after the load.
+fn load(tag: &str, jobs: &str) -> (String, Output, String) {
+    let db = format!("tpcc_{tag}_{}", std::process::id());
+    testkit::shared()
+        .create_database(&db)
+        .unwrap_or_else(|e| panic!("create database {db}: {e}"));
+    let out = pgrush(&[
+        "-i",
+        "--workload",
+        "tpcc",
+        "-s",
+        "1",
+        "-j",
+        jobs,
+        "--random-seed",
+        SEED,
+        &db,
+    ]);
+    assert_eq!(out.code, 0, "load failed: {}", out.stderr);
+    let sum = digest(&db);
+    (db, out, sum)
+}
+
+/// Checks the cardinalities of the `-j 2` load in `db` (its stderr in `out`).
+fn check_cardinalities(db: &str, out: &Output) {
+    for step in [
+        "creating tables and functions...",
+        "generating data (client-side)...",
+        "vacuuming...",
+        "creating primary keys...",
+    ] {
+        assert!(out.stderr.contains(step), "{step}: {}", out.stderr);
+    }
+    let counts = query(
+        db,
+        "select concat_ws(' ', (select count(*) from warehouse), (select count(*) from district),
+            (select count(*) from customer), (select count(*) from history),
+            (select count(*) from orders), (select count(*) from new_order),
+            (select count(*) from item), (select count(*) from stock))",
+    );
+    assert_eq!(counts, "1 10 30000 30000 30000 9000 100000 100000");
+    // o_ol_cnt is uniform in 5..15: about 300,000 lines, within the spec's 1%.
+    let lines: i64 = query(db, "select count(*) from order_line")
+        .parse()
+        .unwrap();
+    assert!((297_000..=303_000).contains(&lines), "{lines} order lines");
+    let per_order = query(
+        db,
+        "select count(*) from orders o where o_ol_cnt <> (select count(*) from order_line where ol_w_id = o.o_w_id and ol_d_id = o.o_d_id and ol_o_id = o.o_id)",
+    );
+    assert_eq!(per_order, "0");
+    // Every district has all 1,000 last names, and the last 900 orders are undelivered.
+    let names = query(
+        db,
+        "select min(n) from (select count(distinct c_last) n from customer group by c_d_id) t",
+    );
+    assert_eq!(names, "1000");
+    let undelivered = query(
+        db,
+        "select count(*) from orders where (o_carrier_id is null) <> (o_id >= 2101)",
+    );
+    assert_eq!(undelivered, "0");
+    let originals: i64 = query(
+        db,
+        "select count(*) from item where i_data like '%ORIGINAL%'",
+    )
+    .parse()
+    .unwrap();
+    assert!((9_000..=11_000).contains(&originals), "{originals}");
+}
+
+/// One test (one process, one cluster) so that the warehouse is loaded only twice: with
+/// two connections, then with one and the same seed.
+#[test]
+fn load_one_warehouse_twice() {
+    let (db, out, want) = load("par", "2");
+    check_cardinalities(&db, &out);
+    let started = std::time::Instant::now();
+    let (one, _, got) = load("one", "1");
+    eprintln!(
+        "one-connection load of one warehouse: {:?}",
+        started.elapsed()
+    );
+    assert_eq!(got, want, "same seed, same data");
+    check_passes_then_names_a_broken_condition(&one);
+    run_keeps_the_database_consistent(&db);
+}
+
+/// `pgrush check --workload tpcc` on `db`.
+fn check(db: &str) -> Output {
+    pgrush(&["check", "--workload", "tpcc", db])
+}
+
+/// Asserts that the four conditions hold in `db`.
+fn assert_consistent(db: &str) {
+    let out = check(db);
+    assert_eq!(out.code, 0, "check failed: {}{}", out.stdout, out.stderr);
+    assert_eq!(out.stdout.matches("): ok\n").count(), 4, "{}", out.stdout);
+}
+
+/// The check passes on a fresh load, and after an UPDATE breaks a condition it names
+/// the condition, warehouse and district, with exit status 1.
+fn check_passes_then_names_a_broken_condition(db: &str) {
+    assert_consistent(db);
+    query(
+        db,
+        "update district set d_next_o_id = d_next_o_id + 1 where d_w_id = 1 and d_id = 3",
+    );
+    query(db, "update warehouse set w_ytd = w_ytd + 5");
+    let out = check(db);
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    assert_eq!(
+        out.stdout,
+        "condition 1 (W_YTD = sum(D_YTD)) fails for warehouse 1: w_ytd 300005.00, sum(d_ytd) 300000.00\n\
+         condition 2 (D_NEXT_O_ID - 1 = max(O_ID) = max(NO_O_ID)) fails for warehouse 1, district 3: d_next_o_id 3002, max(o_id) 3000, max(no_o_id) 3000\n\
+         condition 3 (max(NO_O_ID) - min(NO_O_ID) + 1 = number of NEW-ORDER rows): ok\n\
+         condition 4 (sum(O_OL_CNT) = number of ORDER-LINE rows): ok\n"
+    );
+    assert_eq!(
+        out.stderr,
+        "pgrush: error: the database is not consistent\n"
+    );
+    query(
+        db,
+        "delete from order_line where ol_w_id = 1 and ol_d_id = 7 and ol_o_id = 10 and ol_number = 1",
+    );
+    let out = check(db);
+    assert!(
+        out.stdout.contains("condition 4 (sum(O_OL_CNT) = number of ORDER-LINE rows) fails for warehouse 1, district 7: "),
+        "{}",
+        out.stdout
+    );
+}
+
+/// The number after `prefix` on a line of `text`.
+fn number_after(text: &str, prefix: &str) -> f64 {
+    let rest = text
+        .lines()
+        .find_map(|l| l.strip_prefix(prefix))
+        .unwrap_or_else(|| panic!("no {prefix:?} in {text}"));
+    let end = rest.find([' ', '/']).unwrap_or(rest.len());
+    rest[..end].parse().unwrap_or_else(|_| panic!("{rest}"))
+}
+
+/// NOPM and TPM agree with the report: TPM = 60 × tps, NOPM = TPM × the New-Order
+/// script's share of the transactions.
+fn check_rates(stdout: &str) {
+    let tps = number_after(stdout, "tps = ");
+    let tpm = number_after(stdout, "transactions per minute (TPM) = ");
+    let nopm = number_after(stdout, "New-Order transactions per minute (NOPM) = ");
+    let total = number_after(stdout, "number of transactions actually processed: ");
+    let new_orders = number_after(stdout, " - number of transactions actually processed: ");
+    assert!((tpm - 60.0 * tps).abs() < 0.1, "{tpm} vs {tps}");
+    assert!(
+        (nopm - tpm * new_orders / total).abs() < 0.2,
+        "{nopm} {tpm} {new_orders}"
+    );
+    assert!(nopm > 0.0);
+}
+
+/// A short run of the five transactions on `db` (4 clients on its one warehouse), with
+/// `--check` after it: per-transaction results, no failure, new orders and payments.
+fn run_keeps_the_database_consistent(db: &str) {
+    let out = pgrush(&[
+        "--workload",
+        "tpcc",
+        "-c",
+        "4",
+        "-j",
+        "2",
+        "-t",
+        "50",
+        "--random-seed",
+        "3",
+        "--check",
+        db,
+    ]);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    for (n, name) in [
+        "New-Order",
+        "Payment",
+        "Order-Status",
+        "Delivery",
+        "Stock-Level",
+    ]
+    .iter()
+    .enumerate()
+    {
+        let line = format!("SQL script {}: <builtin: TPC-C {name}>\n", n + 1);
+        assert!(out.stdout.contains(&line), "{line}: {}", out.stdout);
+    }
+    assert!(
+        out.stdout
+            .contains("number of transactions actually processed: 200/200\n")
+    );
+    assert!(
+        out.stdout
+            .contains("number of failed transactions: 0 (0.000%)\n")
+    );
+    assert!(out.stdout.contains("scaling factor: 1\n"));
+    assert_eq!(out.stdout.matches("): ok\n").count(), 4, "{}", out.stdout);
+    check_rates(&out.stdout);
+    let grown = query(
+        db,
+        "select (select count(*) from orders) > 30000 and (select count(*) from history) > 30000",
+    );
+    assert_eq!(grown, "t");
+    // Parameters sent apart from the statements (their type unknown to the server).
+    let out = pgrush(&[
+        "--workload",
+        "tpcc",
+        "-M",
+        "prepared",
+        "-c",
+        "2",
+        "-t",
+        "25",
+        db,
+    ]);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout
+            .contains("number of failed transactions: 0 (0.000%)\n")
+    );
+    assert_consistent(db);
+    // Without the tables: pgbench's message and hint, with the workload's -i.
+    let out = pgrush(&["--workload", "tpcc", "-t", "1", "postgres"]);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(
+        out.stderr.contains(
+            "pgrush: error: could not count number of warehouses: ERROR:  relation \"warehouse\" does not exist"
+        ) && out.stderr.contains(
+            "pgrush: hint: Perhaps you need to do initialization (\"pgrush -i --workload tpcc\") in database \"postgres\"."
+        ),
+        "{}",
+        out.stderr
+    );
+}

@@ -1,0 +1,181 @@
+//! The TPC-C-like workload's five transactions (`--workload tpcc`): each script draws
+//! its inputs with pgbench's generator (NURand with the run's C constants, taken from
+//! `:random_seed`) and calls the transaction's function, created by
+//! `pgrush -i --workload tpcc`. Every client works for its home warehouse
+//! `:client_id % :scale + 1` (`:scale` is the number of warehouses). These scripts are
+//! not in pgbench's `-b` list: `--workload tpcc` selects them.
+
+use crate::builtin::{BUILTINS, Builtin};
+
+/// The client's home warehouse (`:scale` is the number of warehouses).
+macro_rules! home {
+    () => {
+        "\\set w_id :client_id % :scale + 1\n"
+    };
+}
+
+/// The home warehouse, a district, and a customer by NURand(1023, 1, 3000) with the
+/// run's C (from `:random_seed`).
+macro_rules! home_and_customer {
+    () => {
+        concat!(
+            home!(),
+            "\\set d_id random(1, 10)\n\
+\\set c_id ((random(0, 1023) | random(1, 3000)) + abs(:random_seed / 8192 % 1024)) % 3000 + 1\n"
+        )
+    };
+}
+
+/// A last name's number by NURand(255, 0, 999) with the run's C_LAST constant: 157 (the
+/// load's) minus a difference in 65..=119 other than 96 and 112 (§2.1.6.1), chosen by
+/// `:random_seed`.
+macro_rules! c_last {
+    () => {
+        "\\set k abs(:random_seed % 53)\n\
+\\set delta 65 + :k + case when 65 + :k >= 96 then 1 else 0 end\n\
+\\set delta :delta + case when :delta >= 112 then 1 else 0 end\n\
+\\set c_last ((random(0, 255) | random(0, 999)) + 157 - :delta) % 1000\n"
+    };
+}
+
+/// Order line `n` of a New-Order: an item by NURand(8191, 1, 100000) with the run's C,
+/// its supplying warehouse (another one for 1% of the lines, when there is one) and a
+/// quantity.
+macro_rules! order_line {
+    ($n:literal) => {
+        concat!(
+            "\\set i", stringify!($n),
+            " ((random(0, 8191) | random(1, 100000)) + abs(:random_seed % 8192)) % 100000 + 1\n",
+            "\\set s", stringify!($n),
+            " case when random(1, 100) = 1 then (:w_id + random(1, greatest(:scale - 1, 1)) - 1) % :scale + 1 else :w_id end\n",
+            "\\set q", stringify!($n), " random(1, 10)\n",
+        )
+    };
+}
+
+/// The weights of the mix (§5.2.3 minimums; New-Order the rest), in [`TPCC_SCRIPTS`]' order.
+pub const TPCC_WEIGHTS: [u32; 5] = [45, 43, 4, 4, 4];
+
+/// New-Order, Payment, Order-Status, Delivery, Stock-Level.
+pub const TPCC_SCRIPTS: [Builtin; 5] = [
+    Builtin {
+        name: "tpcc-new-order",
+        desc: "<builtin: TPC-C New-Order>",
+        text: concat!(
+            home_and_customer!(),
+            "\\set ol_cnt random(5, 15)\n\
+\\set rbk random(1, 100)\n\
+",
+            order_line!(1),
+            order_line!(2),
+            order_line!(3),
+            order_line!(4),
+            order_line!(5),
+            order_line!(6),
+            order_line!(7),
+            order_line!(8),
+            order_line!(9),
+            order_line!(10),
+            order_line!(11),
+            order_line!(12),
+            order_line!(13),
+            order_line!(14),
+            order_line!(15),
+            "BEGIN;\n\
+SELECT tpcc_new_order(:w_id, :d_id, :c_id, :ol_cnt, :rbk, ARRAY[:i1, :i2, :i3, :i4, :i5, :i6, :i7, :i8, :i9, :i10, :i11, :i12, :i13, :i14, :i15]::int[], ARRAY[:s1, :s2, :s3, :s4, :s5, :s6, :s7, :s8, :s9, :s10, :s11, :s12, :s13, :s14, :s15]::int[], ARRAY[:q1, :q2, :q3, :q4, :q5, :q6, :q7, :q8, :q9, :q10, :q11, :q12, :q13, :q14, :q15]::int[]) AS committed \\gset\n\
+\\if :committed\n\
+END;\n\
+\\else\n\
+ROLLBACK;\n\
+\\endif\n"
+        ),
+    },
+    Builtin {
+        name: "tpcc-payment",
+        desc: "<builtin: TPC-C Payment>",
+        text: concat!(
+            home!(),
+            "\\set d_id random(1, 10)\n\
+\\set x random(1, 100)\n\
+\\set c_d_id case when :x <= 85 then :d_id else random(1, 10) end\n\
+\\set c_w_id case when :x <= 85 then :w_id else (:w_id + random(1, greatest(:scale - 1, 1)) - 1) % :scale + 1 end\n\
+\\set c_id ((random(0, 1023) | random(1, 3000)) + abs(:random_seed / 8192 % 1024)) % 3000 + 1\n\
+",
+            c_last!(),
+            "\\set y random(1, 100)\n\
+\\set cents random(100, 500000)\n\
+SELECT tpcc_payment(:w_id, :d_id, :c_w_id, :c_d_id, :c_id, :c_last, :y <= 60, :cents);\n"
+        ),
+    },
+    Builtin {
+        name: "tpcc-order-status",
+        desc: "<builtin: TPC-C Order-Status>",
+        text: concat!(
+            home_and_customer!(),
+            "",
+            c_last!(),
+            "\\set y random(1, 100)\n\
+SELECT tpcc_order_status(:w_id, :d_id, :c_id, :c_last, :y <= 60);\n"
+        ),
+    },
+    Builtin {
+        name: "tpcc-delivery",
+        desc: "<builtin: TPC-C Delivery>",
+        text: concat!(
+            home!(),
+            "\\set carrier random(1, 10)\n\
+SELECT tpcc_delivery(:w_id, :carrier);\n"
+        ),
+    },
+    Builtin {
+        name: "tpcc-stock-level",
+        desc: "<builtin: TPC-C Stock-Level>",
+        text: concat!(
+            home!(),
+            "\\set d_id :client_id / :scale % 10 + 1\n\
+\\set threshold random(10, 20)\n\
+SELECT tpcc_stock_level(:w_id, :d_id, :threshold);\n"
+        ),
+    },
+];
+
+/// The builtin called exactly `name`: one of pgbench's, or one of the TPC-C-like
+/// workload's ([`TPCC_SCRIPTS`], which `-b` does not offer).
+pub fn builtin_by_name(name: &str) -> Option<&'static Builtin> {
+    BUILTINS
+        .iter()
+        .chain(TPCC_SCRIPTS.iter())
+        .find(|b| b.name == name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_script_loads_and_calls_its_function() {
+        for (b, weight) in TPCC_SCRIPTS.iter().zip(TPCC_WEIGHTS) {
+            let script = b.load(weight).unwrap_or_else(|e| panic!("{}: {e}", b.name));
+            assert_eq!(script.weight, weight);
+            let function = b.name.replace('-', "_");
+            assert!(
+                b.text.contains(&format!("SELECT {function}(")),
+                "{}",
+                b.name
+            );
+        }
+        assert_eq!(TPCC_WEIGHTS.iter().sum::<u32>(), 100);
+        let new_order = TPCC_SCRIPTS[0].text;
+        assert!(
+            new_order.contains("\\set q14 random(1, 10)\n\\set i15 "),
+            "{new_order}"
+        );
+        assert!(!new_order.contains("\\set q16"));
+        assert_eq!(builtin_by_name("tpcc-payment"), Some(&TPCC_SCRIPTS[1]));
+        assert_eq!(
+            builtin_by_name("select-only").map(|b| b.name),
+            Some("select-only")
+        );
+        assert_eq!(builtin_by_name("select"), None);
+    }
+}
