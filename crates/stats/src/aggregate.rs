@@ -21,6 +21,9 @@ pub struct AggregateInterval {
     counters: TxCounters,
     latency: SimpleStats,
     lag: SimpleStats,
+    /// With stages: when each stage starts (µs since the epoch); every line then ends
+    /// with the number of the stage its interval starts in (0 before the first).
+    stage_starts: Vec<u64>,
 }
 
 impl AggregateInterval {
@@ -34,7 +37,21 @@ impl AggregateInterval {
             counters: TxCounters::default(),
             latency: SimpleStats::default(),
             lag: SimpleStats::default(),
+            stage_starts: Vec::new(),
         }
+    }
+
+    /// Lines end with a stage column: the stages start at `stage_starts_us` (µs since
+    /// the epoch, in order); an interval's stage is the one its start falls in (the
+    /// first stage for one that starts before it).
+    pub fn with_stage_starts(mut self, stage_starts_us: Vec<u64>) -> Self {
+        self.stage_starts = stage_starts_us;
+        self
+    }
+
+    /// The stage starts given to [`AggregateInterval::with_stage_starts`].
+    pub fn stage_starts(&self) -> &[u64] {
+        &self.stage_starts
     }
 
     /// Start of the current interval (µs since the epoch).
@@ -101,6 +118,15 @@ impl AggregateInterval {
             " {} {} {} {} {} {}",
             c.skipped, c.retried, c.retries, ser, dead, other
         );
+        if !self.stage_starts.is_empty() {
+            // An interval that starts before the first stage (the start rounded down
+            // to the second) holds nothing earlier: it is the first stage's.
+            let stage = self
+                .stage_starts
+                .partition_point(|&s| s <= self.start_us)
+                .max(1);
+            let _ = write!(out, " {stage}");
+        }
         out.push('\n');
     }
 }

@@ -594,6 +594,19 @@ pub static OPTIONS: &[OptionDef] = &[
             "before measuring; -T is the measured time",
         ])],
         Update::Custom(apply::warmup)),
+    extension("stage", Required, Some("SPEC"),
+        &[help(Extensions, 16, &[
+            "run in stages, repeatable: SPEC is DURATION[,clients=N]",
+            "[,rate=TPS][,ramp][,label=NAME], e.g. 30s,clients=4;",
+            "with ramp clients/rate move linearly from the previous",
+            "stage's; -T is their total (see README, \"Stages\")",
+        ])],
+        Update::Custom(apply::stage)),
+    extension("stages", Required, Some("FILE"),
+        &[help(Extensions, 17, &[
+            "read stages from FILE, one SPEC a line (# comments)",
+        ])],
+        Update::Custom(apply::stages_file)),
     both(b'V', "version", No, None, Any,
         &[help(Common, 6, &["output version information, then exit"])],
         Update::Early(EarlyAction::Version)),
@@ -643,6 +656,8 @@ mod tests {
             "shards" => "4",
             "shard-timeout" => "5",
             "warmup" => "2s",
+            "stage" => "2s,clients=1",
+            "stages" => concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/stages-example.txt"),
             "start-at" => "2026-11-24T01:00:00Z",
             other => panic!("no sample value for --{other}: add one to this test"),
         }
@@ -660,6 +675,7 @@ mod tests {
             "progress-timestamp" => args.push("-P1".to_string()),
             "junit" => args.push("--assert=failed==0".to_string()),
             "start-at" => args.push("--shard=0/2".to_string()),
+            "stage" | "stages" => args.push("-c16".to_string()),
             "shards" => args.push("--shard=0/2".to_string()),
             _ => {}
         }
