@@ -120,7 +120,8 @@ fn a_stage_runs_only_its_clients() {
     let out = run_ok(
         &dir,
         "-n -f sleep10.sql -c 4 -j 2 -l --aggregate-interval=1 --log-prefix=agg \
-         --stage 1s,clients=1 --stage 1s,clients=4",
+         --stage 1s,clients=1 --stage 1s,clients=4 \
+         --assert=stage1:tps<=101 --assert=stage2:tps>202",
     );
     let blocks = stage_blocks(&out);
     assert_eq!(blocks.len(), 2, "{}", out.stdout);
@@ -135,6 +136,12 @@ fn a_stage_runs_only_its_clients() {
     eprintln!(
         "tps ratio of 4 clients to 1: {:.2}",
         four as f64 / one as f64
+    );
+    // The gates measured each stage (the same bounds as above).
+    assert!(
+        out.stdout.contains("stage1: tps <= 101") && out.stdout.contains("stage2: tps > 202"),
+        "{}",
+        out.stdout
     );
     // The aggregates say their stage too.
     let columns = last_columns(&dir, "agg");
@@ -191,6 +198,10 @@ fn bad_stages_are_refused() {
         (
             "--stages missing.txt",
             "could not read stages file \"missing.txt\"",
+        ),
+        (
+            "--stage 1 --assert stage2:tps>1",
+            "invalid assertion \"stage2:tps>1\": no stage 2 in this run (1 stages)",
         ),
     ] {
         let mut argv = vec!["-n", "-f", "one.sql"];
