@@ -253,7 +253,7 @@ fn deal_clients(
         }
         let stages = (!cfg.stages.is_empty()).then(|| {
             let timeline =
-                stage_timeline::Timeline::new(&cfg.stages, shared.measured_origin(), threads);
+                stage_timeline::Timeline::new(&cfg.stages, shared.measured_origin(), threads, tid);
             let first_id = clients.first().map_or(0, |c| c.id());
             let ranks = stage_run::activation_ranks(&sizes, tid);
             Box::new(stage_run::StageRun::new(

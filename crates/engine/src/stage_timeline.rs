@@ -17,22 +17,26 @@ use crate::clock::Micros;
 /// One piece of the timeline.
 #[derive(Debug, Clone, PartialEq)]
 struct Segment {
-    /// Start (engine clock, µs).
+    /// Start (engine clock, µs; `Micros::MIN` for the first).
     start: Micros,
     /// End (exclusive; `Micros::MAX` for the last).
     end: Micros,
     /// Active clients at the start and the end.
     clients: (f64, f64),
-    /// Arrivals per µs of this thread at the start and the end.
+    /// Arrivals per µs of this thread at the start and the end (its share of the rate).
     rate: (f64, f64),
+    /// A stage without rate: a closed loop (the schedule stops at it).
+    closed: bool,
     /// Start of the run of open-loop segments this one belongs to.
     open_since: Micros,
+    /// The stage (0-based) it belongs to; `None` before the first.
+    stage: Option<usize>,
 }
 
 impl Segment {
     /// Whether the segment has no rate (a closed loop).
     fn closed(&self) -> bool {
-        self.rate.0 <= 0.0 && self.rate.1 <= 0.0
+        self.closed
     }
 
     /// Whether the segment has both ends (not the one before the first stage nor
@@ -64,6 +68,61 @@ impl Segment {
     }
 }
 
+/// A stretch of a stage (or before or after them) with its values at both ends, as a
+/// fraction of the way through the stage.
+struct Piece {
+    start: Micros,
+    end: Micros,
+    clients: (f64, f64),
+    rate_tps: (f64, f64),
+    closed: bool,
+    stage: Option<usize>,
+}
+
+/// This thread's share of the run's rate when `active` clients are active: clients are
+/// activated round-robin over the threads, so with fewer active clients than threads
+/// only the first `active` threads have one (and each takes `1/active`), else every
+/// thread takes `1/threads`.
+fn thread_share(active: f64, threads: u32, tid: usize) -> f64 {
+    let serving = active.min(f64::from(threads.max(1)));
+    if serving >= 1.0 && (tid as f64) < serving {
+        1.0 / serving
+    } else {
+        0.0
+    }
+}
+
+/// The pieces of stage `index` running from `start` to `end`: cut where its active
+/// clients cross a whole number up to `threads` (there a thread's share of the rate
+/// changes).
+fn stage_pieces(st: &Stage, index: usize, start: Micros, end: Micros, threads: u32) -> Vec<Piece> {
+    let (c0, c1) = (f64::from(st.clients.0), f64::from(st.clients.1));
+    let len = (end - start) as f64;
+    let mut cuts: Vec<f64> = vec![0.0];
+    if c0 != c1 {
+        for k in 1..=threads {
+            let f = (f64::from(k) - c0) / (c1 - c0);
+            if f > 0.0 && f < 1.0 {
+                cuts.push(f);
+            }
+        }
+    }
+    cuts.push(1.0);
+    cuts.sort_by(f64::total_cmp);
+    let at = |f: f64, pair: (f64, f64)| pair.0 + (pair.1 - pair.0) * f;
+    cuts.windows(2)
+        .map(|w| Piece {
+            start: start + (w[0] * len).round() as Micros,
+            end: start + (w[1] * len).round() as Micros,
+            clients: (at(w[0], (c0, c1)), at(w[1], (c0, c1))),
+            rate_tps: (at(w[0], st.rate), at(w[1], st.rate)),
+            closed: st.closed_loop(),
+            stage: Some(index),
+        })
+        .filter(|p| p.end > p.start)
+        .collect()
+}
+
 /// Where the next arrival of a thread's schedule falls.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) enum Arrival {
@@ -80,40 +139,63 @@ pub(crate) struct Timeline {
 }
 
 impl Timeline {
-    /// The stages from `origin` (the start of the measured interval), for a thread
-    /// among `threads` (the rate of a stage is the whole run's).
-    pub(crate) fn new(stages: &[Stage], origin: Micros, threads: u32) -> Timeline {
-        let per_us = |tps: f64| tps.max(0.0) / f64::from(threads.max(1)) / 1_000_000.0;
-        let mut segments: Vec<Segment> = Vec::with_capacity(stages.len() + 2);
-        let mut push = |start: Micros, end: Micros, clients: (u32, u32), rate: (f64, f64)| {
-            let rate = (per_us(rate.0), per_us(rate.1));
+    /// The stages from `origin` (the start of the measured interval), for thread `tid`
+    /// among `threads` (the rate of a stage is the whole run's; the thread's share
+    /// follows its active clients, see [`thread_share`]).
+    pub(crate) fn new(stages: &[Stage], origin: Micros, threads: u32, tid: usize) -> Timeline {
+        let (Some(first), Some(last)) = (stages.first(), stages.last()) else {
+            return Timeline {
+                segments: Vec::new(),
+            };
+        };
+        let at = |s: u32| origin + i64::from(s) * 1_000_000;
+        let constant = |start, end, c: u32, r: f64, closed, stage| Piece {
+            start,
+            end,
+            clients: (f64::from(c), f64::from(c)),
+            rate_tps: (r, r),
+            closed,
+            stage,
+        };
+        let mut pieces = vec![constant(
+            Micros::MIN,
+            origin,
+            first.clients.0,
+            first.rate.0,
+            first.rate.0 <= 0.0,
+            None,
+        )];
+        for (i, st) in stages.iter().enumerate() {
+            pieces.extend(stage_pieces(st, i, at(st.start_s), at(st.end_s()), threads));
+        }
+        pieces.push(constant(
+            at(last.end_s()),
+            Micros::MAX,
+            last.clients.1,
+            last.rate.1,
+            last.rate.1 <= 0.0,
+            Some(stages.len() - 1),
+        ));
+        let mut segments: Vec<Segment> = Vec::with_capacity(pieces.len());
+        for p in pieces {
+            let mid = ((p.clients.0 + p.clients.1) / 2.0 + 1e-9).floor();
+            let per_us = thread_share(mid, threads, tid) / 1_000_000.0;
             let open_since = match segments.last() {
-                Some(prev) if !prev.closed() => prev.open_since,
-                _ => start,
+                Some(prev) if !prev.closed => prev.open_since,
+                _ => p.start,
             };
             segments.push(Segment {
-                start,
-                end,
-                clients: (f64::from(clients.0), f64::from(clients.1)),
-                rate,
+                start: p.start,
+                end: p.end,
+                clients: p.clients,
+                rate: (
+                    p.rate_tps.0.max(0.0) * per_us,
+                    p.rate_tps.1.max(0.0) * per_us,
+                ),
+                closed: p.closed,
                 open_since,
+                stage: p.stage,
             });
-        };
-        if let (Some(first), Some(last)) = (stages.first(), stages.last()) {
-            let before = (first.clients.0, first.clients.0);
-            push(Micros::MIN, origin, before, (first.rate.0, first.rate.0));
-            for st in stages {
-                let start = origin + i64::from(st.start_s) * 1_000_000;
-                let end = origin + i64::from(st.end_s()) * 1_000_000;
-                push(start, end, st.clients, st.rate);
-            }
-            let end = origin + i64::from(last.end_s()) * 1_000_000;
-            push(
-                end,
-                Micros::MAX,
-                (last.clients.1, last.clients.1),
-                (last.rate.1, last.rate.1),
-            );
         }
         Timeline { segments }
     }
@@ -128,9 +210,7 @@ impl Timeline {
     /// The stage (0-based) an instant falls in: `None` before the first stage; the
     /// last stage after its end (a transaction scheduled at the very end).
     pub(crate) fn stage_at(&self, t: Micros) -> Option<usize> {
-        let i = self.segment_index(t);
-        let stages = self.segments.len().checked_sub(2)?;
-        (i >= 1).then(|| (i - 1).min(stages - 1))
+        self.segments.get(self.segment_index(t))?.stage
     }
 
     /// Whether `t` falls in a closed-loop segment.
@@ -155,15 +235,22 @@ impl Timeline {
             if seg.closed() {
                 return Arrival::ClosedFrom(seg.start.max(from));
             }
+            if left <= 0.0 {
+                return Arrival::At(t.round() as Micros);
+            }
             let (r, half_slope) = seg.rate_at(t);
             let last = i + 1 == self.segments.len();
+            if last && r <= 0.0 {
+                // No share of the rate after the stages: no arrival before the end.
+                return Arrival::At(Micros::MAX);
+            }
             let span = seg.end as f64 - t;
             let mass = if last {
                 f64::INFINITY
             } else {
-                r * span + half_slope * span * span
+                (r * span + half_slope * span * span).max(0.0)
             };
-            if left <= mass {
+            if left <= mass && mass > 0.0 {
                 // The root of half_slope*x² + r*x = left, in a form without cancellation.
                 let disc = (r * r + 4.0 * half_slope * left).max(0.0);
                 let x = 2.0 * left / (r + disc.sqrt());

@@ -27,8 +27,8 @@ fn mass(tl: &Timeline, a: Micros, b: Micros) -> f64 {
 
 #[test]
 fn a_constant_rate_is_the_draw_over_the_rate() {
-    // 100 tps over 2 threads: 50 arrivals a second each, one per 20 ms.
-    let tl = Timeline::new(&stages(&["10s,rate=100"], 1, 0.0), 0, 2);
+    // 100 tps over 2 threads with a client each: 50 arrivals a second each, one per 20 ms.
+    let tl = Timeline::new(&stages(&["10s,rate=100"], 2, 0.0), 0, 2, 1);
     assert_eq!(tl.next_arrival(S, 1.0), Arrival::At(S + 20_000));
     assert_eq!(tl.next_arrival(S, 2.5), Arrival::At(S + 50_000));
 }
@@ -40,6 +40,7 @@ fn the_inverse_of_a_ramp_gives_back_the_draw() {
         &stages(&["4s,rate=0", "4s,rate=200,ramp", "4s,rate=400"], 1, 0.0),
         0,
         1,
+        0,
     );
     for (from, draw) in [
         (4 * S, 1.0),
@@ -66,6 +67,7 @@ fn the_inverse_of_a_ramp_gives_back_the_draw() {
         &stages(&["2s,rate=100", "2s,rate=0,ramp", "2s,rate=50"], 1, 0.0),
         0,
         1,
+        0,
     );
     assert_eq!(down.next_arrival(2 * S, 100.0), Arrival::At(4 * S));
 }
@@ -76,6 +78,7 @@ fn the_schedule_stops_at_a_closed_loop_stage() {
         &stages(&["2s,rate=10", "2s,rate=0", "2s,rate=10"], 1, 0.0),
         0,
         1,
+        0,
     );
     // 10 tps: 5 arrivals from 1.5 s would end at 2 s, the closed stage's start.
     assert_eq!(tl.next_arrival(S, 30.0), Arrival::ClosedFrom(2 * S));
@@ -87,7 +90,7 @@ fn the_schedule_stops_at_a_closed_loop_stage() {
 
 #[test]
 fn instants_fall_in_their_stage() {
-    let tl = Timeline::new(&stages(&["1s", "2s", "3s"], 1, 0.0), 10 * S, 1);
+    let tl = Timeline::new(&stages(&["1s", "2s", "3s"], 1, 0.0), 10 * S, 1, 0);
     assert_eq!(tl.stage_at(5 * S), None);
     assert_eq!(tl.stage_at(10 * S), Some(0));
     assert_eq!(tl.stage_at(11 * S - 1), Some(0));
@@ -107,6 +110,7 @@ fn clients_activate_in_rank_order_along_a_ramp() {
         ),
         0,
         1,
+        0,
     );
     assert!(tl.active(1, S) && !tl.active(2, S));
     // The warm-up (before the origin) runs at the first stage's clients.
@@ -118,4 +122,24 @@ fn clients_activate_in_rank_order_along_a_ramp() {
     assert_eq!(tl.next_active(1, 7 * S), None);
     assert_eq!(tl.next_active(7, 0), None);
     assert_eq!(tl.next_active(0, 7 * S), Some(7 * S));
+}
+
+#[test]
+fn a_thread_without_active_clients_has_no_share_of_the_rate() {
+    // 2 threads, one client active for 2 s, then a ramp to 4 over 3 s (the second
+    // client, thread 1's first, is active from 1/3 of the ramp's way).
+    let st = stages(&["2s,clients=1,rate=100", "3s,clients=4,ramp"], 4, 0.0);
+    let first = Timeline::new(&st, 0, 2, 0);
+    let second = Timeline::new(&st, 0, 2, 1);
+    // Thread 0 serves the whole rate while alone: 100 a second.
+    assert_eq!(first.next_arrival(0, 1.0), Arrival::At(10_000));
+    // Thread 1 has nothing before its client is active (3 s), then half the rate.
+    assert_eq!(second.next_arrival(0, 1.0), Arrival::At(3 * S + 20_000));
+    assert_eq!(first.next_arrival(4 * S, 1.0), Arrival::At(4 * S + 20_000));
+    // The cut pieces keep their stage.
+    assert_eq!(second.stage_at(3 * S), Some(1));
+    assert_eq!(second.stage_at(5 * S - 1), Some(1));
+    assert_eq!(second.stage_at(5 * S), Some(1));
+    assert_eq!(first.stage_at(2 * S - 1), Some(0));
+    assert!(second.active(1, 3 * S) && !second.active(1, 3 * S - 1));
 }
