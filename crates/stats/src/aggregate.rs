@@ -173,6 +173,21 @@ mod tests {
     }
 
     #[test]
+    fn with_stages_each_line_ends_with_the_stage_of_its_start() {
+        // Stages start at T0 (0.7 s into second 141) and 1.3 s later (143.0 s).
+        let stages = vec![T0, T0 + 1_300_000];
+        let mut a = AggregateInterval::new(T0, 1, LogFormat::default()).with_stage_starts(stages);
+        let mut out = String::new();
+        a.record(T0 + 100_000, &ok(14.0, 0.0), &mut out);
+        a.finish(1_795_343_144_000_000, &mut out);
+        let stages: Vec<&str> = out.lines().map(|l| l.rsplit(' ').next().unwrap()).collect();
+        // 141 starts before the first stage (it is the first's), 142 in it, 143 with
+        // the second.
+        assert_eq!(stages, ["1", "1", "2"], "{out}");
+        assert!(out.lines().all(|l| l.split(' ').count() == 16), "{out}");
+    }
+
+    #[test]
     fn optional_counters() {
         let fmt = LogFormat {
             throttled: true,
