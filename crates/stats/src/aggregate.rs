@@ -184,7 +184,7 @@ mod tests {
         // 141 starts before the first stage (it is the first's), 142 in it, 143 with
         // the second.
         assert_eq!(stages, ["1", "1", "2"], "{out}");
-        assert!(out.lines().all(|l| l.split(' ').count() == 16), "{out}");
+        assert!(out.lines().all(|l| l.split(' ').count() == 17), "{out}");
     }
 
     #[test]
