@@ -120,12 +120,19 @@ fn a_stage_runs_only_its_clients() {
     let out = run_ok(
         &dir,
         "-n -f sleep10.sql -c 4 -j 2 -l --aggregate-interval=1 --log-prefix=agg \
-         --stage 1s,clients=1 --stage 1s,clients=4 \
+         --stage 1s,clients=1 --stage 1s,clients=4 --stage 1s,clients=1 \
          --assert=stage1:tps<=101 --assert=stage2:tps>202",
     );
     let blocks = stage_blocks(&out);
-    assert_eq!(blocks.len(), 2, "{}", out.stdout);
+    assert_eq!(blocks.len(), 3, "{}", out.stdout);
     let (one, four) = (blocks[0].1, blocks[1].1);
+    // Back to one client: the three others, once their transaction is done, wait
+    // (those transactions are the second stage's).
+    assert!(
+        blocks[2].1 <= 101,
+        "{} transactions back at one client",
+        blocks[2].1
+    );
     // One client at 10 ms a transaction: at most 100 in the second (and the one
     // it started at its end). Four clients: more than two clients could (202).
     assert!(one <= 101 && one > 0, "{one} transactions with one client");
@@ -145,7 +152,7 @@ fn a_stage_runs_only_its_clients() {
     );
     // The aggregates say their stage too.
     let columns = last_columns(&dir, "agg");
-    assert!(columns.keys().all(|s| [1, 2].contains(s)), "{columns:?}");
+    assert!(columns.keys().all(|s| [1, 2, 3].contains(s)), "{columns:?}");
 }
 
 #[test]
@@ -287,4 +294,39 @@ fn a_run_without_stages_has_no_stages_anywhere() {
         // client, number, latency, script, seconds, µs: no seventh column.
         assert!(text.lines().all(|l| l.split(' ').count() == 6), "{text}");
     }
+}
+
+#[test]
+fn the_warmup_runs_at_the_first_stages_clients() {
+    let dir = Scratch::new(&[SLEEP10]);
+    let out = run_ok(
+        &dir,
+        "-n -f sleep10.sql -c 2 -j 2 --warmup 1 -P 1 -l --log-prefix=w \
+         --stage 1s,clients=1 --stage 1s,clients=2",
+    );
+    assert!(out.stdout.contains("duration: 2 s\n"), "{}", out.stdout);
+    // The warm-up's progress line: one client, at most 100 transactions a second (and
+    // the -P counters see what was in flight at its start).
+    let warmup: Vec<f64> = out
+        .stderr
+        .lines()
+        .filter(|l| l.contains("(warm-up)"))
+        .map(|l| {
+            let tps = l.split(", ").nth(1).and_then(|f| f.strip_suffix(" tps"));
+            tps.unwrap_or_else(|| panic!("{l}")).parse().unwrap()
+        })
+        .collect();
+    assert!(!warmup.is_empty(), "{}", out.stderr);
+    assert!(warmup.iter().all(|&tps| tps <= 102.0), "{warmup:?}");
+    // In the measured first stage only client 0 ran (its log lines say stage 1).
+    for text in dir.files_with_prefix("w").values() {
+        for l in text.lines() {
+            let f: Vec<&str> = l.split(' ').collect();
+            if f.last() == Some(&"1") {
+                assert_eq!(f[0], "0", "client {} in stage 1: {l}", f[0]);
+            }
+        }
+    }
+    let blocks = stage_blocks(&out);
+    assert!(blocks[0].1 <= 101 && blocks[1].1 > 101, "{blocks:?}");
 }
