@@ -2,6 +2,7 @@
 
 pub use pgrush_script::ThreadRngs;
 use pgrush_script::{Prng, Script, Variables};
+use pgrush_stats::stages::Stage;
 use pgrush_stats::{QueryMode, RunLimit};
 use pgrush_wire::conninfo::ConnParams;
 
@@ -128,13 +129,26 @@ pub struct EngineConfig {
     /// Global client ids and the agreed start (sharded runs); the default for a run
     /// of its own.
     pub placement: crate::Placement,
+    /// `--stage`/`--stages`, resolved (empty: none). The run's `-T` is their total;
+    /// see `crates/engine/README.md` ("Stages").
+    pub stages: Vec<Stage>,
 }
 
 impl EngineConfig {
     /// Mean delay between two transactions of one thread under `-R`, in µs (0 = off).
+    /// With stages, that of the highest stage rate (when `-R` is not given): the
+    /// schedule then follows the stages, the value only says that the run is throttled.
     pub fn throttle_delay_us(&self) -> f64 {
-        if self.pacing.rate > 0.0 {
-            1_000_000.0 / self.pacing.rate * f64::from(self.threads)
+        let rate = if self.pacing.rate > 0.0 {
+            self.pacing.rate
+        } else {
+            self.stages
+                .iter()
+                .map(|s| s.rate.0.max(s.rate.1))
+                .fold(0.0, f64::max)
+        };
+        if rate > 0.0 {
+            1_000_000.0 / rate * f64::from(self.threads)
         } else {
             0.0
         }

@@ -10,6 +10,8 @@ use pgrush_wire::{BindHead, EncodeRefusal};
 use crate::clock::{Clock, Micros};
 use crate::config::EngineConfig;
 use crate::plan::Plan;
+use crate::stage_run::StageRun;
+use crate::stage_timeline::Arrival;
 use crate::txlog::TxLog;
 
 /// What one worker thread shares with all its clients.
@@ -39,6 +41,9 @@ pub(crate) struct ThreadCtx<'a, N> {
     pub(crate) log: Option<TxLog>,
     /// Opens and watches client connections.
     pub(crate) net: N,
+    /// A run in stages: the timeline, the clients' activation and the statistics of
+    /// each stage (`None` without stages: one compare on the paths that look).
+    pub(crate) stages: Option<Box<StageRun>>,
 }
 
 impl<'a, N> ThreadCtx<'a, N> {
@@ -65,6 +70,7 @@ impl<'a, N> ThreadCtx<'a, N> {
             measure_from: Micros::MIN,
             log,
             net,
+            stages: None,
         }
     }
 
@@ -141,16 +147,79 @@ impl<'a, N> ThreadCtx<'a, N> {
             .is_some_and(|c| matches!(c.kind, CommandKind::EndPipeline))
     }
 
-    /// Writes a transaction to the `-l` log, if there is one.
+    /// The next `-R` slot: without stages the last one plus a Poisson delay (pgbench's
+    /// draw); with stages the next arrival of the stages' schedule from `now`.
     #[inline]
-    pub(crate) fn log_tx(&mut self, client_id: u32, tx_no: u64, rec: &TxRecord, now: Micros) {
+    pub(crate) fn next_slot(&mut self, now: Micros) -> Micros {
+        match &self.stages {
+            None => self.throttle_trigger += self.poisson_delay(),
+            Some(run) => {
+                let draw = -(1.0 - self.rngs.throttle.double()).ln();
+                self.throttle_trigger = match run.next_slot(self.throttle_trigger, now, draw) {
+                    Arrival::At(t) | Arrival::ClosedFrom(t) => t,
+                };
+            }
+        }
+        self.throttle_trigger
+    }
+
+    /// With stages, when client `id` (not active at `now`) may go on: `None` when it
+    /// is active (or there are no stages).
+    #[inline]
+    pub(crate) fn idle_until(&self, id: u32, now: Micros) -> Option<Micros> {
+        self.stages.as_ref()?.idle_until(id, now)
+    }
+
+    /// With stages, whether `now` falls in a closed-loop stage of a throttled run.
+    #[inline]
+    pub(crate) fn closed_loop_at(&self, now: Micros) -> bool {
+        self.stages
+            .as_ref()
+            .is_some_and(|run| run.timeline.closed_at(now))
+    }
+
+    /// With stages, records a measured transaction in the statistics of the stage of
+    /// its scheduled start.
+    #[inline]
+    pub(crate) fn record_stage_tx(&mut self, rec: &TxRecord, scheduled: Micros) {
+        if let Some(run) = self.stages.as_mut() {
+            run.record_tx(rec, scheduled);
+        }
+    }
+
+    /// With stages, a command's latency (`-r`) in the statistics of its stage.
+    #[inline]
+    pub(crate) fn record_stage_command(
+        &mut self,
+        scheduled: Micros,
+        script: usize,
+        command: usize,
+        latency_us: f64,
+    ) {
+        if let Some(stats) = self.stages.as_mut().and_then(|run| run.stats_at(scheduled)) {
+            stats.record_command(script, command, latency_us);
+        }
+    }
+
+    /// Writes a transaction scheduled at `scheduled` to the `-l` log, if there is one
+    /// (with stages, its stage number as the last column).
+    #[inline]
+    pub(crate) fn log_tx(
+        &mut self,
+        client_id: u32,
+        tx_no: u64,
+        rec: &TxRecord,
+        now: Micros,
+        scheduled: Micros,
+    ) {
         if let Some(log) = self.log.as_mut() {
             let epoch = self.clock.epoch_us(now).max(0) as u64;
+            let stage = self.stages.as_ref().map(|run| run.number_at(scheduled));
             log.write_tx(
                 &self.cfg.output.progname,
                 &mut self.rngs.sample,
                 client_id,
-                tx_no,
+                (tx_no, stage),
                 rec,
                 epoch,
             );

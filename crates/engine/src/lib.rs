@@ -38,6 +38,8 @@ mod plan;
 mod shared;
 mod shell;
 pub mod signal;
+mod stage_run;
+mod stage_timeline;
 mod txlog;
 mod worker;
 
@@ -77,6 +79,10 @@ pub struct RunOutcome {
     /// When the measured interval started (the earliest thread), Unix µs on this
     /// machine's clock: with [`Placement::start_at_unix_us`], that instant or later.
     pub measured_start_unix_us: i64,
+    /// With stages ([`EngineConfig::stages`]), the statistics of each stage merged over
+    /// all threads (a transaction counts in the stage of its scheduled start); empty
+    /// without stages.
+    pub stages: Vec<ThreadStats>,
 }
 
 /// Splits `clients` over `threads` as pgbench does (contiguous blocks, the
@@ -167,6 +173,16 @@ pub fn run(cfg: &EngineConfig, layout: &StatsLayout) -> Result<RunOutcome, Engin
     for r in &results {
         stats.merge(&r.stats);
     }
+    let mut stages: Vec<ThreadStats> = cfg
+        .stages
+        .iter()
+        .map(|_| ThreadStats::new(layout))
+        .collect();
+    for r in &results {
+        for (merged, thread) in stages.iter_mut().zip(&r.stages) {
+            merged.merge(thread);
+        }
+    }
     Ok(RunOutcome {
         stats,
         bench_duration_us: (end - bench_start).max(0) as u64,
@@ -177,6 +193,7 @@ pub fn run(cfg: &EngineConfig, layout: &StatsLayout) -> Result<RunOutcome, Engin
         interrupted_in_warmup: shared.interrupted_in_warmup(),
         exited_on_abort: shared.exit_requested(),
         log_write_failed: results.iter().any(|r| r.log_failed),
+        stages,
     })
 }
 
@@ -184,7 +201,7 @@ pub fn run(cfg: &EngineConfig, layout: &StatsLayout) -> Result<RunOutcome, Engin
 type ThreadBlock = (
     Vec<Client<pgrush_wire::Connection>>,
     ThreadRngs,
-    ThreadStats,
+    worker::Recorders,
 );
 
 /// Creates the clients (each with the startup variables plus `client_id`) and
@@ -198,10 +215,8 @@ fn deal_clients(
 ) -> Result<Vec<ThreadBlock>, EngineError> {
     let mut blocks = Vec::with_capacity(threads as usize);
     let mut next_local = 0u32;
-    for (tid, n) in clients_per_thread(cfg.clients, threads)
-        .into_iter()
-        .enumerate()
-    {
+    let sizes = clients_per_thread(cfg.clients, threads);
+    for (tid, &n) in sizes.iter().enumerate() {
         let mut clients = Vec::with_capacity(n as usize);
         for local in next_local..next_local + n {
             let id = cfg.placement.global_client_id(local).ok_or_else(|| {
@@ -239,7 +254,24 @@ fn deal_clients(
         if layout.time_series {
             stats = stats.with_series(shared.measured_origin(), interval_us);
         }
-        blocks.push((clients, cfg.thread_rngs[tid], stats));
+        let stages = (!cfg.stages.is_empty()).then(|| {
+            let timeline =
+                stage_timeline::Timeline::new(&cfg.stages, shared.measured_origin(), threads, tid);
+            let first_id = clients.first().map_or(0, |c| c.id());
+            let ranks = stage_run::activation_ranks(&sizes, tid);
+            Box::new(stage_run::StageRun::new(
+                timeline,
+                ranks,
+                first_id,
+                cfg.stages.len(),
+                layout,
+            ))
+        });
+        blocks.push((
+            clients,
+            cfg.thread_rngs[tid],
+            worker::Recorders { stats, stages },
+        ));
     }
     Ok(blocks)
 }
@@ -255,12 +287,12 @@ fn run_threads(
     let stack_size = worker_stack_size(&cfg.scripts);
     let outcomes = std::thread::scope(|scope| {
         let mut handles = Vec::with_capacity(blocks.len());
-        for (tid, (clients, rngs, stats)) in blocks.into_iter().enumerate() {
+        for (tid, (clients, rngs, recorders)) in blocks.into_iter().enumerate() {
             let h = std::thread::Builder::new()
                 .name(format!("pgrush-worker-{tid}"))
                 .stack_size(stack_size)
                 .spawn_scoped(scope, move || {
-                    worker::run_thread(tid, cfg, plan, clients, shared, rngs, stats)
+                    worker::run_thread(tid, cfg, plan, clients, shared, rngs, recorders)
                 });
             match h {
                 Ok(h) => handles.push(h),

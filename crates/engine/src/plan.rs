@@ -67,7 +67,9 @@ impl<'a> Plan<'a> {
             stmt_index.push(idx);
         }
         let chain = cfg.scripts.len() == 1 && cfg.throttle_delay_us() <= 0.0 && !cfg.connect_per_tx;
-        let express = chain
+        // With stages a client's next transaction waits while it is not active, which
+        // `ChooseScript` decides: the express lane, which skips it, is off.
+        let express = (chain && cfg.stages.is_empty())
             .then(|| ExpressScript::for_run(cfg, &stmt_index))
             .flatten();
         Plan {

@@ -1,6 +1,7 @@
 //! The `-l` transaction log of one thread (`<prefix>.<pid>[.<tid>]`): one line per
 //! transaction (sampled with `--sampling-rate`) or one per `--aggregate-interval`.
 
+use std::fmt::Write as _;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 
@@ -61,7 +62,7 @@ impl TxLog {
         progname: &str,
         sampler: &mut Prng,
         client_id: u32,
-        tx_no: u64,
+        (tx_no, stage): (u64, Option<usize>),
         rec: &TxRecord,
         epoch_us: u64,
     ) {
@@ -88,6 +89,9 @@ impl TxLog {
                 tries: rec.tries,
             }
             .write_line(&self.format, &mut self.line);
+            if let Some(stage) = stage {
+                push_last_column(&mut self.line, stage);
+            }
         }
         if !self.line.is_empty()
             && self.file.write_all(self.line.as_bytes()).is_err()
@@ -102,7 +106,17 @@ impl TxLog {
     /// nothing was recorded before).
     pub(crate) fn restart_aggregate(&mut self, start_epoch_us: u64) {
         if let Some(agg) = self.aggregate.as_mut() {
-            *agg = AggregateInterval::new(start_epoch_us, self.aggregate_s, self.format);
+            let stage_starts = agg.stage_starts().to_vec();
+            *agg = AggregateInterval::new(start_epoch_us, self.aggregate_s, self.format)
+                .with_stage_starts(stage_starts);
+        }
+    }
+
+    /// With stages: the aggregate lines end with the stage of their interval's start,
+    /// the stages starting at `stage_starts_epoch_us` (µs since the epoch, in order).
+    pub(crate) fn set_stage_starts(&mut self, stage_starts_epoch_us: Vec<u64>) {
+        if let Some(agg) = self.aggregate.take() {
+            self.aggregate = Some(agg.with_stage_starts(stage_starts_epoch_us));
         }
     }
 
@@ -134,6 +148,18 @@ impl TxLog {
             self.write_failed = true;
             messages::error(progname, "could not write to log file");
         }
+    }
+}
+
+/// Puts ` stage` at the end of the line in `line` (before its newline).
+fn push_last_column(line: &mut String, stage: usize) {
+    let newline = line.ends_with('\n');
+    if newline {
+        line.pop();
+    }
+    let _ = write!(line, " {stage}");
+    if newline {
+        line.push('\n');
     }
 }
 
@@ -175,7 +201,7 @@ mod tests {
             "pgrush",
             &mut rng,
             3,
-            1,
+            (1, None),
             &tx(TxOutcome::Success),
             1_700_000_000_250_000,
         );
@@ -183,7 +209,7 @@ mod tests {
             "pgrush",
             &mut rng,
             3,
-            2,
+            (2, Some(4)),
             &tx(TxOutcome::Success),
             1_700_000_000_500_000,
         );
@@ -191,7 +217,7 @@ mod tests {
         let text = std::fs::read_to_string(dir.path().join("log.7.1")).expect("log.7.1");
         assert_eq!(
             text,
-            "3 1 1500 0 1700000000 250000\n3 2 1500 0 1700000000 500000\n"
+            "3 1 1500 0 1700000000 250000\n3 2 1500 0 1700000000 500000 4\n"
         );
     }
 

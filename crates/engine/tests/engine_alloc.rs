@@ -81,6 +81,7 @@ fn config(mode: QueryMode, tx: u32, log_prefix: Option<String>) -> EngineConfig 
         thread_rngs: seeds.threads,
         handle_signals: false,
         placement: Default::default(),
+        stages: Vec::new(),
     }
 }
 

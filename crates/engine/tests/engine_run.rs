@@ -47,6 +47,7 @@ fn config(scripts: &[(&str, &str)], clients: u32, threads: u32, tx: u32) -> Engi
         thread_rngs: seeds.threads,
         handle_signals: false,
         placement: Default::default(),
+        stages: Vec::new(),
     }
 }
 

@@ -8,7 +8,7 @@ use crate::document::{Distribution, IntervalDoc, RunDocument};
 use crate::page::page_end;
 pub use crate::page::page_start;
 use crate::percentiles::{label, value_at_percentile};
-use crate::svg::{Chart, Series, Stacking, XScale, escape};
+use crate::svg::{Chart, Mark, Series, Stacking, XScale, escape};
 use std::fmt::Write as _;
 
 fn ms(v: Option<f64>) -> String {
@@ -148,7 +148,8 @@ fn time_charts(s: &mut String, d: &RunDocument) {
             },
         ],
     };
-    let marks = crate::server::marks(d.server_stats.as_ref());
+    let mut marks = stage_marks(d);
+    marks.extend(crate::server::marks(d.server_stats.as_ref()));
     s.push_str("<h2>Throughput over time</h2>");
     s.push_str(&tps.render_with(&marks, Stacking::Lines));
     let mut series: Vec<Series> = d
@@ -181,6 +182,26 @@ fn time_charts(s: &mut String, d: &RunDocument) {
     };
     s.push_str("<h2>Latency percentiles over time</h2>");
     s.push_str(&lat.render_with(&marks, Stacking::Lines));
+}
+
+/// The stages of a run in stages as shaded spans of the time axis (which starts with
+/// the measured interval, as the stages do), in two alternating colours.
+fn stage_marks(d: &RunDocument) -> Vec<Mark> {
+    const COLOURS: [&str; 2] = ["#9467bd", "#7f7f7f"];
+    d.stages
+        .iter()
+        .flatten()
+        .enumerate()
+        .map(|(i, st)| Mark {
+            label: match &st.label {
+                Some(label) => format!("stage {} {label}", st.number),
+                None => format!("stage {}", st.number),
+            },
+            from: st.start_s,
+            to: st.end_s,
+            color: COLOURS[i % 2],
+        })
+        .collect()
 }
 
 fn distribution_chart(s: &mut String, d: &RunDocument) {

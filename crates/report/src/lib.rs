@@ -10,9 +10,11 @@
 pub mod assertion;
 pub mod compare;
 pub mod document;
+mod document_distribution;
 mod document_figures;
 mod document_parts;
 mod document_read;
+mod document_stages;
 pub mod hdr;
 pub mod html;
 pub mod junit;

@@ -2,7 +2,7 @@
 //! Where 18 and 19 differ (`--continue-on-error` and the failure lines) it is pgbench 19's.
 
 use crate::textbuf::TextBuf;
-use pgrush_stats::{RunConfig, RunLimit, RunSummary, SimpleStats, TxStats};
+use pgrush_stats::{RunConfig, RunLimit, RunSummary, SimpleStats, StageSummary, TxStats};
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
@@ -99,10 +99,45 @@ fn push_report(s: &mut TextBuf, sum: &RunSummary) {
     if total_cnt == 0 {
         return;
     }
-    push_failure_counts(s, sum, total_cnt);
-    push_latency(s, sum, total_cnt);
+    push_failure_counts(s, &sum.config, &sum.stats.total, total_cnt);
+    let latency = Latency {
+        measured: sum.config.latency_measured(),
+        duration_us: sum.bench_duration_us,
+    };
+    push_latency(s, &sum.config, &sum.stats.total, latency, total_cnt);
     push_connection_time_and_tps(s, sum);
     push_script_blocks(s, sum, total_cnt, sum.bench_duration_s());
+    for (i, stage) in sum.stages.iter().enumerate() {
+        push_stage(s, &sum.config, i + 1, stage);
+    }
+}
+
+/// A stage of a run in stages: its header, then the report's lines for the
+/// transactions scheduled in it (counts, failures, latency, lag, tps).
+fn push_stage(s: &mut TextBuf, cfg: &RunConfig, number: usize, stage: &StageSummary) {
+    s.str(&stage.stage.header(number));
+    s.str("\n");
+    let total = &stage.stats.total;
+    let _ = writeln!(
+        s,
+        "number of transactions actually processed: {}",
+        total.counters.successful
+    );
+    let total_cnt = total.counters.total();
+    if total_cnt == 0 {
+        return;
+    }
+    push_failure_counts(s, cfg, total, total_cnt);
+    // The engine measures every latency; a stage's clients vary, so the average
+    // derived from the duration and `-c` would not be its.
+    let latency = Latency {
+        measured: true,
+        duration_us: stage.duration_us(),
+    };
+    push_latency(s, cfg, total, latency, total_cnt);
+    s.str("tps = ");
+    s.fixed(stage.tps(), 6);
+    s.str("\n");
 }
 
 /// The header lines: transaction type, scale, partitioning, query mode, clients, threads,
@@ -154,9 +189,7 @@ fn push_settings(s: &mut TextBuf, sum: &RunSummary) {
 
 /// The failed transactions (with their kinds when `--failures-detailed`), retries, skipped
 /// transactions and those above the latency limit, out of `total_cnt` ended transactions.
-fn push_failure_counts(s: &mut TextBuf, sum: &RunSummary, total_cnt: u64) {
-    let cfg = &sum.config;
-    let total = &sum.stats.total;
+fn push_failure_counts(s: &mut TextBuf, cfg: &RunConfig, total: &TxStats, total_cnt: u64) {
     let c = &total.counters;
     push_count_pct(s, "number of failed transactions", c.failed(), total_cnt);
     if cfg.failures_detailed {
@@ -185,15 +218,22 @@ fn push_failure_counts(s: &mut TextBuf, sum: &RunSummary, total_cnt: u64) {
 
 /// The latency lines: measured average and stddev, or the average derived from the run's
 /// duration when latencies were not measured; then the rate limit schedule lag.
-fn push_latency(s: &mut TextBuf, sum: &RunSummary, total_cnt: u64) {
-    let cfg = &sum.config;
-    let total = &sum.stats.total;
+fn push_latency(
+    s: &mut TextBuf,
+    cfg: &RunConfig,
+    total: &TxStats,
+    Latency {
+        measured,
+        duration_us,
+    }: Latency,
+    total_cnt: u64,
+) {
     let c = &total.counters;
-    if cfg.latency_measured() {
+    if measured {
         push_simple_stats(s, "latency", &total.latency);
     } else {
         s.str("latency average = ");
-        let avg = 0.001 * sum.bench_duration_us as f64 * f64::from(cfg.clients) / total_cnt as f64;
+        let avg = 0.001 * duration_us as f64 * f64::from(cfg.clients) / total_cnt as f64;
         s.fixed(avg, 3);
         s.str(" ms");
         if c.failed() > 0 {
@@ -208,6 +248,14 @@ fn push_latency(s: &mut TextBuf, sum: &RunSummary, total_cnt: u64) {
         s.fixed(0.001 * total.lag.max, 3);
         s.str(") ms\n");
     }
+}
+
+/// How the latency lines are made: from measured latencies, or derived from the
+/// duration (µs) of what is reported.
+#[derive(Clone, Copy)]
+struct Latency {
+    measured: bool,
+    duration_us: u64,
 }
 
 /// The average (per-transaction) or initial connection time, then tps.

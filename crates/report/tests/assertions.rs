@@ -23,6 +23,7 @@ fn facts(doc: &RunDocument, baseline: bool) -> RunFacts {
             .iter()
             .map(|s| vec![s.description.clone()])
             .collect(),
+        stages: doc.stages.as_ref().map_or(0, Vec::len),
     }
 }
 

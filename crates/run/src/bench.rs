@@ -13,7 +13,7 @@ use std::io::Write;
 
 use pgrush_engine::{EngineConfig, ErrorPolicy, LogConfig, Output, Pacing, messages};
 use pgrush_script::{RawMessage, Script, Value, Variables};
-use pgrush_stats::{Partitioning, RunConfig, RunLimit, RunSummary, ScriptInfo};
+use pgrush_stats::{Partitioning, RunConfig, RunLimit, RunSummary, ScriptInfo, StageSummary};
 use pgrush_wire::Connection;
 
 use crate::connect::{PasswordPrompt, connect_prompting};
@@ -101,6 +101,7 @@ pub fn run(plan: &RunPlan, prompt: PasswordPrompt<'_>) -> Result<i32, Failure> {
         thread_rngs: seeds.threads,
         handle_signals: true,
         placement: shard::placement(opts, shard_start.as_ref()),
+        stages: plan.stages.clone(),
     };
     if let Some(start) = &shard_start {
         extras.set_shard(
@@ -130,6 +131,13 @@ pub fn run(plan: &RunPlan, prompt: PasswordPrompt<'_>) -> Result<i32, Failure> {
     summary.initial_connection_us = outcome.initial_connection_us;
     summary.aborted = outcome.aborted;
     summary.interrupted = outcome.interrupted;
+    summary.stages = plan
+        .stages
+        .iter()
+        .cloned()
+        .zip(outcome.stages)
+        .map(|(stage, stats)| StageSummary { stage, stats })
+        .collect();
     let status = finish_run(plan, &summary, extras)?;
     // Lost `-l` lines (the error was printed) make the run a failure.
     Ok(if outcome.log_write_failed && status == 0 {
@@ -265,7 +273,7 @@ fn run_config(plan: &RunPlan, scale: i64, partitioning: Option<Partitioning>) ->
         threads: plan.threads,
         max_tries: opts.max_tries,
         limit: plan.limit,
-        rate: (plan.rate > 0.0).then_some(plan.rate),
+        rate: (plan.throttle_rate() > 0.0).then_some(plan.throttle_rate()),
         latency_limit_us: (opts.latency_limit_us > 0).then_some(opts.latency_limit_us as f64),
         progress_s: (opts.progress > 0).then_some(opts.progress),
         connect_per_tx: opts.connect_per_transaction,

@@ -16,10 +16,11 @@ pub const ASSERTION_FAILED: i32 = 3;
 /// What a run with these options can produce (`-R`, `-L`, its scripts; no baseline).
 pub fn run_facts(opts: &Options) -> RunFacts {
     RunFacts {
-        rate: opts.rate > 0.0,
+        rate: opts.rate > 0.0 || opts.stages.iter().any(|s| s.rate.is_some_and(|r| r > 0.0)),
         latency_limit: opts.latency_limit_us > 0,
         baseline: false,
         scripts: script_names(&opts.scripts_to_run()),
+        stages: opts.stages.len(),
     }
 }
 
@@ -63,6 +64,7 @@ pub fn document_facts(doc: &RunDocument, baseline: bool) -> RunFacts {
                 names
             })
             .collect(),
+        stages: doc.stages.as_ref().map_or(0, Vec::len),
     }
 }
 

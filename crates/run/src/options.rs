@@ -202,6 +202,9 @@ pub struct Options {
     pub junit: Option<String>,
     /// `--warmup` seconds (0 = none): the clients run that long before measuring.
     pub warmup_s: u32,
+    /// `--stage SPEC` and the lines of `--stages FILE`, in order (empty: no stages);
+    /// their total is the run's `-T`.
+    pub stages: Vec<pgrush_stats::stages::StageSpec>,
     /// `--server-stats[=INTERVAL]`: sample the server every INTERVAL (explicitly asked
     /// for: the text summary is printed too).
     pub server_stats: Option<std::time::Duration>,
@@ -284,6 +287,7 @@ impl Default for Options {
             assertions: Vec::new(),
             junit: None,
             warmup_s: 0,
+            stages: Vec::new(),
             server_stats: None,
             no_server_stats: false,
             shard_option: None,

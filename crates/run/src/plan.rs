@@ -7,6 +7,7 @@
 use std::time::Duration;
 
 use pgrush_stats::RunLimit;
+use pgrush_stats::stages::Stage;
 
 use crate::options::{DEFAULT_TRANSACTIONS, Options, ScriptSource, ScriptSpec, Workload};
 
@@ -33,6 +34,9 @@ pub struct RunPlan {
     /// `-R` of this process (transactions/s, 0 without `-R`): a shard's share of the
     /// total rate.
     pub rate: f64,
+    /// `--stage`/`--stages` resolved against `-c` and `-R` (rates are this process's
+    /// share, as [`RunPlan::rate`]); empty without stages.
+    pub stages: Vec<Stage>,
     /// `-l`'s file prefix.
     pub log_prefix: String,
     /// This process vacuums before the run: not `-n`, and shard 0 of a sharded run.
@@ -105,7 +109,19 @@ impl RunPlan {
             Some(shard) if options.rate > 0.0 => options.rate / f64::from(shard.count),
             _ => options.rate,
         };
+        let share = match options.shard {
+            Some(shard) => 1.0 / f64::from(shard.count),
+            None => 1.0,
+        };
+        // The options were checked: the stages resolve (else none).
+        let mut stages =
+            pgrush_stats::stages::resolve(&options.stages, options.clients, options.rate)
+                .unwrap_or_default();
+        for st in &mut stages {
+            st.rate = (st.rate.0 * share, st.rate.1 * share);
+        }
         RunPlan {
+            stages,
             scripts,
             builtin_used,
             tpcb_like,
@@ -124,6 +140,18 @@ impl RunPlan {
             outputs: OutputPlan::resolve(&options),
             options,
         }
+    }
+
+    /// The `-R` of this process, or with stages and without `-R` the highest stage
+    /// rate (0: not throttled at all): the run records schedule lag when it is above 0.
+    pub fn throttle_rate(&self) -> f64 {
+        if self.rate > 0.0 {
+            return self.rate;
+        }
+        self.stages
+            .iter()
+            .map(|s| s.rate.0.max(s.rate.1))
+            .fold(0.0, f64::max)
     }
 
     /// The program's name as pgbench's messages show it.

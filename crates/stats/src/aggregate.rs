@@ -21,6 +21,9 @@ pub struct AggregateInterval {
     counters: TxCounters,
     latency: SimpleStats,
     lag: SimpleStats,
+    /// With stages: when each stage starts (µs since the epoch); every line then ends
+    /// with the number of the stage its interval starts in (0 before the first).
+    stage_starts: Vec<u64>,
 }
 
 impl AggregateInterval {
@@ -34,7 +37,21 @@ impl AggregateInterval {
             counters: TxCounters::default(),
             latency: SimpleStats::default(),
             lag: SimpleStats::default(),
+            stage_starts: Vec::new(),
         }
+    }
+
+    /// Lines end with a stage column: the stages start at `stage_starts_us` (µs since
+    /// the epoch, in order); an interval's stage is the one its start falls in (the
+    /// first stage for one that starts before it).
+    pub fn with_stage_starts(mut self, stage_starts_us: Vec<u64>) -> Self {
+        self.stage_starts = stage_starts_us;
+        self
+    }
+
+    /// The stage starts given to [`AggregateInterval::with_stage_starts`].
+    pub fn stage_starts(&self) -> &[u64] {
+        &self.stage_starts
     }
 
     /// Start of the current interval (µs since the epoch).
@@ -101,6 +118,15 @@ impl AggregateInterval {
             " {} {} {} {} {} {}",
             c.skipped, c.retried, c.retries, ser, dead, other
         );
+        if !self.stage_starts.is_empty() {
+            // An interval that starts before the first stage (the start rounded down
+            // to the second) holds nothing earlier: it is the first stage's.
+            let stage = self
+                .stage_starts
+                .partition_point(|&s| s <= self.start_us)
+                .max(1);
+            let _ = write!(out, " {stage}");
+        }
         out.push('\n');
     }
 }
@@ -144,6 +170,21 @@ mod tests {
         // End after it: interval 144 written, later ones only if complete.
         a.finish(1_795_343_145_000_000, &mut out);
         assert_eq!(out, "1795343144 1 100 10000 100 100 0 0 0 0 0 0 0 0 0 0\n");
+    }
+
+    #[test]
+    fn with_stages_each_line_ends_with_the_stage_of_its_start() {
+        // Stages start at T0 (0.7 s into second 141) and 1.3 s later (143.0 s).
+        let stages = vec![T0, T0 + 1_300_000];
+        let mut a = AggregateInterval::new(T0, 1, LogFormat::default()).with_stage_starts(stages);
+        let mut out = String::new();
+        a.record(T0 + 100_000, &ok(14.0, 0.0), &mut out);
+        a.finish(1_795_343_144_000_000, &mut out);
+        let stages: Vec<&str> = out.lines().map(|l| l.rsplit(' ').next().unwrap()).collect();
+        // 141 starts before the first stage (it is the first's), 142 in it, 143 with
+        // the second.
+        assert_eq!(stages, ["1", "1", "2"], "{out}");
+        assert!(out.lines().all(|l| l.split(' ').count() == 17), "{out}");
     }
 
     #[test]

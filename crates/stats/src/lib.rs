@@ -29,6 +29,7 @@ pub mod progress;
 mod series_parts;
 pub mod server;
 mod simple;
+pub mod stages;
 mod summary;
 mod thread;
 mod timeseries;
@@ -45,6 +46,7 @@ pub use series_parts::{CommandInterval, ScriptInterval};
 pub use simple::SimpleStats;
 pub use summary::{
     PartitionMethod, Partitioning, QueryMode, RunConfig, RunLimit, RunSummary, ScriptInfo,
+    StageSummary,
 };
 pub use thread::{CommandStats, ScriptStats, StatsLayout, ThreadStats, TxStats};
 pub use timeseries::{IntervalStats, TimeSeries};

@@ -180,6 +180,30 @@ pub struct RunSummary {
     /// Whether the run was interrupted (SIGINT/SIGTERM); the text report does not print it,
     /// the engine prints its own line.
     pub interrupted: bool,
+    /// With stages (`--stage`, `--stages`): each stage and its statistics; empty without.
+    #[serde(skip)]
+    pub stages: Vec<StageSummary>,
+}
+
+/// One stage of a run in stages and what ran in it.
+#[derive(Debug, Clone)]
+pub struct StageSummary {
+    /// The stage (spec, offsets, clients and rate).
+    pub stage: crate::stages::Stage,
+    /// The transactions scheduled in it, merged over all threads.
+    pub stats: ThreadStats,
+}
+
+impl StageSummary {
+    /// The stage's length in µs (its whole planned length; the last one ends with the run).
+    pub fn duration_us(&self) -> u64 {
+        u64::from(self.stage.spec.duration_s) * 1_000_000
+    }
+
+    /// Successful transactions per second over the stage.
+    pub fn tps(&self) -> f64 {
+        self.stats.total.counters.successful as f64 / (self.duration_us() as f64 / 1e6)
+    }
 }
 
 /// The statistics layout of `config` and `scripts` (see [`RunSummary::layout`]).
@@ -206,6 +230,7 @@ impl RunSummary {
             initial_connection_us: 0,
             aborted: false,
             interrupted: false,
+            stages: Vec::new(),
         }
     }
 

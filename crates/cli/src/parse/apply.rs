@@ -11,6 +11,7 @@ use pgrush_report::assertion::Assertion;
 use pgrush_run::options::{Action, Options, PartitionMethod, ScriptSource, ScriptSpec};
 use pgrush_script::{BuiltinError, MAX_SCRIPTS, RawMessage, WeightError};
 use pgrush_stats::QueryMode;
+use pgrush_stats::stages::{StageSpec, parse_stages_file};
 
 /// Allowed `-I` step characters.
 pub const ALL_INIT_STEPS: &[u8] = b"dtgGvpf";
@@ -408,6 +409,50 @@ pub fn warmup(st: &mut State, value: Option<&[u8]>, diag: &mut Diag<'_>) -> Resu
     let digits = given.strip_suffix(b"s").unwrap_or(given);
     st.opts.warmup_s = int_option(digits, "--warmup", 1, diag)?;
     Ok(())
+}
+
+/// `--stage SPEC`: one more stage (see `pgrush_stats::stages`).
+pub fn stage(st: &mut State, value: Option<&[u8]>, diag: &mut Diag<'_>) -> Result<(), i32> {
+    let text = String::from_utf8_lossy(value.unwrap_or_default());
+    match StageSpec::parse(&text) {
+        Ok(spec) => {
+            st.opts.stages.push(spec);
+            Ok(())
+        }
+        Err(e) => {
+            diag.error(format!("invalid stage \"{text}\": {e}").as_bytes());
+            diag.try_help();
+            Err(1)
+        }
+    }
+}
+
+/// `--stages FILE`: the stages of a file, one spec a line, `#` comments.
+pub fn stages_file(st: &mut State, value: Option<&[u8]>, diag: &mut Diag<'_>) -> Result<(), i32> {
+    let name = String::from_utf8_lossy(value.unwrap_or_default()).into_owned();
+    let text = match std::fs::read_to_string(&name) {
+        Ok(text) => text,
+        Err(e) => {
+            return fatal(
+                diag,
+                format!("could not read stages file \"{name}\": {e}").as_bytes(),
+            );
+        }
+    };
+    match parse_stages_file(&text) {
+        Ok(specs) if specs.is_empty() => fatal(
+            diag,
+            format!("stages file \"{name}\" has no stage").as_bytes(),
+        ),
+        Ok(specs) => {
+            st.opts.stages.extend(specs);
+            Ok(())
+        }
+        Err((line, e)) => fatal(
+            diag,
+            format!("invalid stage in \"{name}\" line {line}: {e}").as_bytes(),
+        ),
+    }
 }
 
 /// `--assert EXPR`: the expression must be well formed now; whether the run can

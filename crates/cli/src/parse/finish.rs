@@ -86,6 +86,7 @@ pub fn finish(state: State, positional: &[&[u8]], diag: &mut Diag<'_>) -> Result
             b"some of the specified options cannot be used in benchmarking mode",
         );
     }
+    check_stages(&mut opts, diag)?;
     check_benchmark(&opts, diag)?;
     check_assertions(&opts, diag)?;
     super::shard_options::settle(&mut opts, &launcher, diag)?;
@@ -108,6 +109,27 @@ fn init_steps_for(given: Option<Vec<u8>>, no_vacuum: bool, foreign_keys: bool) -
         steps.push(b'f');
     }
     text(&steps)
+}
+
+/// Stages set the run's duration (their total): not with `-t` or `-T`, and no stage
+/// with more clients than `-c`.
+fn check_stages(o: &mut Options, diag: &mut Diag<'_>) -> Result<(), i32> {
+    if o.stages.is_empty() {
+        return Ok(());
+    }
+    if o.transactions.is_some() || o.duration.is_some() {
+        return fatal(
+            diag,
+            b"stages (--stage, --stages) set the duration of the run: not with -t or -T",
+        );
+    }
+    match pgrush_stats::stages::resolve(&o.stages, o.clients, o.rate) {
+        Ok(stages) => {
+            o.duration = Some(pgrush_stats::stages::total_duration_s(&stages));
+            Ok(())
+        }
+        Err(e) => fatal(diag, format!("invalid stages: {e}").as_bytes()),
+    }
 }
 
 /// Benchmark-mode combination checks, in pgbench's order.

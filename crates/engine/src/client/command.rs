@@ -81,8 +81,10 @@ impl<C: ClientConn> Client<C> {
     ) -> Next {
         if ctx.cfg.output.report_per_command && ctx.measured(self.txn_scheduled) {
             let t = now.get(&ctx.clock);
+            let latency = (t - self.stmt_begin) as f64;
             ctx.stats
-                .record_command_at(self.script, self.command, (t - self.stmt_begin) as f64, t);
+                .record_command_at(self.script, self.command, latency, t);
+            ctx.record_stage_command(self.txn_scheduled, self.script, self.command, latency);
         }
         self.command += 1;
         Next::go(if self.cond.active() {

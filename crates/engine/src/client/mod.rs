@@ -54,9 +54,11 @@ pub(crate) enum Wait {
 /// pgbench's client states (`CSTATE_*`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum State {
-    /// Pick the script of the next transaction; next: PrepareThrottle, StartTx or Finished (-T over).
+    /// Pick the script of the next transaction; next: PrepareThrottle, StartTx or Finished (-T over);
+    /// with stages, a client not active in the current stage waits here.
     ChooseScript,
-    /// Draw the next `-R` slot (skipping late ones under `-L`); next: Throttle or Finished.
+    /// Draw the next `-R` slot (skipping late ones under `-L`); next: Throttle or Finished
+    /// (StartTx at once in a closed-loop stage).
     PrepareThrottle,
     /// Wait for the scheduled start; next: StartTx or Finished.
     Throttle,
@@ -93,8 +95,8 @@ impl State {
     pub(crate) fn may_become(self, next: State) -> bool {
         use State::*;
         let allowed: &[State] = match self {
-            ChooseScript => &[PrepareThrottle, StartTx, Finished],
-            PrepareThrottle => &[Throttle, Finished],
+            ChooseScript => &[ChooseScript, PrepareThrottle, StartTx, Finished],
+            PrepareThrottle => &[Throttle, StartTx, Finished],
             Throttle => &[Throttle, StartTx, Finished],
             StartTx => &[StartCommand, Aborted],
             StartCommand => &[WaitResult, Sleep, EndCommand, EndTx, Aborted],
@@ -450,7 +452,7 @@ impl<C: ClientConn> Client<C> {
         now: &mut LazyNow,
     ) -> Next {
         match self.state {
-            State::ChooseScript => self.choose_script(ctx),
+            State::ChooseScript => self.choose_script(ctx, now),
             State::PrepareThrottle => self.prepare_throttle(ctx, now),
             State::Throttle => self.throttle(ctx, now),
             State::StartTx => self.start_tx(ctx, now),

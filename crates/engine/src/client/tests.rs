@@ -52,6 +52,7 @@ fn config(script: &str, mode: QueryMode, clients: u32, tx: u32) -> EngineConfig 
         thread_rngs: seeds.threads,
         handle_signals: false,
         placement: Default::default(),
+        stages: Vec::new(),
     }
 }
 
@@ -301,6 +302,7 @@ fn transitions_are_checked() {
     assert_eq!(
         staying,
         [
+            ChooseScript,
             Throttle,
             SkipCommand,
             WaitResult,

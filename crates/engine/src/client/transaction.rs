@@ -16,7 +16,15 @@ impl<C: ClientConn> Client<C> {
     pub(super) fn choose_script<N: Network<Conn = C>>(
         &mut self,
         ctx: &mut ThreadCtx<'_, N>,
+        now: &mut LazyNow,
     ) -> Next {
+        if ctx.stages.is_some()
+            && !ctx.timer_exceeded
+            && let Some(until) = ctx.idle_until(self.id, now.get(&ctx.clock))
+        {
+            // Not active in this stage: wait, connected, until it is.
+            return Next::wait(State::ChooseScript, Wait::Until(until));
+        }
         self.script = ctx.choose_script();
         self.reset_error_state();
         if ctx.cfg.output.debug {
@@ -44,16 +52,17 @@ impl<C: ClientConn> Client<C> {
         ctx: &mut ThreadCtx<'_, N>,
         now: &mut LazyNow,
     ) -> Next {
-        ctx.throttle_trigger += ctx.poisson_delay();
-        self.txn_scheduled = ctx.throttle_trigger;
+        if ctx.stages.is_some() && ctx.closed_loop_at(now.get(&ctx.clock)) {
+            return self.closed_loop_stage(ctx, now);
+        }
+        self.txn_scheduled = ctx.next_slot(now.get(&ctx.clock));
         if ctx.cfg.pacing.latency_limit_us > 0 {
             let t = now.get(&ctx.clock);
             while ctx.throttle_trigger < t - ctx.cfg.pacing.latency_limit_us
                 && self.under_tx_limit(ctx)
             {
                 self.record_tx(ctx, now, true);
-                ctx.throttle_trigger += ctx.poisson_delay();
-                self.txn_scheduled = ctx.throttle_trigger;
+                self.txn_scheduled = ctx.next_slot(t);
             }
             if !self.under_tx_limit(ctx) {
                 return Next::go(State::Finished);
@@ -63,6 +72,20 @@ impl<C: ClientConn> Client<C> {
             Some(end) if self.txn_scheduled > end => State::Finished,
             _ => State::Throttle,
         })
+    }
+
+    /// A throttled run in a stage without rate: a closed loop, the transaction is
+    /// scheduled now (the `-R` schedule resumes at the stage's end).
+    #[cold]
+    fn closed_loop_stage<N: Network<Conn = C>>(
+        &mut self,
+        ctx: &mut ThreadCtx<'_, N>,
+        now: &mut LazyNow,
+    ) -> Next {
+        let t = now.get(&ctx.clock);
+        ctx.throttle_trigger = ctx.throttle_trigger.max(t);
+        self.txn_scheduled = t;
+        Next::go(State::StartTx)
     }
 
     /// `THROTTLE`: waits for the scheduled start.
@@ -226,7 +249,8 @@ impl<C: ClientConn> Client<C> {
             return;
         }
         ctx.stats.record_tx_at(&rec, t);
+        ctx.record_stage_tx(&rec, self.txn_scheduled);
         self.tx_count += 1;
-        ctx.log_tx(self.id, self.tx_count, &rec, t);
+        ctx.log_tx(self.id, self.tx_count, &rec, t, self.txn_scheduled);
     }
 }

@@ -31,6 +31,7 @@ use crate::error::EngineError;
 use crate::messages;
 use crate::plan::Plan;
 use crate::shared::Shared;
+use crate::stage_run::StageRun;
 use crate::txlog::TxLog;
 
 use progress::ProgressReporter;
@@ -57,6 +58,16 @@ pub(crate) struct ThreadResult {
     pub(crate) aborted: bool,
     /// Whether a write of its `-l` log failed.
     pub(crate) log_failed: bool,
+    /// With stages, the statistics of each stage.
+    pub(crate) stages: Vec<ThreadStats>,
+}
+
+/// What a thread records into: its statistics and, with stages, those of each stage.
+pub(crate) struct Recorders {
+    /// The run's statistics.
+    pub(crate) stats: ThreadStats,
+    /// With stages: the timeline, the clients' activation and per-stage statistics.
+    pub(crate) stages: Option<Box<StageRun>>,
 }
 
 /// Runs one worker thread to completion. Every thread passes the READY and GO
@@ -71,9 +82,9 @@ pub(crate) fn run_thread(
     clients: Vec<Client<Connection>>,
     shared: &Shared,
     rngs: ThreadRngs,
-    stats: ThreadStats,
+    recorders: Recorders,
 ) -> Result<Option<ThreadResult>, EngineError> {
-    let set_up = Worker::set_up(tid, cfg, plan, clients, shared, rngs, stats);
+    let set_up = Worker::set_up(tid, cfg, plan, clients, shared, rngs, recorders);
     if set_up.is_err() {
         shared.fail();
     }
@@ -151,7 +162,7 @@ impl<'a> Worker<'a> {
         clients: Vec<Client<Connection>>,
         shared: &'a Shared,
         rngs: ThreadRngs,
-        stats: ThreadStats,
+        recorders: Recorders,
     ) -> Result<Worker<'a>, EngineError> {
         let clock = shared.clock;
         let started = clock.now();
@@ -181,7 +192,8 @@ impl<'a> Worker<'a> {
             None => None,
         };
         let net = Sockets::new(&cfg.conn, &cfg.output.progname, registry);
-        let ctx = ThreadCtx::new(cfg, plan, clock, stats, rngs, log, net);
+        let mut ctx = ThreadCtx::new(cfg, plan, clock, recorders.stats, rngs, log, net);
+        ctx.stages = recorders.stages;
         let n = clients.len();
         Ok(Worker {
             tid,
@@ -262,6 +274,19 @@ impl<'a> Worker<'a> {
         }
         self.ctx.throttle_trigger = now;
         let origin = self.shared.measured_origin();
+        if let Some(log) = self.ctx.log.as_mut()
+            && !cfg.stages.is_empty()
+        {
+            let starts = cfg
+                .stages
+                .iter()
+                .map(|st| {
+                    let start = origin + i64::from(st.start_s) * 1_000_000;
+                    self.ctx.clock.epoch_us(start).max(0) as u64
+                })
+                .collect();
+            log.set_stage_starts(starts);
+        }
         if let Some(edge) = self.shared.warmup_end {
             self.bench_start = now.max(edge);
             self.warmup_end = Some(edge);
@@ -273,11 +298,12 @@ impl<'a> Worker<'a> {
         }
         if self.tid == 0 && cfg.output.progress > 0 {
             let run_origin = self.shared.start.unwrap_or(self.shared.run_start);
-            self.progress = Some(ProgressReporter::new(
-                cfg.output.progress,
-                run_origin,
-                self.shared.warmup_end,
-            ));
+            let mut progress =
+                ProgressReporter::new(cfg.output.progress, run_origin, self.shared.warmup_end);
+            if let Some(run) = &self.ctx.stages {
+                progress = progress.with_stages(run.timeline.clone());
+            }
+            self.progress = Some(progress);
         }
     }
 
@@ -470,7 +496,13 @@ impl<'a> Worker<'a> {
             self.ctx.finish_log(end);
         }
         let log_failed = self.ctx.log_failed();
+        let stages = self
+            .ctx
+            .stages
+            .take()
+            .map_or_else(Vec::new, |run| run.stats);
         ThreadResult {
+            stages,
             stats: self.ctx.stats,
             bench_start: self.bench_start,
             connected: self.connected,

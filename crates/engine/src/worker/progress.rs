@@ -1,7 +1,8 @@
 //! `-P`: thread 0 prints a progress line every interval, from the sum of every
 //! thread's counters. With `--warmup` the lines before its end say `(warm-up)`;
 //! at its end the schedule restarts, so the measured lines count from it as
-//! pgbench's count from the run start.
+//! pgbench's count from the run start. With stages, a measured line ends with
+//! ` stage N`, the stage its interval ends in.
 
 use pgrush_stats::ProgressSnapshot;
 use pgrush_stats::progress::{ProgressTime, format_progress_line};
@@ -9,6 +10,7 @@ use pgrush_stats::progress::{ProgressTime, format_progress_line};
 use crate::clock::{Clock, Micros};
 use crate::plan::Plan;
 use crate::shared::Shared;
+use crate::stage_timeline::Timeline;
 
 /// What a warm-up line says after its time.
 const WARMUP_MARK: &str = " (warm-up)";
@@ -22,6 +24,8 @@ pub(super) struct ProgressReporter {
     last_snapshot: ProgressSnapshot,
     /// The end of `--warmup` while it lasts.
     warmup_end: Option<Micros>,
+    /// With stages: their timeline, for the lines' stage numbers.
+    stages: Option<Timeline>,
 }
 
 impl ProgressReporter {
@@ -36,7 +40,14 @@ impl ProgressReporter {
             last_report: bench_start,
             last_snapshot: ProgressSnapshot::default(),
             warmup_end,
+            stages: None,
         }
+    }
+
+    /// The lines say which stage they end in.
+    pub(super) fn with_stages(mut self, timeline: Timeline) -> Self {
+        self.stages = Some(timeline);
+        self
     }
 
     /// When the next line is due (or the warm-up ends).
@@ -122,6 +133,13 @@ impl ProgressReporter {
         );
         if warmup && let Some(at) = line.find(" s, ") {
             line.insert_str(at + 2, WARMUP_MARK);
+        }
+        // The stage the interval ends in, at the line's due time (the line may be late).
+        let due = self.next_report.min(t);
+        if let Some(stage) = self.stages.as_ref().and_then(|tl| tl.stage_at(due - 1))
+            && !warmup
+        {
+            line.push_str(&format!(" stage {}", stage + 1));
         }
         line
     }

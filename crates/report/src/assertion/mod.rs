@@ -29,6 +29,10 @@
 //!
 //! Per script (`SCRIPT:` being the script's number from 1, its builtin name or its file
 //! name as the report shows it): `tps`, the latency metrics, `failed` and `retried`.
+//!
+//! Per stage of a run in stages (`stageN:`, N from 1, e.g. `stage2:p99<5ms`; such a prefix
+//! is never a script's name): `tps`, the latency metrics, `failed`, `retried`, `lag-avg`
+//! and `lag-max`, measured on the transactions scheduled in the stage.
 
 mod eval;
 pub mod ops;

@@ -152,6 +152,11 @@ impl Metric {
             Metric::Late | Metric::LagAverage | Metric::LagMax | Metric::ConnectionTime
         )
     }
+
+    /// Whether the metric exists per stage (the report's stage blocks).
+    pub fn per_stage(self) -> bool {
+        !matches!(self, Metric::Late | Metric::ConnectionTime)
+    }
 }
 
 /// The unit written after a value.
@@ -244,6 +249,9 @@ pub struct Assertion {
     pub source: String,
     /// The script, when the assertion is about one script.
     pub script: Option<ScriptKey>,
+    /// The stage (from 1, `stageN:`), when the assertion is about one stage of a run
+    /// in stages.
+    pub stage: Option<usize>,
     /// What is measured.
     pub metric: Metric,
     /// The comparison.
@@ -295,6 +303,9 @@ pub enum AssertionError {
     /// A metric without per-script values.
     #[error("metric {0} is not measured per script")]
     NotPerScript(String),
+    /// A metric without per-stage values.
+    #[error("metric {0} is not measured per stage")]
+    NotPerStage(String),
     /// A step name the results do not know (`pgrush ops` results).
     #[error("unknown step \"{step}\" (known: {known})")]
     UnknownStep {
@@ -316,6 +327,9 @@ impl Assertion {
             Some((script, rest)) => (Some(script_key(script)?), rest),
             None => (None, text),
         };
+        // `stageN:` is a stage, not a script.
+        let stage = script.as_ref().and_then(stage_number);
+        let script = script.filter(|_| stage.is_none());
         let (at, op) = find_operator(rest).ok_or(AssertionError::NoOperator)?;
         let (lhs, rhs) = (rest[..at].trim(), rest[at + op.as_str().len()..].trim());
         if lhs.is_empty() {
@@ -326,10 +340,14 @@ impl Assertion {
         if script.is_some() && !metric.per_script() {
             return Err(AssertionError::NotPerScript(metric.name()));
         }
+        if stage.is_some() && !metric.per_stage() {
+            return Err(AssertionError::NotPerStage(metric.name()));
+        }
         let threshold = threshold(rhs, metric)?;
         Ok(Assertion {
             source: text.to_string(),
             script,
+            stage,
             metric,
             op,
             threshold,
@@ -338,10 +356,11 @@ impl Assertion {
 
     /// The expression written the canonical way: `select-only: p99.9 <= 20 ms`.
     pub fn normalized(&self) -> String {
-        let script = self
-            .script
-            .as_ref()
-            .map_or_else(String::new, |s| format!("{s}: "));
+        let script = match (&self.script, self.stage) {
+            (_, Some(n)) => format!("stage{n}: "),
+            (Some(s), None) => format!("{s}: "),
+            (None, None) => String::new(),
+        };
         let rhs = match self.threshold {
             Threshold::Value { value, unit } => match unit {
                 Unit::None => format!("{value}"),
@@ -366,6 +385,14 @@ impl Assertion {
         }
         if matches!(self.threshold, Threshold::Baseline { .. }) && !facts.baseline {
             return Err(ContextError::NoBaseline);
+        }
+        if let Some(n) = self.stage
+            && n > facts.stages
+        {
+            return Err(ContextError::UnknownStage {
+                stage: n,
+                stages: facts.stages,
+            });
         }
         let Some(key) = &self.script else {
             return Ok(None);
@@ -402,6 +429,8 @@ pub struct RunFacts {
     /// For each script in order, the names it answers to (builtin name, file name,
     /// description).
     pub scripts: Vec<Vec<String>>,
+    /// The number of stages (`--stage`, `--stages`; 0 without).
+    pub stages: usize,
 }
 
 /// A well-formed assertion that does not fit the run.
@@ -418,6 +447,14 @@ pub enum ContextError {
         "\"baseline\" needs a saved run to compare with (pgrush report --baseline BASE.json NEW.json)"
     )]
     NoBaseline,
+    /// No such stage.
+    #[error("no stage {stage} in this run ({stages} stages)")]
+    UnknownStage {
+        /// The stage as written.
+        stage: usize,
+        /// The run's number of stages.
+        stages: usize,
+    },
     /// No such script.
     #[error("no script \"{script}\" in this run (scripts: {known})")]
     UnknownScript {
@@ -426,6 +463,18 @@ pub enum ContextError {
         /// The run's scripts.
         known: String,
     },
+}
+
+/// The stage of a `stageN` prefix (N from 1), if it is one.
+fn stage_number(key: &ScriptKey) -> Option<usize> {
+    let ScriptKey::Name(name) = key else {
+        return None;
+    };
+    let digits = name.strip_prefix("stage")?;
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse().ok().filter(|&n| n >= 1)
 }
 
 /// The script part before `:`: a number from 1 or a name.
@@ -563,6 +612,21 @@ mod tests {
     }
 
     #[test]
+    fn reads_stages() {
+        let a = parsed("stage2: p99 < 5ms");
+        assert_eq!((a.stage, &a.script), (Some(2), &None));
+        assert_eq!(a.normalized(), "stage2: p99 < 5 ms");
+        assert_eq!(parsed("stage1:lag-max<=1s").stage, Some(1));
+        // Not a stage: a script named so.
+        assert_eq!(parsed("stage:tps>1").stage, None);
+        assert_eq!(parsed("stage0:tps>1").stage, None);
+        assert_eq!(
+            parsed("stages.sql:tps>1").script,
+            Some(ScriptKey::Name("stages.sql".into()))
+        );
+    }
+
+    #[test]
     fn reads_baselines() {
         assert_eq!(
             parsed("tps>=0.95*baseline").threshold,
@@ -604,6 +668,7 @@ mod tests {
         assert!(matches!(err("p99<1%"), Some(E::WrongUnit { .. })));
         assert!(matches!(err("failed<1ms"), Some(E::WrongUnit { .. })));
         assert_eq!(err("1:lag<1"), Some(E::NotPerScript("lag-avg".into())));
+        assert_eq!(err("stage1:late<1"), Some(E::NotPerStage("late".into())));
         assert_eq!(err("tps>=x*baseline"), Some(E::InvalidNumber("x".into())));
     }
 
@@ -614,8 +679,17 @@ mod tests {
             latency_limit: true,
             baseline: false,
             scripts: vec![vec!["select-only".into(), "<builtin: select only>".into()]],
+            stages: 2,
         };
         assert_eq!(parsed("tps>1").check(&facts), Ok(None));
+        assert_eq!(parsed("stage2:p99<5ms").check(&facts), Ok(None));
+        assert_eq!(
+            parsed("stage3:p99<5ms").check(&facts),
+            Err(ContextError::UnknownStage {
+                stage: 3,
+                stages: 2
+            })
+        );
         assert_eq!(parsed("select-only:tps>1").check(&facts), Ok(Some(0)));
         assert_eq!(parsed("1:tps>1").check(&facts), Ok(Some(0)));
         assert!(matches!(

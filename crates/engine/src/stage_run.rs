@@ -1,0 +1,114 @@
+//! What a worker thread keeps for a run in stages: the timeline, the activation
+//! rank of each of its clients, and one set of statistics per stage.
+
+use pgrush_stats::{StatsLayout, ThreadStats, TxRecord};
+
+use crate::clock::Micros;
+use crate::stage_timeline::{Arrival, Timeline};
+
+/// A thread's share of a run in stages.
+pub(crate) struct StageRun {
+    /// The stages on the engine clock.
+    pub(crate) timeline: Timeline,
+    /// Activation rank of the thread's clients, by index in the thread.
+    ranks: Vec<u32>,
+    /// Global id of the thread's first client.
+    first_id: u32,
+    /// Statistics of each stage (transactions by the stage of their scheduled start).
+    pub(crate) stats: Vec<ThreadStats>,
+}
+
+/// The activation ranks of the clients of thread `tid` given the sizes of every
+/// thread's block: clients are activated round-robin over the threads (the first
+/// client of each thread, then the second of each, ...), so that any number of
+/// active clients is spread over the threads.
+pub(crate) fn activation_ranks(blocks: &[u32], tid: usize) -> Vec<u32> {
+    let mut ranks = vec![0; blocks.get(tid).copied().unwrap_or(0) as usize];
+    let mut next = 0;
+    let deepest = blocks.iter().copied().max().unwrap_or(0);
+    for j in 0..deepest {
+        for (t, &n) in blocks.iter().enumerate() {
+            if j < n {
+                if t == tid {
+                    ranks[j as usize] = next;
+                }
+                next += 1;
+            }
+        }
+    }
+    ranks
+}
+
+impl StageRun {
+    /// The state of a thread whose clients have `ranks`, the first one id `first_id`.
+    pub(crate) fn new(
+        timeline: Timeline,
+        ranks: Vec<u32>,
+        first_id: u32,
+        stages: usize,
+        layout: &StatsLayout,
+    ) -> StageRun {
+        StageRun {
+            timeline,
+            ranks,
+            first_id,
+            stats: (0..stages).map(|_| ThreadStats::new(layout)).collect(),
+        }
+    }
+
+    /// The rank of client `id` (of this thread).
+    fn rank(&self, id: u32) -> u32 {
+        let i = id.wrapping_sub(self.first_id) as usize;
+        self.ranks.get(i).copied().unwrap_or(u32::MAX)
+    }
+
+    /// When client `id` may start its next transaction: `None` if at once (it is
+    /// active at `now`), else the instant it becomes active, `Micros::MAX` for never.
+    pub(crate) fn idle_until(&self, id: u32, now: Micros) -> Option<Micros> {
+        let rank = self.rank(id);
+        if self.timeline.active(rank, now) {
+            return None;
+        }
+        Some(self.timeline.next_active(rank, now).unwrap_or(Micros::MAX))
+    }
+
+    /// The statistics of the stage of a transaction scheduled at `scheduled`.
+    #[inline]
+    pub(crate) fn stats_at(&mut self, scheduled: Micros) -> Option<&mut ThreadStats> {
+        let i = self.timeline.stage_at(scheduled)?;
+        self.stats.get_mut(i)
+    }
+
+    /// Records a measured transaction in its stage's statistics.
+    pub(crate) fn record_tx(&mut self, rec: &TxRecord, scheduled: Micros) {
+        if let Some(stats) = self.stats_at(scheduled) {
+            stats.record_tx(rec);
+        }
+    }
+
+    /// The stage number (1-based) of an instant, 0 before the first stage.
+    pub(crate) fn number_at(&self, t: Micros) -> usize {
+        self.timeline.stage_at(t).map_or(0, |i| i + 1)
+    }
+
+    /// The next `-R` slot after `trigger` with the exponential draw `draw`, at `now`:
+    /// the schedule resumes no earlier than the end of a closed-loop stage before `now`.
+    pub(crate) fn next_slot(&self, trigger: Micros, now: Micros, draw: f64) -> Arrival {
+        let from = trigger.max(self.timeline.open_since(now));
+        self.timeline.next_arrival(from, draw)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn activation_goes_round_robin_over_the_threads() {
+        // 7 clients over 3 threads: blocks 2, 2, 3 (pgbench deals the remainder last).
+        let blocks = [2, 2, 3];
+        assert_eq!(activation_ranks(&blocks, 0), vec![0, 3]);
+        assert_eq!(activation_ranks(&blocks, 1), vec![1, 4]);
+        assert_eq!(activation_ranks(&blocks, 2), vec![2, 5, 6]);
+    }
+}
