@@ -16,6 +16,7 @@ mod document_read;
 pub mod hdr;
 pub mod html;
 pub mod junit;
+pub mod machine;
 pub mod merge;
 pub mod page;
 pub mod palette;
