@@ -1,8 +1,8 @@
-//! Every HTML page (run, comparison, merged-style run with server statistics, sweep,
-//! ops) as headless Chromium lays it out: a measuring script added to the page writes
-//! what a reader would see into the DOM (`--dump-dom`): text outside its chart, text
-//! over text, each series' colour, the stacked waits axis, the chart widths, chart
-//! titles that repeat their heading, the x ticks and the hover box. Chromium is
+//! Every HTML page (run, comparison, merged-style run with server statistics and the client
+//! machine's load, sweep, ops) as headless Chromium lays it out: a measuring script added to
+//! the page writes what a reader would see into the DOM (`--dump-dom`): text outside its
+//! chart, text over text, each series' colour, the stacked waits axis, the chart widths,
+//! chart titles that repeat their heading, the x ticks and the hover box. Chromium is
 //! required (`scripts/install-deps`).
 
 #[path = "../../report/tests/common/mod.rs"]
@@ -13,6 +13,7 @@ use std::collections::BTreeMap;
 use pgrush_lab::ops::{Details, OpsDocument, OpsSettings, ScaleResult, StepKind, StepResult};
 use pgrush_lab::sweep::SweepSummary;
 use pgrush_report::document::RunDocument;
+use pgrush_report::machine::{MachineDoc, MachineIntervalDoc};
 use pgrush_stats::server::{ServerInterval, ServerTimeline, WaitShare};
 use serde_json::{Value, json};
 
@@ -172,6 +173,32 @@ fn timeline(waits: &[(&str, f64)]) -> ServerTimeline {
     }
 }
 
+/// Three seconds of the client machine, the server on it.
+fn machine() -> MachineDoc {
+    let intervals = (0..3)
+        .map(|k| MachineIntervalDoc {
+            start_s: f64::from(k),
+            duration_s: 1.0,
+            cpu_user_pct: 40.0 + 10.0 * f64::from(k),
+            cpu_system_pct: 20.0,
+            cpu_iowait_pct: 2.0,
+            cpu_steal_pct: 5.0,
+            busiest_core_pct: 90.0,
+            run_queue: 3 + k as u64,
+            context_switches_per_s: 20_000.0,
+            net_in_bytes_per_s: 0.0,
+            net_out_bytes_per_s: 0.0,
+            loopback_bytes_per_s: 1e6,
+        })
+        .collect();
+    MachineDoc {
+        same_machine_as_server: true,
+        cores: 2,
+        interval_s: 1.0,
+        intervals,
+    }
+}
+
 fn run_page(waits: &[(&str, f64)]) -> (RunDocument, String) {
     // Enough transactions for the percentile spectrum to reach 99.9999 %.
     let mut doc = common::document(&common::Shape {
@@ -180,6 +207,7 @@ fn run_page(waits: &[(&str, f64)]) -> (RunDocument, String) {
         ..common::Shape::default()
     });
     doc.server_stats = Some(timeline(waits));
+    doc.machine = Some(machine());
     let html = pgrush_report::html::render(&doc);
     (doc, html)
 }

@@ -170,8 +170,8 @@ fn json_html_and_percentiles() {
     assert!(html.starts_with("<!DOCTYPE html>"));
     // tps, latency over time, the slowest statements' average and p99 over time (-r),
     // the percentile spectrum, then the server's waits, WAL and hit ratio (--html
-    // samples the server by default).
-    assert_eq!(html.matches("<svg").count(), 8);
+    // samples the server by default), the client machine's CPU and run queue.
+    assert_eq!(html.matches("<svg").count(), 10);
     assert!(doc.server_stats.is_some());
     assert!(html.contains("UPDATE pgbench_branches SET bbalance"));
 }
@@ -419,4 +419,61 @@ fn per_script_and_per_command_figures_in_every_interval() {
     assert!(section.contains("Script latency over time: p99"));
     assert!(section.contains("1.1 \\sleep 50 ms"));
     assert!(section.contains("<code>\\sleep 20 ms</code>"));
+}
+
+/// The client machine's own load: one reading per interval edge of the time series, so
+/// one machine interval per client interval with the same start, plausible shares, and
+/// the server on the same machine over the Unix socket.
+#[test]
+fn client_machine_series_beside_the_time_series() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let out = pgrush(
+        &[
+            "-n",
+            "-S",
+            "-T",
+            "3",
+            "-P",
+            "1",
+            "--no-server-stats",
+            "--json=run.json",
+            "--html=page.html",
+            DB,
+        ],
+        dir.path(),
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let doc = checked_document(dir.path());
+    let series = doc
+        .time_series
+        .as_ref()
+        .unwrap_or_else(|| panic!("no series"));
+    let machine = doc.machine.as_ref().unwrap_or_else(|| panic!("no machine"));
+    assert!(machine.same_machine_as_server, "over a Unix socket");
+    assert!(machine.cores >= 1 && machine.interval_s == 1.0);
+    let machine_starts: Vec<f64> = machine.intervals.iter().map(|i| i.start_s).collect();
+    let client_starts: Vec<f64> = series.intervals.iter().map(|i| i.start_s).collect();
+    assert_eq!(machine_starts, client_starts);
+    assert!(machine.intervals.len() >= 3, "{:?}", machine.intervals);
+    for i in machine.intervals.iter().filter(|i| i.duration_s >= 0.5) {
+        let kinds = [
+            i.cpu_user_pct,
+            i.cpu_system_pct,
+            i.cpu_iowait_pct,
+            i.cpu_steal_pct,
+            i.busiest_core_pct,
+        ];
+        assert!(kinds.iter().all(|v| (0.0..=100.0).contains(v)), "{i:?}");
+        let sum = i.cpu_user_pct + i.cpu_system_pct + i.cpu_iowait_pct + i.cpu_steal_pct;
+        assert!(sum <= 100.0 + 1e-9, "{i:?}");
+        // The benchmark itself runs here: the machine was not idle, and switched.
+        assert!(
+            i.busy_pct() > 0.0 && i.context_switches_per_s > 0.0,
+            "{i:?}"
+        );
+    }
+    let page = std::fs::read_to_string(dir.path().join("page.html"))
+        .unwrap_or_else(|e| panic!("no page: {e}"));
+    assert!(page.contains("Client machine: CPU"));
+    assert!(page.contains("same machine as the server"));
 }

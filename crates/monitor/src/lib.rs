@@ -20,6 +20,7 @@ mod error;
 pub mod findings;
 mod intervals;
 pub mod machine;
+pub mod machine_sampler;
 mod sampler;
 pub mod snapshot;
 pub mod waits;

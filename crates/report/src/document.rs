@@ -355,6 +355,10 @@ pub struct RunDocument {
     /// What the server was doing (`--server-stats`; absent without it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_stats: Option<ServerTimeline>,
+    /// The client machine's own load per interval (absent without a time series, in a
+    /// merged run, or where `/proc` cannot be read).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machine: Option<crate::machine::MachineDoc>,
     /// The verdicts of `--assert`, in command-line order (absent without `--assert`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub assertions: Option<Vec<crate::assertion::Verdict>>,
@@ -428,6 +432,7 @@ impl RunDocument {
             warnings: ctx.warnings.clone(),
             report_text: crate::text::render_report_lossy(sum),
             server_stats: None,
+            machine: None,
             assertions: None,
             shard: None,
             merged: None,

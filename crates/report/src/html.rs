@@ -466,6 +466,9 @@ pub fn render(d: &RunDocument) -> String {
     if let Some(t) = &d.server_stats {
         s.push_str(&crate::server::html_section(t));
     }
+    if let Some(m) = &d.machine {
+        s.push_str(&crate::machine::html_section(m));
+    }
     distribution_chart(&mut s, d);
     command_table(&mut s, d);
     settings_tables(&mut s, d);

@@ -18,6 +18,7 @@ mod document_stages;
 pub mod hdr;
 pub mod html;
 pub mod junit;
+pub mod machine;
 pub mod merge;
 pub mod page;
 pub mod palette;

@@ -42,6 +42,12 @@ const FIXED: &[(&str, &str)] = &[
     ("basebackup", "#8c564b"),
     ("crash-recovery", "#e377c2"),
     ("pitr", "#17becf"),
+    ("user", "#1f77b4"),
+    ("system", "#ff7f0e"),
+    ("steal", "#d62728"),
+    ("iowait", "#9467bd"),
+    ("run queue", "#2ca02c"),
+    ("cores", "#7f7f7f"),
 ];
 
 /// The colours of the other names: distinct from each other, dark enough for a 2 px line

@@ -3,6 +3,8 @@
 
 use pgrush_stats::RunSummary;
 
+use crate::machine::MachinePeaks;
+
 /// A run shorter than this (seconds) is "a test that runs for only a few seconds": a
 /// few is under ten, so a 13 s run is not warned about (the manual's advice of "at
 /// least a few minutes" is in the warning's text, not its threshold).
@@ -14,6 +16,26 @@ pub const TPCB_LIKE_DESCRIPTION: &str = "<builtin: TPC-B (sort of)>";
 /// The warning given when autovacuum worked on the pgbench tables during the run.
 pub const AUTOVACUUM_WARNING: &str =
     "autovacuum ran on the pgbench tables during the run; the results depend on when it ran";
+
+/// The client machine's CPU busy share (user, system and steal; %) above which an
+/// interval's figures may be the client's limit rather than the server's.
+pub const MACHINE_BUSY_PCT: f64 = 90.0;
+
+/// The share of the client machine's CPU time the hypervisor gave elsewhere (steal; %)
+/// above which the client may have been the bottleneck.
+pub const MACHINE_STEAL_PCT: f64 = 10.0;
+
+/// How the warning about a busy client machine starts.
+const MACHINE_BUSY_PREFIX: &str = "the client machine's CPU was ";
+
+/// How the warning about steal on the client machine starts.
+const MACHINE_STEAL_PREFIX: &str = "the hypervisor took ";
+
+/// Whether `warning` is about the client machine's own load (a merged run keeps each
+/// shard's: each shard ran on its own machine).
+pub fn is_machine_warning(warning: &str) -> bool {
+    warning.starts_with(MACHINE_BUSY_PREFIX) || warning.starts_with(MACHINE_STEAL_PREFIX)
+}
 
 /// The facts the warnings are derived from.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -32,6 +54,8 @@ pub struct WarningInputs {
     pub cpus: u32,
     /// Autovacuum (or autoanalyze) worked on the pgbench tables during the run, when known.
     pub autovacuum_during_run: Option<bool>,
+    /// The client machine's busiest intervals, when it was sampled.
+    pub machine: Option<MachinePeaks>,
 }
 
 impl WarningInputs {
@@ -66,6 +90,36 @@ pub fn warnings(w: &WarningInputs) -> Vec<String> {
         out.push(AUTOVACUUM_WARNING.to_string());
     }
     out.extend(threads_warning(w.threads, w.cpus));
+    if let Some(m) = &w.machine {
+        out.extend(machine_warnings(m));
+    }
+    out
+}
+
+/// The warnings about the client machine's own load, if it was the bottleneck: its CPU
+/// busy above [`MACHINE_BUSY_PCT`], or steal above [`MACHINE_STEAL_PCT`], in any interval.
+fn machine_warnings(m: &MachinePeaks) -> Vec<String> {
+    let span = |start_s: f64| format!("{:.0} s to {:.0} s", start_s, start_s + m.interval_s);
+    let mut out = Vec::new();
+    let (busy, at) = m.busy;
+    if busy > MACHINE_BUSY_PCT {
+        let whose = if m.shared_with_server {
+            "the server runs on it too: the figures may be this machine's limit, not the server's"
+        } else {
+            "the client may be the bottleneck"
+        };
+        out.push(format!(
+            "{MACHINE_BUSY_PREFIX}{busy:.0}% busy from {} (above {MACHINE_BUSY_PCT:.0}%); {whose}",
+            span(at)
+        ));
+    }
+    let (steal, at) = m.steal;
+    if steal > MACHINE_STEAL_PCT {
+        out.push(format!(
+            "{MACHINE_STEAL_PREFIX}{steal:.0}% of the client machine's CPU time (steal) from {} (above {MACHINE_STEAL_PCT:.0}%); the client may be the bottleneck",
+            span(at)
+        ));
+    }
     out
 }
 
@@ -110,6 +164,7 @@ mod tests {
             threads: 2,
             cpus: 2,
             autovacuum_during_run: Some(false),
+            machine: None,
         };
         assert!(warnings(&fine).is_empty());
         let short = WarningInputs {
@@ -150,11 +205,56 @@ mod tests {
             threads: 6,
             cpus: 2,
             autovacuum_during_run: Some(false),
+            machine: None,
         };
         let w = warnings_on_machines(&whole, &[(2, 2), (4, 2), (4, 2)]);
         assert_eq!(w.len(), 3, "{w:?}");
         assert!(w[0].starts_with("the run lasted only 4.1 s"));
         assert!(w[1].contains("more clients (4) than the scale factor (1)"));
         assert!(w[2].contains("more threads (4) than CPUs (2)"));
+    }
+
+    /// The client machine is warned about above 90% busy or 10% steal in an interval,
+    /// not at the thresholds themselves.
+    #[test]
+    fn a_busy_client_machine() {
+        let at = |busy: f64, steal: f64| WarningInputs {
+            duration_s: 300.0,
+            machine: Some(MachinePeaks {
+                busy: (busy, 2.0),
+                steal: (steal, 5.0),
+                interval_s: 1.0,
+                shared_with_server: false,
+            }),
+            ..WarningInputs::default()
+        };
+        assert!(warnings(&at(90.0, 10.0)).is_empty());
+        assert_eq!(
+            warnings(&at(95.0, 10.0)),
+            [
+                "the client machine's CPU was 95% busy from 2 s to 3 s (above 90%); the client may be the bottleneck"
+            ]
+        );
+        let w = warnings(&at(50.0, 12.0));
+        assert_eq!(w.len(), 1);
+        assert!(
+            w[0].starts_with(
+                "the hypervisor took 12% of the client machine's CPU time (steal) from 5 s to 6 s"
+            ),
+            "{w:?}"
+        );
+        let mut shared = at(95.0, 0.0);
+        if let Some(m) = shared.machine.as_mut() {
+            m.shared_with_server = true;
+        }
+        assert_eq!(
+            warnings(&shared),
+            [
+                "the client machine's CPU was 95% busy from 2 s to 3 s (above 90%); the server runs on it too: the figures may be this machine's limit, not the server's"
+            ]
+        );
+        let both = warnings(&at(99.0, 30.0));
+        assert!(both.len() == 2 && both.iter().all(|w| is_machine_warning(w)));
+        assert!(!is_machine_warning(&warnings(&WarningInputs::default())[0]));
     }
 }

@@ -5,6 +5,7 @@ mod common;
 
 use common::{Shape, context, summary};
 use pgrush_report::document::RunDocument;
+use pgrush_report::machine::{MachineDoc, MachineIntervalDoc};
 use pgrush_report::percentiles::PercentileList;
 use serde_json::Value;
 
@@ -68,6 +69,38 @@ fn documents_validate_and_round_trip() {
             pgrush_report::text::render_report_lossy(&sum)
         );
     }
+}
+
+/// The client machine's series validates, reads back, and a share over 100% is refused.
+#[test]
+fn the_client_machine_series() {
+    let mut doc = common::document(&Shape::default());
+    let interval = MachineIntervalDoc {
+        start_s: 0.0,
+        duration_s: 1.002,
+        cpu_user_pct: 41.5,
+        cpu_system_pct: 12.25,
+        cpu_iowait_pct: 0.5,
+        cpu_steal_pct: 0.0,
+        busiest_core_pct: 63.0,
+        run_queue: 3,
+        context_switches_per_s: 51234.5,
+        net_in_bytes_per_s: 120.0,
+        net_out_bytes_per_s: 80.0,
+        loopback_bytes_per_s: 0.0,
+    };
+    doc.machine = Some(MachineDoc {
+        same_machine_as_server: true,
+        cores: 2,
+        interval_s: 1.0,
+        intervals: vec![interval],
+    });
+    let json = doc.to_json();
+    let mut value: Value = serde_json::from_str(&json).unwrap_or(Value::Null);
+    assert_eq!(errors(&value), Vec::<String>::new());
+    assert_eq!(RunDocument::from_json(&json).as_ref(), Ok(&doc));
+    value["machine"]["intervals"][0]["cpu_user_pct"] = Value::from(101.0);
+    assert_eq!(errors(&value).len(), 1);
 }
 
 #[test]

@@ -251,3 +251,23 @@ fn initial_connection_time_is_the_earliest_thread_ready() {
         "{text}"
     );
 }
+
+/// Each shard ran on its own machine: a warning about one shard's busy client machine
+/// stays in the merged run's warnings (once), and the merged run has no machine series.
+#[test]
+fn a_shards_busy_machine_stays_warned_about() {
+    let busy = "the client machine's CPU was 97% busy from 1 s to 2 s (above 90%); \
+                the client may be the bottleneck";
+    let mut docs = shards(4);
+    docs[1].1.warnings.push(busy.to_string());
+    docs[2].1.warnings.push(busy.to_string());
+    docs[3]
+        .1
+        .warnings
+        .push("a shard's own duration warning".to_string());
+    let merged = merge(&docs).unwrap_or_else(|e| panic!("merge: {e}"));
+    let doc = &merged.document;
+    assert_eq!(doc.warnings.iter().filter(|w| *w == busy).count(), 1);
+    assert!(!doc.warnings.iter().any(|w| w.starts_with("a shard's own")));
+    assert!(doc.machine.is_none());
+}

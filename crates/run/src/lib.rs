@@ -4,7 +4,7 @@
 //! [`RunPlan`] (every default applied there) and hands the plan to [`run`]: script
 //! loading, the setup connection (scale detection, vacuum, the shard barrier), the
 //! engine, the text report and the outputs beyond pgbench's (percentiles, warnings,
-//! server statistics, `--assert` gates, JSON, HTML, JUnit).
+//! server statistics, the client machine's load, `--assert` gates, JSON, HTML, JUnit).
 //!
 //! [`Failure`] is how every part of the binary ends unsuccessfully: a value carrying
 //! the lines to print and the exit status, printed once by `main`.
@@ -13,6 +13,7 @@ mod bench;
 pub mod connect;
 pub mod failure;
 pub mod gate;
+pub mod machine_load;
 pub mod options;
 pub mod output;
 pub mod output_file;

@@ -1,13 +1,14 @@
 //! The run's output stage beyond pgbench's text report: where the text goes (stdout, or
 //! stderr with `--json=-`), the server facts read before the run, then after the report
-//! the percentile lines, the meaningfulness warnings, the server statistics, the
-//! `--assert` verdicts and the `--json`, `--html` and `--junit` files.
+//! the percentile lines, the meaningfulness warnings, the server statistics, the client
+//! machine's load, the `--assert` verdicts and the `--json`, `--html` and `--junit` files.
 
 use std::io::Write;
 
 use pgrush_engine::messages;
 use pgrush_report::document::{ClientInfo, RunContext, RunDocument, ServerInfo, ShardDoc};
 use pgrush_report::html;
+use pgrush_report::machine::MachineDoc;
 use pgrush_report::warnings::{WarningInputs, warnings};
 use pgrush_stats::RunSummary;
 use pgrush_stats::server::ServerTimeline;
@@ -16,6 +17,7 @@ use pgrush_wire::conninfo::{ConnParams, redact_argv};
 
 use crate::failure::Failure;
 use crate::gate;
+use crate::machine_load::MachineSampling;
 use crate::output_file::write_output;
 use crate::plan::RunPlan;
 use crate::server_stats::ServerSampling;
@@ -70,6 +72,7 @@ pub struct RunExtras {
     start_time_unix_us: i64,
     params: Option<ConnParams>,
     sampling: Option<ServerSampling>,
+    machine: Option<MachineSampling>,
     shard: Option<ShardDoc>,
 }
 
@@ -89,13 +92,17 @@ impl RunExtras {
             start_time_unix_us: 0,
             params: watch_autovacuum.then(|| params.clone()),
             sampling: ServerSampling::for_run(plan, params),
+            machine: plan
+                .outputs
+                .document
+                .then(|| MachineSampling::for_run(plan.options.progress, con)),
             shard: None,
         }
     }
 
     /// Marks the start of the run (call just before the engine starts, after
-    /// [`RunExtras::set_shard`] for a shard) and starts the server sampler, whose
-    /// intervals start with the run's time series: now plus the `--warmup`
+    /// [`RunExtras::set_shard`] for a shard) and starts the server and machine samplers,
+    /// whose intervals start with the run's time series: now plus the `--warmup`
     /// (`warmup_us`), or a shard's agreed start (with its warm-up, see
     /// [`RunExtras::set_shard`]).
     pub fn mark_start(&mut self, prog: &str, warmup_us: i64) {
@@ -116,6 +123,9 @@ impl RunExtras {
         if let Some(s) = self.sampling.as_mut() {
             s.start(prog, origin);
         }
+        if let Some(m) = self.machine.as_mut() {
+            m.start(origin);
+        }
     }
 
     /// A shard's run: its document carries `shard`, and starts (with its time
@@ -126,12 +136,20 @@ impl RunExtras {
         self.start_time_unix_us = start_time_unix_us;
     }
 
-    /// A run that measured nothing (interrupted in its warm-up): the server sampler
-    /// stops, and there is nothing to report.
+    /// The engine has ended: the machine's last reading is taken now, before the report.
+    pub fn mark_end(&mut self) {
+        if let Some(m) = self.machine.as_mut() {
+            m.stop();
+        }
+    }
+
+    /// A run that measured nothing (interrupted in its warm-up): the server and machine
+    /// samplers stop, and there is nothing to report.
     pub fn abandon(&mut self) {
         if let Some(s) = self.sampling.as_mut() {
             s.stop();
         }
+        self.mark_end();
     }
 
     /// Writes the text report: pgbench's, then after a `--warmup` pgrush's line saying
@@ -185,7 +203,8 @@ impl RunExtras {
             let _ = out.flush();
         }
         let client = ClientInfo::detect();
-        let found = self.warnings(plan, summary, &client);
+        let machine = self.machine.as_mut().and_then(|m| m.finish(summary));
+        let found = self.warnings(plan, summary, &client, machine.as_ref());
         if !plan.outputs.document {
             return Ok(true);
         }
@@ -202,6 +221,7 @@ impl RunExtras {
             warnings: found,
         };
         let mut doc = RunDocument::build(summary, &ctx);
+        doc.machine = machine;
         if let Some(shard) = &self.shard {
             doc.shard = Some(shard.clone());
             align_time_series(&mut doc, summary.bench_duration_s());
@@ -227,7 +247,13 @@ impl RunExtras {
 
     /// The meaningfulness warnings, printed and kept for the JSON and HTML documents;
     /// none with `--no-warnings`.
-    fn warnings(&self, plan: &RunPlan, summary: &RunSummary, client: &ClientInfo) -> Vec<String> {
+    fn warnings(
+        &self,
+        plan: &RunPlan,
+        summary: &RunSummary,
+        client: &ClientInfo,
+        machine: Option<&MachineDoc>,
+    ) -> Vec<String> {
         let opts = &plan.options;
         if opts.no_warnings {
             return Vec::new();
@@ -236,6 +262,7 @@ impl RunExtras {
             tpcb_like: plan.tpcb_like,
             cpus: client.cpus,
             autovacuum_during_run: self.autovacuum_during_run(),
+            machine: machine.map(MachineDoc::peaks),
             ..WarningInputs::from_summary(summary)
         });
         // Another shard's warnings are about its share only (its clients, its

@@ -33,7 +33,8 @@ pub use merged_doc::{MergedDoc, MergedShardDoc};
 use crate::document::{RunContext, RunDocument, time_series_doc_from};
 use crate::percentiles::PercentileList;
 use crate::warnings::{
-    AUTOVACUUM_WARNING, TPCB_LIKE_DESCRIPTION, WarningInputs, warnings_on_machines,
+    AUTOVACUUM_WARNING, TPCB_LIKE_DESCRIPTION, WarningInputs, is_machine_warning,
+    warnings_on_machines,
 };
 use check::Shard;
 use pgrush_stats::{RunSummary, StatsLayout, ThreadStats};
@@ -171,7 +172,13 @@ fn merged_warnings(summary: &RunSummary, shards: &[Shard<'_>]) -> Vec<String> {
         ),
         ..WarningInputs::from_summary(summary)
     };
-    warnings_on_machines(&whole, &machines)
+    let mut out = warnings_on_machines(&whole, &machines);
+    for w in shards.iter().flat_map(|s| &s.doc.warnings) {
+        if is_machine_warning(w) && !out.contains(w) {
+            out.push(w.clone());
+        }
+    }
+    out
 }
 
 fn merged_block(shards: &[Shard<'_>], timeline: &Timeline) -> MergedDoc {
