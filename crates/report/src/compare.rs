@@ -351,6 +351,39 @@ impl Rows<'_> {
 }
 
 impl Rows<'_> {
+    /// The `stages` section (runs in stages): per stage number, its tps, p99 and
+    /// failures, the stage named as the first run that has it names it; a run without
+    /// that stage has no value there.
+    fn stages(&mut self) {
+        let count = self
+            .docs
+            .iter()
+            .map(|d| d.stages.as_ref().map_or(0, Vec::len))
+            .max();
+        for n in 0..count.unwrap_or(0) {
+            let name = self
+                .docs
+                .iter()
+                .find_map(|d| d.stages.as_ref()?.get(n))
+                .map(|st| match &st.label {
+                    Some(label) => format!("stage {} {label}", st.number),
+                    None => format!("stage {}", st.number),
+                })
+                .unwrap_or_default();
+            let stage =
+                move |d: &RunDocument| d.stages.as_ref().and_then(|all| all.get(n).cloned());
+            self.add_with_tail("stages", (name.clone(), ": tps"), &|d| {
+                opt(stage(d).and_then(|st| st.tps), 3)
+            });
+            self.add_with_tail("stages", (name.clone(), ": p99 (ms)"), &|d| {
+                opt(stage(d).and_then(|st| st.latency?.percentile_ms(99.0)), 3)
+            });
+            self.add_with_tail("stages", (name, ": failed"), &|d| {
+                stage(d).map_or(NONE.to_string(), |st| st.transactions.failed.to_string())
+            });
+        }
+    }
+
     /// The `server` section (runs with `--server-stats`): the waits that took at least
     /// 5% of backend time in some run, checkpoints, HOT shares, hit ratio, WAL per commit.
     fn server(&mut self) {
@@ -440,6 +473,7 @@ impl Comparison {
         };
         rows.results();
         rows.latency();
+        rows.stages();
         rows.commands();
         rows.server();
         rows.settings();

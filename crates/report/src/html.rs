@@ -185,7 +185,8 @@ fn time_charts(s: &mut String, d: &RunDocument) {
 }
 
 /// The stages of a run in stages as shaded spans of the time axis (which starts with
-/// the measured interval, as the stages do), in two alternating colours.
+/// the measured interval, as the stages do), in two alternating colours; every time
+/// chart of the page shades them.
 fn stage_marks(d: &RunDocument) -> Vec<Mark> {
     const COLOURS: [&str; 2] = ["#9467bd", "#7f7f7f"];
     d.stages
@@ -463,11 +464,12 @@ pub fn render(d: &RunDocument) -> String {
     }
     time_charts(&mut s, d);
     s.push_str(&crate::statement_chart::html_section(d));
+    let stages = stage_marks(d);
     if let Some(t) = &d.server_stats {
-        s.push_str(&crate::server::html_section(t));
+        s.push_str(&crate::server::html_section(t, &stages));
     }
     if let Some(m) = &d.machine {
-        s.push_str(&crate::machine::html_section(m));
+        s.push_str(&crate::machine::html_section(m, &stages));
     }
     distribution_chart(&mut s, d);
     command_table(&mut s, d);

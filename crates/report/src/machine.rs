@@ -114,8 +114,9 @@ pub fn placement_label(m: &MachineDoc) -> &'static str {
     }
 }
 
-/// The run page's section: CPU by kind (stacked) and the run queue.
-pub(crate) fn html_section(m: &MachineDoc) -> String {
+/// The run page's section: CPU by kind (stacked) and the run queue, the run's
+/// `stages` shaded.
+pub(crate) fn html_section(m: &MachineDoc, stages: &[crate::svg::Mark]) -> String {
     let mut s = String::from("<h2>Client machine</h2>");
     let _ = write!(
         s,
@@ -157,7 +158,7 @@ pub(crate) fn html_section(m: &MachineDoc) -> String {
         x_scale: XScale::Linear,
         series,
     };
-    s.push_str(&cpu.render_with(&[], Stacking::Stacked));
+    s.push_str(&cpu.render_with(stages, Stacking::Stacked));
     let queue = Chart {
         title: "Client machine: run queue".into(),
         x_label: "time since start (s)".into(),
@@ -180,7 +181,7 @@ pub(crate) fn html_section(m: &MachineDoc) -> String {
             },
         ],
     };
-    s.push_str(&queue.render_with(&[], Stacking::Lines));
+    s.push_str(&queue.render_with(stages, Stacking::Lines));
     s
 }
 
@@ -223,7 +224,7 @@ mod tests {
         let p = m.peaks();
         assert_eq!(p.busy, (86.0, 2.0));
         assert_eq!(p.steal, (12.0, 1.0));
-        let page = html_section(&m);
+        let page = html_section(&m, &[]);
         assert!(page.contains("same machine as the server"), "{page}");
         assert!(page.contains("run queue") && page.contains("Client machine: CPU"));
     }

@@ -127,8 +127,9 @@ pub(crate) fn marks(t: Option<&ServerTimeline>) -> Vec<crate::svg::Mark> {
 const CHARTED_WAITS: usize = 6;
 
 /// The HTML section: waits as stacked shares, WAL bytes per second and the buffer
-/// hit ratio over time (each with the events shaded), the findings and the summary.
-pub(crate) fn html_section(t: &ServerTimeline) -> String {
+/// hit ratio over time (each with the events and the run's `stages` shaded), the
+/// findings and the summary.
+pub(crate) fn html_section(t: &ServerTimeline, stages: &[crate::svg::Mark]) -> String {
     use crate::svg::{Chart, Series, Stacking, XScale, escape};
     let mut s = String::from("<h2>What the server was doing</h2>");
     if !t.findings.is_empty() {
@@ -138,7 +139,8 @@ pub(crate) fn html_section(t: &ServerTimeline) -> String {
         }
         s.push_str("</ul>");
     }
-    let marks = marks(Some(t));
+    let mut marks = stages.to_vec();
+    marks.extend(self::marks(Some(t)));
     let mid = |i: &ServerInterval| i.start_s + i.duration_s / 2.0;
     let charted: Vec<&str> = t
         .waits

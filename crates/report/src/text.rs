@@ -127,6 +127,17 @@ fn push_stage(s: &mut TextBuf, cfg: &RunConfig, number: usize, stage: &StageSumm
     if total_cnt == 0 {
         return;
     }
+    // A closed-loop stage of a throttled run has no schedule, so no lag line.
+    let unthrottled;
+    let cfg = if stage.stage.closed_loop() {
+        unthrottled = RunConfig {
+            rate: None,
+            ..cfg.clone()
+        };
+        &unthrottled
+    } else {
+        cfg
+    };
     push_failure_counts(s, cfg, total, total_cnt);
     // The engine measures every latency; a stage's clients vary, so the average
     // derived from the duration and `-c` would not be its.

@@ -56,6 +56,8 @@ pub struct WarningInputs {
     pub autovacuum_during_run: Option<bool>,
     /// The client machine's busiest intervals, when it was sampled.
     pub machine: Option<MachinePeaks>,
+    /// The run was made of stages (`--stage`), whose durations make its length.
+    pub in_stages: bool,
 }
 
 impl WarningInputs {
@@ -66,6 +68,7 @@ impl WarningInputs {
             clients: summary.config.clients,
             scale: summary.config.scale,
             threads: summary.config.threads,
+            in_stages: !summary.stages.is_empty(),
             ..WarningInputs::default()
         }
     }
@@ -75,8 +78,13 @@ impl WarningInputs {
 pub fn warnings(w: &WarningInputs) -> Vec<String> {
     let mut out = Vec::new();
     if w.duration_s < MIN_MEANINGFUL_DURATION_S {
+        let longer = if w.in_stages {
+            "make the stages last at least a few minutes in all"
+        } else {
+            "use -T or -t to run for at least a few minutes"
+        };
         out.push(format!(
-            "the run lasted only {:.1} s; results of runs of a few seconds are not meaningful (use -T or -t to run for at least a few minutes)",
+            "the run lasted only {:.1} s; results of runs of a few seconds are not meaningful ({longer})",
             w.duration_s
         ));
     }
@@ -165,6 +173,7 @@ mod tests {
             cpus: 2,
             autovacuum_during_run: Some(false),
             machine: None,
+            in_stages: false,
         };
         assert!(warnings(&fine).is_empty());
         let short = WarningInputs {
@@ -174,6 +183,16 @@ mod tests {
         let w = warnings(&short);
         assert_eq!(w.len(), 1);
         assert!(w[0].starts_with("the run lasted only 2.0 s"), "{}", w[0]);
+        assert!(w[0].ends_with("(use -T or -t to run for at least a few minutes)"));
+        let staged = warnings(&WarningInputs {
+            in_stages: true,
+            ..short.clone()
+        });
+        assert!(
+            staged[0].ends_with("(make the stages last at least a few minutes in all)"),
+            "{}",
+            staged[0]
+        );
         let contended = WarningInputs {
             clients: 11,
             ..fine.clone()
@@ -206,6 +225,7 @@ mod tests {
             cpus: 2,
             autovacuum_during_run: Some(false),
             machine: None,
+            in_stages: false,
         };
         let w = warnings_on_machines(&whole, &[(2, 2), (4, 2), (4, 2)]);
         assert_eq!(w.len(), 3, "{w:?}");

@@ -96,3 +96,57 @@ fn the_document_and_the_page_have_the_stages() {
     assert!(page.contains("<title>stage 2</title>"), "no shaded stage 2");
     assert!(!pgrush_report::html::render(&plain).contains("<title>stage"));
 }
+
+/// A closed-loop stage (`rate=0`) of a throttled run has no schedule: its block has
+/// no lag line, while a throttled stage's has.
+#[test]
+fn a_closed_loop_stage_has_no_lag_line() {
+    let mut sum = staged();
+    let specs = [
+        StageSpec::parse("2s").unwrap(),
+        StageSpec::parse("1s,rate=0").unwrap(),
+    ];
+    let stages = resolve(&specs, 3, 50.0).unwrap();
+    assert!(stages[1].closed_loop());
+    for (summary, stage) in sum.stages.iter_mut().zip(stages) {
+        summary.stage = stage;
+        summary.stats = sum.stats.clone();
+    }
+    let text = String::from_utf8(pgrush_report::text::render_report(&sum)).unwrap();
+    let blocks: Vec<&str> = text.split("\nstage ").skip(1).collect();
+    assert_eq!(blocks.len(), 2, "{text}");
+    assert!(
+        blocks[0].contains("rate limit schedule lag"),
+        "{}",
+        blocks[0]
+    );
+    assert!(
+        !blocks[1].contains("rate limit schedule lag"),
+        "{}",
+        blocks[1]
+    );
+}
+
+/// `pgrush report` compares runs stage by stage: each stage's tps, p99 and failures,
+/// no value where a run has no such stage.
+#[test]
+fn comparisons_have_a_row_per_stage_and_figure() {
+    use pgrush_report::compare::{Comparison, Format};
+    let ctx = context(PercentileList::default());
+    let staged = RunDocument::build(&staged(), &ctx);
+    let plain = RunDocument::build(&summary(&Shape::default()), &ctx);
+    let tps = staged.stages.as_ref().unwrap()[0].tps.unwrap();
+    let text = Comparison::build(&[("a".into(), staged), ("b".into(), plain)]).render(Format::Csv);
+    let row = |metric: &str| {
+        text.lines()
+            .find(|l| l.contains(metric))
+            .unwrap_or_else(|| panic!("no {metric:?} in\n{text}"))
+            .to_string()
+    };
+    assert!(
+        row("stage 1 low: tps").ends_with(&format!(",{tps:.3},-")),
+        "{text}"
+    );
+    assert!(row("stage 1 low: failed").ends_with(",0,-"), "{text}");
+    assert!(row("stage 2: p99 (ms)").ends_with(",-,-"), "{text}");
+}
