@@ -2,7 +2,8 @@
 //! percentiles, per-command latencies, failures, and the settings that differ), as aligned
 //! text, Markdown or CSV.
 
-use crate::document::RunDocument;
+use crate::document::{RunDocument, StageDoc};
+
 use crate::percentiles::label;
 use pgrush_stats::server::EventKind;
 use std::collections::BTreeMap;
@@ -350,6 +351,11 @@ impl Rows<'_> {
     }
 }
 
+/// Stage `n` (from 0) of a run in stages, if it has one.
+fn stage_of(d: &RunDocument, n: usize) -> Option<&StageDoc> {
+    d.stages.as_ref()?.get(n)
+}
+
 impl Rows<'_> {
     /// The `stages` section (runs in stages): per stage number, its tps, p99 and
     /// failures, the stage named as the first run that has it names it; a run without
@@ -364,22 +370,20 @@ impl Rows<'_> {
             let name = self
                 .docs
                 .iter()
-                .find_map(|d| d.stages.as_ref()?.get(n))
-                .map(|st| match &st.label {
-                    Some(label) => format!("stage {} {label}", st.number),
-                    None => format!("stage {}", st.number),
-                })
+                .find_map(|d| stage_of(d, n))
+                .map(StageDoc::name)
                 .unwrap_or_default();
-            let stage =
-                move |d: &RunDocument| d.stages.as_ref().and_then(|all| all.get(n).cloned());
             self.add_with_tail("stages", (name.clone(), ": tps"), &|d| {
-                opt(stage(d).and_then(|st| st.tps), 3)
+                opt(stage_of(d, n).and_then(|st| st.tps), 3)
             });
             self.add_with_tail("stages", (name.clone(), ": p99 (ms)"), &|d| {
-                opt(stage(d).and_then(|st| st.latency?.percentile_ms(99.0)), 3)
+                opt(
+                    stage_of(d, n).and_then(|st| st.latency.as_ref()?.percentile_ms(99.0)),
+                    3,
+                )
             });
             self.add_with_tail("stages", (name, ": failed"), &|d| {
-                stage(d).map_or(NONE.to_string(), |st| st.transactions.failed.to_string())
+                stage_of(d, n).map_or(NONE.to_string(), |st| st.transactions.failed.to_string())
             });
         }
     }

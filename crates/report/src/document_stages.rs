@@ -42,6 +42,17 @@ pub struct StageDoc {
     pub lag: Option<Distribution>,
 }
 
+impl StageDoc {
+    /// How charts and comparisons name the stage: `stage 2 climb`, or `stage 2`
+    /// without a label.
+    pub fn name(&self) -> String {
+        match &self.label {
+            Some(label) => format!("stage {} {label}", self.number),
+            None => format!("stage {}", self.number),
+        }
+    }
+}
+
 /// A rate of 0 (unthrottled) as `None`.
 fn rate(tps: f64) -> Option<f64> {
     (tps > 0.0).then_some(tps)

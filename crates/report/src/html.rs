@@ -194,10 +194,7 @@ fn stage_marks(d: &RunDocument) -> Vec<Mark> {
         .flatten()
         .enumerate()
         .map(|(i, st)| Mark {
-            label: match &st.label {
-                Some(label) => format!("stage {} {label}", st.number),
-                None => format!("stage {}", st.number),
-            },
+            label: st.name(),
             from: st.start_s,
             to: st.end_s,
             color: COLOURS[i % 2],

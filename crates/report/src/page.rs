@@ -59,6 +59,21 @@ pub fn page_start(s: &mut String, title: &str) {
     );
 }
 
+/// Appends a table with id `id` whose first row and first column are headers, every
+/// cell escaped (the sweep's cells, the capacity search's steps).
+pub fn header_table(s: &mut String, id: &str, rows: &[Vec<String>]) {
+    let _ = write!(s, "<table id=\"{}\">", escape(id));
+    for (n, row) in rows.iter().enumerate() {
+        s.push_str("<tr>");
+        for (k, cell) in row.iter().enumerate() {
+            let tag = if n == 0 || k == 0 { "th" } else { "td" };
+            let _ = write!(s, "<{tag}>{}</{tag}>", escape(cell));
+        }
+        s.push_str("</tr>");
+    }
+    s.push_str("</table>");
+}
+
 /// Closes a page opened by [`page_start`]: the hover box, its script, the end tags and
 /// a final newline.
 pub fn page_end(s: &mut String) {

@@ -2,7 +2,7 @@
 //! verdict, the latency-throughput curve (p50, p99, p99.9 against the offered rate),
 //! delivered against offered, and the table of steps.
 
-use pgrush_report::page::{page_end, page_start};
+use pgrush_report::page::{header_table, page_end, page_start};
 use pgrush_report::svg::{Chart, Series, XScale, escape};
 
 use super::output::{table, verdict_text};
@@ -81,16 +81,8 @@ pub fn render(result: &CapacityResult) -> String {
     html.push_str(&latency_chart(result));
     html.push_str("<h2>Delivered against offered rate</h2>");
     html.push_str(&delivered_chart(result));
-    html.push_str("<h2>Steps</h2><table id=\"steps\">");
-    for (n, row) in table(result).iter().enumerate() {
-        html.push_str("<tr>");
-        for (k, cell) in row.iter().enumerate() {
-            let tag = if n == 0 || k == 0 { "th" } else { "td" };
-            html.push_str(&format!("<{tag}>{}</{tag}>", escape(cell)));
-        }
-        html.push_str("</tr>");
-    }
-    html.push_str("</table>");
+    html.push_str("<h2>Steps</h2>");
+    header_table(&mut html, "steps", &table(result));
     page_end(&mut html);
     html
 }

@@ -3,7 +3,7 @@
 //! grouped bars (one colour per cell, the same as in the spectrum), the cells' latency
 //! spectra, the comparisons and the table.
 
-use pgrush_report::page::{page_end, page_start};
+use pgrush_report::page::{header_table, page_end, page_start};
 use pgrush_report::svg::bars::{Bar, BarChart};
 use pgrush_report::svg::frame::shorten;
 use pgrush_report::svg::{Chart, Series, XScale, escape};
@@ -137,16 +137,8 @@ pub fn render(summary: &SweepSummary) -> String {
     for line in comparisons_text(summary).lines() {
         html.push_str(&format!("<li>{}</li>", escape(line)));
     }
-    html.push_str("</ul><h2>Table</h2><table id=\"cells\">");
-    for (n, row) in table(summary).iter().enumerate() {
-        html.push_str("<tr>");
-        for (k, cell) in row.iter().enumerate() {
-            let tag = if n == 0 || k == 0 { "th" } else { "td" };
-            html.push_str(&format!("<{tag}>{}</{tag}>", escape(cell)));
-        }
-        html.push_str("</tr>");
-    }
-    html.push_str("</table>");
+    html.push_str("</ul><h2>Table</h2>");
+    header_table(&mut html, "cells", &table(summary));
     page_end(&mut html);
     html
 }
