@@ -232,8 +232,12 @@ fn parse_slos(texts: &[String]) -> Result<Vec<Slo>, Failure> {
         .collect()
 }
 
-/// The gates: `capacity OP N` (a rate, no unit, no baseline).
-fn parse_gates(texts: &[String]) -> Result<Vec<StepAssertion>, Failure> {
+/// The gates: `capacity OP N` (a rate, no unit), or `capacity OP [FACTOR*]baseline`
+/// where a saved baseline search is given (`pgrush report --baseline`).
+pub(crate) fn parse_gates(
+    texts: &[String],
+    baseline_given: bool,
+) -> Result<Vec<StepAssertion>, Failure> {
     texts
         .iter()
         .map(|text| {
@@ -247,32 +251,53 @@ fn parse_gates(texts: &[String]) -> Result<Vec<StepAssertion>, Failure> {
                     "capacity is a rate in tps: no unit (\"{}\")",
                     unit.as_str()
                 ))),
-                Threshold::Baseline { .. } => {
-                    Err(bad("capacity has no baseline: give a rate".to_string()))
-                }
+                Threshold::Baseline { .. } if baseline_given => Ok(a),
+                Threshold::Baseline { .. } => Err(bad(
+                    "capacity has no baseline here: give a rate, or a saved search with \
+                     pgrush report --baseline"
+                        .to_string(),
+                )),
             }
         })
         .collect()
 }
 
-/// The verdict of a gate on the search's capacity.
-fn gate_verdict(a: &StepAssertion, result: &CapacityResult) -> Verdict {
-    let value = match a.threshold {
-        Threshold::Value { value, .. } => value,
-        Threshold::Baseline { .. } => f64::NAN,
+/// The verdict of a gate on the search's capacity (against `baseline`'s capacity for
+/// `capacity OP FACTOR*baseline`).
+pub(crate) fn gate_verdict(
+    a: &StepAssertion,
+    result: &CapacityResult,
+    baseline: Option<&CapacityResult>,
+) -> Verdict {
+    let base_value = baseline.and_then(|b| b.capacity_tps);
+    let threshold = match a.threshold {
+        Threshold::Value { value, .. } => Some(value),
+        Threshold::Baseline { factor } => base_value.map(|b| b * factor),
     };
     let measured = result.capacity_tps;
+    let note = if measured.is_none() {
+        Some("not measured: no sustainable rate found".to_string())
+    } else if threshold.is_none() {
+        Some("no baseline value: the baseline search found no sustainable rate".to_string())
+    } else {
+        None
+    };
     Verdict {
         expression: a.source.clone(),
-        assertion: format!("capacity {} {value}", a.op.as_str()),
-        passed: measured.is_some_and(|m| a.op.holds(m, value)),
+        // A rate has no unit: `capacity >= 100`, `capacity >= 0.9 * baseline`.
+        assertion: match a.threshold {
+            Threshold::Value { value, .. } => format!("capacity {} {value}", a.op.as_str()),
+            Threshold::Baseline { .. } => a.normalized(),
+        },
+        passed: matches!((measured, threshold), (Some(m), Some(t)) if a.op.holds(m, t)),
         measured,
-        threshold: Some(value),
-        baseline: None,
+        threshold,
+        baseline: match a.threshold {
+            Threshold::Baseline { .. } => base_value,
+            Threshold::Value { .. } => None,
+        },
         unit: String::new(),
-        note: measured
-            .is_none()
-            .then(|| "not measured: no sustainable rate found".to_string()),
+        note,
     }
 }
 
@@ -311,7 +336,10 @@ fn report(
     own: &CapacityArgs,
     gates: &[StepAssertion],
 ) -> Result<i32, Failure> {
-    let verdicts: Vec<Verdict> = gates.iter().map(|g| gate_verdict(g, result)).collect();
+    let verdicts: Vec<Verdict> = gates
+        .iter()
+        .map(|g| gate_verdict(g, result, None))
+        .collect();
     let mut text = format!("\n{}", capacity::output::render_text(result));
     text.push_str(&gate::verdict_lines(&verdicts));
     let mut stdout = std::io::stdout().lock();
@@ -341,7 +369,7 @@ fn run(inv: &Invocation, args: &[OsString]) -> Result<i32, Failure> {
     let Some(own) = parse_own(args)? else {
         return COMMAND.print_help(&inv.prog);
     };
-    let gates = parse_gates(&own.asserts)?;
+    let gates = parse_gates(&own.asserts, false)?;
     let cfg = configure(&own)?;
     for path in [&own.json, &own.html].into_iter().flatten() {
         if let Err(e) = pgrush_run::output_file::check_writable(path) {
@@ -431,10 +459,10 @@ mod tests {
 
     #[test]
     fn gates_name_the_capacity_as_a_plain_rate() {
-        let g = parse_gates(&["capacity>=5000".to_string()]).unwrap();
+        let g = parse_gates(&["capacity>=5000".to_string()], false).unwrap();
         assert_eq!(g.len(), 1);
         for bad in ["tps>=1", "capacity>=5ms", "capacity>=baseline", "capacity"] {
-            assert!(parse_gates(&[bad.to_string()]).is_err(), "{bad}");
+            assert!(parse_gates(&[bad.to_string()], false).is_err(), "{bad}");
         }
     }
 }

@@ -14,6 +14,7 @@ use pgrush_run::Failure;
 use pgrush_run::output_file::write_output;
 
 mod request;
+mod saved_capacity;
 mod saved_gates;
 
 use request::ReportArgs;
@@ -29,7 +30,8 @@ pub const COMMAND: Subcommand = Subcommand {
     summary: "render or compare runs saved with --json",
     about: "\
 {prog} report renders and compares saved runs (written with --json=FILE),
-or saved operations timings (pgrush ops --json FILE).
+saved operations timings (pgrush ops --json FILE) or saved capacity
+searches (pgrush capacity --json FILE).
 
 Usage:
   {prog} report RUN.json --html=FILE     render one run as a self-contained HTML page
@@ -44,6 +46,10 @@ Usage:
   {prog} report [--baseline=BASE.json] OPS.json --assert=STEP<=DURATION...
                                          check pgrush ops results at every scale
                                          (\"load<=60s\", \"restore<=1.2*baseline\")
+  {prog} report CAP.json...              print saved capacity searches side by side
+  {prog} report [--baseline=BASE.json] CAP.json --assert=\"capacity>=N\"
+                                         check a saved capacity search
+                                         (\"capacity>=0.9*baseline\")
 
 ",
     options: &[
@@ -181,6 +187,9 @@ fn run(inv: &Invocation, args: &[OsString]) -> Result<i32, Failure> {
     let outputs = [parsed.html.as_deref(), parsed.junit.as_deref()];
     pgrush_run::output_file::check_outputs(outputs)?;
     if let Some(outcome) = gate_saved_ops(prog, &parsed) {
+        return outcome;
+    }
+    if let Some(outcome) = saved_capacity::report(prog, &parsed) {
         return outcome;
     }
     if let Some(outcome) =

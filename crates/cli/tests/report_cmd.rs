@@ -371,3 +371,127 @@ fn unreadable_histograms_are_errors_naming_the_field() {
     );
     assert!(!dir.path().join("m.json").exists());
 }
+
+/// A saved capacity search (schema `pgrush-capacity/1`) that held up to `good` tps and
+/// failed at `bad`.
+fn capacity_doc(good: f64, bad: f64, p99_at_good: f64) -> String {
+    let step = |n: usize, rate: f64, held: bool, p99: f64| {
+        serde_json::json!({
+            "step": n, "offered_tps": rate, "rounds": 1, "duration_s": 4.0,
+            "transactions": (rate * 4.0) as u64, "delivered_tps": rate,
+            "latency_average_ms": p99 / 2.0, "lag_average_ms": 0.1, "p50_ms": p99 / 3.0,
+            "p99_ms": p99, "p99_9_ms": p99 * 1.5, "lag_growth_ms_per_s": 0.0,
+            "delivered": held,
+            "slos": [{"slo": "p99 < 10 ms", "holds": held, "measured": p99, "unit": "ms",
+                      "k": 1, "n": 400, "limit": 0.01, "interval": [0.0, 0.01],
+                      "decided": true}],
+            "held": held,
+            "failure": if held { serde_json::Value::Null } else { "p99 < 10 ms".into() },
+        })
+    };
+    let doc = serde_json::json!({
+        "schema": "pgrush-capacity/1",
+        "pgrush_version": "test",
+        "settings": {"slos": ["p99 < 10 ms"], "start_rate": good / 2.0, "precision": 0.05,
+                     "step_s": 4, "max_step_s": 8, "warmup_s": 1,
+                     "run_args": ["-c", "4", "-S"]},
+        "probe": null,
+        "capacity_tps": good,
+        "first_failing_tps": bad,
+        "first_failure": "p99 < 10 ms",
+        "bracket_width": (bad - good) / good,
+        "steps": [step(1, good / 2.0, true, 2.0), step(2, bad, false, 30.0),
+                  step(3, good, true, p99_at_good)],
+        "complete": true,
+        "interrupted": false,
+    });
+    doc.to_string()
+}
+
+#[test]
+fn reads_compares_and_gates_saved_capacity_searches() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let write = |name: &str, text: String| {
+        std::fs::write(dir.path().join(name), text).unwrap_or_else(|e| panic!("{e}"));
+    };
+    write("pg15.json", capacity_doc(800.0, 840.0, 6.5));
+    write("pg18.json", capacity_doc(1000.0, 1040.0, 7.25));
+    // One search: its table and verdict again.
+    let (out, err, code) = pgrush(&["pg15.json"], dir.path());
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("sustainable rate: 800 tps (p99 < 10 ms held)"),
+        "{out}"
+    );
+    assert!(out.contains("the capacity lies in [800, 840) tps"), "{out}");
+    // Two: side by side, with the ratio of the capacities.
+    let (out, err, code) = pgrush(&["pg15.json", "pg18.json"], dir.path());
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        row(&out, "sustainable rate (tps)"),
+        ["800", "1000", "1.250"],
+        "{out}"
+    );
+    assert_eq!(
+        row(&out, "p99 at capacity (ms)"),
+        ["6.500", "7.250"],
+        "{out}"
+    );
+    let (csv, _, code) = pgrush(&["pg15.json", "pg18.json", "--csv"], dir.path());
+    assert_eq!(code, 0);
+    assert!(csv.starts_with(",pg15.json,pg18.json,B/A\n"), "{csv}");
+    assert!(csv.contains("\nSLOs,p99 < 10 ms,p99 < 10 ms,\n"), "{csv}");
+    // One page overlaying both curves.
+    let (_, err, code) = pgrush(&["pg15.json", "pg18.json", "--html", "c.html"], dir.path());
+    assert_eq!(code, 0, "{err}");
+    let page = std::fs::read_to_string(dir.path().join("c.html")).unwrap_or_default();
+    assert!(page.contains("pg15.json p99") && page.contains("pg18.json p99"));
+    // Gates: a rate, and a share of the baseline's capacity.
+    let (out, err, code) = pgrush(
+        &[
+            "--baseline",
+            "pg15.json",
+            "pg18.json",
+            "--assert",
+            "capacity>=1.2*baseline",
+            "--assert",
+            "capacity>=1100",
+            "--junit",
+            "j.xml",
+        ],
+        dir.path(),
+    );
+    assert_eq!(code, 3, "{out}\n{err}");
+    assert!(
+        out.contains(
+            "assertion passed: capacity >= 1.2 * baseline (measured 1000, baseline 800, limit 960)"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains("assertion FAILED: capacity >= 1100 (measured 1000)"),
+        "{out}"
+    );
+    let junit = std::fs::read_to_string(dir.path().join("j.xml")).unwrap_or_default();
+    assert!(junit.contains("failures=\"1\""), "{junit}");
+    // A baseline expression needs a baseline; a unit is refused.
+    for (args, says) in [
+        (
+            &["pg18.json", "--assert", "capacity>=baseline"][..],
+            "no baseline here",
+        ),
+        (&["pg18.json", "--assert", "capacity>=5ms"], "no unit"),
+    ] {
+        let (_, err, code) = pgrush(args, dir.path());
+        assert_eq!(code, 1, "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
+    // A capacity search among other files: named in the error.
+    write("broken.json", "{\"schema\": \"pgrush-capacity/1\"}".into());
+    let (_, err, code) = pgrush(&["pg15.json", "broken.json"], dir.path());
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("broken.json: not a pgrush capacity result"),
+        "{err}"
+    );
+}

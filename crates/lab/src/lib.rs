@@ -8,10 +8,12 @@
 //!   confidence intervals, each run a child `pgrush` whose run document is collected.
 //! - [`child`]: the child `pgrush` processes the workflows run, and Ctrl-C.
 //! - [`ticker`]: the progress line they draw on standard error.
+//! - [`table`]: tables of text cells as aligned text, Markdown or CSV.
 #![deny(missing_docs)]
 
 pub mod capacity;
 pub mod child;
 pub mod ops;
 pub mod sweep;
+pub mod table;
 pub mod ticker;

@@ -7,9 +7,9 @@ use std::path::Path;
 
 use pgrush_lab::ops::OpsDocument;
 use pgrush_lab::ops::compare::Comparison as OpsComparison;
-use pgrush_lab::sweep::{self, output::TableFormat};
+use pgrush_lab::sweep;
 use pgrush_report::assertion::{Assertion, ContextError, Threshold, Verdict, ops};
-use pgrush_report::compare::{Comparison, Format};
+use pgrush_report::compare::Comparison;
 use pgrush_report::document::RunDocument;
 
 use pgrush_run::Failure;
@@ -79,12 +79,7 @@ pub(super) fn gate_saved_sweep(
     };
     crate::sweep_gate::resolve(assertions, &cells, base_cells.is_some()).map_err(Failure::error)?;
     let verdicts = crate::sweep_gate::verdicts(assertions, &cells, base_cells.as_deref());
-    let format = match parsed.format {
-        Format::Text => TableFormat::Text,
-        Format::Markdown => TableFormat::Markdown,
-        Format::Csv => TableFormat::Csv,
-    };
-    let table = sweep::output::render_table(&summary, format);
+    let table = sweep::output::render_table(&summary, parsed.format.into());
     let text = format!("{}\n{table}", gate::verdict_lines(&verdicts));
     finish_gate(prog, parsed, &verdicts, &text)
 }
@@ -154,7 +149,7 @@ fn ops_table(files: &[(String, String, ops::OpsResults)]) -> String {
 }
 
 /// Prints `text`, writes `--junit`'s file and gives the exit status of the verdicts.
-fn finish_gate(
+pub(super) fn finish_gate(
     prog: &str,
     parsed: &ReportArgs,
     verdicts: &[Verdict],

@@ -9,13 +9,15 @@
 //! `--precision` of each other ([`search`]). SLOs ([`slo`]) are `--assert` expressions;
 //! percentile and failure-share SLOs are decided on the step's transaction counts with
 //! a binomial interval ([`binomial`]), and a step too short to decide is repeated. The
-//! result ([`CapacityResult`]) renders as text ([`output`]), JSON and HTML ([`html`]).
+//! result ([`CapacityResult`]) renders as text ([`output`]), JSON and HTML ([`html`]);
+//! saved results are read back and compared by [`compare`] (`pgrush report`).
 //! Ctrl-C stops the running step and keeps the bracket found so far.
 //!
 //! Modules: `config`, `error`, `binomial`, `slo`, `search` (the state machine), `step`
 //! (one step's rounds, as children run by [`crate::child`]), `result`, `output`, `html`.
 
 pub mod binomial;
+pub mod compare;
 mod config;
 mod error;
 pub mod html;

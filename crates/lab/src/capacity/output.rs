@@ -14,7 +14,7 @@ fn ms(v: Option<f64>) -> String {
 }
 
 /// A share in percent with the digits it needs (`0.25%`, `12.5%`).
-fn percent(share: f64) -> String {
+pub(super) fn percent(share: f64) -> String {
     let pct = share * 100.0;
     let text = if pct >= 10.0 {
         format!("{pct:.1}")

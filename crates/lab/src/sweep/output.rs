@@ -4,18 +4,8 @@
 
 use super::stats::{Interval, Verdict};
 use super::summary::SweepSummary;
-use pgrush_report::compare::shorten;
 
-/// The output formats of the table.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TableFormat {
-    /// Aligned columns for a terminal.
-    Text,
-    /// A Markdown table.
-    Markdown,
-    /// Comma-separated values (RFC 4180 quoting).
-    Csv,
-}
+pub use crate::table::TableFormat;
 
 /// Beyond this estimate the sentence says "more than" (the JSON keeps the number).
 const MAX_REPEATS_SHOWN: u32 = 1000;
@@ -101,73 +91,7 @@ pub fn table(summary: &SweepSummary) -> Vec<Vec<String>> {
 
 /// The table in `format`.
 pub fn render_table(summary: &SweepSummary, format: TableFormat) -> String {
-    let rows = table(summary);
-    match format {
-        TableFormat::Text => text_table(&rows),
-        TableFormat::Markdown => markdown_table(&rows),
-        TableFormat::Csv => rows
-            .iter()
-            .map(|r| r.iter().map(|c| csv_field(c)).collect::<Vec<_>>().join(","))
-            .map(|line| line + "\n")
-            .collect(),
-    }
-}
-
-fn text_table(rows: &[Vec<String>]) -> String {
-    let rows: Vec<Vec<String>> = rows
-        .iter()
-        .map(|r| {
-            let mut r = r.clone();
-            r[0] = shorten(&r[0], TEXT_LABEL_WIDTH);
-            r
-        })
-        .collect();
-    let columns = rows.first().map_or(0, Vec::len);
-    let widths: Vec<usize> = (0..columns)
-        .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
-        .collect();
-    let mut out = String::new();
-    for row in &rows {
-        let mut line = String::new();
-        for (i, cell) in row.iter().enumerate() {
-            let pad = widths[i] - cell.chars().count();
-            if i == 0 {
-                line.push_str(cell);
-                line.push_str(&" ".repeat(pad));
-            } else {
-                line.push_str("  ");
-                line.push_str(&" ".repeat(pad));
-                line.push_str(cell);
-            }
-        }
-        out.push_str(line.trim_end());
-        out.push('\n');
-    }
-    out
-}
-
-fn markdown_table(rows: &[Vec<String>]) -> String {
-    let escape = |s: &str| s.replace('|', "\\|");
-    let mut out = String::new();
-    for (n, row) in rows.iter().enumerate() {
-        let cells: Vec<String> = row.iter().map(|c| escape(c)).collect();
-        out.push_str(&format!("| {} |\n", cells.join(" | ")));
-        if n == 0 {
-            let rule: Vec<&str> = (0..row.len())
-                .map(|i| if i == 0 { "---" } else { "---:" })
-                .collect();
-            out.push_str(&format!("| {} |\n", rule.join(" | ")));
-        }
-    }
-    out
-}
-
-fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
+    crate::table::render_rows(&table(summary), format, TEXT_LABEL_WIDTH)
 }
 
 /// One sentence per comparison, and the single-repeat warning.
@@ -228,7 +152,7 @@ mod tests {
             ],
             vec!["x".repeat(60), "-".into(), "1".into()],
         ];
-        let text = text_table(&rows);
+        let text = crate::table::render_rows(&rows, TableFormat::Text, TEXT_LABEL_WIDTH);
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(
             lines[1],
@@ -236,12 +160,16 @@ mod tests {
         );
         assert!(lines[2].starts_with(&format!("{}…", "x".repeat(49))));
         assert!(lines[2].ends_with("  1"));
-        let md = markdown_table(&rows[..2]);
+        let md = crate::table::render_rows(&rows[..2], TableFormat::Markdown, TEXT_LABEL_WIDTH);
         assert_eq!(
             md,
             "|  | cell 1 | cell 2 |\n| --- | ---: | ---: |\n| tps | 1.0 [1.0, 1.0] | 22.5 [20.0, 25.0] |\n"
         );
-        assert_eq!(csv_field("a,b"), "\"a,b\"");
-        assert_eq!(csv_field("say \"x\""), "\"say \"\"x\"\"\"");
+        let csv = crate::table::render_rows(
+            &[vec!["a,b".into(), "say \"x\"".into()]],
+            TableFormat::Csv,
+            TEXT_LABEL_WIDTH,
+        );
+        assert_eq!(csv, "\"a,b\",\"say \"\"x\"\"\"\n");
     }
 }
