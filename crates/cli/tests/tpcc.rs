@@ -318,6 +318,7 @@ fn each_client_deals_the_exact_mix(db: &str) {
     let prefix = logs.path().join("tpcc_log");
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("run.json");
+    let html = dir.path().join("run.html");
     let out = pgrush(&[
         "--workload",
         "tpcc",
@@ -332,6 +333,7 @@ fn each_client_deals_the_exact_mix(db: &str) {
         "-l",
         &format!("--log-prefix={}", prefix.display()),
         &format!("--json={}", json.display()),
+        &format!("--html={}", html.display()),
         "-P",
         "1",
         "--assert",
@@ -361,6 +363,11 @@ fn each_client_deals_the_exact_mix(db: &str) {
         panic!("not valid: {e} at {}", e.instance_path());
     }
     let tpcc = &doc["tpcc"];
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(
+        page.contains("<tr><th>NOPM (server, d_next_o_id)</th>"),
+        "{page}"
+    );
     let new_orders = tpcc["new_orders"].as_u64().unwrap();
     assert_eq!(new_orders, 5 * 4 * 45, "{tpcc}");
     let committed = tpcc["server"]["new_orders_committed"].as_u64().unwrap();
