@@ -5,7 +5,9 @@
 //! transactions with `--check`.
 
 use pgrush_testkit::{self as testkit, Output};
-use std::process::Command;
+use std::collections::BTreeMap;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
 /// The seed of both loads.
 const SEED: &str = "5";
@@ -129,6 +131,8 @@ fn load_one_warehouse_twice() {
     assert_eq!(got, want, "same seed, same data");
     check_passes_then_names_a_broken_condition(&one);
     run_keeps_the_database_consistent(&db);
+    each_client_deals_the_exact_mix(&db);
+    a_crash_mid_run_leaves_the_database_consistent(&db);
 }
 
 /// `pgrush check --workload tpcc` on `db`.
@@ -280,4 +284,156 @@ fn run_keeps_the_database_consistent(db: &str) {
         "{}",
         out.stderr
     );
+}
+
+/// The weights of the mix, in script order (New-Order, Payment, Order-Status, Delivery,
+/// Stock-Level).
+const MIX: [u64; 5] = [45, 43, 4, 4, 4];
+
+/// Per client, the number of transactions of each script in the `-l` logs under `dir`.
+fn mix_per_client(dir: &std::path::Path) -> BTreeMap<u64, [u64; 5]> {
+    let mut mix = BTreeMap::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let text = std::fs::read_to_string(entry.unwrap().path()).unwrap();
+        for line in text.lines() {
+            let fields: Vec<u64> = line
+                .split(' ')
+                .take(4)
+                .map(|f| f.parse().unwrap_or_else(|_| panic!("{line}")))
+                .collect();
+            let counts: &mut [u64; 5] = mix.entry(fields[0]).or_default();
+            counts[fields[3] as usize] += 1;
+        }
+    }
+    mix
+}
+
+/// Each client deals its transactions from its own deck of 100 cards (45/43/4/4/4), so
+/// after 400 transactions its mix is exact (a draw with replacement would be off by
+/// several transactions); the clients' New-Orders, minus the 1% rolled back at an
+/// unused item, are the New-Orders the server's districts committed; `--assert` reads
+/// NOPM and TPM.
+fn each_client_deals_the_exact_mix(db: &str) {
+    let logs = tempfile::tempdir().unwrap();
+    let prefix = logs.path().join("tpcc_log");
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("run.json");
+    let html = dir.path().join("run.html");
+    let out = pgrush(&[
+        "--workload",
+        "tpcc",
+        "-c",
+        "5",
+        "-j",
+        "2",
+        "-t",
+        "400",
+        "--random-seed",
+        "11",
+        "-l",
+        &format!("--log-prefix={}", prefix.display()),
+        &format!("--json={}", json.display()),
+        &format!("--html={}", html.display()),
+        "-P",
+        "1",
+        "--assert",
+        "nopm>=1",
+        "--assert",
+        "tpm>1000000000",
+        db,
+    ]);
+    assert_eq!(out.code, 3, "{}{}", out.stdout, out.stderr);
+    for line in [
+        "assertion passed: nopm >= 1 (measured ",
+        "assertion FAILED: tpm > 1000000000 (measured ",
+    ] {
+        assert!(out.stdout.contains(line), "{line}: {}", out.stdout);
+    }
+    let mix = mix_per_client(logs.path());
+    assert_eq!(mix.len(), 5, "{mix:?}");
+    for (client, counts) in &mix {
+        assert_eq!(*counts, MIX.map(|w| w * 4), "client {client}");
+    }
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let schema: serde_json::Value =
+        serde_json::from_str(include_str!("../../../schema/pgrush-run.v1.schema.json")).unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    if let Some(e) = validator.iter_errors(&doc).next() {
+        panic!("not valid: {e} at {}", e.instance_path());
+    }
+    let tpcc = &doc["tpcc"];
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(
+        page.contains("<tr><th>NOPM (server, d_next_o_id)</th>"),
+        "{page}"
+    );
+    let new_orders = tpcc["new_orders"].as_u64().unwrap();
+    assert_eq!(new_orders, 5 * 4 * 45, "{tpcc}");
+    let committed = tpcc["server"]["new_orders_committed"].as_u64().unwrap();
+    let rolled_back = new_orders - committed;
+    let share = 100.0 * rolled_back as f64 / new_orders as f64;
+    assert!(
+        (share - 1.0).abs() <= 0.5,
+        "{rolled_back} of {new_orders} rolled back"
+    );
+    assert!(
+        out.stdout.contains(&format!(
+            "(server NOPM) = {:.1} ({committed} in ",
+            tpcc["server"]["nopm"].as_f64().unwrap()
+        )),
+        "{}",
+        out.stdout
+    );
+    assert!(tpcc["server"]["transactions"].as_u64().unwrap() >= 5 * 400);
+    // Per type and per -P interval: transactions and latency percentiles.
+    let mut per_type = [0u64; 5];
+    for interval in doc["time_series"]["intervals"].as_array().unwrap() {
+        for entry in interval["scripts"].as_array().unwrap() {
+            let ended = entry["transactions"]["processed"].as_u64().unwrap();
+            per_type[entry["script"].as_u64().unwrap() as usize] += ended;
+            let percentiles = entry["latency_percentiles"].as_array().unwrap();
+            assert!(ended == 0 || !percentiles.is_empty(), "{entry}");
+        }
+    }
+    assert_eq!(per_type, MIX.map(|w| w * 4 * 5), "{}", doc["time_series"]);
+}
+
+/// The sum of the districts' next order ids of `db`.
+fn next_order_ids(cluster: &pgrush_cluster::Cluster, db: &str) -> i64 {
+    let sum = cluster
+        .psql_db(db, "select sum(d_next_o_id) from district")
+        .unwrap();
+    sum.parse().unwrap()
+}
+
+/// A run whose server is killed (SIGKILL of the postmaster) once New-Orders commit ends
+/// with its clients aborted; after crash recovery the four conditions hold.
+fn a_crash_mid_run_leaves_the_database_consistent(db: &str) {
+    let cluster = testkit::shared();
+    let before = next_order_ids(cluster, db);
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_pgrush"));
+    testkit::clear_pg_env(&mut cmd);
+    testkit::clear_launcher_env(&mut cmd);
+    cmd.envs(cluster.env())
+        .args(["--workload", "tpcc", "-c", "4", "-T", "60", db])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    let child = cmd.spawn().unwrap();
+    let started = Instant::now();
+    while next_order_ids(cluster, db) < before + 20 {
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "no New-Order committed"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    cluster.kill().unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("aborted"), "{stderr}");
+    cluster.start_server().unwrap();
+    assert!(next_order_ids(cluster, db) > before);
+    assert_consistent(db);
 }

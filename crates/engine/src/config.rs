@@ -132,6 +132,19 @@ pub struct EngineConfig {
     /// `--stage`/`--stages`, resolved (empty: none). The run's `-T` is their total;
     /// see `crates/engine/README.md` ("Stages").
     pub stages: Vec<Stage>,
+    /// How each transaction's script is chosen.
+    pub script_choice: ScriptChoice,
+}
+
+/// How each transaction's script is chosen.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ScriptChoice {
+    /// pgbench's: a draw by weight from the thread's generator, with replacement.
+    #[default]
+    Weighted,
+    /// A deck of cards per client, one card per unit of weight, dealt in a new random
+    /// order each pass (TPC-C §5.2.4.2); its generator is derived from the client's.
+    Deck,
 }
 
 impl EngineConfig {

@@ -47,7 +47,7 @@ use std::sync::Arc;
 
 use pgrush_stats::{StatsLayout, ThreadStats};
 
-pub use config::{EngineConfig, ErrorPolicy, LogConfig, Output, Pacing, ThreadRngs};
+pub use config::{EngineConfig, ErrorPolicy, LogConfig, Output, Pacing, ScriptChoice, ThreadRngs};
 pub use error::EngineError;
 pub use pgrush_stats::{QueryMode, RunLimit};
 pub use placement::Placement;
@@ -55,6 +55,7 @@ pub use placement::Placement;
 use crate::client::Client;
 use crate::plan::Plan;
 use crate::shared::Shared;
+use pgrush_script::CardDeck;
 
 /// The result of a run.
 #[derive(Debug, Clone)]
@@ -234,12 +235,13 @@ fn deal_clients(
                 )
                 .map_err(|e| EngineError::Config(e.to_string()))?;
             }
-            clients.push(Client::new(
-                id,
-                vars,
-                cfg.client_rngs[local as usize],
-                plan.stmt_names.len(),
-            ));
+            let rng = cfg.client_rngs[local as usize];
+            let mut client = Client::new(id, vars, rng, plan.stmt_names.len());
+            if cfg.script_choice == config::ScriptChoice::Deck {
+                // A generator of its own, so that the deck leaves the client's draws alone.
+                client.set_deck(CardDeck::new(&plan.weights, { rng }.derive()));
+            }
+            clients.push(client);
         }
         next_local += n;
         // Per-interval statistics (HDR histogram per interval), when the layout asks for

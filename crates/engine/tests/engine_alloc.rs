@@ -82,6 +82,7 @@ fn config(mode: QueryMode, tx: u32, log_prefix: Option<String>) -> EngineConfig 
         handle_signals: false,
         placement: Default::default(),
         stages: Vec::new(),
+        script_choice: Default::default(),
     }
 }
 

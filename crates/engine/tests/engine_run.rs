@@ -48,6 +48,7 @@ fn config(scripts: &[(&str, &str)], clients: u32, threads: u32, tx: u32) -> Engi
         handle_signals: false,
         placement: Default::default(),
         stages: Vec::new(),
+        script_choice: Default::default(),
     }
 }
 

@@ -17,6 +17,7 @@ use crate::document_distribution::finite;
 pub use crate::document_figures::{Counts, PercentileValue, RawSums};
 pub use crate::document_parts::{IntervalCommandDoc, IntervalLatencyDoc, IntervalScriptDoc};
 pub use crate::document_stages::StageDoc;
+pub use crate::document_tpcc::{TpccDoc, TpccServerDoc};
 pub use crate::utc_time::rfc3339_utc;
 
 /// The `format` field of every document.
@@ -372,6 +373,10 @@ pub struct RunDocument {
     /// without stages).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stages: Option<Vec<StageDoc>>,
+    /// `--workload tpcc`: NOPM and TPM, the clients' and the server's (written only for
+    /// such a run).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tpcc: Option<TpccDoc>,
 }
 
 /// One shard of a benchmark run as several pgrush processes (`--shard INDEX/COUNT` or a
@@ -437,6 +442,7 @@ impl RunDocument {
             shard: None,
             merged: None,
             stages: crate::document_stages::stage_docs(sum, list),
+            tpcc: None,
         }
     }
 

@@ -64,6 +64,24 @@ pub fn spectrum(dist: &Distribution) -> Vec<(f64, f64)> {
     out
 }
 
+/// `--workload tpcc`: the clients' NOPM and TPM, then the server's.
+fn tpcc_rows(s: &mut String, tpcc: &crate::document::TpccDoc) {
+    row(s, "NOPM (clients)", &format!("{:.1}", tpcc.nopm));
+    row(s, "TPM (clients)", &format!("{:.1}", tpcc.tpm));
+    if let Some(server) = &tpcc.server {
+        row(
+            s,
+            "NOPM (server, d_next_o_id)",
+            &format!("{:.1}", server.nopm),
+        );
+        row(
+            s,
+            "TPM (server, commits + rollbacks)",
+            &format!("{:.1}", server.tpm),
+        );
+    }
+}
+
 fn summary_table(s: &mut String, d: &RunDocument) {
     let r = &d.results;
     let t = &r.transactions;
@@ -78,6 +96,9 @@ fn summary_table(s: &mut String, d: &RunDocument) {
         None => t.processed.to_string(),
     };
     row(s, "transactions actually processed", &processed);
+    if let Some(tpcc) = &d.tpcc {
+        tpcc_rows(s, tpcc);
+    }
     row(s, "failed transactions", &t.failed.to_string());
     if d.config.max_tries != 1 {
         row(s, "transactions retried", &t.retried.to_string());

@@ -15,6 +15,7 @@ mod document_figures;
 mod document_parts;
 mod document_read;
 mod document_stages;
+mod document_tpcc;
 pub mod hdr;
 pub mod html;
 pub mod junit;

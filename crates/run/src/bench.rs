@@ -11,7 +11,8 @@ mod setup;
 
 use std::io::Write;
 
-use pgrush_engine::{EngineConfig, ErrorPolicy, LogConfig, Output, Pacing, messages};
+use pgrush_engine::{EngineConfig, ErrorPolicy, LogConfig, Output, Pacing, ScriptChoice, messages};
+use pgrush_report::document::TpccDoc;
 use pgrush_script::{RawMessage, Script, Value, Variables};
 use pgrush_stats::{Partitioning, RunConfig, RunLimit, RunSummary, ScriptInfo, StageSummary};
 use pgrush_wire::Connection;
@@ -22,6 +23,7 @@ use crate::options::{Options, SeedChoice, Workload};
 use crate::output::{RunExtras, text_out};
 use crate::output_file::{check_outputs, stdout_failure};
 use crate::plan::RunPlan;
+use crate::tpcc_rates::ServerReading;
 use crate::{gate, shard};
 
 /// Runs the benchmark `plan` describes, asking `prompt` for a password when the server
@@ -68,6 +70,10 @@ pub fn run(plan: &RunPlan, prompt: PasswordPrompt<'_>) -> Result<i32, Failure> {
         setup::vacuum(&mut con, prog, opts.vacuum_all);
     }
     let mut extras = RunExtras::before_run(plan, &mut con, &params);
+    // A shard's reading would count every shard's New-Orders: only a run of its own reads.
+    let tpcc_before = (opts.workload == Workload::Tpcc && opts.shard.is_none())
+        .then(|| ServerReading::take(&mut con))
+        .flatten();
     let shard_start = shard::start_after_setup(plan, &script_facts, con)?;
 
     let run_config = run_config(plan, scale, partitioning);
@@ -102,6 +108,11 @@ pub fn run(plan: &RunPlan, prompt: PasswordPrompt<'_>) -> Result<i32, Failure> {
         handle_signals: true,
         placement: shard::placement(opts, shard_start.as_ref()),
         stages: plan.stages.clone(),
+        script_choice: if opts.workload == Workload::Tpcc {
+            ScriptChoice::Deck
+        } else {
+            ScriptChoice::Weighted
+        },
     };
     if let Some(start) = &shard_start {
         extras.set_shard(
@@ -139,6 +150,10 @@ pub fn run(plan: &RunPlan, prompt: PasswordPrompt<'_>) -> Result<i32, Failure> {
         .zip(outcome.stages)
         .map(|(stage, stats)| StageSummary { stage, stats })
         .collect();
+    if opts.workload == Workload::Tpcc {
+        let server = tpcc_before.and_then(|before| before.until_now(&cfg.conn));
+        extras.set_tpcc(TpccDoc::build(&summary, server));
+    }
     let status = finish_run(plan, &summary, extras)?;
     // Lost `-l` lines (the error was printed) make the run a failure.
     Ok(if outcome.log_write_failed && status == 0 {
@@ -151,30 +166,6 @@ pub fn run(plan: &RunPlan, prompt: PasswordPrompt<'_>) -> Result<i32, Failure> {
 /// Why a run interrupted before the end of `--warmup` has no report.
 pub const INTERRUPTED_IN_WARMUP: &str =
     "Run was interrupted by a signal during the warm-up; nothing was measured.";
-
-/// The TPC-C-like workload's rates per minute after the report: New-Orders (the first
-/// script; its 1% rolled back by the client included, as go-tpc counts them) and all
-/// transactions, over the same measured interval as tps.
-fn tpcc_rates(summary: &RunSummary) -> String {
-    let minutes = summary.bench_duration_s() / 60.0;
-    let per_minute = |n: u64| {
-        if minutes > 0.0 {
-            n as f64 / minutes
-        } else {
-            0.0
-        }
-    };
-    let new_orders = summary
-        .stats
-        .scripts
-        .first()
-        .map_or(0, |s| s.tx.counters.successful);
-    format!(
-        "New-Order transactions per minute (NOPM) = {:.1}\ntransactions per minute (TPM) = {:.1}\n",
-        per_minute(new_orders),
-        per_minute(summary.stats.total.counters.successful)
-    )
-}
 
 /// The base seed as pgbench computes it (`time` = monotonic clock in µs).
 fn base_seed(choice: SeedChoice) -> u64 {
@@ -321,10 +312,10 @@ fn finish_run(plan: &RunPlan, summary: &RunSummary, mut extras: RunExtras) -> Re
     {
         let mut out = text_out(plan);
         let mut written = extras.write_text_report(plan, summary, &mut out);
-        if plan.options.workload == Workload::Tpcc
+        if let Some(tpcc) = extras.tpcc()
             && shard::report_note::prints_full_report(&plan.options)
         {
-            written = written.and_then(|()| out.write_all(tpcc_rates(summary).as_bytes()));
+            written = written.and_then(|()| out.write_all(tpcc.text_lines().as_bytes()));
         }
         if let Err(e) = written.and_then(|_| out.flush())
             && !plan.outputs.text_to_stderr

@@ -20,6 +20,7 @@ pub mod output_file;
 pub mod plan;
 pub mod server_stats;
 pub mod shard;
+mod tpcc_rates;
 
 pub use bench::run;
 pub use connect::PasswordPrompt;

@@ -6,7 +6,7 @@
 use std::io::Write;
 
 use pgrush_engine::messages;
-use pgrush_report::document::{ClientInfo, RunContext, RunDocument, ServerInfo, ShardDoc};
+use pgrush_report::document::{ClientInfo, RunContext, RunDocument, ServerInfo, ShardDoc, TpccDoc};
 use pgrush_report::html;
 use pgrush_report::machine::MachineDoc;
 use pgrush_report::warnings::{WarningInputs, warnings};
@@ -74,6 +74,7 @@ pub struct RunExtras {
     sampling: Option<ServerSampling>,
     machine: Option<MachineSampling>,
     shard: Option<ShardDoc>,
+    tpcc: Option<TpccDoc>,
 }
 
 impl RunExtras {
@@ -97,6 +98,7 @@ impl RunExtras {
                 .document
                 .then(|| MachineSampling::for_run(plan.options.progress, con)),
             shard: None,
+            tpcc: None,
         }
     }
 
@@ -134,6 +136,16 @@ impl RunExtras {
     pub fn set_shard(&mut self, shard: ShardDoc, start_time_unix_us: i64) {
         self.shard = Some(shard);
         self.start_time_unix_us = start_time_unix_us;
+    }
+
+    /// A `--workload tpcc` run's rates: printed after the report, kept in the document.
+    pub fn set_tpcc(&mut self, tpcc: TpccDoc) {
+        self.tpcc = Some(tpcc);
+    }
+
+    /// The rates given to [`RunExtras::set_tpcc`].
+    pub fn tpcc(&self) -> Option<&TpccDoc> {
+        self.tpcc.as_ref()
     }
 
     /// The engine has ended: the machine's last reading is taken now, before the report.
@@ -222,6 +234,7 @@ impl RunExtras {
         };
         let mut doc = RunDocument::build(summary, &ctx);
         doc.machine = machine;
+        doc.tpcc = self.tpcc.clone();
         if let Some(shard) = &self.shard {
             doc.shard = Some(shard.clone());
             align_time_series(&mut doc, summary.bench_duration_s());

@@ -38,6 +38,7 @@
 
 mod builtin;
 mod builtin_tpcc;
+mod deck;
 mod error;
 mod expr;
 mod meta;
@@ -55,6 +56,7 @@ pub use builtin::{
     show_script_text,
 };
 pub use builtin_tpcc::{TPCC_SCRIPTS, TPCC_WEIGHTS, builtin_by_name};
+pub use deck::CardDeck;
 pub use error::{
     BuiltinError, EvalError, LoadError, MetaError, RawMessage, SyntaxError, VarError, WeightError,
 };

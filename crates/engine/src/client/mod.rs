@@ -27,7 +27,7 @@ mod fake;
 #[cfg(test)]
 mod tests;
 
-use pgrush_script::{Prng, Variables};
+use pgrush_script::{CardDeck, Prng, Variables};
 use pgrush_wire::TransactionStatus;
 
 use crate::clock::{Clock, LazyNow, Micros};
@@ -253,6 +253,9 @@ pub(crate) struct Client<C> {
     /// This turn may go on into the next transaction once (set when the turn
     /// starts with a socket wait and [`Plan::chain`](crate::plan::Plan::chain); see `end_tx`).
     chain: bool,
+    /// Its deck of script cards ([`crate::ScriptChoice::Deck`]); `None`: the thread's
+    /// weighted draw.
+    deck: Option<CardDeck>,
     /// Every state entered, in order (unit tests only).
     #[cfg(test)]
     trace: Vec<State>,
@@ -288,9 +291,15 @@ impl<C: ClientConn> Client<C> {
             buf: Vec::with_capacity(256),
             tx_status: TransactionStatus::Idle,
             chain: false,
+            deck: None,
             #[cfg(test)]
             trace: Vec::new(),
         }
+    }
+
+    /// Chooses its scripts from `deck` (`None`: the thread's weighted draw).
+    pub(crate) fn set_deck(&mut self, deck: Option<CardDeck>) {
+        self.deck = deck;
     }
 
     /// Global client number (the poll token of its connection).

@@ -53,6 +53,7 @@ fn config(script: &str, mode: QueryMode, clients: u32, tx: u32) -> EngineConfig 
         handle_signals: false,
         placement: Default::default(),
         stages: Vec::new(),
+        script_choice: Default::default(),
     }
 }
 

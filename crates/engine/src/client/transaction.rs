@@ -25,7 +25,10 @@ impl<C: ClientConn> Client<C> {
             // Not active in this stage: wait, connected, until it is.
             return Next::wait(State::ChooseScript, Wait::Until(until));
         }
-        self.script = ctx.choose_script();
+        self.script = match self.deck.as_mut() {
+            Some(deck) => deck.deal(),
+            None => ctx.choose_script(),
+        };
         self.reset_error_state();
         if ctx.cfg.output.debug {
             let mut msg = messages::concat(

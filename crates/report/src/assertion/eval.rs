@@ -133,12 +133,19 @@ fn measure(
         (Metric::LagMax, Scope::Stage(s)) => s.lag.as_ref().ok_or(NO_LAG)?.max_ms,
         (Metric::LagAverage, _) => results.lag_average_ms.ok_or(NO_LAG)?,
         (Metric::LagMax, _) => results.lag_max_ms.ok_or(NO_LAG)?,
+        (Metric::Nopm, _) => return tpcc(doc).map(|t| t.committed_nopm()),
+        (Metric::Tpm, _) => return tpcc(doc).map(|t| t.tpm),
         (Metric::ConnectionTime, _) => results
             .initial_connection_time_ms
             .or(results.average_connection_time_ms)
             .ok_or("no connection time measured")?,
     };
     Ok(ms / unit.ms_per_unit())
+}
+
+/// The TPC-C-like rates of `doc`, or why there are none.
+fn tpcc(doc: &RunDocument) -> Result<&crate::document::TpccDoc, &'static str> {
+    doc.tpcc.as_ref().ok_or("not a --workload tpcc run")
 }
 
 /// A count, or its share of `total` in percent.

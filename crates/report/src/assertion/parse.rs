@@ -81,6 +81,10 @@ pub enum Metric {
     LagMax,
     /// Initial connection time (average connection time with `-C`).
     ConnectionTime,
+    /// `--workload tpcc`: New-Orders committed per minute (the server's count when read).
+    Nopm,
+    /// `--workload tpcc`: successful transactions per minute (the clients' count).
+    Tpm,
 }
 
 /// How a metric's value is expressed, which decides the units it accepts.
@@ -95,7 +99,7 @@ pub(crate) enum Kind {
 }
 
 /// Named metrics: (name, aliases, metric).
-const NAMED: [(&str, &[&str], Metric); 10] = [
+const NAMED: [(&str, &[&str], Metric); 12] = [
     ("tps", &[], Metric::Tps),
     ("latency-avg", &["avg", "latency"], Metric::LatencyAverage),
     ("latency-stddev", &["stddev"], Metric::LatencyStddev),
@@ -106,11 +110,13 @@ const NAMED: [(&str, &[&str], Metric); 10] = [
     ("lag-avg", &["lag"], Metric::LagAverage),
     ("lag-max", &[], Metric::LagMax),
     ("connection-time", &["conn-time"], Metric::ConnectionTime),
+    ("nopm", &[], Metric::Nopm),
+    ("tpm", &[], Metric::Tpm),
 ];
 
 /// The metric names an error message lists.
 const KNOWN_METRICS: &str = "tps, latency-avg, latency-stddev, latency-max, pNN (e.g. p99, p99.9), \
-failed, retried, late, lag-avg, lag-max, connection-time";
+failed, retried, late, lag-avg, lag-max, connection-time, nopm, tpm (--workload tpcc)";
 
 impl Metric {
     /// Reads a metric name (`tps`, `p99.9`, an alias).
@@ -139,7 +145,7 @@ impl Metric {
 
     pub(crate) fn kind(self) -> Kind {
         match self {
-            Metric::Tps => Kind::Rate,
+            Metric::Tps | Metric::Nopm | Metric::Tpm => Kind::Rate,
             Metric::Failed | Metric::Retried | Metric::Late => Kind::Count,
             _ => Kind::Time,
         }
@@ -149,13 +155,21 @@ impl Metric {
     pub fn per_script(self) -> bool {
         !matches!(
             self,
-            Metric::Late | Metric::LagAverage | Metric::LagMax | Metric::ConnectionTime
+            Metric::Late
+                | Metric::LagAverage
+                | Metric::LagMax
+                | Metric::ConnectionTime
+                | Metric::Nopm
+                | Metric::Tpm
         )
     }
 
     /// Whether the metric exists per stage (the report's stage blocks).
     pub fn per_stage(self) -> bool {
-        !matches!(self, Metric::Late | Metric::ConnectionTime)
+        !matches!(
+            self,
+            Metric::Late | Metric::ConnectionTime | Metric::Nopm | Metric::Tpm
+        )
     }
 }
 
