@@ -323,41 +323,7 @@ pub fn run_init(o: &InitOptions) -> Result<(), FloorError> {
         exec(main, &sql)?;
     }
     mark(&mut steps.create);
-    exec(main, "begin")?;
-    exec(
-        main,
-        "truncate table pgbench_accounts, pgbench_branches, pgbench_history, pgbench_tellers",
-    )?;
-    for (table, framed) in &small {
-        let name = match table {
-            RowTable::Branches => "pgbench_branches",
-            _ => "pgbench_tellers",
-        };
-        copy_in(
-            main,
-            &format!("copy {name} from stdin with (freeze on)"),
-            framed,
-        )?;
-    }
-    if frozen {
-        for load in &loads {
-            // Generated rows cannot be frozen by an insert.
-            load.run(main, o.source != Source::Generate)?;
-        }
-        exec(main, "commit")?;
-    } else {
-        exec(main, "commit")?;
-        spread(&mut sockets, &loads, &|s, load| {
-            if load.chunk.partition.is_some() {
-                exec(s, "begin")?;
-                exec(s, &format!("truncate table {}", load.table()))?;
-                load.run(s, o.source != Source::Generate)?;
-                exec(s, "commit")
-            } else {
-                load.run(s, false)
-            }
-        })?;
-    }
+    load(&mut sockets, o, frozen, &loads, &small)?;
     mark(&mut steps.generate);
     vacuum(&mut sockets, o, version)?;
     mark(&mut steps.vacuum);
@@ -453,6 +419,55 @@ fn primary_keys(sockets: &mut [Socket], o: &InitOptions) -> Result<(), FloorErro
             &mut sockets[0],
             "alter table pgbench_accounts add primary key (aid)",
         )?;
+    }
+    Ok(())
+}
+
+/// The `g` step: branches and tellers (and, in one frozen stream, the accounts) in the
+/// truncating transaction on the first connection; otherwise the accounts' streams
+/// spread over all connections.
+fn load(
+    sockets: &mut [Socket],
+    o: &InitOptions,
+    frozen: bool,
+    loads: &[Load],
+    small: &[(RowTable, Vec<u8>)],
+) -> Result<(), FloorError> {
+    let main = &mut sockets[0];
+    exec(main, "begin")?;
+    exec(
+        main,
+        "truncate table pgbench_accounts, pgbench_branches, pgbench_history, pgbench_tellers",
+    )?;
+    for (table, framed) in small {
+        let name = match table {
+            RowTable::Branches => "pgbench_branches",
+            _ => "pgbench_tellers",
+        };
+        copy_in(
+            main,
+            &format!("copy {name} from stdin with (freeze on)"),
+            framed,
+        )?;
+    }
+    if frozen {
+        for load in loads {
+            // Generated rows cannot be frozen by an insert.
+            load.run(main, o.source != Source::Generate)?;
+        }
+        exec(main, "commit")?;
+    } else {
+        exec(main, "commit")?;
+        spread(sockets, loads, &|s, load| {
+            if load.chunk.partition.is_some() {
+                exec(s, "begin")?;
+                exec(s, &format!("truncate table {}", load.table()))?;
+                load.run(s, o.source != Source::Generate)?;
+                exec(s, "commit")
+            } else {
+                load.run(s, false)
+            }
+        })?;
     }
     Ok(())
 }
