@@ -18,12 +18,19 @@
 //!   per client over a provided-buffer ring ([`buf_ring`]) and one submission per loop
 //!   pass for the Sends of all the clients ready for them.
 //!
+//! - `pgrush-floor init` ([`init_options`], [`init_data`], [`init_load`]) is the floor of
+//!   `-i`: pgbench's rows generated before the clock starts and sent by `-j` COPY
+//!   streams, then pgrush's vacuum and key steps (`bench/init-compare`'s third column).
+//!
 //! No statistics beyond a count: the report is pgbench's `number of transactions
 //! actually processed` and `tps` lines. The floor never uses pgrush's engine.
 
 mod buf_ring;
 mod error;
 mod event_loop;
+mod init_data;
+mod init_load;
+mod init_options;
 mod options;
 mod response;
 mod setup;
@@ -42,7 +49,11 @@ use uring_loop::UringClients;
 use workload::{Ranges, Transaction};
 
 fn main() -> ExitCode {
-    match options::parse(std::env::args().skip(1)) {
+    let mut args = std::env::args().skip(1).peekable();
+    if args.peek().map(String::as_str) == Some("init") {
+        return init_main(args.skip(1));
+    }
+    match options::parse(args) {
         Ok(Parsed::Help) => {
             println!("{}", options::USAGE);
             ExitCode::SUCCESS
@@ -56,6 +67,29 @@ fn main() -> ExitCode {
         },
         Err(e) => {
             eprintln!("pgrush-floor: {e}\nTry \"pgrush-floor --help\" for more information.");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// `pgrush-floor init ...`: the initialization floor (`init_load`).
+fn init_main(args: impl Iterator<Item = String>) -> ExitCode {
+    match init_options::parse_init(args) {
+        Ok(init_options::InitParsed::Help) => {
+            println!("{}", init_options::INIT_USAGE);
+            ExitCode::SUCCESS
+        }
+        Ok(init_options::InitParsed::Run(opts)) => match init_load::run_init(&opts) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("pgrush-floor init: {e}");
+                ExitCode::from(2)
+            }
+        },
+        Err(e) => {
+            eprintln!(
+                "pgrush-floor init: {e}\nTry \"pgrush-floor init --help\" for more information."
+            );
             ExitCode::from(1)
         }
     }

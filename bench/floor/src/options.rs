@@ -115,6 +115,7 @@ pub const USAGE: &str = "\
 pgrush-floor: the least work a PostgreSQL client can do per pgbench transaction.
 
 Usage: pgrush-floor [OPTION]... [DBNAME]
+       pgrush-floor init [OPTION]... [DBNAME]   (the -i floor: pgrush-floor init --help)
 
   -c NUM          number of clients (default 1)
   -j NUM          number of threads (default 1)

@@ -120,7 +120,17 @@ pub fn send(socket: &mut Socket, bytes: &[u8]) -> Result<(), FloorError> {
 /// ErrorResponse is returned as an error (after its ReadyForQuery, when one follows).
 /// Reads are buffered (one `read` takes whatever has arrived): the server sends nothing
 /// after ReadyForQuery unasked, so nothing is left behind for the event loop.
-pub fn until_ready<F>(socket: &mut Socket, mut each: F) -> Result<(), FloorError>
+pub fn until_ready<F>(socket: &mut Socket, each: F) -> Result<(), FloorError>
+where
+    F: FnMut(u8, &[u8]) -> Result<(), FloorError>,
+{
+    until_message(socket, b'Z', each)
+}
+
+/// Reads messages until one tagged `stop` (ReadyForQuery, or CopyInResponse after a
+/// COPY FROM STDIN), as [`until_ready`] does; a ReadyForQuery before `stop` ends it with
+/// the server's error, or a protocol error when there was none.
+pub fn until_message<F>(socket: &mut Socket, stop: u8, mut each: F) -> Result<(), FloorError>
 where
     F: FnMut(u8, &[u8]) -> Result<(), FloorError>,
 {
@@ -140,8 +150,22 @@ where
             let (tag, body) = (buf[start], &buf[start + 5..start + 1 + len]);
             start += 1 + len;
             match tag {
-                b'Z' if start == end => return error.map_or(Ok(()), Err),
-                b'Z' => return Err(FloorError::Protocol("data after ReadyForQuery".into())),
+                t if (t == stop || t == b'Z') && start == end => {
+                    return match error {
+                        Some(e) => Err(e),
+                        None if t == stop => Ok(()),
+                        None => Err(FloorError::Protocol(format!(
+                            "ReadyForQuery instead of message {}",
+                            char::from(stop)
+                        ))),
+                    };
+                }
+                t if t == stop || t == b'Z' => {
+                    return Err(FloorError::Protocol(format!(
+                        "data after message {}",
+                        char::from(t)
+                    )));
+                }
                 b'E' => {
                     let e = FloorError::Server(crate::response::error_text(body));
                     error = error.or(Some(e));

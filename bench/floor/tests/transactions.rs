@@ -7,27 +7,16 @@
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+mod common;
+
 use pgrush_cluster::Cluster;
-use pgrush_testkit::oracle::{self, Which};
 
 /// The variable that makes the floor's io_uring setup fail (see `uring_loop.rs`).
 const REFUSE_IO_URING: &str = "PGRUSH_FLOOR_REFUSE_IO_URING";
 
 /// Creates `db` and initializes it at scale 1 with pgbench 18.
 fn init(cluster: &Cluster, db: &str) {
-    cluster.create_database(db).expect("create database");
-    let mut cmd = oracle::require(Which::Pgbench18).command();
-    pgrush_testkit::clear_pg_env(&mut cmd);
-    let out = cmd
-        .envs(cluster.env())
-        .args(["-i", "-q", "-s", "1", db])
-        .output()
-        .expect("pgbench -i");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    common::pgbench_init(cluster, db, &["-s", "1"]);
 }
 
 /// Runs the floor client on `db` with `args`.
