@@ -24,6 +24,7 @@ pub mod coarse;
 mod counters;
 pub mod growing;
 pub mod histogram;
+pub mod live;
 mod pending;
 pub mod progress;
 mod series_parts;

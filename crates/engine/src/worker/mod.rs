@@ -11,6 +11,7 @@
 //! Token `i` is client `i` (global ids); [`SIGNAL_TOKEN`] is the Ctrl-C self-pipe,
 //! [`WAKE_TOKEN`] the `--exit-on-abort` waker.
 
+mod live;
 mod progress;
 pub(crate) mod sched;
 
@@ -19,6 +20,7 @@ use std::time::Duration;
 use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Token};
 use pgrush_script::ThreadRngs;
+use pgrush_stats::live::LiveRecorder;
 use pgrush_stats::{RunLimit, ThreadStats};
 use pgrush_wire::Connection;
 
@@ -68,6 +70,8 @@ pub(crate) struct Recorders {
     pub(crate) stats: ThreadStats,
     /// With stages: the timeline, the clients' activation and per-stage statistics.
     pub(crate) stages: Option<Box<StageRun>>,
+    /// With `--metrics-listen`: the thread's live figures.
+    pub(crate) live: Option<Box<LiveRecorder>>,
 }
 
 /// Runs one worker thread to completion. Every thread passes the READY and GO
@@ -150,6 +154,8 @@ struct Worker<'a> {
     interrupt_deadline: Option<Micros>,
     /// End of `--warmup` while it lasts: then the `-R` schedule restarts.
     warmup_end: Option<Micros>,
+    /// With `--metrics-listen`: the next publication edge.
+    live_next: Option<Micros>,
     aborted: bool,
 }
 
@@ -194,6 +200,7 @@ impl<'a> Worker<'a> {
         let net = Sockets::new(&cfg.conn, &cfg.output.progname, registry);
         let mut ctx = ThreadCtx::new(cfg, plan, clock, recorders.stats, rngs, log, net);
         ctx.stages = recorders.stages;
+        ctx.live = recorders.live;
         let n = clients.len();
         Ok(Worker {
             tid,
@@ -212,6 +219,7 @@ impl<'a> Worker<'a> {
             progress: None,
             interrupt_deadline: None,
             warmup_end: None,
+            live_next: None,
             aborted: false,
         })
     }
@@ -273,6 +281,9 @@ impl<'a> Worker<'a> {
             self.ctx.stats.add_conn_time_us(connecting);
         }
         self.ctx.throttle_trigger = now;
+        if self.ctx.live.is_some() {
+            self.live_next = Some(now);
+        }
         let origin = self.shared.measured_origin();
         if let Some(log) = self.ctx.log.as_mut()
             && !cfg.stages.is_empty()
@@ -341,6 +352,10 @@ impl<'a> Worker<'a> {
                 let t = now.refresh(&self.ctx.clock);
                 progress.report_if_due(t, self.shared, self.ctx.plan, &self.ctx.clock);
             }
+            if self.live_next.is_some() {
+                let t = now.get(&self.ctx.clock);
+                self.publish_live_if_due(t);
+            }
         }
     }
 
@@ -373,6 +388,9 @@ impl<'a> Worker<'a> {
             consider(deadline, &mut now);
         }
         if let Some(edge) = self.warmup_end {
+            consider(edge, &mut now);
+        }
+        if let Some(edge) = self.live_next {
             consider(edge, &mut now);
         }
         Wake::After(earliest)
@@ -494,6 +512,10 @@ impl<'a> Worker<'a> {
             }
             let end = self.ctx.clock.now();
             self.ctx.finish_log(end);
+        }
+        if self.ctx.live.is_some() {
+            let end = self.ctx.clock.now();
+            self.publish_live(end, true);
         }
         let log_failed = self.ctx.log_failed();
         let stages = self
