@@ -8,25 +8,40 @@ use pgrush_stats::live::ThreadGauges;
 
 use super::Worker;
 use crate::client::State;
-use crate::clock::Micros;
+use crate::clock::{LazyNow, Micros};
 
 /// Time between two publications of a thread (µs): well under a scrape interval, so
 /// that a scrape sees figures at most this old.
 pub(super) const PUBLISH_EVERY_US: Micros = 100_000;
 
+/// Passes of a loop that never read the clock after which it looks at the edge anyway.
+const LOOK_EVERY_PASSES: u32 = 64;
+
 impl Worker<'_> {
-    /// Publishes if the edge is due at `t`.
-    pub(super) fn publish_live_if_due(&mut self, t: Micros) {
-        if let Some(next) = self.live_next
-            && t >= next
-        {
-            self.publish_live(t, false);
-            let mut next = next;
-            while next <= t {
-                next += PUBLISH_EVERY_US;
-            }
-            self.live_next = Some(next);
+    /// Publishes if the edge is due. The loop's pass may have read the clock (for the
+    /// `-T` end, a deadline): that instant is used. Otherwise the clock is read only
+    /// after a wake-up without events (a deadline, such as the edge) or every
+    /// [`LOOK_EVERY_PASSES`] passes, so that a busy loop reads it no more than before.
+    pub(super) fn publish_live_if_due(&mut self, now: &mut LazyNow, timed_out: bool) {
+        let Some(next) = self.live_next else {
+            return;
+        };
+        self.live_passes += 1;
+        let t = match now.peek() {
+            Some(t) => t,
+            None if timed_out || self.live_passes >= LOOK_EVERY_PASSES => now.get(&self.ctx.clock),
+            None => return,
+        };
+        self.live_passes = 0;
+        if t < next {
+            return;
         }
+        self.publish_live(t, false);
+        let mut next = next;
+        while next <= t {
+            next += PUBLISH_EVERY_US;
+        }
+        self.live_next = Some(next);
     }
 
     /// Publishes the thread's delta and gauges at `t` (`last`: the thread's last

@@ -156,6 +156,8 @@ struct Worker<'a> {
     warmup_end: Option<Micros>,
     /// With `--metrics-listen`: the next publication edge.
     live_next: Option<Micros>,
+    /// Passes since the loop last looked at the edge (see `live.rs`).
+    live_passes: u32,
     aborted: bool,
 }
 
@@ -220,6 +222,7 @@ impl<'a> Worker<'a> {
             interrupt_deadline: None,
             warmup_end: None,
             live_next: None,
+            live_passes: 0,
             aborted: false,
         })
     }
@@ -330,10 +333,13 @@ impl<'a> Worker<'a> {
     /// `--exit-on-abort` stops all threads.
     fn event_loop(&mut self) {
         while self.remaining > 0 && !self.shared.exit_requested() {
-            if let Wake::After(timeout) = self.next_wake()
-                && !self.poll_sockets(timeout)
-            {
-                break;
+            // Whether the loop slept and woke without an event (a deadline).
+            let mut timed_out = false;
+            if let Wake::After(timeout) = self.next_wake() {
+                if !self.poll_sockets(timeout) {
+                    break;
+                }
+                timed_out = self.events.is_empty();
             }
             if self.shared.exit_requested() {
                 break;
@@ -353,8 +359,7 @@ impl<'a> Worker<'a> {
                 progress.report_if_due(t, self.shared, self.ctx.plan, &self.ctx.clock);
             }
             if self.live_next.is_some() {
-                let t = now.get(&self.ctx.clock);
-                self.publish_live_if_due(t);
+                self.publish_live_if_due(&mut now, timed_out);
             }
         }
     }
@@ -390,7 +395,11 @@ impl<'a> Worker<'a> {
         if let Some(edge) = self.warmup_end {
             consider(edge, &mut now);
         }
-        if let Some(edge) = self.live_next {
+        // The publication edge only bounds a sleep that is bounded anyway (the clock is
+        // read then): a loop that would wait for its sockets alone publishes when they wake it.
+        if let Some(edge) = self.live_next
+            && now.peek().is_some()
+        {
             consider(edge, &mut now);
         }
         Wake::After(earliest)
