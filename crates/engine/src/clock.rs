@@ -86,6 +86,12 @@ impl LazyNow {
         t
     }
 
+    /// The instant if it was read, without reading the clock.
+    #[inline]
+    pub(crate) fn peek(&self) -> Option<Micros> {
+        self.0
+    }
+
     /// Forgets the cached instant.
     #[inline]
     pub(crate) fn reset(&mut self) {

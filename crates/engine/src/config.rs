@@ -2,9 +2,11 @@
 
 pub use pgrush_script::ThreadRngs;
 use pgrush_script::{Prng, Script, Variables};
+use pgrush_stats::live::LiveMetrics;
 use pgrush_stats::stages::Stage;
 use pgrush_stats::{QueryMode, RunLimit};
 use pgrush_wire::conninfo::ConnParams;
+use std::sync::Arc;
 
 /// Transaction logging (`-l`, `--aggregate-interval`, `--sampling-rate`, `--log-prefix`).
 #[derive(Debug, Clone, PartialEq)]
@@ -61,7 +63,7 @@ impl Default for ErrorPolicy {
 }
 
 /// What the run prints and records while it runs.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct Output {
     /// Program name for messages (`pgrush`).
     pub progname: String,
@@ -77,6 +79,8 @@ pub struct Output {
     pub log: Option<LogConfig>,
     /// `--failures-detailed` (the log's failure columns).
     pub failures_detailed: bool,
+    /// `--metrics-listen`: the live figures the threads publish for the endpoint.
+    pub metrics: Option<Arc<LiveMetrics>>,
 }
 
 impl Output {
@@ -90,6 +94,7 @@ impl Output {
             report_per_command: false,
             log: None,
             failures_detailed: false,
+            metrics: None,
         }
     }
 }

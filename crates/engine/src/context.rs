@@ -4,6 +4,7 @@
 //! connections. It knows nothing of clients.
 
 use pgrush_script::{CommandKind, ThreadRngs};
+use pgrush_stats::live::LiveRecorder;
 use pgrush_stats::{QueryMode, ThreadStats, TxRecord};
 use pgrush_wire::{BindHead, EncodeRefusal};
 
@@ -44,6 +45,9 @@ pub(crate) struct ThreadCtx<'a, N> {
     /// A run in stages: the timeline, the clients' activation and the statistics of
     /// each stage (`None` without stages: one compare on the paths that look).
     pub(crate) stages: Option<Box<StageRun>>,
+    /// `--metrics-listen`: the thread's live figures (`None` without: one compare on
+    /// the path that records a transaction).
+    pub(crate) live: Option<Box<LiveRecorder>>,
 }
 
 impl<'a, N> ThreadCtx<'a, N> {
@@ -71,6 +75,7 @@ impl<'a, N> ThreadCtx<'a, N> {
             log,
             net,
             stages: None,
+            live: None,
         }
     }
 
@@ -226,11 +231,28 @@ impl<'a, N> ThreadCtx<'a, N> {
         }
     }
 
-    /// A `--warmup` transaction: only the `-P` counters see it (progress lines during
-    /// the warm-up show its throughput); statistics, time series and log do not.
+    /// With `--metrics-listen`, records a measured transaction in the live figures of
+    /// the stage of its scheduled start.
+    #[inline]
+    pub(crate) fn record_live(&mut self, rec: &TxRecord, scheduled: Micros) {
+        if let Some(live) = self.live.as_mut() {
+            let slot = self
+                .stages
+                .as_ref()
+                .map_or(1, |run| run.number_at(scheduled).max(1));
+            live.record(rec, slot);
+        }
+    }
+
+    /// A `--warmup` transaction: only the `-P` counters and the live figures (as the
+    /// warm-up's) see it (progress lines during the warm-up show its throughput);
+    /// statistics, time series and log do not.
     #[cold]
     #[inline(never)]
-    pub(crate) fn warmup_tx(&self, rec: &TxRecord) {
+    pub(crate) fn warmup_tx(&mut self, rec: &TxRecord) {
+        if let Some(live) = self.live.as_mut() {
+            live.record(rec, 0);
+        }
         if let Some(p) = self.stats.progress() {
             p.record(
                 rec.outcome,

@@ -269,10 +269,19 @@ fn deal_clients(
                 layout,
             ))
         });
+        let live = cfg
+            .output
+            .metrics
+            .as_ref()
+            .map(|m| Box::new(pgrush_stats::live::LiveRecorder::new(Arc::clone(m), tid)));
         blocks.push((
             clients,
             cfg.thread_rngs[tid],
-            worker::Recorders { stats, stages },
+            worker::Recorders {
+                stats,
+                stages,
+                live,
+            },
         ));
     }
     Ok(blocks)

@@ -213,6 +213,15 @@ impl Timeline {
         self.segments.get(self.segment_index(t))?.stage
     }
 
+    /// The thread's share of the rate target at `t` (transactions per second; 0 in a
+    /// closed-loop segment).
+    pub(crate) fn rate_tps_at(&self, t: Micros) -> f64 {
+        match self.segments.get(self.segment_index(t)) {
+            Some(seg) if !seg.closed() => seg.rate_at(t as f64).0 * 1e6,
+            _ => 0.0,
+        }
+    }
+
     /// Whether `t` falls in a closed-loop segment.
     pub(crate) fn closed_at(&self, t: Micros) -> bool {
         self.segments[self.segment_index(t)].closed()

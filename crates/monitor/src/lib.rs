@@ -19,6 +19,7 @@ pub mod counter_curve;
 mod error;
 pub mod findings;
 mod intervals;
+pub mod latest;
 pub mod machine;
 pub mod machine_sampler;
 mod sampler;
@@ -40,12 +41,14 @@ pub use findings::RunFacts;
 use sampler::{Periods, Sampled};
 
 /// How often to sample.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct MonitorConfig {
     /// Counter interval (`--server-stats=INTERVAL`).
     pub interval: Duration,
     /// Wait sampling period.
     pub wait_period: Duration,
+    /// Where the sampler also puts its latest values (`--metrics-listen`), if anywhere.
+    pub latest: Option<latest::LatestSlot>,
 }
 
 impl MonitorConfig {
@@ -54,6 +57,7 @@ impl MonitorConfig {
         MonitorConfig {
             interval,
             wait_period: (interval / 10).min(Duration::from_millis(100)),
+            latest: None,
         }
     }
 }
@@ -98,9 +102,13 @@ impl Monitor {
         };
         let thread = {
             let (stop, caps) = (Arc::clone(&stop), caps.clone());
+            let latest = config.latest.clone();
             std::thread::Builder::new()
                 .name("server-stats".into())
-                .spawn(move || sampler::run(conn, &caps, &benchmark_app, periods, start, &stop))
+                .spawn(move || {
+                    let who = (benchmark_app.as_str(), latest.as_ref());
+                    sampler::run(conn, &caps, who, periods, start, &stop)
+                })
                 .map_err(|e| MonitorError::Connect(e.to_string()))?
         };
         Ok(Monitor {
@@ -128,7 +136,7 @@ impl Monitor {
 
     /// Stops sampling (reading the counters once more) and builds the timeline.
     pub fn finish(self, facts: &RunFacts) -> ServerTimeline {
-        let (caps, config) = (self.caps.clone(), self.config);
+        let (caps, config) = (self.caps.clone(), self.config.clone());
         let mut sampled = self.join();
         let mut warnings: Vec<String> = caps.privilege_warning().into_iter().collect();
         warnings.extend(sampled.failure.take());

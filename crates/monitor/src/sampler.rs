@@ -13,6 +13,7 @@ use pgrush_wire::{Connection, QueryResult};
 
 use crate::catalog::Capabilities;
 use crate::counter_curve::{COMMITS, FineReading};
+use crate::latest::{LatestSlot, publish};
 use crate::snapshot::{Snapshot, fine_counters};
 use crate::waits::{EventTracker, WaitCounts, WaitSample};
 
@@ -135,7 +136,7 @@ fn next_on_grid(t: f64, period: f64, from: f64) -> f64 {
 pub fn run(
     conn: Connection,
     caps: &Capabilities,
-    application_name: &str,
+    (application_name, latest): (&str, Option<&LatestSlot>),
     periods: Periods,
     start: Instant,
     stop: &Arc<AtomicBool>,
@@ -166,6 +167,7 @@ pub fn run(
     }
     out.coarse.push(CoarseReading::of(t, &out.first));
     out.last = out.first.clone();
+    publish(latest, |l| l.set_counters(&out.first));
     let own_base = s.transactions;
     let (wait_s, interval_s) = (periods.wait.as_secs_f64(), periods.interval.as_secs_f64());
     let lead_s = (LEAD.as_secs_f64() / wait_s).ceil() * wait_s;
@@ -190,10 +192,12 @@ pub fn run(
                 fine_sample(&mut s, &q, &mut out, t, own_base)
             } else {
                 wait_sample(&mut s, &q, &mut out, t, periods, own_base)
+                    .map(|sample| publish(latest, |l| l.set_waits(&sample)))
             }
         } else {
             next_counters = next_on_grid(t, interval_s, 0.0);
             coarse_sample(&mut s, &q, &mut out, t)
+                .map(|()| publish(latest, |l| l.set_counters(&out.last)))
         };
         if let Err(e) = result {
             out.failure = Some(lost(t, &e));
@@ -225,7 +229,7 @@ fn wait_sample(
     t: f64,
     periods: Periods,
     own_base: u64,
-) -> Result<(), pgrush_wire::Error> {
+) -> Result<WaitSample, pgrush_wire::Error> {
     let own = s.transactions - own_base;
     let r = s.query(&format!("{}; {}", q.waits, q.fine))?;
     let sample = WaitSample::parse(&r);
@@ -243,7 +247,7 @@ fn wait_sample(
     out.interval_waits[index].add(&sample);
     out.waits.add(&sample);
     out.tracker.observe(t, periods.wait.as_secs_f64(), &sample);
-    Ok(())
+    Ok(sample)
 }
 
 /// The fine counters read at `t`, less the sampler's own `own` transactions when its

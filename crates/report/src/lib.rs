@@ -21,6 +21,7 @@ pub mod html;
 pub mod junit;
 pub mod machine;
 pub mod merge;
+pub mod metrics_text;
 pub mod page;
 pub mod palette;
 pub mod percentiles;

@@ -19,6 +19,7 @@ use pgrush_wire::Connection;
 
 use crate::connect::{PasswordPrompt, connect_prompting};
 use crate::failure::{Failure, Line};
+use crate::metrics_endpoint::MetricsEndpoint;
 use crate::options::{Options, SeedChoice, Workload};
 use crate::output::{RunExtras, text_out};
 use crate::output_file::{check_outputs, stdout_failure};
@@ -42,6 +43,8 @@ pub fn run(plan: &RunPlan, prompt: PasswordPrompt<'_>) -> Result<i32, Failure> {
         opts.html.as_deref(),
         opts.junit.as_deref(),
     ])?;
+    // `--metrics-listen`: bound (or refused) before anything starts, served from here on.
+    let metrics = MetricsEndpoint::open(plan, &scripts)?;
     let (params, mut con) =
         connect_prompting(opts, prompt).map_err(|failure| failure.into_failure(prog, "setup"))?;
     print_banner(plan, &con);
@@ -101,7 +104,10 @@ pub fn run(plan: &RunPlan, prompt: PasswordPrompt<'_>) -> Result<i32, Failure> {
             warmup_us: i64::from(opts.warmup_s) * 1_000_000,
         },
         errors: error_policy(opts),
-        output: engine_output(plan),
+        output: Output {
+            metrics: metrics.as_ref().map(MetricsEndpoint::live),
+            ..engine_output(plan)
+        },
         variables,
         client_rngs: seeds.clients,
         thread_rngs: seeds.threads,
@@ -119,6 +125,9 @@ pub fn run(plan: &RunPlan, prompt: PasswordPrompt<'_>) -> Result<i32, Failure> {
             shard::shard_doc(start, opts.clients),
             start.start_local_us() + cfg.pacing.warmup_us,
         );
+    }
+    if let Some(endpoint) = &metrics {
+        extras.publish_server_to(endpoint.server_slot());
     }
     extras.mark_start(prog, cfg.pacing.warmup_us);
     let outcome = pgrush_engine::run(&cfg, &layout).map_err(|e| Failure::error(e.to_string()))?;
@@ -154,7 +163,11 @@ pub fn run(plan: &RunPlan, prompt: PasswordPrompt<'_>) -> Result<i32, Failure> {
         let server = tpcc_before.and_then(|before| before.until_now(&cfg.conn));
         extras.set_tpcc(TpccDoc::build(&summary, server));
     }
-    let status = finish_run(plan, &summary, extras)?;
+    let status = finish_run(plan, &summary, extras);
+    if let Some(endpoint) = metrics {
+        endpoint.linger();
+    }
+    let status = status?;
     // Lost `-l` lines (the error was printed) make the run a failure.
     Ok(if outcome.log_write_failed && status == 0 {
         1
@@ -302,6 +315,7 @@ fn engine_output(plan: &RunPlan) -> Output {
             aggregate_interval: opts.aggregate_interval,
         }),
         failures_detailed: opts.failures_detailed,
+        metrics: None,
     }
 }
 

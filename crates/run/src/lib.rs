@@ -14,6 +14,7 @@ pub mod connect;
 pub mod failure;
 pub mod gate;
 pub mod machine_load;
+pub mod metrics_endpoint;
 pub mod options;
 pub mod output;
 pub mod output_file;

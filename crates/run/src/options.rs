@@ -210,6 +210,11 @@ pub struct Options {
     pub server_stats: Option<std::time::Duration>,
     /// `--no-server-stats`: no sampling, even with `--json` or `--html`.
     pub no_server_stats: bool,
+    /// `--metrics-listen ADDR`: serve `/metrics` (Prometheus, OpenMetrics) there during
+    /// the run.
+    pub metrics_listen: Option<std::net::SocketAddr>,
+    /// `--metrics-linger SECONDS`: keep serving that long after the report.
+    pub metrics_linger_s: u32,
 
     // --- sharded runs ---
     /// `--shard INDEX/COUNT` as given.
@@ -290,6 +295,8 @@ impl Default for Options {
             stages: Vec::new(),
             server_stats: None,
             no_server_stats: false,
+            metrics_listen: None,
+            metrics_linger_s: 0,
             shard_option: None,
             shards_option: None,
             shard_timeout_s: DEFAULT_SHARD_TIMEOUT_S,

@@ -102,6 +102,14 @@ impl RunExtras {
         }
     }
 
+    /// With `--metrics-listen`: the server sampler, if there is one, also puts its
+    /// latest values into `slot`.
+    pub fn publish_server_to(&mut self, slot: pgrush_monitor::latest::LatestSlot) {
+        if let Some(s) = self.sampling.as_mut() {
+            s.publish_to(slot);
+        }
+    }
+
     /// Marks the start of the run (call just before the engine starts, after
     /// [`RunExtras::set_shard`] for a shard) and starts the server and machine samplers,
     /// whose intervals start with the run's time series: now plus the `--warmup`

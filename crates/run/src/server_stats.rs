@@ -4,6 +4,7 @@
 use std::time::{Duration, Instant};
 
 use pgrush_engine::messages;
+use pgrush_monitor::latest::LatestSlot;
 use pgrush_monitor::{Monitor, MonitorConfig, RunFacts};
 use pgrush_report::document::{RunDocument, TimeSeriesDoc};
 use pgrush_stats::RunSummary;
@@ -18,6 +19,8 @@ pub struct ServerSampling {
     interval: Duration,
     monitor: Option<Monitor>,
     cpu_at_start: Option<f64>,
+    /// `--metrics-listen`: where the sampler also puts its latest values.
+    latest: Option<LatestSlot>,
 }
 
 impl std::fmt::Debug for ServerSampling {
@@ -37,7 +40,13 @@ impl ServerSampling {
             interval: plan.outputs.server_interval,
             monitor: None,
             cpu_at_start: None,
+            latest: None,
         })
+    }
+
+    /// Has the sampler also put its latest values into `slot` (for the metrics endpoint).
+    pub fn publish_to(&mut self, slot: LatestSlot) {
+        self.latest = Some(slot);
     }
 
     /// Starts sampling (call when the run starts); `origin` is where the run's time
@@ -45,7 +54,11 @@ impl ServerSampling {
     /// a warning: the benchmark runs without it.
     pub fn start(&mut self, prog: &str, origin: Instant) {
         self.cpu_at_start = process_cpu_seconds();
-        match Monitor::start(&self.params, MonitorConfig::every(self.interval), origin) {
+        let config = MonitorConfig {
+            latest: self.latest.clone(),
+            ..MonitorConfig::every(self.interval)
+        };
+        match Monitor::start(&self.params, config, origin) {
             Ok(m) => self.monitor = Some(m),
             Err(e) => messages::warning(prog, &format!("server statistics: {e}")),
         }

@@ -13,6 +13,8 @@
 //!    per-command [`GrowingHistogram`] also when a value falls outside its window, a few
 //!    times at most) and the series storing a closed interval once per interval;
 //! 3. thread 0 sums [`ProgressCounters`] snapshots for progress lines;
+//!    with `--metrics-listen` each thread also records into a [`live::LiveRecorder`] and
+//!    publishes its deltas at interval edges for the endpoint's [`live::LiveTotals`];
 //! 4. after the run, merge the threads into `summary.stats` and fill durations (a
 //!    recording thread's latency histograms are complete only after a merge or
 //!    [`ThreadStats::flush`]: latencies reach them in bulk).
@@ -24,6 +26,7 @@ pub mod coarse;
 mod counters;
 pub mod growing;
 pub mod histogram;
+pub mod live;
 mod pending;
 pub mod progress;
 mod series_parts;

@@ -403,6 +403,48 @@ pub fn server_stats(st: &mut State, value: Option<&[u8]>, diag: &mut Diag<'_>) -
     Ok(())
 }
 
+/// `--metrics-listen ADDR`: an IP address and port (`127.0.0.1:9187`, `[::1]:9187`),
+/// or `localhost:PORT`.
+pub fn metrics_listen(
+    st: &mut State,
+    value: Option<&[u8]>,
+    diag: &mut Diag<'_>,
+) -> Result<(), i32> {
+    let given = value.unwrap_or_default();
+    let text = std::str::from_utf8(given).unwrap_or_default().trim();
+    let local = text
+        .strip_prefix("localhost:")
+        .map(|port| format!("127.0.0.1:{port}"));
+    match local
+        .as_deref()
+        .unwrap_or(text)
+        .parse::<std::net::SocketAddr>()
+    {
+        Ok(addr) => {
+            st.opts.metrics_listen = Some(addr);
+            Ok(())
+        }
+        Err(_) => fatal(
+            diag,
+            &cat(&[
+                b"invalid metrics address: \"",
+                given,
+                b"\" (HOST:PORT expected, e.g. 127.0.0.1:9187)",
+            ]),
+        ),
+    }
+}
+
+/// `--metrics-linger SECONDS`: whole seconds, from 0.
+pub fn metrics_linger(
+    st: &mut State,
+    value: Option<&[u8]>,
+    diag: &mut Diag<'_>,
+) -> Result<(), i32> {
+    st.opts.metrics_linger_s = int_option(value.unwrap_or_default(), "--metrics-linger", 0, diag)?;
+    Ok(())
+}
+
 /// `--warmup DURATION`: whole seconds, from 1, with an optional `s` (`10`, `10s`).
 pub fn warmup(st: &mut State, value: Option<&[u8]>, diag: &mut Diag<'_>) -> Result<(), i32> {
     let given = value.unwrap_or_default();

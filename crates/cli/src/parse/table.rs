@@ -629,6 +629,17 @@ pub static OPTIONS: &[OptionDef] = &[
             "read stages from FILE, one SPEC a line (# comments)",
         ])],
         Update::Custom(apply::stages_file)),
+    extension("metrics-listen", Required, Some("ADDR"),
+        &[help(Extensions, 20, &[
+            "serve Prometheus metrics on ADDR (e.g. 127.0.0.1:9187,",
+            "path /metrics) from the start of the run to the report",
+        ])],
+        Update::Custom(apply::metrics_listen)),
+    extension("metrics-linger", Required, Some("SECONDS"),
+        &[help(Extensions, 21, &[
+            "keep serving the metrics SECONDS after the report",
+        ])],
+        Update::Custom(apply::metrics_linger)),
     both(b'V', "version", No, None, Any,
         &[help(Common, 6, &["output version information, then exit"])],
         Update::Early(EarlyAction::Version)),
@@ -682,6 +693,8 @@ mod tests {
             "stage" => "2s,clients=1",
             "stages" => concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/stages-example.txt"),
             "start-at" => "2026-11-24T01:00:00Z",
+            "metrics-listen" => "127.0.0.1:9187",
+            "metrics-linger" => "5",
             other => panic!("no sample value for --{other}: add one to this test"),
         }
     }

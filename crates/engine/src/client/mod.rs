@@ -308,6 +308,11 @@ impl<C: ClientConn> Client<C> {
         self.id
     }
 
+    /// Whether the client holds an open connection.
+    pub(crate) fn connected(&self) -> bool {
+        self.conn.is_some()
+    }
+
     /// Current state.
     #[inline]
     pub(crate) fn state(&self) -> State {

@@ -253,6 +253,7 @@ impl<C: ClientConn> Client<C> {
         }
         ctx.stats.record_tx_at(&rec, t);
         ctx.record_stage_tx(&rec, self.txn_scheduled);
+        ctx.record_live(&rec, self.txn_scheduled);
         self.tx_count += 1;
         ctx.log_tx(self.id, self.tx_count, &rec, t, self.txn_scheduled);
     }

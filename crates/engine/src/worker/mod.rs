@@ -11,6 +11,7 @@
 //! Token `i` is client `i` (global ids); [`SIGNAL_TOKEN`] is the Ctrl-C self-pipe,
 //! [`WAKE_TOKEN`] the `--exit-on-abort` waker.
 
+mod live;
 mod progress;
 pub(crate) mod sched;
 
@@ -19,6 +20,7 @@ use std::time::Duration;
 use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Token};
 use pgrush_script::ThreadRngs;
+use pgrush_stats::live::LiveRecorder;
 use pgrush_stats::{RunLimit, ThreadStats};
 use pgrush_wire::Connection;
 
@@ -68,6 +70,8 @@ pub(crate) struct Recorders {
     pub(crate) stats: ThreadStats,
     /// With stages: the timeline, the clients' activation and per-stage statistics.
     pub(crate) stages: Option<Box<StageRun>>,
+    /// With `--metrics-listen`: the thread's live figures.
+    pub(crate) live: Option<Box<LiveRecorder>>,
 }
 
 /// Runs one worker thread to completion. Every thread passes the READY and GO
@@ -150,6 +154,10 @@ struct Worker<'a> {
     interrupt_deadline: Option<Micros>,
     /// End of `--warmup` while it lasts: then the `-R` schedule restarts.
     warmup_end: Option<Micros>,
+    /// With `--metrics-listen`: the next publication edge.
+    live_next: Option<Micros>,
+    /// Passes since the loop last looked at the edge (see `live.rs`).
+    live_passes: u32,
     aborted: bool,
 }
 
@@ -194,6 +202,7 @@ impl<'a> Worker<'a> {
         let net = Sockets::new(&cfg.conn, &cfg.output.progname, registry);
         let mut ctx = ThreadCtx::new(cfg, plan, clock, recorders.stats, rngs, log, net);
         ctx.stages = recorders.stages;
+        ctx.live = recorders.live;
         let n = clients.len();
         Ok(Worker {
             tid,
@@ -212,6 +221,8 @@ impl<'a> Worker<'a> {
             progress: None,
             interrupt_deadline: None,
             warmup_end: None,
+            live_next: None,
+            live_passes: 0,
             aborted: false,
         })
     }
@@ -273,6 +284,9 @@ impl<'a> Worker<'a> {
             self.ctx.stats.add_conn_time_us(connecting);
         }
         self.ctx.throttle_trigger = now;
+        if self.ctx.live.is_some() {
+            self.live_next = Some(now);
+        }
         let origin = self.shared.measured_origin();
         if let Some(log) = self.ctx.log.as_mut()
             && !cfg.stages.is_empty()
@@ -319,10 +333,13 @@ impl<'a> Worker<'a> {
     /// `--exit-on-abort` stops all threads.
     fn event_loop(&mut self) {
         while self.remaining > 0 && !self.shared.exit_requested() {
-            if let Wake::After(timeout) = self.next_wake()
-                && !self.poll_sockets(timeout)
-            {
-                break;
+            // Whether the loop slept and woke without an event (a deadline).
+            let mut timed_out = false;
+            if let Wake::After(timeout) = self.next_wake() {
+                if !self.poll_sockets(timeout) {
+                    break;
+                }
+                timed_out = self.events.is_empty();
             }
             if self.shared.exit_requested() {
                 break;
@@ -340,6 +357,9 @@ impl<'a> Worker<'a> {
             if let Some(progress) = self.progress.as_mut() {
                 let t = now.refresh(&self.ctx.clock);
                 progress.report_if_due(t, self.shared, self.ctx.plan, &self.ctx.clock);
+            }
+            if self.live_next.is_some() {
+                self.publish_live_if_due(&mut now, timed_out);
             }
         }
     }
@@ -373,6 +393,13 @@ impl<'a> Worker<'a> {
             consider(deadline, &mut now);
         }
         if let Some(edge) = self.warmup_end {
+            consider(edge, &mut now);
+        }
+        // The publication edge only bounds a sleep that is bounded anyway (the clock is
+        // read then): a loop that would wait for its sockets alone publishes when they wake it.
+        if let Some(edge) = self.live_next
+            && now.peek().is_some()
+        {
             consider(edge, &mut now);
         }
         Wake::After(earliest)
@@ -494,6 +521,10 @@ impl<'a> Worker<'a> {
             }
             let end = self.ctx.clock.now();
             self.ctx.finish_log(end);
+        }
+        if self.ctx.live.is_some() {
+            let end = self.ctx.clock.now();
+            self.publish_live(end, true);
         }
         let log_failed = self.ctx.log_failed();
         let stages = self
