@@ -20,6 +20,7 @@ pub mod html;
 pub mod junit;
 pub mod machine;
 pub mod merge;
+pub mod outage;
 pub mod page;
 pub mod palette;
 pub mod percentiles;

@@ -110,6 +110,7 @@ fn push_report(s: &mut TextBuf, sum: &RunSummary) {
     for (i, stage) in sum.stages.iter().enumerate() {
         push_stage(s, &sum.config, i + 1, stage);
     }
+    crate::outage::push_outages(s, sum);
 }
 
 /// A stage of a run in stages: its header, then the report's lines for the
@@ -205,6 +206,15 @@ fn push_failure_counts(s: &mut TextBuf, cfg: &RunConfig, total: &TxStats, total_
     push_count_pct(s, "number of failed transactions", c.failed(), total_cnt);
     if cfg.failures_detailed {
         push_failure_kinds(s, "", total, total_cnt);
+    }
+    if cfg.reconnect {
+        // pgrush's own (`--reconnect`): transactions that lost their connection.
+        push_count_pct(
+            s,
+            "number of connection failures",
+            c.connection_failures,
+            total_cnt,
+        );
     }
     if cfg.max_tries != 1 {
         push_count_pct(s, "number of transactions retried", c.retried, total_cnt);

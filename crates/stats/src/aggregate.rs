@@ -118,6 +118,16 @@ impl AggregateInterval {
             " {} {} {} {} {} {}",
             c.skipped, c.retried, c.retries, ser, dead, other
         );
+        if self.format.reconnect {
+            // pgrush's own 17th column: connection failures (as the others, 0 unless
+            // `--failures-detailed`).
+            let conn = if self.format.failures_detailed {
+                c.connection_failures
+            } else {
+                0
+            };
+            let _ = write!(out, " {conn}");
+        }
         if !self.stage_starts.is_empty() {
             // An interval that starts before the first stage (the start rounded down
             // to the second) holds nothing earlier: it is the first stage's.
@@ -194,6 +204,7 @@ mod tests {
             latency_limit: true,
             max_tries: 2,
             failures_detailed: true,
+            reconnect: false,
         };
         let mut a = AggregateInterval::new(T0, 2, fmt);
         let mut out = String::new();

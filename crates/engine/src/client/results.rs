@@ -75,7 +75,11 @@ impl<C: ClientConn> Client<C> {
     /// error but a lost connection with `--continue-on-error`), else Aborted.
     #[cold]
     pub(super) fn after_failed_command<N>(&self, ctx: &ThreadCtx<'_, N>) -> State {
-        if self.estatus.recoverable(ctx.cfg.errors.continue_on_error) {
+        let errors = &ctx.cfg.errors;
+        if self.estatus.recoverable(
+            errors.continue_on_error,
+            errors.reconnect_timeout_us.is_some(),
+        ) {
             State::Error
         } else {
             State::Aborted
@@ -140,7 +144,8 @@ impl<C: ClientConn> Client<C> {
     #[cold]
     #[inline(never)]
     fn connection_gone<N>(&mut self, ctx: &ThreadCtx<'_, N>) -> Poll {
-        if !self.read.failed {
+        // Under `--reconnect` the client says so itself (`lose_connection`).
+        if !self.read.failed && ctx.cfg.errors.reconnect_timeout_us.is_none() {
             messages::error(
                 ctx.progname(),
                 &format!(
@@ -235,6 +240,9 @@ impl<C: ClientConn> Client<C> {
                 );
                 if self.estatus == ErrStatus::ConnectionLost {
                     // The server ends the session: nothing more will come.
+                    if ctx.cfg.errors.reconnect_timeout_us.is_some() {
+                        self.lost_sqlstate = Some(String::from_utf8_lossy(fields.code()).into());
+                    }
                     return Step::Finished(Poll::Failed);
                 }
             }
@@ -466,7 +474,11 @@ fn error_response<N>(
         };
         let query = ctx.query_text(script, command, sent);
         let text = fields.to_db_error_in(encoding).libpq_message_bytes(query);
-        if status.recoverable(ctx.cfg.errors.continue_on_error) {
+        let errors = &ctx.cfg.errors;
+        if status.recoverable(
+            errors.continue_on_error,
+            errors.reconnect_timeout_us.is_some(),
+        ) {
             if ctx.cfg.errors.verbose_errors {
                 messages::info(
                     ctx.progname(),

@@ -114,6 +114,9 @@ impl<C: ClientConn> Client<C> {
     ) -> Next {
         let mut t = now.get(&ctx.clock);
         if self.conn.is_none() {
+            if self.outage.is_some() {
+                return Next::go(State::Reconnect);
+            }
             let start = t;
             let Some(conn) = ctx.net.connect() else {
                 messages::error(
@@ -217,9 +220,8 @@ impl<C: ClientConn> Client<C> {
             TxOutcome::Skipped
         } else {
             match self.estatus {
-                ErrStatus::None | ErrStatus::MetaCommand | ErrStatus::ConnectionLost => {
-                    TxOutcome::Success
-                }
+                ErrStatus::None | ErrStatus::MetaCommand => TxOutcome::Success,
+                ErrStatus::ConnectionLost => TxOutcome::ConnectionFailure,
                 ErrStatus::Serialization => TxOutcome::SerializationFailure,
                 ErrStatus::Deadlock => TxOutcome::DeadlockFailure,
                 ErrStatus::Other => TxOutcome::OtherFailure,
@@ -237,6 +239,9 @@ impl<C: ClientConn> Client<C> {
         } else {
             (0.0, 0.0)
         };
+        if outcome == TxOutcome::Success && self.outage.is_some() {
+            self.end_outage(ctx, t);
+        }
         let rec = TxRecord {
             script: self.script,
             outcome,

@@ -1,0 +1,213 @@
+//! `--reconnect`: a client whose connection is lost counts a connection failure,
+//! reconnects (through the conninfo's host list) and goes on; the report, the `-l`
+//! log and the JSON document say so, with the outage windows. Without the option
+//! the same loss ends as in pgbench (`bench_lost_connection.rs` compares that
+//! with pgbench 18 and 19).
+
+mod bench_common;
+
+use bench_common::{DB, Prog, Scratch, cluster, command, run};
+use pgrush_testkit::Output;
+
+/// Each client's second transaction ends its own session (a `FATAL` error, then
+/// the server closes the connection); the others succeed.
+const SECOND_TERMINATES: (&str, &str) = (
+    "second.sql",
+    "\\set k :k + 1\n\\if :k = 2\nselect pg_terminate_backend(pg_backend_pid());\n\\endif\nselect 1;\n",
+);
+
+/// The value of report line `label: N (...)`.
+fn count(stdout: &str, label: &str) -> Option<u64> {
+    stdout.lines().find_map(|l| {
+        l.strip_prefix(label)?
+            .strip_prefix(": ")?
+            .split([' ', '/'])
+            .next()?
+            .parse()
+            .ok()
+    })
+}
+
+fn second_terminates(dir: &Scratch, extra: &[&str]) -> Output {
+    let mut args = vec![
+        "-n",
+        "-t",
+        "4",
+        "-c",
+        "2",
+        "-j",
+        "2",
+        "-D",
+        "k=0",
+        "-f",
+        "second.sql",
+    ];
+    args.extend_from_slice(extra);
+    run(Prog::Pgrush, &dir.path, DB, &args)
+}
+
+#[test]
+fn a_lost_connection_is_a_failure_and_the_client_goes_on() {
+    let dir = Scratch::new(&[SECOND_TERMINATES]);
+    let out = second_terminates(
+        &dir,
+        &[
+            "--reconnect=5",
+            "--failures-detailed",
+            "-l",
+            "--json",
+            "run.json",
+        ],
+    );
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    let s = &out.stdout;
+    assert_eq!(
+        count(s, "number of transactions actually processed"),
+        Some(6),
+        "{s}"
+    );
+    assert_eq!(count(s, "number of failed transactions"), Some(2), "{s}");
+    assert_eq!(count(s, "number of connection failures"), Some(2), "{s}");
+    assert!(s.contains("outage windows: "), "{s}");
+    assert!(s.contains("failures by SQLSTATE class: 57: 2"), "{s}");
+    for c in 0..2 {
+        let line = format!(
+            "pgrush: error: client {c} lost its connection in command 2 of script 0; reconnecting"
+        );
+        assert!(out.stderr.contains(&line), "{}", out.stderr);
+    }
+    // The log: one `connection` failure per client, as its second transaction.
+    let logs = dir.files_with_prefix("pgbench_log");
+    let lines: Vec<&str> = logs.values().flat_map(|t| t.lines()).collect();
+    assert_eq!(lines.len(), 8, "{lines:?}");
+    let mut failed: Vec<&str> = lines
+        .iter()
+        .filter(|l| l.split(' ').nth(2) == Some("connection"))
+        .map(|l| &l[..4])
+        .collect();
+    failed.sort();
+    assert_eq!(failed, ["0 2 ", "1 2 "], "{lines:?}");
+    // The document: the counts and the windows.
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path.join("run.json")).unwrap()).unwrap();
+    assert_eq!(doc["config"]["reconnect"], true);
+    assert_eq!(doc["results"]["transactions"]["connection_failures"], 2);
+    let windows = doc["outages"]["windows"].as_array().expect("windows");
+    let in_windows: u64 = windows
+        .iter()
+        .map(|w| w["connection_failures"].as_u64().unwrap())
+        .sum();
+    assert_eq!(in_windows, 2, "{windows:?}");
+    for w in windows {
+        assert!(w["end_s"].as_f64() >= w["start_s"].as_f64(), "{w}");
+        assert_eq!(w["open"], false, "{w}");
+    }
+    let clients = doc["outages"]["clients"].as_array().expect("clients");
+    assert_eq!(clients.len(), 2);
+    for c in clients {
+        assert_eq!(c["sqlstate"], "57P01", "{c}");
+        assert_eq!(c["before"], c["after"], "{c}");
+        assert_eq!(c["before"]["in_recovery"], false, "{c}");
+    }
+}
+
+#[test]
+fn without_the_option_the_client_aborts_as_in_pgbench() {
+    let dir = Scratch::new(&[SECOND_TERMINATES]);
+    let out = second_terminates(&dir, &[]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(
+        !out.stdout.contains("connection failures"),
+        "{}",
+        out.stdout
+    );
+    assert!(!out.stdout.contains("outage"), "{}", out.stdout);
+    let theirs = run(
+        Prog::Pgbench19,
+        &dir.path,
+        DB,
+        &[
+            "-n",
+            "-t",
+            "4",
+            "-c",
+            "2",
+            "-j",
+            "2",
+            "-D",
+            "k=0",
+            "-f",
+            "second.sql",
+        ],
+    );
+    assert_eq!(theirs.code, 2, "{}", theirs.stderr);
+    assert_eq!(
+        count(&out.stdout, "number of transactions actually processed"),
+        count(&theirs.stdout, "number of transactions actually processed"),
+    );
+}
+
+#[test]
+fn the_new_connection_walks_the_host_list() {
+    let dir = Scratch::new(&[SECOND_TERMINATES]);
+    let c = cluster();
+    let conninfo = format!(
+        "host=/nonexistent-pgrush-dir,{} port={} dbname={DB}",
+        c.socket_dir().display(),
+        c.port()
+    );
+    let out = run(
+        Prog::Pgrush,
+        &dir.path,
+        DB,
+        &[
+            "-n",
+            "-t",
+            "3",
+            "-c",
+            "1",
+            "-D",
+            "k=0",
+            "-f",
+            "second.sql",
+            "--reconnect=5",
+            &conninfo,
+        ],
+    );
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    assert_eq!(count(&out.stdout, "number of connection failures"), Some(1));
+    let server = format!("{}:{} (primary)", c.socket_dir().display(), c.port());
+    assert!(
+        out.stdout.contains(&format!(" - servers: {server}")),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains(&format!("-> {server}")),
+        "{}",
+        out.stdout
+    );
+}
+
+#[test]
+fn bad_timeouts_are_refused() {
+    let dir = Scratch::new(&[]);
+    for (value, message) in [
+        (
+            "0",
+            "pgrush: error: --reconnect must be in range 1..2147483647",
+        ),
+        (
+            "x",
+            "pgrush: error: invalid value \"x\" for option --reconnect",
+        ),
+    ] {
+        let out = command(Prog::Pgrush, &dir.path, DB)
+            .args(["-n", "-t", "1", &format!("--reconnect={value}")])
+            .output()
+            .expect("runs");
+        assert_eq!(out.status.code(), Some(1));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.starts_with(message), "{stderr}");
+    }
+}

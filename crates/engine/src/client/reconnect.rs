@@ -1,0 +1,204 @@
+//! `--reconnect`: a client whose connection is lost counts the transaction as a
+//! connection failure, then (`RECONNECT`) opens a new connection through the
+//! conninfo's host list without blocking its thread (the [`Network`] connects in a
+//! thread of its own), with a backoff between attempts, and goes on; after the
+//! timeout without a connection it aborts. The outage lasts until the client's
+//! first successful transaction, and is recorded in the thread's statistics.
+
+use pgrush_stats::{ClientOutage, ServerIdentity};
+use pgrush_wire::TransactionStatus;
+
+use super::{Client, Next, Pipeline, State, Wait};
+use crate::clock::{LazyNow, Micros};
+use crate::conn::{ClientConn, Network, Opened};
+use crate::context::ThreadCtx;
+use crate::messages;
+
+/// The first wait between two attempts, µs; it doubles after each failed one.
+const FIRST_BACKOFF_US: Micros = 10_000;
+/// The longest wait between two attempts, µs.
+const MAX_BACKOFF_US: Micros = 1_000_000;
+/// How often a client looks whether its connection attempt is done, µs.
+const POLL_US: Micros = 2_000;
+
+/// A client's outage, from the failure that lost its connection to its first
+/// success after it.
+#[derive(Debug)]
+pub(crate) struct Outage {
+    /// When the first failure of the outage happened (engine clock).
+    since: Micros,
+    /// When the connection was last lost (the timeout counts from it).
+    lost_at: Micros,
+    /// When the next attempt may start.
+    next_try: Micros,
+    /// The wait after the next failed attempt.
+    backoff: Micros,
+    /// An attempt is in progress.
+    connecting: bool,
+    /// Connection failures in the outage.
+    failures: u64,
+    /// SQLSTATE of the error that ended the session first (None: the socket closed).
+    sqlstate: Option<String>,
+    /// The server before the outage.
+    before: Option<ServerIdentity>,
+    /// libpq's message of the last failed attempt.
+    last_error: String,
+}
+
+impl<C: ClientConn> Client<C> {
+    /// The connection is lost (`--reconnect`): closes it, counts the failure in
+    /// the outage (opening one), and leaves the transaction to be counted as failed.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn lose_connection<N: Network<Conn = C>>(
+        &mut self,
+        ctx: &mut ThreadCtx<'_, N>,
+        now: &mut LazyNow,
+    ) {
+        let t = now.get(&ctx.clock);
+        messages::error(
+            ctx.progname(),
+            &format!(
+                "client {} lost its connection in command {} of script {}; reconnecting",
+                self.id, self.command, self.script
+            ),
+        );
+        self.disconnect(ctx);
+        self.tx_status = TransactionStatus::Idle;
+        let sqlstate = self.lost_sqlstate.take();
+        let before = self.server.take();
+        let outage = self.outage.get_or_insert_with(|| {
+            Box::new(Outage {
+                since: t,
+                lost_at: t,
+                next_try: t,
+                backoff: FIRST_BACKOFF_US,
+                connecting: false,
+                failures: 0,
+                sqlstate,
+                before,
+                last_error: String::new(),
+            })
+        });
+        outage.lost_at = t;
+        outage.next_try = t;
+        outage.backoff = FIRST_BACKOFF_US;
+        outage.failures += 1;
+    }
+
+    /// `RECONNECT`: starts an attempt when the backoff allows, looks whether the
+    /// one in progress is done, and gives up after the timeout.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn reconnect<N: Network<Conn = C>>(
+        &mut self,
+        ctx: &mut ThreadCtx<'_, N>,
+        now: &mut LazyNow,
+    ) -> Next {
+        let token = self.id as usize;
+        if ctx.timer_exceeded {
+            ctx.net.abandon_connect(token);
+            return Next::go(State::Finished);
+        }
+        let t = now.get(&ctx.clock);
+        let timeout = ctx.cfg.errors.reconnect_timeout_us.unwrap_or(0);
+        let Some(outage) = self.outage.as_mut() else {
+            return Next::go(State::StartTx);
+        };
+        if outage.connecting {
+            match ctx.net.poll_connect(token) {
+                None => return Next::wait(State::Reconnect, Wait::Until(t + POLL_US)),
+                Some(Ok(opened)) => {
+                    outage.connecting = false;
+                    return Next::go(self.install(ctx, opened));
+                }
+                Some(Err(e)) => {
+                    outage.connecting = false;
+                    outage.last_error = e;
+                    outage.next_try = t + outage.backoff;
+                    outage.backoff = (outage.backoff * 2).min(MAX_BACKOFF_US);
+                }
+            }
+        }
+        let give_up_at = outage.lost_at.saturating_add(timeout);
+        if t >= give_up_at {
+            let msg = format!(
+                "client {} aborted: no connection within the reconnect timeout of {} s; {}",
+                self.id,
+                timeout / 1_000_000,
+                outage.last_error
+            );
+            messages::error(ctx.progname(), &pgrush_wire::lossless::to_bytes(&msg));
+            return Next::go(State::Aborted);
+        }
+        if t >= outage.next_try {
+            ctx.net.begin_connect(token);
+            outage.connecting = true;
+            return Next::wait(State::Reconnect, Wait::Until(t + POLL_US));
+        }
+        Next::wait(
+            State::Reconnect,
+            Wait::Until(outage.next_try.min(give_up_at)),
+        )
+    }
+
+    /// Takes the new connection: registered, nothing prepared on it yet.
+    fn install<N: Network<Conn = C>>(
+        &mut self,
+        ctx: &mut ThreadCtx<'_, N>,
+        opened: Opened<C>,
+    ) -> State {
+        self.conn = Some(opened.conn);
+        self.server = opened.server;
+        self.prepared.iter_mut().for_each(|p| *p = false);
+        self.pipeline = Pipeline::Off;
+        self.tx_status = TransactionStatus::Idle;
+        if self.register(ctx) {
+            State::StartTx
+        } else {
+            State::Aborted
+        }
+    }
+
+    /// The first success after an outage ends it (at `t`): it goes to the
+    /// thread's statistics.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn end_outage<N>(&mut self, ctx: &mut ThreadCtx<'_, N>, t: Micros) {
+        if let Some(outage) = self.outage.take() {
+            ctx.stats
+                .outages
+                .push(outage.into_record(self.id, Some(t), self.server.clone()));
+        }
+    }
+
+    /// An outage still open when the client stops (the run ended, or it aborted).
+    #[cold]
+    pub(crate) fn close_outage<N>(&mut self, ctx: &mut ThreadCtx<'_, N>) {
+        if let Some(outage) = self.outage.take() {
+            ctx.stats
+                .outages
+                .push(outage.into_record(self.id, None, None));
+        }
+    }
+}
+
+impl Outage {
+    /// The statistics' record of the outage (engine clock).
+    fn into_record(
+        self,
+        client: u32,
+        end: Option<Micros>,
+        after: Option<ServerIdentity>,
+    ) -> ClientOutage {
+        ClientOutage {
+            client,
+            start_us: self.since,
+            end_us: end,
+            failures: self.failures,
+            sqlstate: self.sqlstate,
+            before: self.before,
+            after,
+        }
+    }
+}
