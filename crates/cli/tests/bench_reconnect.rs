@@ -211,3 +211,100 @@ fn bad_timeouts_are_refused() {
         assert!(stderr.starts_with(message), "{stderr}");
     }
 }
+
+/// A server restarted with `-m immediate` in the middle of a `-T` run, then one
+/// stopped for good: with `--reconnect=10` the clients fail once each, wait, come
+/// back and go on (one outage window, as long as the server was down and at most
+/// the backoff's cap more); with `--reconnect=1` they give up a second after the
+/// server went away (exit status 2, as pgbench's aborted clients).
+#[test]
+fn clients_survive_a_restart_and_give_up_on_a_server_that_stays_down() {
+    use pgrush_cluster::{Cluster, ShutdownMode};
+    use std::time::{Duration, Instant};
+
+    let cluster = Cluster::start().expect("throwaway cluster");
+    let dir = Scratch::new(&[("select.sql", "select 1;\n")]);
+    let bench = |args: &[&str]| {
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_pgrush"));
+        cmd.current_dir(&dir.path)
+            .envs(cluster.env())
+            .args(["-n", "-c", "4", "-j", "2", "-f", "select.sql"])
+            .args(args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        cmd.spawn().expect("pgrush starts")
+    };
+    let wait = |child: std::process::Child| {
+        let out = child.wait_with_output().expect("pgrush ends");
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+
+    // 1. A restart: down between `stopped` and `started`.
+    let child = bench(&[
+        "--reconnect=10",
+        "-T",
+        "5",
+        "--json",
+        "run.json",
+        "--no-server-stats",
+    ]);
+    std::thread::sleep(Duration::from_secs(2));
+    let stopping = Instant::now();
+    cluster.stop(ShutdownMode::Immediate).expect("stop");
+    let stopped = Instant::now();
+    std::thread::sleep(Duration::from_millis(800));
+    let starting = Instant::now();
+    cluster.start_server().expect("start");
+    let started = Instant::now();
+    let (code, stdout, stderr) = wait(child);
+    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
+    let failures = count(&stdout, "number of connection failures").expect("the line");
+    assert!((1..=4).contains(&failures), "{stdout}");
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path.join("run.json")).unwrap()).unwrap();
+    let windows = doc["outages"]["windows"].as_array().expect("windows");
+    assert_eq!(windows.len(), 1, "{windows:?}");
+    let w = &windows[0];
+    assert_eq!(w["open"], false, "{w}");
+    let length = w["end_s"].as_f64().unwrap() - w["start_s"].as_f64().unwrap();
+    let down_at_least = (starting - stopped).as_secs_f64();
+    let down_at_most = (started - stopping).as_secs_f64();
+    assert!(
+        length >= down_at_least && length <= down_at_most + 1.0 + 0.1,
+        "window of {length} s, server down {down_at_least}..{down_at_most} s"
+    );
+    // Transactions went on after it: the intervals after the window have some.
+    let after: u64 = doc["time_series"]["intervals"]
+        .as_array()
+        .expect("intervals")
+        .iter()
+        .filter(|iv| iv["start_s"].as_f64().unwrap() > w["end_s"].as_f64().unwrap())
+        .map(|iv| iv["transactions"]["processed"].as_u64().unwrap_or(0))
+        .sum();
+    assert!(after > 0, "no transaction after the window");
+
+    // 2. A server that stays down: each client gives up after its timeout.
+    let child = bench(&["--reconnect=1", "-T", "30"]);
+    std::thread::sleep(Duration::from_secs(1));
+    cluster.stop(ShutdownMode::Immediate).expect("stop");
+    let stopped = Instant::now();
+    let (code, stdout, stderr) = wait(child);
+    let waited = stopped.elapsed().as_secs_f64();
+    assert_eq!(code, Some(2), "{stdout}\n{stderr}");
+    // The timeout, one backoff step at most and a connection attempt, not -T.
+    assert!(waited < 1.0 + 1.0 + 2.0, "ended {waited} s after the stop");
+    for c in 0..4 {
+        let line = format!(
+            "pgrush: error: client {c} aborted: no connection within the reconnect timeout of 1 s; connection to server on socket"
+        );
+        assert!(stderr.contains(&line), "{stderr}");
+    }
+    assert!(
+        stderr.contains("pgrush: error: Run was aborted; the above results are incomplete."),
+        "{stderr}"
+    );
+}
