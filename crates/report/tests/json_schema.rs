@@ -202,7 +202,8 @@ fn schema_rejects_bad_documents() {
 }
 
 /// `--reconnect`'s outages (windows, client outages with their servers) validate
-/// and read back; the text report has the connection failures and the windows.
+/// and read back; the text report has the connection failures and the windows,
+/// the HTML page shades them.
 #[test]
 fn the_outages_of_a_run_with_reconnect() {
     use pgrush_stats::{ClientOutage, ServerIdentity};
