@@ -28,22 +28,17 @@ fn count(stdout: &str, label: &str) -> Option<u64> {
     })
 }
 
-fn second_terminates(dir: &Scratch, extra: &[&str]) -> Output {
-    let mut args = vec![
-        "-n",
-        "-t",
-        "4",
-        "-c",
-        "2",
-        "-j",
-        "2",
-        "-D",
-        "k=0",
-        "-f",
-        "second.sql",
-    ];
+/// Runs pgrush with `-n -t TX -c CLIENTS -D k=0 -f SCRIPT` and `extra`.
+fn counted(dir: &Scratch, script: &str, tx: &str, clients: &str, extra: &[&str]) -> Output {
+    let mut args = vec!["-n", "-t", tx, "-c", clients, "-D", "k=0", "-f", script];
     args.extend_from_slice(extra);
     run(Prog::Pgrush, &dir.path, DB, &args)
+}
+
+fn second_terminates(dir: &Scratch, extra: &[&str]) -> Output {
+    let mut args = vec!["-j", "2"];
+    args.extend_from_slice(extra);
+    counted(dir, "second.sql", "4", "2", &args)
 }
 
 #[test]
@@ -156,24 +151,7 @@ fn the_new_connection_walks_the_host_list() {
         c.socket_dir().display(),
         c.port()
     );
-    let out = run(
-        Prog::Pgrush,
-        &dir.path,
-        DB,
-        &[
-            "-n",
-            "-t",
-            "3",
-            "-c",
-            "1",
-            "-D",
-            "k=0",
-            "-f",
-            "second.sql",
-            "--reconnect=5",
-            &conninfo,
-        ],
-    );
+    let out = counted(&dir, "second.sql", "3", "1", &["--reconnect=5", &conninfo]);
     assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
     assert_eq!(count(&out.stdout, "number of connection failures"), Some(1));
     let server = format!("{}:{} (primary)", c.socket_dir().display(), c.port());
@@ -306,5 +284,41 @@ fn clients_survive_a_restart_and_give_up_on_a_server_that_stays_down() {
     assert!(
         stderr.contains("pgrush: error: Run was aborted; the above results are incomplete."),
         "{stderr}"
+    );
+}
+
+/// Each client's second transaction is refused as on a standby (SQLSTATE 25006).
+const SECOND_READ_ONLY: (&str, &str) = (
+    "read_only.sql",
+    "\\set k :k + 1\n\\if :k = 2\nbegin read only;\nupdate pgbench_branches set bbalance = bbalance where bid = 1;\nend;\n\\endif\nselect 1;\n",
+);
+
+/// With a conninfo that asks for a read-write server, a read-only error means the
+/// server is no longer the primary: the client looks for one again. Without that
+/// setting it is an SQL error like any other (the client aborts, as in pgbench).
+#[test]
+fn a_read_only_error_reconnects_when_the_conninfo_wants_a_primary() {
+    let dir = Scratch::new(&[SECOND_READ_ONLY]);
+    let bench = |conninfo: &str| {
+        let extra = ["--reconnect=5", "--json", "run.json", conninfo];
+        counted(&dir, "read_only.sql", "3", "2", &extra)
+    };
+    let out = bench(&format!("dbname={DB} target_session_attrs=read-write"));
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    assert_eq!(count(&out.stdout, "number of connection failures"), Some(2));
+    assert!(
+        out.stdout.contains("failures by SQLSTATE class: 25: 2"),
+        "{}",
+        out.stdout
+    );
+    let out = bench(&format!("dbname={DB}"));
+    assert_eq!(out.code, 2, "{}\n{}", out.stdout, out.stderr);
+    assert_eq!(count(&out.stdout, "number of connection failures"), Some(0));
+    assert!(
+        out.stderr.contains(
+            "client 0 script 0 aborted in command 3 query 0: ERROR:  cannot execute UPDATE in a read-only transaction"
+        ),
+        "{}",
+        out.stderr
     );
 }

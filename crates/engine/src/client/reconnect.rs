@@ -125,7 +125,7 @@ impl<C: ClientConn> Client<C> {
             let msg = format!(
                 "client {} aborted: no connection within the reconnect timeout of {} s; {}",
                 self.id,
-                timeout / 1_000_000,
+                timeout as f64 / 1e6,
                 outage.last_error
             );
             messages::error(ctx.progname(), &pgrush_wire::lossless::to_bytes(&msg));
