@@ -16,6 +16,7 @@
 
 mod command;
 mod express;
+mod outage;
 mod read_state;
 mod reconnect;
 mod recovery;
@@ -262,11 +263,12 @@ pub(crate) struct Client<C> {
     tx_status: TransactionStatus,
     /// The outage in progress (`--reconnect`): from a lost connection to the first
     /// success after it.
-    outage: Option<Box<reconnect::Outage>>,
-    /// The server of the connection (`--reconnect` only).
-    server: Option<ServerIdentity>,
+    outage: Option<Box<outage::Outage>>,
+    /// The server of the connection (`--reconnect` only; boxed: the hot path's
+    /// client stays small).
+    server: Option<Box<ServerIdentity>>,
     /// SQLSTATE of the error the server ended the session with (`--reconnect`).
-    lost_sqlstate: Option<String>,
+    lost_sqlstate: Option<[u8; 5]>,
     /// This turn may go on into the next transaction once (set when the turn
     /// starts with a socket wait and [`Plan::chain`](crate::plan::Plan::chain); see `end_tx`).
     chain: bool,
@@ -345,7 +347,7 @@ impl<C: ClientConn> Client<C> {
     ) -> Result<bool, std::io::Error> {
         let conn = if ctx.cfg.errors.reconnect_timeout_us.is_some() {
             ctx.net.connect_identified().map(|opened| {
-                self.server = opened.server;
+                self.server = opened.server.map(Box::new);
                 opened.conn
             })
         } else {

@@ -5,45 +5,17 @@
 //! timeout without a connection it aborts. The outage lasts until the client's
 //! first successful transaction, and is recorded in the thread's statistics.
 
-use pgrush_stats::{ClientOutage, ServerIdentity};
 use pgrush_wire::TransactionStatus;
 
+use super::outage::Outage;
 use super::{Client, Next, Pipeline, State, Wait};
 use crate::clock::{LazyNow, Micros};
 use crate::conn::{ClientConn, Network, Opened};
 use crate::context::ThreadCtx;
 use crate::messages;
 
-/// The first wait between two attempts, µs; it doubles after each failed one.
-const FIRST_BACKOFF_US: Micros = 10_000;
-/// The longest wait between two attempts, µs.
-const MAX_BACKOFF_US: Micros = 1_000_000;
 /// How often a client looks whether its connection attempt is done, µs.
 const POLL_US: Micros = 2_000;
-
-/// A client's outage, from the failure that lost its connection to its first
-/// success after it.
-#[derive(Debug)]
-pub(crate) struct Outage {
-    /// When the first failure of the outage happened (engine clock).
-    since: Micros,
-    /// When the connection was last lost (the timeout counts from it).
-    lost_at: Micros,
-    /// When the next attempt may start.
-    next_try: Micros,
-    /// The wait after the next failed attempt.
-    backoff: Micros,
-    /// An attempt is in progress.
-    connecting: bool,
-    /// Connection failures in the outage.
-    failures: u64,
-    /// SQLSTATE of the error that ended the session first (None: the socket closed).
-    sqlstate: Option<String>,
-    /// The server before the outage.
-    before: Option<ServerIdentity>,
-    /// libpq's message of the last failed attempt.
-    last_error: String,
-}
 
 impl<C: ClientConn> Client<C> {
     /// The connection is lost (`--reconnect`): closes it, counts the failure in
@@ -65,25 +37,14 @@ impl<C: ClientConn> Client<C> {
         );
         self.disconnect(ctx);
         self.tx_status = TransactionStatus::Idle;
-        let sqlstate = self.lost_sqlstate.take();
-        let before = self.server.take();
-        let outage = self.outage.get_or_insert_with(|| {
-            Box::new(Outage {
-                since: t,
-                lost_at: t,
-                next_try: t,
-                backoff: FIRST_BACKOFF_US,
-                connecting: false,
-                failures: 0,
-                sqlstate,
-                before,
-                last_error: String::new(),
-            })
-        });
-        outage.lost_at = t;
-        outage.next_try = t;
-        outage.backoff = FIRST_BACKOFF_US;
-        outage.failures += 1;
+        let sqlstate = self
+            .lost_sqlstate
+            .take()
+            .map(|code| String::from_utf8_lossy(&code).into_owned());
+        let before = self.server.take().map(|server| *server);
+        self.outage
+            .get_or_insert_with(|| Box::new(Outage::new(t, sqlstate, before)))
+            .lost(t);
     }
 
     /// `RECONNECT`: starts an attempt when the backoff allows, looks whether the
@@ -112,12 +73,7 @@ impl<C: ClientConn> Client<C> {
                     outage.connecting = false;
                     return Next::go(self.install(ctx, opened));
                 }
-                Some(Err(e)) => {
-                    outage.connecting = false;
-                    outage.last_error = e;
-                    outage.next_try = t + outage.backoff;
-                    outage.backoff = (outage.backoff * 2).min(MAX_BACKOFF_US);
-                }
+                Some(Err(e)) => outage.attempt_failed(t, e),
             }
         }
         let give_up_at = outage.lost_at.saturating_add(timeout);
@@ -149,7 +105,7 @@ impl<C: ClientConn> Client<C> {
         opened: Opened<C>,
     ) -> State {
         self.conn = Some(opened.conn);
-        self.server = opened.server;
+        self.server = opened.server.map(Box::new);
         self.prepared.iter_mut().for_each(|p| *p = false);
         self.pipeline = Pipeline::Off;
         self.tx_status = TransactionStatus::Idle;
@@ -166,9 +122,11 @@ impl<C: ClientConn> Client<C> {
     #[inline(never)]
     pub(super) fn end_outage<N>(&mut self, ctx: &mut ThreadCtx<'_, N>, t: Micros) {
         if let Some(outage) = self.outage.take() {
-            ctx.stats
-                .outages
-                .push(outage.into_record(self.id, Some(t), self.server.clone()));
+            ctx.stats.outages.push(outage.into_record(
+                self.id,
+                Some(t),
+                self.server.as_deref().cloned(),
+            ));
         }
     }
 
@@ -179,26 +137,6 @@ impl<C: ClientConn> Client<C> {
             ctx.stats
                 .outages
                 .push(outage.into_record(self.id, None, None));
-        }
-    }
-}
-
-impl Outage {
-    /// The statistics' record of the outage (engine clock).
-    fn into_record(
-        self,
-        client: u32,
-        end: Option<Micros>,
-        after: Option<ServerIdentity>,
-    ) -> ClientOutage {
-        ClientOutage {
-            client,
-            start_us: self.since,
-            end_us: end,
-            failures: self.failures,
-            sqlstate: self.sqlstate,
-            before: self.before,
-            after,
         }
     }
 }

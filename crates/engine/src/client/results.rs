@@ -241,7 +241,7 @@ impl<C: ClientConn> Client<C> {
                 if self.estatus == ErrStatus::ConnectionLost {
                     // The server ends the session: nothing more will come.
                     if ctx.cfg.errors.reconnect_timeout_us.is_some() {
-                        self.lost_sqlstate = Some(String::from_utf8_lossy(fields.code()).into());
+                        self.lost_sqlstate = fields.code().try_into().ok();
                     }
                     return Step::Finished(Poll::Failed);
                 }
