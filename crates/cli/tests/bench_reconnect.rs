@@ -322,3 +322,31 @@ fn a_read_only_error_reconnects_when_the_conninfo_wants_a_primary() {
         out.stderr
     );
 }
+
+/// A host list that never yields the server asked for, from the start: the first
+/// connections fail as in pgbench (libpq's message, exit status 1), `--reconnect`
+/// or not; and an unreachable target likewise.
+#[test]
+fn a_target_never_reached_ends_as_in_pgbench() {
+    let dir = Scratch::new(&[("select.sql", "select 1;\n")]);
+    for conninfo in [
+        format!("dbname={DB} target_session_attrs=standby"),
+        format!("host=/nonexistent-pgrush-dir dbname={DB}"),
+    ] {
+        let args = ["-n", "-t", "1", "-f", "select.sql", &conninfo];
+        let theirs = run(Prog::Pgbench19, &dir.path, DB, &args);
+        let mut with_option = args.to_vec();
+        with_option.push("--reconnect=1");
+        let ours = run(Prog::Pgrush, &dir.path, DB, &with_option);
+        assert_eq!(ours.code, theirs.code, "{conninfo}: {}", ours.stderr);
+        assert_eq!(ours.code, 1, "{conninfo}: {}", ours.stderr);
+        let errors = |stderr: &str| -> Vec<String> {
+            bench_common::rename(stderr)
+                .lines()
+                .filter(|l| l.contains("error"))
+                .map(str::to_string)
+                .collect()
+        };
+        assert_eq!(errors(&ours.stderr), errors(&theirs.stderr), "{conninfo}");
+    }
+}
