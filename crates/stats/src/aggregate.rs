@@ -235,4 +235,21 @@ mod tests {
         b.finish(T0 + 1_000_000, &mut out2);
         assert_eq!(out2, "1795343141 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n");
     }
+
+    #[test]
+    fn connection_failures_column_only_with_reconnect() {
+        let fmt = LogFormat {
+            failures_detailed: true,
+            reconnect: true,
+            ..LogFormat::default()
+        };
+        let mut a = AggregateInterval::new(T0, 1, fmt);
+        let mut out = String::new();
+        a.record(T0, &ok(10.0, 0.0), &mut out);
+        let mut r = ok(0.0, 0.0);
+        r.outcome = TxOutcome::ConnectionFailure;
+        a.record(T0, &r, &mut out);
+        a.finish(T0 + 1_000_000, &mut out);
+        assert_eq!(out, "1795343141 1 10 100 10 10 0 0 0 0 0 0 0 0 0 0 1\n");
+    }
 }
