@@ -251,8 +251,10 @@ fn clients_survive_a_restart_and_give_up_on_a_server_that_stays_down() {
     let length = w["end_s"].as_f64().unwrap() - w["start_s"].as_f64().unwrap();
     let down_at_least = (starting - stopped).as_secs_f64();
     let down_at_most = (started - stopping).as_secs_f64();
+    // At most the backoff's cap (1 s) after the server is back, plus a connection
+    // and a first transaction on a busy machine (0.5 s).
     assert!(
-        length >= down_at_least && length <= down_at_most + 1.0 + 0.1,
+        length >= down_at_least && length <= down_at_most + 1.0 + 0.5,
         "window of {length} s, server down {down_at_least}..{down_at_most} s"
     );
     // Transactions went on after it: the intervals after the window have some.

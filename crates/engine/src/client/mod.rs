@@ -71,7 +71,8 @@ pub(crate) enum State {
     /// Open a new connection after a lost one (`--reconnect`), without blocking the
     /// thread; next: StartTx, Aborted (timeout), Finished (-T over) or itself.
     Reconnect,
-    /// Run the current command; next: WaitResult, Sleep, EndCommand, EndTx, Aborted.
+    /// Run the current command; next: WaitResult, Sleep, EndCommand, EndTx, Error (a
+    /// send on a lost connection, `--reconnect`), Aborted.
     StartCommand,
     /// Skip commands of an inactive `\if` branch; next: StartCommand, EndTx or itself.
     SkipCommand,
@@ -107,7 +108,7 @@ impl State {
             Throttle => &[Throttle, StartTx, Finished],
             StartTx => &[StartCommand, Reconnect, Aborted],
             Reconnect => &[Reconnect, StartTx, Aborted, Finished],
-            StartCommand => &[WaitResult, Sleep, EndCommand, EndTx, Aborted],
+            StartCommand => &[WaitResult, Sleep, EndCommand, EndTx, Error, Aborted],
             SkipCommand => &[SkipCommand, StartCommand, EndTx],
             WaitResult => &[WaitResult, EndCommand, Error, Aborted],
             Sleep => &[Sleep, EndCommand],
