@@ -30,6 +30,7 @@ fn run_doc_with(latency_scale: f64, clients: u32, statement: &[u8]) -> RunDocume
         per_command: true,
         continue_on_error: false,
         warmup_s: None,
+        reconnect: false,
     };
     let scripts = vec![ScriptInfo {
         desc: b"<builtin: select only>".to_vec(),

@@ -48,6 +48,11 @@ pub struct ErrorPolicy {
     pub exit_on_abort: bool,
     /// `--verbose-errors`: a message for every error, retry and failure.
     pub verbose_errors: bool,
+    /// `--reconnect[=TIMEOUT]` (pgrush's own), in µs: a client whose connection is
+    /// lost counts the transaction as a connection failure and reconnects (backoff
+    /// from 10 ms to 1 s), aborting after this long without a connection. `None`:
+    /// the client aborts at once, as in pgbench.
+    pub reconnect_timeout_us: Option<i64>,
 }
 
 impl Default for ErrorPolicy {
@@ -58,6 +63,7 @@ impl Default for ErrorPolicy {
             continue_on_error: false,
             exit_on_abort: false,
             verbose_errors: false,
+            reconnect_timeout_us: None,
         }
     }
 }

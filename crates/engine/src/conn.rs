@@ -6,18 +6,30 @@
 //! of `client` use a scripted fake. The client is generic over both, so the hot path
 //! is monomorphised: no `dyn`, no extra indirection.
 
+use std::collections::HashMap;
 use std::io;
 use std::os::fd::AsRawFd;
+use std::sync::Arc;
+use std::thread::JoinHandle;
 
 use mio::unix::SourceFd;
 use mio::{Interest, Token};
 use pgrush_script::{SqlCommand, Variables};
+use pgrush_stats::ServerIdentity;
 use pgrush_wire::conninfo::ConnParams;
 use pgrush_wire::{
     BackendMessage, BindHead, ClientEncoding, Connection, Error, PlainStop, PlainTally, ReadOutcome,
 };
 
 use crate::messages;
+
+/// A connection being opened by a thread of its own (`--reconnect`).
+enum Attempt {
+    /// The thread connects.
+    Running(JoinHandle<Result<Opened<Connection>, String>>),
+    /// No thread could be started.
+    NotStarted(String),
+}
 
 /// One client's server connection, in non-blocking mode. The `queue_*` methods
 /// append to the output buffer and may refuse (e.g. SQL text holding a NUL byte),
@@ -79,6 +91,34 @@ pub(crate) trait Network {
     -> io::Result<()>;
     /// Stops watching `conn`.
     fn deregister(&mut self, conn: &Self::Conn);
+    /// Connects (blocking) and, for `--reconnect`'s report, asks which server
+    /// answered; on failure prints libpq's message. The default asks nothing.
+    fn connect_identified(&mut self) -> Option<Opened<Self::Conn>> {
+        self.connect().map(|conn| Opened { conn, server: None })
+    }
+    /// Starts opening a connection for client `token` without blocking the thread
+    /// (`--reconnect`); [`Network::poll_connect`] gives the outcome. The default
+    /// does the work in `poll_connect`, at once.
+    fn begin_connect(&mut self, _token: usize) {}
+    /// The outcome of the connection begun for `token`: `None` while it is still
+    /// being opened; an error is libpq's message.
+    fn poll_connect(&mut self, _token: usize) -> Option<Result<Opened<Self::Conn>, String>> {
+        Some(
+            self.connect_identified()
+                .ok_or_else(|| "could not connect".to_string()),
+        )
+    }
+    /// Forgets the connection being opened for `token` (the run ends first): it is
+    /// closed when it opens.
+    fn abandon_connect(&mut self, _token: usize) {}
+}
+
+/// A connection just opened, with the server that answered when asked.
+pub(crate) struct Opened<C> {
+    /// The connection, in non-blocking mode.
+    pub(crate) conn: C,
+    /// Which server it is (`--reconnect`).
+    pub(crate) server: Option<ServerIdentity>,
 }
 
 impl ClientConn for Connection {
@@ -175,6 +215,10 @@ pub(crate) struct Sockets<'a> {
     params: &'a ConnParams,
     progname: &'a str,
     registry: mio::Registry,
+    /// The parameters for connecting threads (`--reconnect`; copied on first use).
+    shared_params: Option<Arc<ConnParams>>,
+    /// Connections being opened by threads, by client.
+    attempts: HashMap<usize, Attempt>,
 }
 
 impl<'a> Sockets<'a> {
@@ -184,7 +228,37 @@ impl<'a> Sockets<'a> {
             params,
             progname,
             registry,
+            shared_params: None,
+            attempts: HashMap::new(),
         }
+    }
+}
+
+/// Connects (blocking), asks which server answered when `identify`, and turns
+/// the connection non-blocking; an error is libpq's message.
+fn open(params: &ConnParams, identify: bool) -> Result<Opened<Connection>, String> {
+    let mut conn = Connection::connect(params).map_err(|e| e.to_string())?;
+    let server = identify.then(|| identify_server(&mut conn));
+    conn.set_nonblocking(true)
+        .map_err(|e| format!("could not set the connection non-blocking: {e}"))?;
+    Ok(Opened { conn, server })
+}
+
+/// The connection's host and port, whether the server is in recovery and its
+/// system identifier (each `None` when the server does not tell this role).
+fn identify_server(conn: &mut Connection) -> ServerIdentity {
+    let mut ask = |sql: &str| {
+        conn.simple_query(sql)
+            .ok()
+            .and_then(|r| r.first().and_then(|r| r.get(0, 0).map(str::to_string)))
+    };
+    let in_recovery = ask("select pg_is_in_recovery()").map(|v| v == "t");
+    let system_identifier = ask("select system_identifier from pg_control_system()");
+    ServerIdentity {
+        host: conn.host().to_string(),
+        port: conn.port().to_string(),
+        in_recovery,
+        system_identifier,
     }
 }
 
@@ -202,6 +276,51 @@ impl Network for Sockets<'_> {
                 None
             }
         }
+    }
+
+    fn connect_identified(&mut self) -> Option<Opened<Connection>> {
+        match open(self.params, true) {
+            Ok(opened) => Some(opened),
+            Err(e) => {
+                messages::error(self.progname, &pgrush_wire::lossless::to_bytes(&e));
+                None
+            }
+        }
+    }
+
+    fn begin_connect(&mut self, token: usize) {
+        let params = Arc::clone(
+            self.shared_params
+                .get_or_insert_with(|| Arc::new(self.params.clone())),
+        );
+        let spawned = std::thread::Builder::new()
+            .name(format!("pgrush-connect-{token}"))
+            .spawn(move || open(&params, true));
+        let attempt = match spawned {
+            Ok(handle) => Attempt::Running(handle),
+            Err(e) => Attempt::NotStarted(format!("could not start a thread to connect: {e}")),
+        };
+        self.attempts.insert(token, attempt);
+    }
+
+    fn poll_connect(&mut self, token: usize) -> Option<Result<Opened<Connection>, String>> {
+        if let Some(Attempt::Running(handle)) = self.attempts.get(&token)
+            && !handle.is_finished()
+        {
+            return None;
+        }
+        Some(match self.attempts.remove(&token) {
+            Some(Attempt::Running(handle)) => handle
+                .join()
+                .unwrap_or_else(|_| Err("the connecting thread failed".to_string())),
+            Some(Attempt::NotStarted(e)) => Err(e),
+            None => Err("no connection is being opened".to_string()),
+        })
+    }
+
+    fn abandon_connect(&mut self, token: usize) {
+        // A running thread is left to finish on its own: what it opens is dropped.
+        self.attempts.remove(&token);
     }
 
     fn register(&mut self, token: usize, conn: &Connection) -> io::Result<()> {

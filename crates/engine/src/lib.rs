@@ -174,6 +174,13 @@ pub fn run(cfg: &EngineConfig, layout: &StatsLayout) -> Result<RunOutcome, Engin
     for r in &results {
         stats.merge(&r.stats);
     }
+    // Outages from the engine clock to µs from the measured start (the time series').
+    let origin = shared.measured_origin();
+    for o in &mut stats.outages {
+        o.start_us -= origin;
+        o.end_us = o.end_us.map(|t| t - origin);
+    }
+    stats.outages.sort_by_key(|o| (o.start_us, o.client));
     let mut stages: Vec<ThreadStats> = cfg
         .stages
         .iter()

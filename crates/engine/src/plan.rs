@@ -85,6 +85,7 @@ impl<'a> Plan<'a> {
                 latency_limit: cfg.pacing.latency_limit_us > 0,
                 max_tries: cfg.errors.max_tries,
                 failures_detailed: cfg.output.failures_detailed,
+                reconnect: cfg.errors.reconnect_timeout_us.is_some(),
             },
             progress_opts: ProgressOptions {
                 timestamp: cfg.output.progress_timestamp,

@@ -173,6 +173,7 @@ mod tests {
             latency_limit: false,
             max_tries: 1,
             failures_detailed: false,
+            reconnect: false,
         }
     }
 

@@ -70,6 +70,7 @@ fn run(cfg: &EngineConfig) -> RunOutcome {
             per_command: true,
             continue_on_error: false,
             warmup_s: None,
+            reconnect: false,
         },
         cfg.scripts
             .iter()

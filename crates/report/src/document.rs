@@ -166,6 +166,10 @@ pub struct ConfigDoc {
     /// (written only when given).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warmup_s: Option<u32>,
+    /// `--reconnect` (written only when given): lost connections are connection
+    /// failures and the clients reconnect.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub reconnect: bool,
 }
 
 /// The report's result lines.
@@ -377,6 +381,10 @@ pub struct RunDocument {
     /// such a run).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tpcc: Option<TpccDoc>,
+    /// `--reconnect`'s outage windows and client outages (absent without the option
+    /// or when no connection was lost).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outages: Option<crate::outage::OutagesDoc>,
 }
 
 /// One shard of a benchmark run as several pgrush processes (`--shard INDEX/COUNT` or a
@@ -443,6 +451,7 @@ impl RunDocument {
             merged: None,
             stages: crate::document_stages::stage_docs(sum, list),
             tpcc: None,
+            outages: crate::outage::outages_doc(sum),
         }
     }
 
@@ -621,6 +630,7 @@ fn config_doc(sum: &RunSummary) -> ConfigDoc {
         per_command: cfg.per_command,
         continue_on_error: cfg.continue_on_error,
         warmup_s: cfg.warmup_s,
+        reconnect: cfg.reconnect,
     }
 }
 

@@ -67,12 +67,20 @@ pub struct Counts {
     pub deadlock_failures: u64,
     /// Other failures (`--continue-on-error`).
     pub other_failures: u64,
+    /// Failures on a lost connection (`--reconnect`; written only when not 0).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub connection_failures: u64,
     /// Skipped (`-R` with `-L`).
     pub skipped: u64,
     /// Transactions retried.
     pub retried: u64,
     /// Total retries.
     pub retries: u64,
+}
+
+/// For serde: a zero count is left out.
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl Counts {
@@ -83,6 +91,7 @@ impl Counts {
             serialization_failures: c.serialization_failures,
             deadlock_failures: c.deadlock_failures,
             other_failures: c.other_failures,
+            connection_failures: c.connection_failures,
             skipped: c.skipped,
             retried: c.retried,
             retries: c.retries,

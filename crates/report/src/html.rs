@@ -169,7 +169,7 @@ fn time_charts(s: &mut String, d: &RunDocument) {
             },
         ],
     };
-    let mut marks = stage_marks(d);
+    let mut marks = time_marks(d);
     marks.extend(crate::server::marks(d.server_stats.as_ref()));
     s.push_str("<h2>Throughput over time</h2>");
     s.push_str(&tps.render_with(&marks, Stacking::Lines));
@@ -206,21 +206,29 @@ fn time_charts(s: &mut String, d: &RunDocument) {
 }
 
 /// The stages of a run in stages as shaded spans of the time axis (which starts with
-/// the measured interval, as the stages do), in two alternating colours; every time
-/// chart of the page shades them.
-fn stage_marks(d: &RunDocument) -> Vec<Mark> {
+/// the measured interval, as the stages do), in two alternating colours, and
+/// `--reconnect`'s outage windows in red; every time chart of the page shades them.
+fn time_marks(d: &RunDocument) -> Vec<Mark> {
     const COLOURS: [&str; 2] = ["#9467bd", "#7f7f7f"];
-    d.stages
+    const OUTAGE: &str = "#d62728";
+    let stages = d.stages.iter().flatten().enumerate().map(|(i, st)| Mark {
+        label: st.name(),
+        from: st.start_s,
+        to: st.end_s,
+        color: COLOURS[i % 2],
+    });
+    let outages = d
+        .outages
         .iter()
-        .flatten()
+        .flat_map(|o| o.windows.iter())
         .enumerate()
-        .map(|(i, st)| Mark {
-            label: st.name(),
-            from: st.start_s,
-            to: st.end_s,
-            color: COLOURS[i % 2],
-        })
-        .collect()
+        .map(|(i, w)| Mark {
+            label: format!("outage {}", i + 1),
+            from: w.start_s,
+            to: w.end_s,
+            color: OUTAGE,
+        });
+    stages.chain(outages).collect()
 }
 
 fn distribution_chart(s: &mut String, d: &RunDocument) {
@@ -482,12 +490,12 @@ pub fn render(d: &RunDocument) -> String {
     }
     time_charts(&mut s, d);
     s.push_str(&crate::statement_chart::html_section(d));
-    let stages = stage_marks(d);
+    let marks = time_marks(d);
     if let Some(t) = &d.server_stats {
-        s.push_str(&crate::server::html_section(t, &stages));
+        s.push_str(&crate::server::html_section(t, &marks));
     }
     if let Some(m) = &d.machine {
-        s.push_str(&crate::machine::html_section(m, &stages));
+        s.push_str(&crate::machine::html_section(m, &marks));
     }
     distribution_chart(&mut s, d);
     command_table(&mut s, d);

@@ -22,6 +22,7 @@ pub mod junit;
 pub mod machine;
 pub mod merge;
 pub mod metrics_text;
+pub mod outage;
 pub mod page;
 pub mod palette;
 pub mod percentiles;

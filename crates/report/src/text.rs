@@ -2,7 +2,9 @@
 //! Where 18 and 19 differ (`--continue-on-error` and the failure lines) it is pgbench 19's.
 
 use crate::textbuf::TextBuf;
-use pgrush_stats::{RunConfig, RunLimit, RunSummary, SimpleStats, StageSummary, TxStats};
+use pgrush_stats::{
+    RunConfig, RunLimit, RunSummary, SimpleStats, StageSummary, TxCounters, TxStats,
+};
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
@@ -110,6 +112,7 @@ fn push_report(s: &mut TextBuf, sum: &RunSummary) {
     for (i, stage) in sum.stages.iter().enumerate() {
         push_stage(s, &sum.config, i + 1, stage);
     }
+    crate::outage::push_outages(s, sum);
 }
 
 /// A stage of a run in stages: its header, then the report's lines for the
@@ -206,6 +209,7 @@ fn push_failure_counts(s: &mut TextBuf, cfg: &RunConfig, total: &TxStats, total_
     if cfg.failures_detailed {
         push_failure_kinds(s, "", total, total_cnt);
     }
+    push_connection_failures(s, "", cfg, c, total_cnt);
     if cfg.max_tries != 1 {
         push_count_pct(s, "number of transactions retried", c.retried, total_cnt);
         let _ = writeln!(s, "total number of retries: {}", c.retries);
@@ -289,6 +293,21 @@ fn push_connection_time_and_tps(s: &mut TextBuf, sum: &RunSummary) {
     }
 }
 
+/// pgrush's own line with `--reconnect` (whatever `--failures-detailed` says): the
+/// transactions that lost their connection, out of `whole`.
+fn push_connection_failures(
+    s: &mut TextBuf,
+    prefix: &str,
+    cfg: &RunConfig,
+    c: &TxCounters,
+    whole: u64,
+) {
+    if cfg.reconnect {
+        let label = format!("{prefix}number of connection failures");
+        push_count_pct(s, &label, c.connection_failures, whole);
+    }
+}
+
 /// The `--failures-detailed` lines, out of `whole` ended transactions: serialization,
 /// deadlock and other failures. pgbench 19 always prints the third (other failures come
 /// with `--continue-on-error`); pgbench 18 has no such line.
@@ -351,6 +370,7 @@ fn push_script_blocks(s: &mut TextBuf, sum: &RunSummary, total_cnt: u64, bench_d
                 if cfg.failures_detailed {
                     push_failure_kinds(s, " - ", tx, script_total);
                 }
+                push_connection_failures(s, " - ", cfg, c, script_total);
                 if cfg.max_tries != 1 {
                     push_count_pct(
                         s,

@@ -200,3 +200,67 @@ fn schema_rejects_bad_documents() {
     assert!(!errors(&bad).is_empty());
     assert!(RunDocument::from_json("{\"format\": \"x\"}").is_err());
 }
+
+/// `--reconnect`'s outages (windows, client outages with their servers) validate
+/// and read back; the text report has the connection failures and the windows,
+/// the HTML page shades them.
+#[test]
+fn the_outages_of_a_run_with_reconnect() {
+    use pgrush_stats::{ClientOutage, ServerIdentity};
+    let mut sum = summary(&Shape::default());
+    sum.config.reconnect = true;
+    sum.stats.total.counters.connection_failures = 2;
+    let server = ServerIdentity {
+        host: "/tmp".into(),
+        port: "5432".into(),
+        in_recovery: Some(false),
+        system_identifier: Some("7312345678901234567".into()),
+    };
+    sum.stats.outages = vec![
+        ClientOutage {
+            client: 0,
+            start_us: 1_000_000,
+            end_us: Some(1_400_000),
+            failures: 1,
+            sqlstate: Some("57P01".into()),
+            before: Some(server.clone()),
+            after: Some(server.clone()),
+        },
+        ClientOutage {
+            client: 1,
+            start_us: 1_100_000,
+            end_us: None,
+            failures: 1,
+            sqlstate: None,
+            before: Some(server),
+            after: None,
+        },
+    ];
+    let doc = RunDocument::build(&sum, &context(PercentileList::default()));
+    let json = doc.to_json();
+    let value: Value = serde_json::from_str(&json).unwrap_or(Value::Null);
+    let errs = errors(&value);
+    assert!(errs.is_empty(), "{errs:#?}");
+    assert_eq!(RunDocument::from_json(&json).as_ref(), Ok(&doc));
+    let outages = doc.outages.as_ref().expect("outages");
+    assert_eq!(outages.windows.len(), 1);
+    let w = &outages.windows[0];
+    assert_eq!((w.start_s, w.end_s, w.clients, w.open), (1.0, 2.5, 2, true));
+    assert_eq!(w.failures_by_sqlstate_class.get("57"), Some(&1));
+    assert_eq!(w.failures_by_sqlstate_class.get("08"), Some(&1));
+    let text = &doc.report_text;
+    assert!(
+        text.contains("number of connection failures: 2 ("),
+        "{text}"
+    );
+    assert!(
+        text.contains(" - window 1: from 1.000 s to 2.500 s (1500.0 ms, open at the end), 2 clients, 2 connection failures"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            " - servers: /tmp:5432 (primary), system 7312345678901234567 -> ? (1 client outages)"
+        ),
+        "{text}"
+    );
+}

@@ -24,6 +24,7 @@ fn config() -> RunConfig {
         per_command: false,
         continue_on_error: false,
         warmup_s: None,
+        reconnect: false,
     }
 }
 

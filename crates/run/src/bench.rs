@@ -286,16 +286,18 @@ fn run_config(plan: &RunPlan, scale: i64, partitioning: Option<Partitioning>) ->
         per_command: opts.report_per_command,
         continue_on_error: opts.continue_on_error,
         warmup_s: (opts.warmup_s > 0).then_some(opts.warmup_s),
+        reconnect: opts.reconnect_timeout_s.is_some(),
     }
 }
 
-/// `--max-tries`, `--continue-on-error`, `--exit-on-abort`, `--verbose-errors`.
+/// `--max-tries`, `--continue-on-error`, `--exit-on-abort`, `--verbose-errors`, `--reconnect`.
 fn error_policy(opts: &Options) -> ErrorPolicy {
     ErrorPolicy {
         max_tries: opts.max_tries,
         continue_on_error: opts.continue_on_error,
         exit_on_abort: opts.exit_on_abort,
         verbose_errors: opts.verbose_errors,
+        reconnect_timeout_us: opts.reconnect_timeout_s.map(|s| i64::from(s) * 1_000_000),
     }
 }
 

@@ -141,6 +141,9 @@ pub struct Options {
     pub exit_on_abort: bool,
     /// `--continue-on-error` (PostgreSQL 19).
     pub continue_on_error: bool,
+    /// `--reconnect[=TIMEOUT]` (pgrush's own): seconds a client may stay without a
+    /// connection after losing one (`None`: it aborts at once, as in pgbench).
+    pub reconnect_timeout_s: Option<u32>,
     /// `--failures-detailed`.
     pub failures_detailed: bool,
     /// `--log-prefix`.
@@ -265,6 +268,7 @@ impl Default for Options {
             aggregate_interval: 0,
             exit_on_abort: false,
             continue_on_error: false,
+            reconnect_timeout_s: None,
             failures_detailed: false,
             log_prefix: None,
             max_tries: 1,

@@ -118,6 +118,16 @@ impl AggregateInterval {
             " {} {} {} {} {} {}",
             c.skipped, c.retried, c.retries, ser, dead, other
         );
+        if self.format.reconnect {
+            // pgrush's own 17th column: connection failures (as the others, 0 unless
+            // `--failures-detailed`).
+            let conn = if self.format.failures_detailed {
+                c.connection_failures
+            } else {
+                0
+            };
+            let _ = write!(out, " {conn}");
+        }
         if !self.stage_starts.is_empty() {
             // An interval that starts before the first stage (the start rounded down
             // to the second) holds nothing earlier: it is the first stage's.
@@ -194,6 +204,7 @@ mod tests {
             latency_limit: true,
             max_tries: 2,
             failures_detailed: true,
+            reconnect: false,
         };
         let mut a = AggregateInterval::new(T0, 2, fmt);
         let mut out = String::new();
@@ -223,5 +234,22 @@ mod tests {
         b.record(T0, &r, &mut out2);
         b.finish(T0 + 1_000_000, &mut out2);
         assert_eq!(out2, "1795343141 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n");
+    }
+
+    #[test]
+    fn connection_failures_column_only_with_reconnect() {
+        let fmt = LogFormat {
+            failures_detailed: true,
+            reconnect: true,
+            ..LogFormat::default()
+        };
+        let mut a = AggregateInterval::new(T0, 1, fmt);
+        let mut out = String::new();
+        a.record(T0, &ok(10.0, 0.0), &mut out);
+        let mut r = ok(0.0, 0.0);
+        r.outcome = TxOutcome::ConnectionFailure;
+        a.record(T0, &r, &mut out);
+        a.finish(T0 + 1_000_000, &mut out);
+        assert_eq!(out, "1795343141 1 10 100 10 10 0 0 0 0 0 0 0 0 0 0 1\n");
     }
 }

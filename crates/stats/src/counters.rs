@@ -17,6 +17,9 @@ pub enum TxOutcome {
     DeadlockFailure,
     /// Failed with another SQL error (only with `--continue-on-error`, PostgreSQL 19).
     OtherFailure,
+    /// Failed because the connection was lost (only with `--reconnect`, pgrush's own):
+    /// the client reconnected and went on.
+    ConnectionFailure,
 }
 
 impl TxOutcome {
@@ -24,7 +27,10 @@ impl TxOutcome {
     pub fn is_failure(self) -> bool {
         matches!(
             self,
-            TxOutcome::SerializationFailure | TxOutcome::DeadlockFailure | TxOutcome::OtherFailure
+            TxOutcome::SerializationFailure
+                | TxOutcome::DeadlockFailure
+                | TxOutcome::OtherFailure
+                | TxOutcome::ConnectionFailure
         )
     }
 }
@@ -57,6 +63,10 @@ pub struct TxCounters {
     pub deadlock_failures: u64,
     /// Transactions failed with another error (`--continue-on-error`).
     pub other_failures: u64,
+    /// Transactions failed because the connection was lost (`--reconnect`); absent
+    /// from the serialized form when 0.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub connection_failures: u64,
     /// Transactions retried at least once (successful or not).
     pub retried: u64,
     /// Total number of retries.
@@ -66,7 +76,10 @@ pub struct TxCounters {
 impl TxCounters {
     /// All failed transactions.
     pub fn failed(&self) -> u64 {
-        self.serialization_failures + self.deadlock_failures + self.other_failures
+        self.serialization_failures
+            + self.deadlock_failures
+            + self.other_failures
+            + self.connection_failures
     }
 
     /// Successful + skipped + failed: every transaction that ended.
@@ -90,9 +103,15 @@ impl TxCounters {
             TxOutcome::SerializationFailure => self.serialization_failures += 1,
             TxOutcome::DeadlockFailure => self.deadlock_failures += 1,
             TxOutcome::OtherFailure => self.other_failures += 1,
+            TxOutcome::ConnectionFailure => self.connection_failures += 1,
             TxOutcome::Skipped => {}
         }
     }
+}
+
+/// For serde: a zero counter is left out.
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl AddAssign<&TxCounters> for TxCounters {
@@ -102,6 +121,7 @@ impl AddAssign<&TxCounters> for TxCounters {
         self.serialization_failures += o.serialization_failures;
         self.deadlock_failures += o.deadlock_failures;
         self.other_failures += o.other_failures;
+        self.connection_failures += o.connection_failures;
         self.retried += o.retried;
         self.retries += o.retries;
     }
@@ -120,15 +140,17 @@ mod tests {
         c.count(TxOutcome::SerializationFailure, 2);
         c.count(TxOutcome::DeadlockFailure, 1);
         c.count(TxOutcome::OtherFailure, 1);
+        c.count(TxOutcome::ConnectionFailure, 1);
         assert_eq!(c.successful, 2);
         assert_eq!(c.skipped, 1);
-        assert_eq!(c.failed(), 3);
-        assert_eq!(c.total(), 6);
+        assert_eq!(c.connection_failures, 1);
+        assert_eq!(c.failed(), 4);
+        assert_eq!(c.total(), 7);
         assert_eq!(c.retried, 2);
         assert_eq!(c.retries, 3);
         let mut d = c;
         d += &c;
-        assert_eq!(d.total(), 12);
+        assert_eq!(d.total(), 14);
         assert_eq!(d.retries, 6);
         assert!(TxOutcome::DeadlockFailure.is_failure());
         assert!(!TxOutcome::Skipped.is_failure());

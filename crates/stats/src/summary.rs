@@ -103,6 +103,11 @@ pub struct RunConfig {
     /// `--warmup` in seconds, if given: the clients ran the workload this long before
     /// the measured run, and nothing of it is counted (pgrush's own option).
     pub warmup_s: Option<u32>,
+    /// `--reconnect` (pgrush's own): clients that lose their connection count the
+    /// transaction as a connection failure and reconnect; the report then has the
+    /// connection failures' line and the outage windows.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub reconnect: bool,
 }
 
 impl RunConfig {
@@ -119,6 +124,7 @@ impl RunConfig {
             latency_limit: self.latency_limit_us.is_some(),
             max_tries: self.max_tries,
             failures_detailed: self.failures_detailed,
+            reconnect: self.reconnect,
         }
     }
 }
@@ -284,6 +290,7 @@ mod tests {
             per_command: true,
             continue_on_error: false,
             warmup_s: None,
+            reconnect: false,
         }
     }
 

@@ -4,6 +4,7 @@
 use crate::counters::{TxCounters, TxOutcome, TxRecord};
 use crate::growing::GrowingHistogram;
 use crate::histogram::LatencyHistogram;
+use crate::outage::ClientOutage;
 use crate::pending::PendingCounts;
 use crate::progress::ProgressCounters;
 use crate::simple::SimpleStats;
@@ -216,6 +217,10 @@ pub struct ThreadStats {
     /// Per-interval statistics (JSON, HTML, percentiles), when enabled with [`ThreadStats::with_series`].
     #[serde(skip_serializing_if = "Option::is_none")]
     pub series: Option<TimeSeries>,
+    /// Client outages under `--reconnect` (engine clock while the run records them,
+    /// µs from the measured start in the engine's outcome).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub outages: Vec<ClientOutage>,
     #[serde(skip)]
     progress: Option<Arc<ProgressCounters>>,
     /// [`StatsLayout::command_histograms`]: command latencies go to histograms too.
@@ -249,6 +254,7 @@ impl ThreadStats {
             conn_time_us: 0,
             latency_limit_us: layout.latency_limit_us,
             series: None,
+            outages: Vec::new(),
             progress: None,
             command_histograms: layout.per_command && layout.command_histograms,
             mirror: layout.commands_per_script.len() == 1,
@@ -465,6 +471,7 @@ impl ThreadStats {
             }
         }
         self.conn_time_us = self.conn_time_us.saturating_add(other.conn_time_us);
+        self.outages.extend(other.outages.iter().cloned());
         match (self.series.as_mut(), other.series.as_ref()) {
             (Some(mine), Some(theirs)) => mine.merge(theirs),
             (None, Some(theirs)) => {

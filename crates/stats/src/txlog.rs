@@ -17,6 +17,9 @@ pub struct LogFormat {
     pub max_tries: u32,
     /// `--failures-detailed`: failure kinds are spelled out.
     pub failures_detailed: bool,
+    /// `--reconnect` (pgrush's own): aggregate lines get a column of connection
+    /// failures after pgbench's 16 (never without the option).
+    pub reconnect: bool,
 }
 
 /// The log file name of a thread: `<prefix>.<pid>` for thread 0, `<prefix>.<pid>.<tid>`
@@ -60,6 +63,7 @@ pub fn result_word(outcome: TxOutcome, failures_detailed: bool) -> &'static str 
         TxOutcome::SerializationFailure => "serialization",
         TxOutcome::DeadlockFailure => "deadlock",
         TxOutcome::OtherFailure => "other",
+        TxOutcome::ConnectionFailure => "connection",
     }
 }
 
@@ -189,5 +193,10 @@ mod tests {
             "serialization"
         );
         assert_eq!(result_word(TxOutcome::Skipped, true), "skipped");
+        assert_eq!(
+            result_word(TxOutcome::ConnectionFailure, true),
+            "connection"
+        );
+        assert_eq!(result_word(TxOutcome::ConnectionFailure, false), "failed");
     }
 }

@@ -120,6 +120,7 @@ fn series(intervals: u64) -> Duration {
         per_command: false,
         continue_on_error: false,
         warmup_s: None,
+        reconnect: false,
     };
     let scripts = vec![ScriptInfo {
         desc: b"long.sql".to_vec(),

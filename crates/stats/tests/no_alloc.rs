@@ -56,6 +56,7 @@ fn hot_path_records_without_allocating() {
         latency_limit: true,
         max_tries: 3,
         failures_detailed: true,
+        reconnect: false,
     };
     let start = 1_795_343_141_700_000u64;
     let mut agg = AggregateInterval::new(start, 1, fmt);

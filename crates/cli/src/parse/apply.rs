@@ -445,6 +445,20 @@ pub fn metrics_linger(
     Ok(())
 }
 
+/// `--reconnect[=TIMEOUT]`: whole seconds from 1, with an optional `s` (60 when
+/// not given).
+pub fn reconnect(st: &mut State, value: Option<&[u8]>, diag: &mut Diag<'_>) -> Result<(), i32> {
+    let seconds = match value {
+        None => 60,
+        Some(given) => {
+            let digits = given.strip_suffix(b"s").unwrap_or(given);
+            int_option(digits, "--reconnect", 1, diag)?
+        }
+    };
+    st.opts.reconnect_timeout_s = Some(seconds);
+    Ok(())
+}
+
 /// `--warmup DURATION`: whole seconds, from 1, with an optional `s` (`10`, `10s`).
 pub fn warmup(st: &mut State, value: Option<&[u8]>, diag: &mut Diag<'_>) -> Result<(), i32> {
     let given = value.unwrap_or_default();

@@ -7,6 +7,7 @@ use pgrush_script::{
 };
 use pgrush_stats::QueryMode;
 
+use super::send::SendFailure;
 use super::{Client, ErrStatus, Next, Pipeline, State, Wait};
 use crate::clock::LazyNow;
 use crate::cond::IfState;
@@ -141,12 +142,28 @@ impl<C: ClientConn> Client<C> {
         stmt: usize,
     ) -> State {
         if let Err(failure) = self.send_sql(ctx, sql, stmt) {
-            return self.command_failed(ctx, "SQL", &failure.message());
+            return self.send_failed(ctx, &failure);
         }
         match self.pipeline {
             Pipeline::Off => State::WaitResult,
             Pipeline::On { .. } => State::EndCommand,
         }
+    }
+
+    /// SQL that could not be sent: the client aborts, or, under `--reconnect`,
+    /// a socket that failed is a lost connection (Error).
+    #[cold]
+    #[inline(never)]
+    fn send_failed<N: Network<Conn = C>>(
+        &mut self,
+        ctx: &ThreadCtx<'_, N>,
+        failure: &SendFailure,
+    ) -> State {
+        if matches!(failure, SendFailure::Socket) && ctx.cfg.errors.reconnect_timeout_us.is_some() {
+            self.estatus = ErrStatus::ConnectionLost;
+            return State::Error;
+        }
+        self.command_failed(ctx, "SQL", &failure.message())
     }
 
     /// Runs meta-command `kind` (after `--debug`'s line): the next state. The

@@ -16,7 +16,9 @@
 
 mod command;
 mod express;
+mod outage;
 mod read_state;
+mod reconnect;
 mod recovery;
 mod results;
 mod send;
@@ -28,6 +30,7 @@ mod fake;
 mod tests;
 
 use pgrush_script::{CardDeck, Prng, Variables};
+use pgrush_stats::ServerIdentity;
 use pgrush_wire::TransactionStatus;
 
 use crate::clock::{Clock, LazyNow, Micros};
@@ -62,9 +65,14 @@ pub(crate) enum State {
     PrepareThrottle,
     /// Wait for the scheduled start; next: StartTx or Finished.
     Throttle,
-    /// Connect if needed (`-C`), save the random state, note the start; next: StartCommand, Aborted.
+    /// Connect if needed (`-C`), save the random state, note the start; next: StartCommand,
+    /// Reconnect (the connection was lost, `--reconnect`), Aborted.
     StartTx,
-    /// Run the current command; next: WaitResult, Sleep, EndCommand, EndTx, Aborted.
+    /// Open a new connection after a lost one (`--reconnect`), without blocking the
+    /// thread; next: StartTx, Aborted (timeout), Finished (-T over) or itself.
+    Reconnect,
+    /// Run the current command; next: WaitResult, Sleep, EndCommand, EndTx, Error (a
+    /// send on a lost connection, `--reconnect`), Aborted.
     StartCommand,
     /// Skip commands of an inactive `\if` branch; next: StartCommand, EndTx or itself.
     SkipCommand,
@@ -98,8 +106,9 @@ impl State {
             ChooseScript => &[ChooseScript, PrepareThrottle, StartTx, Finished],
             PrepareThrottle => &[Throttle, StartTx, Finished],
             Throttle => &[Throttle, StartTx, Finished],
-            StartTx => &[StartCommand, Aborted],
-            StartCommand => &[WaitResult, Sleep, EndCommand, EndTx, Aborted],
+            StartTx => &[StartCommand, Reconnect, Aborted],
+            Reconnect => &[Reconnect, StartTx, Aborted, Finished],
+            StartCommand => &[WaitResult, Sleep, EndCommand, EndTx, Error, Aborted],
             SkipCommand => &[SkipCommand, StartCommand, EndTx],
             WaitResult => &[WaitResult, EndCommand, Error, Aborted],
             Sleep => &[Sleep, EndCommand],
@@ -154,8 +163,9 @@ pub(crate) enum ErrStatus {
     Deadlock,
     /// Any other SQL error.
     Other,
-    /// The connection is lost (a `FATAL` error, or the socket closed): always
-    /// aborts, even with `--continue-on-error`, as pgbench 19.
+    /// The connection is lost (a `FATAL` error, or the socket closed): aborts, even
+    /// with `--continue-on-error`, as pgbench 19; with `--reconnect` the transaction
+    /// fails and the client reconnects.
     ConnectionLost,
 }
 
@@ -175,9 +185,11 @@ impl ErrStatus {
     }
 
     /// Whether the client goes on after this failure (retry, or count it and go on
-    /// under `--continue-on-error`) rather than abort.
-    pub(crate) fn recoverable(self, continue_on_error: bool) -> bool {
-        self.retryable() || (continue_on_error && self == ErrStatus::Other)
+    /// under `--continue-on-error`, or reconnect under `--reconnect`) rather than abort.
+    pub(crate) fn recoverable(self, continue_on_error: bool, reconnect: bool) -> bool {
+        self.retryable()
+            || (continue_on_error && self == ErrStatus::Other)
+            || (reconnect && self == ErrStatus::ConnectionLost)
     }
 }
 
@@ -250,6 +262,14 @@ pub(crate) struct Client<C> {
     buf: Vec<u8>,
     /// Transaction status from the last ReadyForQuery.
     tx_status: TransactionStatus,
+    /// The outage in progress (`--reconnect`): from a lost connection to the first
+    /// success after it.
+    outage: Option<Box<outage::Outage>>,
+    /// The server of the connection (`--reconnect` only; boxed: the hot path's
+    /// client stays small).
+    server: Option<Box<ServerIdentity>>,
+    /// SQLSTATE of the error the server ended the session with (`--reconnect`).
+    lost_sqlstate: Option<[u8; 5]>,
     /// This turn may go on into the next transaction once (set when the turn
     /// starts with a socket wait and [`Plan::chain`](crate::plan::Plan::chain); see `end_tx`).
     chain: bool,
@@ -290,6 +310,9 @@ impl<C: ClientConn> Client<C> {
             read: ReadState::default(),
             buf: Vec::with_capacity(256),
             tx_status: TransactionStatus::Idle,
+            outage: None,
+            server: None,
+            lost_sqlstate: None,
             chain: false,
             deck: None,
             #[cfg(test)]
@@ -337,7 +360,15 @@ impl<C: ClientConn> Client<C> {
         &mut self,
         ctx: &mut ThreadCtx<'_, N>,
     ) -> Result<bool, std::io::Error> {
-        let Some(conn) = ctx.net.connect() else {
+        let conn = if ctx.cfg.errors.reconnect_timeout_us.is_some() {
+            ctx.net.connect_identified().map(|opened| {
+                self.server = opened.server.map(Box::new);
+                opened.conn
+            })
+        } else {
+            ctx.net.connect()
+        };
+        let Some(conn) = conn else {
             return Ok(false);
         };
         ctx.net.register(self.id as usize, &conn)?;
@@ -377,14 +408,19 @@ impl<C: ClientConn> Client<C> {
         readable: bool,
     ) -> Turn {
         if self.out_pending && !self.flush_output() {
-            self.state = State::Aborted;
-            messages::error(
-                ctx.progname(),
-                &format!(
-                    "client {} aborted in command {} (SQL) of script {}; perhaps the backend died while processing",
-                    self.id, self.command, self.script
-                ),
-            );
+            if ctx.cfg.errors.reconnect_timeout_us.is_some() {
+                self.estatus = ErrStatus::ConnectionLost;
+                self.state = State::Error;
+            } else {
+                self.state = State::Aborted;
+                messages::error(
+                    ctx.progname(),
+                    &format!(
+                        "client {} aborted in command {} (SQL) of script {}; perhaps the backend died while processing",
+                        self.id, self.command, self.script
+                    ),
+                );
+            }
         } else if self.wait == Wait::Socket && !readable {
             // Only the output moved on: nothing to read yet.
             self.sync_write_interest(ctx);
@@ -470,6 +506,7 @@ impl<C: ClientConn> Client<C> {
             State::PrepareThrottle => self.prepare_throttle(ctx, now),
             State::Throttle => self.throttle(ctx, now),
             State::StartTx => self.start_tx(ctx, now),
+            State::Reconnect => self.reconnect(ctx, now),
             State::StartCommand => self.start_command(ctx, now),
             State::SkipCommand => Next::go(self.skip_command(ctx)),
             State::WaitResult => self.wait_result(ctx),
@@ -481,6 +518,9 @@ impl<C: ClientConn> Client<C> {
             State::Failure => self.failure(ctx, now),
             State::EndTx => self.end_tx(ctx, now),
             State::Aborted | State::Finished => {
+                if self.outage.is_some() {
+                    self.close_outage(ctx);
+                }
                 self.disconnect(ctx);
                 Next::wait(self.state, Wait::Done)
             }

@@ -23,6 +23,15 @@ impl<C: ClientConn> Client<C> {
     ) -> Next {
         self.cond.reset();
         self.pipeline = Pipeline::Off;
+        if self.estatus == ErrStatus::ConnectionLost {
+            // `--reconnect`: nothing to roll back on a lost connection.
+            self.lose_connection(ctx, now);
+            return Next::go(if ctx.timer_exceeded {
+                State::Finished
+            } else {
+                State::Failure
+            });
+        }
         match self.tx_status {
             TransactionStatus::InTransaction | TransactionStatus::Failed => {
                 if ctx.cfg.output.debug {

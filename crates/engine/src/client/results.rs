@@ -75,7 +75,11 @@ impl<C: ClientConn> Client<C> {
     /// error but a lost connection with `--continue-on-error`), else Aborted.
     #[cold]
     pub(super) fn after_failed_command<N>(&self, ctx: &ThreadCtx<'_, N>) -> State {
-        if self.estatus.recoverable(ctx.cfg.errors.continue_on_error) {
+        let errors = &ctx.cfg.errors;
+        if self.estatus.recoverable(
+            errors.continue_on_error,
+            errors.reconnect_timeout_us.is_some(),
+        ) {
             State::Error
         } else {
             State::Aborted
@@ -140,7 +144,8 @@ impl<C: ClientConn> Client<C> {
     #[cold]
     #[inline(never)]
     fn connection_gone<N>(&mut self, ctx: &ThreadCtx<'_, N>) -> Poll {
-        if !self.read.failed {
+        // Under `--reconnect` the client says so itself (`lose_connection`).
+        if !self.read.failed && ctx.cfg.errors.reconnect_timeout_us.is_none() {
             messages::error(
                 ctx.progname(),
                 &format!(
@@ -235,6 +240,9 @@ impl<C: ClientConn> Client<C> {
                 );
                 if self.estatus == ErrStatus::ConnectionLost {
                     // The server ends the session: nothing more will come.
+                    if ctx.cfg.errors.reconnect_timeout_us.is_some() {
+                        self.lost_sqlstate = fields.code().try_into().ok();
+                    }
                     return Step::Finished(Poll::Failed);
                 }
             }
@@ -453,7 +461,7 @@ fn error_response<N>(
         );
     } else if !read.failed {
         read.failed = true;
-        let status = if fields.ends_session() {
+        let status = if fields.ends_session() || on_a_standby(ctx, fields.code()) {
             ErrStatus::ConnectionLost
         } else {
             ErrStatus::from_sqlstate(fields.code())
@@ -466,7 +474,11 @@ fn error_response<N>(
         };
         let query = ctx.query_text(script, command, sent);
         let text = fields.to_db_error_in(encoding).libpq_message_bytes(query);
-        if status.recoverable(ctx.cfg.errors.continue_on_error) {
+        let errors = &ctx.cfg.errors;
+        if status.recoverable(
+            errors.continue_on_error,
+            errors.reconnect_timeout_us.is_some(),
+        ) {
             if ctx.cfg.errors.verbose_errors {
                 messages::info(
                     ctx.progname(),
@@ -499,6 +511,20 @@ fn error_response<N>(
             read.pipeline_cmds.pop_front();
         }
     }
+}
+
+/// Under `--reconnect`, with a conninfo that asks for a read-write server
+/// (`target_session_attrs=read-write` or `primary`), a read-only transaction error
+/// (SQLSTATE 25006: the server became a standby) loses the connection: the client
+/// looks for the primary again.
+fn on_a_standby<N>(ctx: &ThreadCtx<'_, N>, code: &[u8]) -> bool {
+    use pgrush_wire::conninfo::TargetSessionAttrs;
+    ctx.cfg.errors.reconnect_timeout_us.is_some()
+        && code == b"25006"
+        && matches!(
+            ctx.cfg.conn.target_session_attrs(),
+            TargetSessionAttrs::ReadWrite | TargetSessionAttrs::Primary
+        )
 }
 
 /// `--debug`'s line for a client about to read results.

@@ -797,6 +797,7 @@ fn stalled_output_still_completes_a_run() {
 mod chaining;
 mod express;
 mod plain_results;
+mod reconnect;
 mod scheduling;
 
 #[test]

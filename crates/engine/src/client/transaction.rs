@@ -117,6 +117,9 @@ impl<C: ClientConn> Client<C> {
     ) -> Next {
         let mut t = now.get(&ctx.clock);
         if self.conn.is_none() {
+            if self.outage.is_some() {
+                return Next::go(State::Reconnect);
+            }
             let start = t;
             let Some(conn) = ctx.net.connect() else {
                 messages::error(
@@ -220,9 +223,8 @@ impl<C: ClientConn> Client<C> {
             TxOutcome::Skipped
         } else {
             match self.estatus {
-                ErrStatus::None | ErrStatus::MetaCommand | ErrStatus::ConnectionLost => {
-                    TxOutcome::Success
-                }
+                ErrStatus::None | ErrStatus::MetaCommand => TxOutcome::Success,
+                ErrStatus::ConnectionLost => TxOutcome::ConnectionFailure,
                 ErrStatus::Serialization => TxOutcome::SerializationFailure,
                 ErrStatus::Deadlock => TxOutcome::DeadlockFailure,
                 ErrStatus::Other => TxOutcome::OtherFailure,
@@ -240,6 +242,9 @@ impl<C: ClientConn> Client<C> {
         } else {
             (0.0, 0.0)
         };
+        if outcome == TxOutcome::Success && self.outage.is_some() {
+            self.end_outage(ctx, t);
+        }
         let rec = TxRecord {
             script: self.script,
             outcome,

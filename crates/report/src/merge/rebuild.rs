@@ -51,6 +51,7 @@ pub(crate) fn run_config(cfg: &ConfigDoc, shards: u32) -> Result<RunConfig, Stri
         per_command: cfg.per_command,
         continue_on_error: cfg.continue_on_error,
         warmup_s: cfg.warmup_s,
+        reconnect: cfg.reconnect,
     })
 }
 
@@ -77,6 +78,7 @@ fn counters(c: &Counts) -> TxCounters {
         serialization_failures: c.serialization_failures,
         deadlock_failures: c.deadlock_failures,
         other_failures: c.other_failures,
+        connection_failures: c.connection_failures,
         retried: c.retried,
         retries: c.retries,
     }

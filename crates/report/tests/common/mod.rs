@@ -55,6 +55,7 @@ pub fn config(shape: &Shape) -> RunConfig {
         per_command: shape.per_command,
         continue_on_error: false,
         warmup_s: None,
+        reconnect: false,
     }
 }
 

@@ -85,6 +85,7 @@ pub fn config(clients: u32, threads: u32, rate: f64) -> RunConfig {
         per_command: true,
         continue_on_error: false,
         warmup_s: None,
+        reconnect: false,
     }
 }
 

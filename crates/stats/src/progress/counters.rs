@@ -139,6 +139,7 @@ impl ProgressSnapshot {
             serialization_failures: 0,
             deadlock_failures: 0,
             other_failures: self.failures,
+            connection_failures: 0,
             retried: self.retried,
             retries: self.retries,
         }
