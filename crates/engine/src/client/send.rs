@@ -57,6 +57,7 @@ impl From<pgrush_wire::EncodeRefusal> for SendFailure {
 impl<C: ClientConn> Client<C> {
     /// Sends the SQL command `sql` (global prepared index `stmt`) of the client's
     /// current position; outside a pipeline the output is written at once.
+    #[inline(always)]
     pub(super) fn send_sql<N: Network<Conn = C>>(
         &mut self,
         ctx: &ThreadCtx<'_, N>,
