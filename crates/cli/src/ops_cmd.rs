@@ -43,6 +43,13 @@ For each scale: load (pgrush -i), then each step, each timed, with sizes and rat
                   postmaster, restart timed; WAL replayed; checks no commit is lost
   pitr            WAL archive, base backup, workload, restore point, workload;
                   recovery of the backup to the restore point timed and checked
+Not run unless named in --steps (each builds a streaming standby, pg_basebackup -R):
+  switchover      tpcb-like workload with --reconnect through host=primary,standby
+                  target_session_attrs=read-write; clean shutdown of the primary,
+                  standby promoted; the clients' outage, shutdown and promotion
+                  timed; checks no commit the clients saw is lost (counted with an
+                  asynchronous standby, none allowed with --sync-standby)
+  failover        the same with SIGKILL of the primary's postmaster
 Without connection options (-h, -p, -U, DBNAME) the steps run on a throwaway
 cluster from the local PostgreSQL binaries (PGRUSH_PG_BIN chooses them), removed
 at the end; it runs with fsync, synchronous_commit and full_page_writes on,
@@ -64,8 +71,8 @@ the load replaces the pgbench_* tables of the database used.
             "steps",
             "LIST",
             &[
-                "steps (default all; load always runs, restore",
-                "adds dump)",
+                "steps (default all but switchover and failover;",
+                "load always runs, restore adds dump)",
             ],
         ),
         Opt::valued(
@@ -97,8 +104,8 @@ the load replaces the pgbench_* tables of the database used.
             "workload-seconds",
             "N",
             &[
-                "length of the crash-recovery and pitr workloads",
-                "(default 10)",
+                "length of the crash-recovery, pitr, switchover",
+                "and failover workloads (default 10)",
             ],
         ),
         Opt::valued(
@@ -106,6 +113,11 @@ the load replaces the pgbench_* tables of the database used.
             "workload-clients",
             "N",
             &["clients of those workloads (default 4)"],
+        ),
+        Opt::flag(
+            None,
+            "sync-standby",
+            &["switchover, failover: a synchronous standby"],
         ),
         Opt::valued(
             None,
@@ -194,6 +206,8 @@ struct OpsArgs {
     html: Option<String>,
     workload_seconds: u32,
     workload_clients: u32,
+    /// `--sync-standby`.
+    sync_standby: bool,
     /// `--pgdata DIR`: an existing local cluster.
     pgdata: Option<PathBuf>,
     /// Everything else: a `-i` command line.
@@ -204,13 +218,14 @@ impl Default for OpsArgs {
     fn default() -> Self {
         OpsArgs {
             scales: vec![1, 10],
-            steps: StepKind::ALL.to_vec(),
+            steps: StepKind::DEFAULT.to_vec(),
             dump_format: DumpFormat::Custom,
             repeat: 1,
             json: None,
             html: None,
             workload_seconds: 10,
             workload_clients: 4,
+            sync_standby: false,
             pgdata: None,
             rest: Vec::new(),
         }
@@ -249,6 +264,7 @@ fn apply(out: &mut OpsArgs, name: &str, value: &str) -> Result<(), Failure> {
         "html" => out.html = Some(value.to_string()),
         "workload-seconds" => out.workload_seconds = positive(value)?,
         "pgdata" => out.pgdata = Some(PathBuf::from(value)),
+        "sync-standby" => out.sync_standby = true,
         _ => out.workload_clients = positive(value)?,
     }
     Ok(())
@@ -291,6 +307,7 @@ fn config(ops: &OpsArgs, progname: &str) -> Result<OpsConfig, Failure> {
         init,
         target,
         pgrush_exe,
+        sync_standby: ops.sync_standby,
     })
 }
 

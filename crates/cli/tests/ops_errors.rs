@@ -46,7 +46,7 @@ fn help_and_bad_options() {
     assert_eq!(
         out.stderr,
         "pgrush: error: unknown step \"backup\" (steps: load,dump,restore,reindex,\
-         basebackup,crash-recovery,pitr)\npgrush: hint: Try \"pgrush ops --help\" for more information.\n"
+         basebackup,crash-recovery,pitr,switchover,failover)\npgrush: hint: Try \"pgrush ops --help\" for more information.\n"
     );
     // The rest of the command line is pgrush -i's: its own errors.
     let out = run(&mut sandbox.command(None, &["-c", "4"]));

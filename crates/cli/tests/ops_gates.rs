@@ -120,7 +120,7 @@ fn every_scale_is_gated_and_a_slow_step_exits_3() {
     for (expr, why) in [
         (
             "tps>=10",
-            "unknown step \"tps\" (known: load, dump, restore, reindex, basebackup, crash-recovery, pitr)",
+            "unknown step \"tps\" (known: load, dump, restore, reindex, basebackup, crash-recovery, pitr, switchover, failover)",
         ),
         ("load<=5%", "cannot be compared in \"%\""),
         (

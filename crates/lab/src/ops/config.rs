@@ -27,11 +27,17 @@ pub enum StepKind {
     CrashRecovery,
     /// Point-in-time recovery of a base backup from a WAL archive.
     Pitr,
+    /// A streaming standby promoted after a clean shutdown of the primary, under a
+    /// workload of reconnecting clients.
+    Switchover,
+    /// A streaming standby promoted after `SIGKILL` of the primary's postmaster, under
+    /// a workload of reconnecting clients.
+    Failover,
 }
 
 impl StepKind {
     /// Every step, in running order.
-    pub const ALL: [StepKind; 7] = [
+    pub const ALL: [StepKind; 9] = [
         StepKind::Load,
         StepKind::Dump,
         StepKind::Restore,
@@ -39,7 +45,13 @@ impl StepKind {
         StepKind::Basebackup,
         StepKind::CrashRecovery,
         StepKind::Pitr,
+        StepKind::Switchover,
+        StepKind::Failover,
     ];
+
+    /// The steps run when `--steps` is not given: all but the high-availability
+    /// rehearsals (`switchover`, `failover`, the last two), which build a standby.
+    pub const DEFAULT: &'static [StepKind] = StepKind::ALL.split_at(7).0;
 
     /// The name on the command line and in the output.
     pub fn name(self) -> &'static str {
@@ -51,12 +63,17 @@ impl StepKind {
             StepKind::Basebackup => "basebackup",
             StepKind::CrashRecovery => "crash-recovery",
             StepKind::Pitr => "pitr",
+            StepKind::Switchover => "switchover",
+            StepKind::Failover => "failover",
         }
     }
 
     /// Whether the step needs the server's files and process (a cluster pgrush controls).
     pub fn needs_control(self) -> bool {
-        matches!(self, StepKind::CrashRecovery | StepKind::Pitr)
+        matches!(
+            self,
+            StepKind::CrashRecovery | StepKind::Pitr | StepKind::Switchover | StepKind::Failover
+        )
     }
 
     /// Parses a comma-separated list (`load,dump,...`) into a sorted, de-duplicated set.
@@ -173,4 +190,7 @@ pub struct OpsConfig {
     pub target: Target,
     /// The pgrush executable the workloads run (`-b tpcb-like -T N`).
     pub pgrush_exe: PathBuf,
+    /// `--sync-standby`: the standby of switchover and failover is synchronous
+    /// (`synchronous_standby_names = '*'`), so no commit the clients saw may be lost.
+    pub sync_standby: bool,
 }

@@ -50,6 +50,10 @@ pub fn estimate(cfg: &OpsConfig, scale: u32) -> u64 {
         // Base backup, its restored copy, and the archive.
         need += 2.0 * db + 2.0 * workload;
     }
+    if has(StepKind::Switchover) || has(StepKind::Failover) {
+        // The standby's copy, and the workload's WAL on both servers.
+        need += db + 2.0 * workload;
+    }
     ((need + FIXED_BYTES) * MARGIN) as u64
 }
 
@@ -91,6 +95,7 @@ mod tests {
             },
             target: crate::ops::Target::Throwaway { bin_dir: None },
             pgrush_exe: "pgrush".into(),
+            sync_standby: false,
         }
     }
 

@@ -3,7 +3,9 @@
 //! # Brief overview
 //!
 //! - [`OpsConfig`] says what to run: scales, [`StepKind`]s (load, dump, restore,
-//!   reindex, basebackup, crash-recovery, pitr), `-j`, the [`DumpFormat`], the
+//!   reindex, basebackup, crash-recovery, pitr, and on request switchover and failover:
+//!   a streaming standby promoted under reconnecting clients, `steps/failover.rs`),
+//!   `-j`, the [`DumpFormat`], the
 //!   initialization settings and the [`Target`] (a throwaway cluster from the local
 //!   binaries, an existing local cluster named with `--pgdata DIR`, or a server named
 //!   by connection options).
@@ -11,7 +13,7 @@
 //!   `pg_basebackup` exist and match the server's major version), then for each scale
 //!   estimates the disk space needed against the free space, and runs each step
 //!   (one module per step in `steps/`). Steps that need the server's files and process
-//!   (crash-recovery, pitr) are skipped, with a note, on a server pgrush does not control.
+//!   (crash-recovery, pitr, switchover, failover) are skipped, with a note, on a server pgrush does not control.
 //! - `--pgdata DIR` (`adopted`): the cluster crate adopts the data directory
 //!   (`Cluster::adopt`: binaries of its `PG_VERSION`, run as its owner, port and socket
 //!   from `postmaster.pid`). A running server is restarted once (fast shutdown, then
@@ -68,8 +70,8 @@ pub use config::{DumpFormat, OpsConfig, StepKind, Target};
 pub use disk::{estimate, free_bytes};
 pub use error::OpsError;
 pub use result::{
-    BasebackupDetails, Check, Details, DumpDetails, InitStepTime, LoadDetails, OpsDocument,
-    OpsSettings, RecoveryDetails, ReindexDetails, RestoreDetails, RestorePhases, SCHEMA,
-    ScaleResult, StepResult, TableComparison,
+    BasebackupDetails, Check, Details, DumpDetails, FailoverDetails, InitStepTime, LoadDetails,
+    OpsDocument, OpsSettings, RecoveryDetails, ReindexDetails, RestoreDetails, RestorePhases,
+    SCHEMA, ScaleResult, StepResult, TableComparison,
 };
 pub use runner::{Outcome, run};

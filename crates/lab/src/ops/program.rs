@@ -143,3 +143,23 @@ pub fn remove(path: &Path) -> Result<(), OpsError> {
 pub fn rate(bytes: u64, seconds: f64) -> Option<f64> {
     (seconds > 0.0).then(|| bytes as f64 / seconds)
 }
+
+/// Polls `ready` every `poll` until it holds: [`OpsError::Interrupted`] on Ctrl-C, and
+/// the error `late` describes when `limit` passes first.
+pub fn wait_until(
+    (limit, poll): (Duration, Duration),
+    mut ready: impl FnMut() -> Result<bool, OpsError>,
+    late: impl FnOnce() -> String,
+) -> Result<(), OpsError> {
+    let start = Instant::now();
+    while !ready()? {
+        if crate::ops::interrupt::requested() {
+            return Err(OpsError::Interrupted);
+        }
+        if start.elapsed() > limit {
+            return Err(OpsError::Unexpected(late()));
+        }
+        std::thread::sleep(poll);
+    }
+    Ok(())
+}

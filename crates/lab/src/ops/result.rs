@@ -133,6 +133,8 @@ pub enum Details {
     Basebackup(BasebackupDetails),
     /// `crash-recovery` and `pitr`.
     Recovery(RecoveryDetails),
+    /// `switchover` and `failover`.
+    Failover(FailoverDetails),
 }
 
 /// What `load` measured.
@@ -247,4 +249,35 @@ pub struct RecoveryDetails {
     pub target: Option<String>,
     /// pitr: seconds to take the base backup.
     pub base_backup_seconds: Option<f64>,
+}
+
+/// What a switchover or a failover measured. The step's `seconds` is the clients'
+/// outage window (or, when no client lost its connection, the shutdown plus the
+/// promotion).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FailoverDetails {
+    /// Whether the standby was synchronous (`--sync-standby`).
+    pub synchronous: bool,
+    /// Seconds the primary took to end (fast shutdown, or `SIGKILL`).
+    pub stop_seconds: f64,
+    /// Seconds `pg_promote()` took on the standby (it polls, every 0.1 s, until the
+    /// promotion is done: up to 0.1 s more than the promotion).
+    pub promote_seconds: f64,
+    /// The clients' outage window: from the first connection failure to the last
+    /// client's first commit after it (none when no client lost its connection).
+    pub outage_seconds: Option<f64>,
+    /// Clients that lost their connection.
+    pub clients_cut_off: u64,
+    /// Transactions counted as connection failures.
+    pub connection_failures: u64,
+    /// WAL received but not yet replayed by the standby when the primary ended, bytes.
+    pub replay_backlog_bytes: u64,
+    /// Transactions the workload's clients saw committed.
+    pub transactions: u64,
+    /// `pgbench_history` rows expected on the new primary.
+    pub expected_history_rows: u64,
+    /// `pgbench_history` rows found on the new primary.
+    pub history_rows: u64,
+    /// Committed transactions missing on the new primary.
+    pub lost_transactions: u64,
 }

@@ -49,6 +49,9 @@ pub fn rows_of(scale: u32, result: &StepResult) -> Vec<Row> {
         // The commits the check found again after the crash.
         note = format!("ok: {} commits checked, none lost", d.transactions);
     }
+    if let Details::Failover(d) = &result.details {
+        note = failover_note(d, note);
+    }
     if let Details::Load(d) = &result.details {
         note = format!(
             "tables {}, indexes {}, WAL {}",
@@ -160,6 +163,28 @@ pub fn table(doc: &OpsDocument) -> String {
         out.push_str(&format!("stopped: {why}\n"));
     }
     out
+}
+
+/// A switchover's or failover's note: what the clients saw, what the servers took, and
+/// the check's verdict (`ok` or `FAILED: …`) at the end.
+fn failover_note(d: &crate::ops::result::FailoverDetails, verdict: String) -> String {
+    let outage = match d.outage_seconds {
+        Some(s) => format!(
+            "clients cut off {s:.2} s ({} clients, {} connection failures)",
+            d.clients_cut_off, d.connection_failures
+        ),
+        None => "no client lost its connection".to_string(),
+    };
+    let standby = if d.synchronous { "sync" } else { "async" };
+    format!(
+        "{outage}; primary down in {:.2} s, {} of WAL to replay, promoted in {:.2} s; \
+         {} of {} commits lost ({standby} standby): {verdict}",
+        d.stop_seconds,
+        size_text(d.replay_backlog_bytes),
+        d.promote_seconds,
+        d.lost_transactions,
+        d.transactions
+    )
 }
 
 #[cfg(test)]

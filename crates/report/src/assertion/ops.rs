@@ -17,7 +17,7 @@ use serde::Deserialize;
 pub const SCHEMA: &str = "pgrush-ops/1";
 
 /// The steps an ops assertion can name, in running order.
-pub const STEPS: [&str; 7] = [
+pub const STEPS: [&str; 9] = [
     "load",
     "dump",
     "restore",
@@ -25,6 +25,8 @@ pub const STEPS: [&str; 7] = [
     "basebackup",
     "crash-recovery",
     "pitr",
+    "switchover",
+    "failover",
 ];
 
 /// What the gate reads of a `pgrush ops --json` document.

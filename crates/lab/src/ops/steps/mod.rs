@@ -4,6 +4,7 @@
 pub mod basebackup;
 pub mod crash;
 pub mod dump;
+pub mod failover;
 pub mod load;
 pub mod pitr;
 pub mod reindex;
@@ -43,5 +44,8 @@ pub fn run_step(
         StepKind::Basebackup => basebackup::run(server, round),
         StepKind::CrashRecovery => crash::run(server, cfg, (scale, round), progress),
         StepKind::Pitr => pitr::run(server, cfg, (scale, round), progress),
+        StepKind::Switchover | StepKind::Failover => {
+            failover::run(server, cfg, (step, scale, round), progress)
+        }
     }
 }

@@ -13,7 +13,7 @@ use pgrush_cluster::{Cluster, quote_literal};
 use crate::ops::config::{OpsConfig, StepKind};
 use crate::ops::error::OpsError;
 use crate::ops::lsn::redo_range;
-use crate::ops::program::{rate, remove};
+use crate::ops::program::{rate, remove, wait_until};
 use crate::ops::result::{Check, Details, RecoveryDetails, StepResult};
 use crate::ops::server::{IDLE_ARCHIVE_COMMAND, Server};
 use crate::ops::steps::{basebackup, workload};
@@ -227,38 +227,31 @@ fn wait_archived(db: &mut crate::ops::db::Db) -> Result<(), OpsError> {
         "SELECT coalesce(last_archived_wal >= {}, false) FROM pg_stat_archiver",
         quote_literal(&segment)
     );
-    let start = Instant::now();
-    while db.value(&check)? != "t" {
-        if start.elapsed() > WAIT_LIMIT {
-            return Err(OpsError::Unexpected(format!(
+    wait_until(
+        (WAIT_LIMIT, Duration::from_millis(50)),
+        || Ok(db.value(&check)? == "t"),
+        || {
+            format!(
                 "WAL segment {segment} not archived after {}s",
                 WAIT_LIMIT.as_secs()
-            )));
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    Ok(())
+            )
+        },
+    )
 }
 
 /// Waits until the restored server has left recovery (promoted at the target).
 fn wait_promoted(restored: &Cluster) -> Result<(), OpsError> {
-    let start = Instant::now();
-    loop {
-        if crate::ops::interrupt::requested() {
-            return Err(OpsError::Interrupted);
-        }
-        if restored.psql("SELECT pg_is_in_recovery()")? == "f" {
-            return Ok(());
-        }
-        if start.elapsed() > WAIT_LIMIT {
-            return Err(OpsError::Unexpected(format!(
+    wait_until(
+        (WAIT_LIMIT, Duration::from_millis(20)),
+        || Ok(restored.psql("SELECT pg_is_in_recovery()")? == "f"),
+        || {
+            format!(
                 "the restored server was still in recovery after {}s (see {})",
                 WAIT_LIMIT.as_secs(),
                 restored.log_path().display()
-            )));
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
+            )
+        },
+    )
 }
 
 /// Removes everything inside `dir`, keeping `dir`.

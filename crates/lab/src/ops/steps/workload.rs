@@ -36,7 +36,7 @@ pub fn run(
 }
 
 /// `N` of `number of transactions actually processed: N` (or `N/M`).
-fn committed(report: &str) -> Option<u64> {
+pub fn committed(report: &str) -> Option<u64> {
     report.lines().find_map(|line| {
         let rest = line.strip_prefix("number of transactions actually processed: ")?;
         rest.split('/').next()?.trim().parse().ok()
