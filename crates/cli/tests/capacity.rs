@@ -7,8 +7,8 @@
 //! with other builds, measured 6 to 9 ms). `L` is measured before the search (its own
 //! probe) and after it, as the load of a shared machine changes meanwhile.
 //!
-//! - `p99<200ms`: the reported sustainable rate lies within 5% of that capacity (for an
-//!   `L` between the two measurements).
+//! - `p99<200ms`: the reported sustainable rate lies from 15% below to 5% above that
+//!   capacity (for an `L` between the two measurements).
 //! - `p99<6ms` (on a busy machine, whose delays show in the p99 even at a low rate, over
 //!   5.5 ms: 1.5 times that p99 and 1 ms): latency is the wait for a client plus a service time
 //!   of at least 5 ms, so a p99 below `T` needs fewer than 1% of the waits above
@@ -145,7 +145,7 @@ fn p99_below_200ms_finds_the_four_servers_capacity() {
     // latency (Little's law): 4 / (5 ms and what pg_sleep, the round trip and the
     // machine add). A shared machine's load changes during the search: the latency is
     // measured before it (the search's probe) and after it (the same closed loop), and
-    // the capacity lies within 5% of 4 / latency for a latency between the two.
+    // the capacity lies near 4 / latency for a latency between the two.
     let steps = doc["steps"].as_array().unwrap_or_else(|| panic!("{doc}"));
     let before_ms = doc["probe"]["latency_average_ms"]
         .as_f64()
@@ -154,13 +154,18 @@ fn p99_below_200ms_finds_the_four_servers_capacity() {
     for ms in [before_ms, after_ms] {
         assert!((5.0..15.0).contains(&ms), "service time {ms} ms");
     }
+    // Below: near saturation (offered above 90% of 4 / latency) the queue of a busy
+    // machine's 2 cores is a random walk over a step of a few seconds, and a step there
+    // can end "not delivered" by chance (seen at 94-98% under a CI run beside a release
+    // build): 15% below 4 / latency still fails a search that stops at half or misses a
+    // doubling, 5% above fails one that reports more than the servers can do.
     let (low, high) = (
-        4000.0 / before_ms.max(after_ms) * 0.95,
+        4000.0 / before_ms.max(after_ms) * 0.85,
         4000.0 / before_ms.min(after_ms) * 1.05,
     );
     assert!(
         (low..=high).contains(&good),
-        "capacity {good} tps, expected 4 / ({before_ms:.3} .. {after_ms:.3} ms) ± 5%: \
+        "capacity {good} tps, expected 4 / ({before_ms:.3} .. {after_ms:.3} ms) -15% .. +5%: \
          {low:.1} .. {high:.1}:\n{}",
         out.stdout
     );

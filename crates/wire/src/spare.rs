@@ -33,7 +33,7 @@ impl Appender<'_> {
 
 /// Copies `src` to `dst` (as long). Names are short: a copy of a length known only
 /// at run time is a `memcpy` call, dearer than the two overlapping loads and stores
-/// of fixed size that copy up to 16 bytes.
+/// of fixed size that copy up to 32 bytes.
 #[inline(always)]
 fn copy_short(dst: &mut [MaybeUninit<u8>], src: &[u8]) {
     let n = src.len();
@@ -51,6 +51,11 @@ fn copy_short(dst: &mut [MaybeUninit<u8>], src: &[u8]) {
         9..=16 => {
             dst[..8].write_copy_of_slice(&src[..8]);
             dst[n - 8..].write_copy_of_slice(&src[n - 8..]);
+        }
+        // A Bind's head with a short statement name (`P0_1`) is about 20 bytes.
+        17..=32 => {
+            dst[..16].write_copy_of_slice(&src[..16]);
+            dst[n - 16..].write_copy_of_slice(&src[n - 16..]);
         }
         _ => {
             dst.write_copy_of_slice(src);
