@@ -5,7 +5,7 @@ use std::io;
 use std::os::fd::{AsRawFd, RawFd};
 use std::time::Instant;
 
-use bytes::BytesMut;
+use bytes::{BufMut, BytesMut};
 use postgres_protocol::message::frontend;
 
 use crate::backend::{self, BackendMessage, PlainStop, PlainTally, TransactionStatus};
@@ -13,6 +13,7 @@ use crate::cancel::{CancelTarget, CancelToken};
 use crate::encoding::ClientEncoding;
 use crate::error::{DbError, Error};
 use crate::frontend::BindHead;
+use crate::spare::ParamBuf;
 use crate::transport::{Transport, wait_fd};
 
 /// Initial size of each of a connection's two buffers: small, since a benchmark may open
@@ -256,7 +257,7 @@ impl Connection {
             params.len(),
             |_, buf| match params.next().flatten() {
                 Some(bytes) => {
-                    buf.extend_from_slice(bytes);
+                    buf.put_slice(bytes);
                     true
                 }
                 None => false,
@@ -275,7 +276,7 @@ impl Connection {
     pub fn queue_bind_execute(
         &mut self,
         head: &BindHead,
-        param: impl FnMut(usize, &mut BytesMut) -> bool,
+        param: impl FnMut(usize, &mut ParamBuf<'_>) -> bool,
         sync: bool,
     ) -> Result<(), Error> {
         crate::frontend::bind_execute(self.out_buf(), head, param, sync)

@@ -12,7 +12,7 @@
 use bytes::{BufMut, BytesMut};
 
 use crate::error::Error;
-use crate::spare::{Appender, append};
+use crate::spare::{Appender, ParamBuf, append};
 
 /// Describe of the unnamed portal and Execute of it with no row limit: the messages
 /// that follow a Bind.
@@ -245,12 +245,12 @@ fn put_params(
     buf: &mut BytesMut,
     start: usize,
     n_params: usize,
-    mut param: impl FnMut(usize, &mut BytesMut) -> bool,
+    mut param: impl FnMut(usize, &mut ParamBuf<'_>) -> bool,
 ) -> Result<(), Error> {
     for i in 0..n_params {
         let at = buf.len();
         append(buf, 4, |a| a.put_array((-1i32).to_be_bytes()));
-        if param(i, buf) {
+        if param(i, &mut ParamBuf::new(buf)) {
             let Ok(len) = i32::try_from(buf.len() - at - 4) else {
                 buf.truncate(start);
                 return Err(too_large());
@@ -270,7 +270,7 @@ pub(crate) fn bind(
     portal: &str,
     stmt: &str,
     n_params: usize,
-    param: impl FnMut(usize, &mut BytesMut) -> bool,
+    param: impl FnMut(usize, &mut ParamBuf<'_>) -> bool,
 ) -> Result<(), Error> {
     let count = head_count(portal, stmt, n_params)?;
     let start = buf.len();
@@ -291,7 +291,7 @@ pub(crate) fn bind(
 pub(crate) fn bind_execute(
     buf: &mut BytesMut,
     head: &BindHead,
-    param: impl FnMut(usize, &mut BytesMut) -> bool,
+    param: impl FnMut(usize, &mut ParamBuf<'_>) -> bool,
     sync: bool,
 ) -> Result<(), Error> {
     let tail = DESCRIBE_EXECUTE.len() + if sync { SYNC.len() } else { 0 };

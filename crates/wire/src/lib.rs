@@ -71,3 +71,4 @@ pub use gss::{
     DEFAULT_LIBRARY as DEFAULT_GSSAPI_LIBRARY, LIBRARY_VARIABLE as GSSAPI_LIBRARY_VARIABLE,
 };
 pub use query::{CopyIn, QueryResult};
+pub use spare::ParamBuf;
