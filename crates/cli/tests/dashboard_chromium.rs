@@ -1,8 +1,9 @@
-//! `--dashboard`: a real headless Chromium opens the live page of a `-T 6` run twice,
-//! a few seconds apart (its charts must have grown: the intervals drawn, counted in
+//! `--dashboard`: a real headless Chromium opens the live page of a `-T 10` run twice,
+//! 2.5 s apart (its charts must have grown: the intervals drawn, counted in
 //! each chart's `data-points`), then, once the run has ended, the page again: it is
 //! then the run's report, with the tps the text report printed. The command line on
-//! the page has its password redacted. Also: an address other machines can reach is
+//! the page has its password redacted; `--metrics-listen` at the same address is served
+//! by the same listener. Also: an address other machines can reach is
 //! refused without `--dashboard-bind-any`, and warned about with it.
 
 mod bench_common;
@@ -65,22 +66,35 @@ fn the_live_page_grows_then_becomes_the_report() {
     let port = pgrush_testkit::closed_port();
     let addr = format!("127.0.0.1:{port}");
     let child = command(Prog::Pgrush, &dir.path, DB)
-        .args(["-n", "-S", "-c", "2", "-j", "2", "-R", "200", "-T", "6"])
+        .args(["-n", "-S", "-c", "2", "-j", "2", "-R", "200", "-T", "10"])
         .args(["--dashboard", &addr, "--metrics-linger", "5"])
+        .args(["--metrics-listen", &addr])
         .arg("--define=PGPASSWORD=sekrit")
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .expect("start pgrush");
     let url = format!("http://{addr}/");
-    // Two intervals closed, then the page; two seconds later, again.
+    // Two intervals closed, then the page twice, 2.5 s apart (Chromium takes seconds to
+    // start on a loaded machine: the two run side by side).
     wait_for(port, "/data.json?since=2", Duration::from_secs(10), |b| {
         b.contains("\"t_s\"")
     });
-    let first = chromium::dump_dom_url(&url);
-    std::thread::sleep(Duration::from_secs(2));
-    let second = chromium::dump_dom_url(&url);
-    assert!(first.contains("pgrush: live run"), "{first}");
+    // One listener for both: `/metrics` at the same address.
+    let metrics = http_get(port, "/metrics").expect("the endpoint answers");
+    assert!(metrics.0 == 200 && metrics.1.contains("pgrush_transactions_total"));
+    let (first, second) = std::thread::scope(|s| {
+        let first = s.spawn(|| chromium::dump_dom_url(&url));
+        std::thread::sleep(Duration::from_millis(2500));
+        let second = chromium::dump_dom_url(&url);
+        (first.join().expect("first dump"), second)
+    });
+    for dom in [&first, &second] {
+        assert!(
+            dom.contains("<h1>pgrush: live run</h1>"),
+            "not the live page: {dom}"
+        );
+    }
     assert!(first.contains("PGPASSWORD=***") && !first.contains("sekrit"));
     for chart in ["tps", "latency", "scripts", "failures", "machine"] {
         let (a, b) = (points(&first, chart), points(&second, chart));
