@@ -70,6 +70,7 @@ fn the_live_page_grows_then_becomes_the_report() {
         .args(["--dashboard", &addr, "--metrics-linger", "5"])
         .args(["--metrics-listen", &addr])
         .arg("--define=PGPASSWORD=sekrit")
+        .arg(format!("dbname={DB} password=sekrit"))
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -95,7 +96,8 @@ fn the_live_page_grows_then_becomes_the_report() {
             "not the live page: {dom}"
         );
     }
-    assert!(first.contains("PGPASSWORD=***") && !first.contains("sekrit"));
+    assert!(first.contains("PGPASSWORD=***") && first.contains("password=***"));
+    assert!(!first.contains("sekrit"), "{first}");
     for chart in ["tps", "latency", "scripts", "failures", "machine"] {
         let (a, b) = (points(&first, chart), points(&second, chart));
         assert!(a >= 2 && b > a, "chart {chart}: {a} then {b} intervals");

@@ -5,8 +5,8 @@
 //! Every second the serving thread closes an interval: the deltas the engine's
 //! threads published since the last one (the same ones `/metrics` counts), the client
 //! machine's load over it (`/proc`) and the server sampler's latest values. An interval
-//! is a few hundred bytes: an hour's run keeps about a megabyte, as the time series of
-//! `-P` and the run document do.
+//! is under a kilobyte: an hour's run keeps a few megabytes, the order of what the run
+//! document's time series keeps.
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
