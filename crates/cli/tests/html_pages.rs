@@ -196,6 +196,7 @@ fn machine() -> MachineDoc {
         cores: 2,
         interval_s: 1.0,
         intervals,
+        server_machine: String::new(),
     }
 }
 

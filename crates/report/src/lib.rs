@@ -9,6 +9,7 @@
 
 pub mod assertion;
 pub mod compare;
+pub mod dashboard;
 pub mod document;
 mod document_distribution;
 mod document_figures;
@@ -20,6 +21,7 @@ pub mod hdr;
 pub mod html;
 pub mod junit;
 pub mod machine;
+pub mod machine_findings;
 pub mod merge;
 pub mod metrics_text;
 pub mod outage;

@@ -21,7 +21,18 @@ pub struct MachineDoc {
     pub interval_s: f64,
     /// One per interval of the time series, with the same start.
     pub intervals: Vec<MachineIntervalDoc>,
+    /// What is known of the server's machine: this one, or another that was not
+    /// sampled (empty in documents of older versions).
+    #[serde(default)]
+    pub server_machine: String,
 }
+
+/// A core busy this much (%) over an interval had a thread at 100%.
+pub const SATURATED_CORE_PCT: f64 = 99.0;
+
+/// A machine idle less than this (%, I/O wait counted as idle) over an interval had
+/// its CPU saturated.
+pub const SATURATED_IDLE_PCT: f64 = 5.0;
 
 /// The client machine over one interval.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -61,6 +72,12 @@ impl MachineIntervalDoc {
     fn mid_s(&self) -> f64 {
         self.start_s + self.duration_s / 2.0
     }
+
+    /// Whether the CPU was saturated over the interval: a core at 100%
+    /// ([`SATURATED_CORE_PCT`]) or the machine idle below [`SATURATED_IDLE_PCT`].
+    pub fn saturated(&self) -> bool {
+        self.busiest_core_pct >= SATURATED_CORE_PCT || 100.0 - self.busy_pct() < SATURATED_IDLE_PCT
+    }
 }
 
 /// Where the client machine was most loaded: its busiest and most stolen-from
@@ -75,12 +92,28 @@ pub struct MachinePeaks {
     pub interval_s: f64,
     /// Whether the server ran on this machine too (its load is in the figures).
     pub shared_with_server: bool,
+    /// Intervals judged (long enough), and how many of them had the CPU saturated
+    /// ([`MachineIntervalDoc::saturated`]).
+    pub judged: usize,
+    /// See `judged`.
+    pub saturated: usize,
+}
+
+impl MachinePeaks {
+    /// The share of the judged intervals with the CPU saturated (%; 0 without any).
+    pub fn saturated_pct(&self) -> f64 {
+        if self.judged == 0 {
+            0.0
+        } else {
+            self.saturated as f64 * 100.0 / self.judged as f64
+        }
+    }
 }
 
 impl MachineDoc {
     /// The intervals long enough to judge: a last interval of a few milliseconds reads a
     /// tick or two of CPU time, so only those of at least half the interval length.
-    fn judged(&self) -> impl Iterator<Item = &MachineIntervalDoc> {
+    pub(crate) fn judged(&self) -> impl Iterator<Item = &MachineIntervalDoc> {
         self.intervals
             .iter()
             .filter(|i| i.duration_s >= self.interval_s / 2.0)
@@ -98,6 +131,8 @@ impl MachineDoc {
             steal: max_by(|i| i.cpu_steal_pct),
             interval_s: self.interval_s,
             shared_with_server: self.same_machine_as_server,
+            judged: self.judged().count(),
+            saturated: self.judged().filter(|i| i.saturated()).count(),
         }
     }
 }
@@ -105,12 +140,18 @@ impl MachineDoc {
 /// One kind of CPU time of an interval (%).
 type Share = fn(&MachineIntervalDoc) -> f64;
 
-/// What the page says about where the server ran.
+/// What the page and the document say about where the server ran.
 pub fn placement_label(m: &MachineDoc) -> &'static str {
-    if m.same_machine_as_server {
+    server_machine_label(m.same_machine_as_server)
+}
+
+/// What is known of the server's machine, whether it is this one or not.
+pub fn server_machine_label(same_machine_as_server: bool) -> &'static str {
+    if same_machine_as_server {
         "same machine as the server: its load is in these figures"
     } else {
-        "the server runs on another machine"
+        "the server runs on another machine, which was not sampled: its load is not known \
+         (the server statistics show only what PostgreSQL's views report)"
     }
 }
 
@@ -220,10 +261,23 @@ mod tests {
                 interval(2.0, 80.0, 1.0),
                 tail,
             ],
+            server_machine: String::new(),
         };
         let p = m.peaks();
         assert_eq!(p.busy, (86.0, 2.0));
         assert_eq!(p.steal, (12.0, 1.0));
+        assert_eq!((p.judged, p.saturated), (3, 0));
+        // A core at 100%, or the machine under 5% idle: saturated.
+        let mut core = interval(4.0, 40.0, 0.0);
+        core.busiest_core_pct = 100.0;
+        let idle_3 = interval(5.0, 92.0, 0.0);
+        let idle_6 = interval(6.0, 89.0, 0.0);
+        assert!(core.saturated() && idle_3.saturated() && !idle_6.saturated());
+        let mut m = m;
+        m.intervals.extend([core, idle_3, idle_6]);
+        let p = m.peaks();
+        assert_eq!((p.judged, p.saturated), (6, 2));
+        assert!((p.saturated_pct() - 100.0 / 3.0).abs() < 1e-9);
         let page = html_section(&m, &[]);
         assert!(page.contains("same machine as the server"), "{page}");
         assert!(page.contains("run queue") && page.contains("Client machine: CPU"));

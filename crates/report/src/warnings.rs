@@ -17,10 +17,6 @@ pub const TPCB_LIKE_DESCRIPTION: &str = "<builtin: TPC-B (sort of)>";
 pub const AUTOVACUUM_WARNING: &str =
     "autovacuum ran on the pgbench tables during the run; the results depend on when it ran";
 
-/// The client machine's CPU busy share (user, system and steal; %) above which an
-/// interval's figures may be the client's limit rather than the server's.
-pub const MACHINE_BUSY_PCT: f64 = 90.0;
-
 /// The share of the client machine's CPU time the hypervisor gave elsewhere (steal; %)
 /// above which the client may have been the bottleneck.
 pub const MACHINE_STEAL_PCT: f64 = 10.0;
@@ -105,19 +101,24 @@ pub fn warnings(w: &WarningInputs) -> Vec<String> {
 }
 
 /// The warnings about the client machine's own load, if it was the bottleneck: its CPU
-/// busy above [`MACHINE_BUSY_PCT`], or steal above [`MACHINE_STEAL_PCT`], in any interval.
+/// saturated (a core at 100% or the machine idle below 5%:
+/// [`crate::machine::MachineIntervalDoc::saturated`]) in any interval, said as the share
+/// of the run's intervals; steal above [`MACHINE_STEAL_PCT`] in any interval.
 fn machine_warnings(m: &MachinePeaks) -> Vec<String> {
     let span = |start_s: f64| format!("{:.0} s to {:.0} s", start_s, start_s + m.interval_s);
     let mut out = Vec::new();
-    let (busy, at) = m.busy;
-    if busy > MACHINE_BUSY_PCT {
+    if m.saturated > 0 {
         let whose = if m.shared_with_server {
-            "the server runs on it too: the figures may be this machine's limit, not the server's"
+            "the results measure this machine, which the server runs on too, not the server"
         } else {
-            "the client may be the bottleneck"
+            "the results measure the client"
         };
+        let (busy, at) = m.busy;
         out.push(format!(
-            "{MACHINE_BUSY_PREFIX}{busy:.0}% busy from {} (above {MACHINE_BUSY_PCT:.0}%); {whose}",
+            "{MACHINE_BUSY_PREFIX}saturated for {:.0}% of the run ({} of {} intervals with a core at 100% or under 5% idle; the busiest {busy:.0}% busy, from {}): {whose}",
+            m.saturated_pct(),
+            m.saturated,
+            m.judged,
             span(at)
         ));
     }
@@ -234,8 +235,9 @@ mod tests {
         assert!(w[2].contains("more threads (4) than CPUs (2)"));
     }
 
-    /// The client machine is warned about above 90% busy or 10% steal in an interval,
-    /// not at the thresholds themselves.
+    /// The client machine is warned about when its CPU was saturated in any interval
+    /// (with the share of the run), or above 10% steal in an interval, not at the
+    /// threshold itself.
     #[test]
     fn a_busy_client_machine() {
         let at = |busy: f64, steal: f64| WarningInputs {
@@ -245,14 +247,16 @@ mod tests {
                 steal: (steal, 5.0),
                 interval_s: 1.0,
                 shared_with_server: false,
+                judged: 10,
+                saturated: usize::from(busy > 95.0) * 4,
             }),
             ..WarningInputs::default()
         };
         assert!(warnings(&at(90.0, 10.0)).is_empty());
         assert_eq!(
-            warnings(&at(95.0, 10.0)),
+            warnings(&at(97.0, 10.0)),
             [
-                "the client machine's CPU was 95% busy from 2 s to 3 s (above 90%); the client may be the bottleneck"
+                "the client machine's CPU was saturated for 40% of the run (4 of 10 intervals with a core at 100% or under 5% idle; the busiest 97% busy, from 2 s to 3 s): the results measure the client"
             ]
         );
         let w = warnings(&at(50.0, 12.0));
@@ -263,14 +267,14 @@ mod tests {
             ),
             "{w:?}"
         );
-        let mut shared = at(95.0, 0.0);
+        let mut shared = at(97.0, 0.0);
         if let Some(m) = shared.machine.as_mut() {
             m.shared_with_server = true;
         }
         assert_eq!(
             warnings(&shared),
             [
-                "the client machine's CPU was 95% busy from 2 s to 3 s (above 90%); the server runs on it too: the figures may be this machine's limit, not the server's"
+                "the client machine's CPU was saturated for 40% of the run (4 of 10 intervals with a core at 100% or under 5% idle; the busiest 97% busy, from 2 s to 3 s): the results measure this machine, which the server runs on too, not the server"
             ]
         );
         let both = warnings(&at(99.0, 30.0));

@@ -94,6 +94,7 @@ fn the_client_machine_series() {
         cores: 2,
         interval_s: 1.0,
         intervals: vec![interval],
+        server_machine: pgrush_report::machine::server_machine_label(true).into(),
     });
     let json = doc.to_json();
     let mut value: Value = serde_json::from_str(&json).unwrap_or(Value::Null);

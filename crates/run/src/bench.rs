@@ -43,7 +43,8 @@ pub fn run(plan: &RunPlan, prompt: PasswordPrompt<'_>) -> Result<i32, Failure> {
         opts.html.as_deref(),
         opts.junit.as_deref(),
     ])?;
-    // `--metrics-listen`: bound (or refused) before anything starts, served from here on.
+    // `--metrics-listen`, `--dashboard`: bound (or refused) before anything starts, served
+    // from here on.
     let metrics = MetricsEndpoint::open(plan, &scripts)?;
     let (params, mut con) =
         connect_prompting(opts, prompt).map_err(|failure| failure.into_failure(prog, "setup"))?;
@@ -128,6 +129,7 @@ pub fn run(plan: &RunPlan, prompt: PasswordPrompt<'_>) -> Result<i32, Failure> {
     }
     if let Some(endpoint) = &metrics {
         extras.publish_server_to(endpoint.server_slot());
+        extras.publish_report_to(endpoint.final_page());
     }
     extras.mark_start(prog, cfg.pacing.warmup_us);
     let outcome = pgrush_engine::run(&cfg, &layout).map_err(|e| Failure::error(e.to_string()))?;

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use pgrush_monitor::machine::MachineInterval;
 use pgrush_monitor::machine_sampler::{MachineReadings, MachineSampler};
-use pgrush_report::machine::{MachineDoc, MachineIntervalDoc};
+use pgrush_report::machine::{MachineDoc, MachineIntervalDoc, server_machine_label};
 use pgrush_stats::RunSummary;
 use pgrush_wire::Connection;
 
@@ -65,6 +65,7 @@ impl MachineSampling {
             .map_or(0, |r| r.stat.cores.len() as u32);
         MachineDoc {
             same_machine_as_server: self.same_machine_as_server,
+            server_machine: server_machine_label(self.same_machine_as_server).into(),
             cores,
             interval_s,
             intervals: readings
@@ -77,7 +78,7 @@ impl MachineSampling {
 }
 
 /// One interval as the document says it (percentages, rates per second).
-fn interval_doc(start_s: f64, i: &MachineInterval) -> MachineIntervalDoc {
+pub(crate) fn interval_doc(start_s: f64, i: &MachineInterval) -> MachineIntervalDoc {
     let per_s = |bytes: u64| {
         if i.duration_s > 0.0 {
             bytes as f64 / i.duration_s

@@ -1,16 +1,21 @@
-//! `--metrics-listen ADDR`: `/metrics` over HTTP for the whole run (warm-up and stages
-//! included) until the report is written, and `--metrics-linger` seconds after it.
+//! The run's HTTP endpoints: `--metrics-listen ADDR`, `/metrics` for Prometheus, and
+//! `--dashboard ADDR`, a live page (`/`, `/data.json`; [`dashboard`]), for the whole
+//! run (warm-up and stages included) until the report is written, and
+//! `--metrics-linger` seconds after it.
 //!
-//! The address is bound before the run starts (a bad one ends the run there, status 1).
-//! One thread of its own accepts the scrapes one after the other: at each it takes the
-//! deltas the engine's threads published ([`LiveTotals::absorb`]), reads the client
-//! machine's load since the previous scrape, and renders the page
-//! ([`pgrush_report::metrics_text`]). The engine's threads never wait for it. Any other
+//! The addresses are bound before the run starts (a bad one ends the run there, status
+//! 1); one address given to both options is one listener serving both. One thread of
+//! its own polls the listeners (every [`POLL`]) and answers the requests one after the
+//! other: at each scrape it takes the deltas the engine's threads published
+//! ([`LiveTotals::absorb`]), reads the client machine's load since the previous scrape,
+//! and renders the page ([`pgrush_report::metrics_text`]); with the dashboard it also
+//! closes an interval every second. The engine's threads never wait for it. Any other
 //! path is a 404; a request that does not come within a few seconds is dropped.
 
+mod dashboard;
 mod http;
 
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{SocketAddr, TcpListener};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
@@ -22,21 +27,36 @@ use pgrush_report::metrics_text::{Gauge, MetricsFormat, MetricsPage, render};
 use pgrush_script::Script;
 use pgrush_stats::live::{LiveMetrics, LiveShape, LiveTotals};
 
+pub use dashboard::FinalPage;
+
 use crate::failure::Failure;
 use crate::plan::RunPlan;
+use dashboard::Dashboard;
+use http::{Reply, Request};
+
+/// How often the serving thread looks for a connection (and closes the dashboard's
+/// interval when one is due).
+const POLL: Duration = Duration::from_millis(25);
 
 /// The endpoint of one run; dropping it stops serving.
 #[derive(Debug)]
 pub struct MetricsEndpoint {
     live: Arc<LiveMetrics>,
     server: LatestSlot,
-    addr: SocketAddr,
+    final_page: Option<FinalPage>,
     linger: Duration,
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
 }
 
-/// What the serving thread keeps between scrapes.
+/// What one listener serves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Routes {
+    metrics: bool,
+    dashboard: bool,
+}
+
+/// What the serving thread keeps between requests.
 struct Serving {
     live: Arc<LiveMetrics>,
     server: LatestSlot,
@@ -49,18 +69,19 @@ struct Serving {
     /// The latest machine reading, and the gauges computed up to it.
     machine: Option<MachineReading>,
     machine_load: Vec<Gauge>,
+    /// `--dashboard`: its intervals so far.
+    dashboard: Option<Dashboard>,
 }
 
 impl MetricsEndpoint {
-    /// Binds `--metrics-listen`'s address and starts serving, if the plan asks for it.
+    /// Binds `--metrics-listen`'s and `--dashboard`'s addresses and starts serving, if
+    /// the plan asks for either.
     pub fn open(plan: &RunPlan, scripts: &[Script]) -> Result<Option<MetricsEndpoint>, Failure> {
         let opts = &plan.options;
-        let Some(addr) = opts.metrics_listen else {
+        let listeners = bind(plan)?;
+        if listeners.is_empty() {
             return Ok(None);
-        };
-        let listener = TcpListener::bind(addr)
-            .map_err(|e| Failure::error(format!("could not listen for metrics on {addr}: {e}")))?;
-        let addr = listener.local_addr().unwrap_or(addr);
+        }
         let shape = LiveShape {
             scripts: scripts.len(),
             stages: plan.stages.len(),
@@ -68,30 +89,37 @@ impl MetricsEndpoint {
         };
         let live = LiveMetrics::new(plan.threads as usize, shape);
         let server = LatestSlot::default();
+        let names: Vec<String> = scripts
+            .iter()
+            .map(|s| String::from_utf8_lossy(&s.desc).into_owned())
+            .collect();
+        let dashboard = opts
+            .dashboard
+            .map(|_| Dashboard::new(shape, names.clone(), command_line()));
+        let final_page = dashboard.as_ref().map(Dashboard::final_page);
+        let origin = Instant::now();
         let serving = Serving {
             live: Arc::clone(&live),
             server: Arc::clone(&server),
             totals: LiveTotals::new(shape),
-            scripts: scripts
-                .iter()
-                .map(|s| String::from_utf8_lossy(&s.desc).into_owned())
-                .collect(),
+            scripts: names,
             shard: opts.shard.as_ref().map_or(0, |s| s.index),
             clients: opts.clients,
-            origin: Instant::now(),
+            origin,
             machine: MachineReading::read(0),
             machine_load: Vec::new(),
+            dashboard,
         };
         let stop = Arc::new(AtomicBool::new(false));
         let flag = Arc::clone(&stop);
         let thread = std::thread::Builder::new()
             .name("metrics".into())
-            .spawn(move || serve(&listener, serving, &flag))
+            .spawn(move || serve(&listeners, serving, &flag))
             .map_err(|e| Failure::error(format!("could not start the metrics endpoint: {e}")))?;
         Ok(Some(MetricsEndpoint {
             live,
             server,
-            addr,
+            final_page,
             linger: Duration::from_secs(u64::from(opts.metrics_linger_s)),
             stop,
             thread: Some(thread),
@@ -108,6 +136,12 @@ impl MetricsEndpoint {
         Arc::clone(&self.server)
     }
 
+    /// With `--dashboard`: where the final report goes (the `--html` page), served at
+    /// `/` from then on.
+    pub fn final_page(&self) -> Option<FinalPage> {
+        self.final_page.clone()
+    }
+
     /// The report is written: serves `--metrics-linger` seconds more, then stops.
     pub fn linger(self) {
         std::thread::sleep(self.linger);
@@ -117,37 +151,114 @@ impl MetricsEndpoint {
 impl Drop for MetricsEndpoint {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Release);
-        // Wakes the thread from `accept`: a connection of our own.
-        let mut wake = self.addr;
-        if wake.ip().is_unspecified() {
-            wake.set_ip(match wake {
-                SocketAddr::V4(_) => std::net::Ipv4Addr::LOCALHOST.into(),
-                SocketAddr::V6(_) => std::net::Ipv6Addr::LOCALHOST.into(),
-            });
-        }
-        let _ = TcpStream::connect_timeout(&wake, Duration::from_secs(1));
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
     }
 }
 
-/// The thread: one scrape after the other until told to stop.
-fn serve(listener: &TcpListener, mut serving: Serving, stop: &AtomicBool) {
-    for stream in listener.incoming() {
-        if stop.load(Ordering::Acquire) {
-            return;
+/// The listeners the options ask for: one per address, serving what was asked there.
+fn bind(plan: &RunPlan) -> Result<Vec<(TcpListener, Routes)>, Failure> {
+    let opts = &plan.options;
+    let mut wanted: Vec<(SocketAddr, Routes)> = Vec::new();
+    if let Some(addr) = opts.metrics_listen {
+        wanted.push((
+            addr,
+            Routes {
+                metrics: true,
+                dashboard: false,
+            },
+        ));
+    }
+    if let Some(addr) = opts.dashboard {
+        dashboard::check_address(&opts.progname, addr, opts.dashboard_bind_any)?;
+        match wanted.iter_mut().find(|(a, _)| *a == addr) {
+            Some((_, routes)) => routes.dashboard = true,
+            None => wanted.push((
+                addr,
+                Routes {
+                    metrics: false,
+                    dashboard: true,
+                },
+            )),
         }
-        if let Ok(stream) = stream {
-            http::answer(stream, |accept| serving.page(accept));
+    }
+    wanted
+        .into_iter()
+        .map(|(addr, routes)| {
+            let what = if routes.metrics {
+                "metrics"
+            } else {
+                "the dashboard"
+            };
+            let fail = |e: std::io::Error| {
+                Failure::error(format!("could not listen for {what} on {addr}: {e}"))
+            };
+            let listener = TcpListener::bind(addr).map_err(fail)?;
+            listener.set_nonblocking(true).map_err(fail)?;
+            Ok((listener, routes))
+        })
+        .collect()
+}
+
+/// The command line the dashboard shows, passwords redacted.
+fn command_line() -> String {
+    crate::output::redacted_argv().join(" ")
+}
+
+/// The thread: the requests one after the other, and the dashboard's intervals, until
+/// told to stop.
+fn serve(listeners: &[(TcpListener, Routes)], mut serving: Serving, stop: &AtomicBool) {
+    while !stop.load(Ordering::Acquire) {
+        let mut answered = false;
+        for (listener, routes) in listeners {
+            if let Ok((stream, _)) = listener.accept() {
+                answered = true;
+                let _ = stream.set_nonblocking(false);
+                http::answer(stream, |request| serving.reply(request, *routes));
+            }
+        }
+        if let Some(d) = serving.dashboard.as_mut()
+            && d.interval_due()
+        {
+            serving
+                .totals
+                .absorb_also_into(&serving.live, Some(d.open_interval()));
+            let server = serving
+                .server
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .clone();
+            d.close_interval(serving.live.gauges(), &server);
+        }
+        if !answered {
+            std::thread::sleep(POLL);
         }
     }
 }
 
 impl Serving {
+    /// The answer to `request` on a listener serving `routes`.
+    fn reply(&mut self, request: &Request, routes: Routes) -> Reply {
+        match request.path.as_str() {
+            "/metrics" if routes.metrics => {
+                let (content_type, body) = self.page(request.accept.as_deref());
+                Reply::ok(content_type, body)
+            }
+            _ if routes.dashboard => match self.dashboard.as_mut() {
+                Some(d) => d.reply(request),
+                None => Reply::not_found(),
+            },
+            _ => Reply::not_found(),
+        }
+    }
+
     /// The page for a scrape whose `Accept` header is `accept`: content type and body.
     fn page(&mut self, accept: Option<&str>) -> (&'static str, String) {
-        self.totals.absorb(&self.live);
+        self.totals.absorb_also_into(
+            &self.live,
+            self.dashboard.as_mut().map(Dashboard::open_interval),
+        );
         let mut extra = self.machine_gauges();
         let server = self
             .server

@@ -218,6 +218,10 @@ pub struct Options {
     pub metrics_listen: Option<std::net::SocketAddr>,
     /// `--metrics-linger SECONDS`: keep serving that long after the report.
     pub metrics_linger_s: u32,
+    /// `--dashboard ADDR`: serve a live page of the run there, then its report.
+    pub dashboard: Option<std::net::SocketAddr>,
+    /// `--dashboard-bind-any`: allow `--dashboard` on an address other than loopback.
+    pub dashboard_bind_any: bool,
 
     // --- sharded runs ---
     /// `--shard INDEX/COUNT` as given.
@@ -301,6 +305,8 @@ impl Default for Options {
             no_server_stats: false,
             metrics_listen: None,
             metrics_linger_s: 0,
+            dashboard: None,
+            dashboard_bind_any: false,
             shard_option: None,
             shards_option: None,
             shard_timeout_s: DEFAULT_SHARD_TIMEOUT_S,

@@ -9,6 +9,7 @@ use pgrush_engine::messages;
 use pgrush_report::document::{ClientInfo, RunContext, RunDocument, ServerInfo, ShardDoc, TpccDoc};
 use pgrush_report::html;
 use pgrush_report::machine::MachineDoc;
+use pgrush_report::machine_findings::checkpoint_iowait;
 use pgrush_report::warnings::{WarningInputs, warnings};
 use pgrush_stats::RunSummary;
 use pgrush_stats::server::ServerTimeline;
@@ -18,6 +19,7 @@ use pgrush_wire::conninfo::{ConnParams, redact_argv};
 use crate::failure::Failure;
 use crate::gate;
 use crate::machine_load::MachineSampling;
+use crate::metrics_endpoint::FinalPage;
 use crate::output_file::write_output;
 use crate::plan::RunPlan;
 use crate::server_stats::ServerSampling;
@@ -75,6 +77,7 @@ pub struct RunExtras {
     machine: Option<MachineSampling>,
     shard: Option<ShardDoc>,
     tpcc: Option<TpccDoc>,
+    final_page: Option<FinalPage>,
 }
 
 impl RunExtras {
@@ -99,6 +102,7 @@ impl RunExtras {
                 .then(|| MachineSampling::for_run(plan.options.progress, con)),
             shard: None,
             tpcc: None,
+            final_page: None,
         }
     }
 
@@ -108,6 +112,11 @@ impl RunExtras {
         if let Some(s) = self.sampling.as_mut() {
             s.publish_to(slot);
         }
+    }
+
+    /// With `--dashboard`: the report's HTML page also goes into `page`.
+    pub fn publish_report_to(&mut self, page: Option<FinalPage>) {
+        self.final_page = page;
     }
 
     /// Marks the start of the run (call just before the engine starts, after
@@ -229,11 +238,7 @@ impl RunExtras {
             return Ok(true);
         }
         let ctx = RunContext {
-            command_line: redact_argv(
-                &std::env::args_os()
-                    .map(|a| a.to_string_lossy().into_owned())
-                    .collect::<Vec<_>>(),
-            ),
+            command_line: redacted_argv(),
             start_time_unix_us: self.start_time_unix_us,
             server: self.server.clone(),
             client,
@@ -249,6 +254,9 @@ impl RunExtras {
         }
         if let Some(s) = self.sampling.as_mut() {
             doc.server_stats = s.finish(summary, doc.time_series.as_ref());
+            if let (Some(t), Some(m)) = (doc.server_stats.as_mut(), doc.machine.as_ref()) {
+                t.findings.extend(checkpoint_iowait(m, &t.events));
+            }
             if let Some(t) = doc.server_stats.as_mut().filter(|_| opts.no_warnings) {
                 t.warnings.clear();
             }
@@ -260,8 +268,12 @@ impl RunExtras {
         if let Some(path) = &opts.json {
             write_output(path, &doc.to_json())?;
         }
-        if let Some(path) = &opts.html {
-            write_output(path, &html::render(&doc))?;
+        let page = (opts.html.is_some() || self.final_page.is_some()).then(|| html::render(&doc));
+        if let (Some(path), Some(page)) = (&opts.html, &page) {
+            write_output(path, page)?;
+        }
+        if let (Some(slot), Some(page)) = (&self.final_page, page) {
+            *slot.lock().unwrap_or_else(|e| e.into_inner()) = Some(page);
         }
         Ok(passed)
     }
@@ -295,6 +307,16 @@ impl RunExtras {
         }
         found
     }
+}
+
+/// This process's command line with its secrets redacted (passwords in connection
+/// strings, `PGPASSWORD=...`), as the run document and the dashboard show it.
+pub(crate) fn redacted_argv() -> Vec<String> {
+    redact_argv(
+        &std::env::args_os()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect::<Vec<_>>(),
+    )
 }
 
 /// The server statistics' warnings, and with `--server-stats` their summary.

@@ -49,7 +49,7 @@ pub struct RunPlan {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct OutputPlan {
     /// Any output beyond pgbench's was asked for (`--percentiles`, `--json`, `--html`,
-    /// `--assert`, `--server-stats`): server facts are read and warnings printed only
+    /// `--dashboard`, `--assert`, `--server-stats`): server facts are read and warnings printed only
     /// then (by default pgrush's output is exactly pgbench's). Per-command histograms
     /// are kept only then.
     pub extras: bool,
@@ -72,18 +72,17 @@ pub const DEFAULT_SERVER_INTERVAL: Duration = Duration::from_secs(1);
 impl OutputPlan {
     /// The outputs `opts` ask for.
     pub fn resolve(opts: &Options) -> OutputPlan {
-        let server_sampling = !opts.no_server_stats
-            && (opts.server_stats.is_some() || opts.json.is_some() || opts.html.is_some());
+        // `--dashboard` ends with the `--html` page: it implies what `--html` does.
+        let html = opts.html.is_some() || opts.dashboard.is_some();
+        let server_sampling =
+            !opts.no_server_stats && (opts.server_stats.is_some() || opts.json.is_some() || html);
         OutputPlan {
             extras: opts.percentiles.is_some()
                 || opts.json.is_some()
-                || opts.html.is_some()
+                || html
                 || !opts.assertions.is_empty()
                 || opts.server_stats.is_some(),
-            document: opts.json.is_some()
-                || opts.html.is_some()
-                || !opts.assertions.is_empty()
-                || server_sampling,
+            document: opts.json.is_some() || html || !opts.assertions.is_empty() || server_sampling,
             server_sampling,
             text_to_stderr: opts.json.as_deref() == Some("-"),
             server_interval: opts.server_stats.unwrap_or(DEFAULT_SERVER_INTERVAL),

@@ -112,6 +112,25 @@ impl LiveHistogram {
         }
         self.sum_us += other.sum_us;
     }
+
+    /// The upper bound (µs) of the bucket that holds the `q` quantile (0 to 1) of the
+    /// values: the value is at most that, and above the bucket before's bound. `None`
+    /// without values; the highest bound (100 s) for values beyond it.
+    pub fn quantile_upper_us(&self, q: f64) -> Option<u64> {
+        let n = self.count();
+        if n == 0 {
+            return None;
+        }
+        let rank = ((q.clamp(0.0, 1.0) * n as f64).ceil() as u64).max(1);
+        let bucket = self.cumulative().iter().position(|&c| c >= rank)?;
+        Some(BUCKET_BOUNDS_US[bucket.min(BUCKET_BOUNDS_US.len() - 1)])
+    }
+
+    /// The mean of the values (µs), `None` without values.
+    pub fn mean_us(&self) -> Option<f64> {
+        let n = self.count();
+        (n > 0).then(|| self.sum_us / n as f64)
+    }
 }
 
 /// What the transactions of one script did in one stage.
@@ -330,13 +349,42 @@ impl LiveTotals {
 
     /// Takes every thread's published deltas.
     pub fn absorb(&mut self, live: &LiveMetrics) {
+        self.absorb_also_into(live, None);
+    }
+
+    /// Takes every thread's published deltas, adding them to `also` as well (the
+    /// deltas of an interval, for the dashboard).
+    pub fn absorb_also_into(&mut self, live: &LiveMetrics, mut also: Option<&mut LiveTotals>) {
         for slot in &live.slots {
             let mut pending = slot.pending.lock().unwrap_or_else(|e| e.into_inner());
-            for (t, p) in self.cells.iter_mut().zip(pending.iter_mut()) {
+            for (i, (t, p)) in self.cells.iter_mut().zip(pending.iter_mut()).enumerate() {
                 t.add(p);
+                if let Some(cell) = also.as_deref_mut().and_then(|a| a.cells.get_mut(i)) {
+                    cell.add(p);
+                }
                 *p = LiveCell::default();
             }
         }
+    }
+
+    /// The cells of script `script` over every stage slot, added up.
+    pub fn script_total(&self, script: usize) -> LiveCell {
+        let mut out = LiveCell::default();
+        for slot in 0..self.shape.stage_slots() {
+            if let Some(c) = self.cells.get(self.shape.cell(slot, script)) {
+                out.add(c);
+            }
+        }
+        out
+    }
+
+    /// Every cell added up.
+    pub fn total(&self) -> LiveCell {
+        let mut out = LiveCell::default();
+        for c in &self.cells {
+            out.add(c);
+        }
+        out
     }
 }
 
@@ -454,5 +502,38 @@ mod tests {
         totals.absorb(&live);
         assert_eq!(totals.cells[shape.cell(2, 0)].counters.successful, 1);
         assert_eq!(totals.cells[shape.cell(2, 0)].lag.count(), 0);
+    }
+
+    #[test]
+    fn quantiles_are_bucket_bounds_and_intervals_are_absorbed_twice() {
+        let shape = LiveShape {
+            scripts: 2,
+            stages: 0,
+            throttled: false,
+        };
+        let live = LiveMetrics::new(1, shape);
+        let mut rec = LiveRecorder::new(Arc::clone(&live), 0);
+        for _ in 0..98 {
+            rec.record(&tx(0, TxOutcome::Success, 990.0, 1), 1);
+        }
+        rec.record(&tx(1, TxOutcome::Success, 9_000.0, 1), 1);
+        rec.record(&tx(1, TxOutcome::Success, 45_000.0, 1), 1);
+        rec.publish(ThreadGauges::default(), true);
+        let mut totals = LiveTotals::new(shape);
+        let mut interval = LiveTotals::new(shape);
+        totals.absorb_also_into(&live, Some(&mut interval));
+        assert_eq!(totals, interval);
+        let all = interval.total().latency;
+        assert_eq!(all.quantile_upper_us(0.5), Some(1_000));
+        assert_eq!(all.quantile_upper_us(0.99), Some(10_000));
+        assert_eq!(all.quantile_upper_us(1.0), Some(50_000));
+        assert_eq!(interval.script_total(1).latency.mean_us(), Some(27_000.0));
+        assert_eq!(interval.script_total(0).latency.mean_us(), Some(990.0));
+        assert_eq!(LiveHistogram::default().quantile_upper_us(0.5), None);
+        // The deltas went: a second absorb adds nothing.
+        let mut again = LiveTotals::new(shape);
+        totals.absorb_also_into(&live, Some(&mut again));
+        assert_eq!(again.total().counters.successful, 0);
+        assert_eq!(totals.total().counters.successful, 100);
     }
 }

@@ -59,6 +59,16 @@ pub fn dump_dom(page: &Path) -> String {
 /// [`dump_dom`] in a window of `(width, height)` px (Chromium's default when `None`), for
 /// pages whose layout the caller measures.
 pub fn dump_dom_in_window(page: &Path, window: Option<(u32, u32)>) -> String {
+    dump_dom_of(&format!("file://{}", page.display()), window)
+}
+
+/// [`dump_dom`] of a page served over HTTP (`http://127.0.0.1:PORT/`).
+pub fn dump_dom_url(url: &str) -> String {
+    dump_dom_of(url, None)
+}
+
+/// The document at `url` as Chromium rendered it, in a window of `window` px.
+fn dump_dom_of(url: &str, window: Option<(u32, u32)>) -> String {
     let profile = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
     let out = profile.path().join("dom.html");
     let mut cmd = headless_command(profile.path());
@@ -67,7 +77,7 @@ pub fn dump_dom_in_window(page: &Path, window: Option<(u32, u32)>) -> String {
     }
     let mut child = cmd
         .arg("--dump-dom")
-        .arg(format!("file://{}", page.display()))
+        .arg(url)
         .stdout(Stdio::from(
             std::fs::File::create(&out).unwrap_or_else(|e| panic!("{e}")),
         ))

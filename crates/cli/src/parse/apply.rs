@@ -410,6 +410,24 @@ pub fn metrics_listen(
     value: Option<&[u8]>,
     diag: &mut Diag<'_>,
 ) -> Result<(), i32> {
+    st.opts.metrics_listen = Some(listen_address(value, b"metrics", b"9187", diag)?);
+    Ok(())
+}
+
+/// `--dashboard ADDR`: as `--metrics-listen`'s.
+pub fn dashboard(st: &mut State, value: Option<&[u8]>, diag: &mut Diag<'_>) -> Result<(), i32> {
+    st.opts.dashboard = Some(listen_address(value, b"dashboard", b"8080", diag)?);
+    Ok(())
+}
+
+/// An address to listen on: an IP address and port, or `localhost:PORT`; `what` and
+/// `port` name the option's purpose and an example port in the error.
+fn listen_address(
+    value: Option<&[u8]>,
+    what: &[u8],
+    port: &[u8],
+    diag: &mut Diag<'_>,
+) -> Result<std::net::SocketAddr, i32> {
     let given = value.unwrap_or_default();
     let text = std::str::from_utf8(given).unwrap_or_default().trim();
     let local = text
@@ -420,16 +438,17 @@ pub fn metrics_listen(
         .unwrap_or(text)
         .parse::<std::net::SocketAddr>()
     {
-        Ok(addr) => {
-            st.opts.metrics_listen = Some(addr);
-            Ok(())
-        }
+        Ok(addr) => Ok(addr),
         Err(_) => fatal(
             diag,
             &cat(&[
-                b"invalid metrics address: \"",
+                b"invalid ",
+                what,
+                b" address: \"",
                 given,
-                b"\" (HOST:PORT expected, e.g. 127.0.0.1:9187)",
+                b"\" (HOST:PORT expected, e.g. 127.0.0.1:",
+                port,
+                b")",
             ]),
         ),
     }

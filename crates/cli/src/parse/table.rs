@@ -637,7 +637,8 @@ pub static OPTIONS: &[OptionDef] = &[
         Update::Custom(apply::metrics_listen)),
     extension("metrics-linger", Required, Some("SECONDS"),
         &[help(Extensions, 21, &[
-            "keep serving the metrics SECONDS after the report",
+            "keep serving the metrics and the dashboard SECONDS",
+            "after the report",
         ])],
         Update::Custom(apply::metrics_linger)),
     extension("reconnect", Optional, Some("TIMEOUT"),
@@ -647,6 +648,18 @@ pub static OPTIONS: &[OptionDef] = &[
             "TIMEOUT seconds without one (default: 60)",
         ])],
         Update::Custom(apply::reconnect)),
+    extension("dashboard", Required, Some("ADDR"),
+        &[help(Extensions, 23, &[
+            "serve a live page of the run on ADDR, e.g.",
+            "127.0.0.1:8080 (--metrics-listen's ADDR: one listener",
+            "for both), then its report, --metrics-linger more",
+        ])],
+        Update::Custom(apply::dashboard)),
+    extension("dashboard-bind-any", No, None,
+        &[help(Extensions, 24, &[
+            "allow --dashboard on an address other than loopback",
+        ])],
+        Update::Flag(|o| &mut o.dashboard_bind_any)),
     both(b'V', "version", No, None, Any,
         &[help(Common, 6, &["output version information, then exit"])],
         Update::Early(EarlyAction::Version)),
@@ -703,6 +716,7 @@ mod tests {
             "start-at" => "2026-11-24T01:00:00Z",
             "metrics-listen" => "127.0.0.1:9187",
             "metrics-linger" => "5",
+            "dashboard" => "127.0.0.1:8080",
             other => panic!("no sample value for --{other}: add one to this test"),
         }
     }

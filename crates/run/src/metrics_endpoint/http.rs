@@ -1,6 +1,6 @@
-//! The little HTTP/1.x the endpoint speaks: one request per connection, `GET` (or
-//! `HEAD`) `/metrics` answered with the page, anything else with a 404 (405 for other
-//! methods); the connection is closed after the answer.
+//! The little HTTP/1.x the endpoints speak: one request per connection, `GET` (or
+//! `HEAD`) answered with what the caller's router gives for the path (a 404 where it
+//! has nothing; 405 for other methods); the connection is closed after the answer.
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -12,20 +12,53 @@ const IO_TIMEOUT: Duration = Duration::from_secs(5);
 /// The largest request head read (a scrape's is a few hundred bytes).
 const MAX_HEAD: usize = 16 * 1024;
 
-/// A request's head: method, path (without a query) and `Accept` header.
+/// A request's head: method, path, query and `Accept` header.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct Request {
     pub(super) method: String,
+    /// The path, without the query.
     pub(super) path: String,
+    /// What follows the `?`, if anything.
+    pub(super) query: Option<String>,
     pub(super) accept: Option<String>,
 }
 
-/// Reads one request and answers it; `page` gives the content type and body of
-/// `/metrics` for the request's `Accept` header.
-pub(super) fn answer(
-    mut stream: TcpStream,
-    page: impl FnOnce(Option<&str>) -> (&'static str, String),
-) {
+impl Request {
+    /// The value of the query parameter `name` (not decoded: the endpoints' own
+    /// parameters are numbers).
+    pub(super) fn param(&self, name: &str) -> Option<&str> {
+        self.query
+            .as_deref()?
+            .split('&')
+            .filter_map(|kv| kv.split_once('='))
+            .find(|(k, _)| *k == name)
+            .map(|(_, v)| v)
+    }
+}
+
+/// The router's answer to a request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Reply {
+    /// 200 with this content type and body.
+    Ok(&'static str, String),
+    /// 404.
+    NotFound,
+}
+
+impl Reply {
+    /// 200 with `content_type` and `body`.
+    pub(super) fn ok(content_type: &'static str, body: String) -> Reply {
+        Reply::Ok(content_type, body)
+    }
+
+    /// 404.
+    pub(super) fn not_found() -> Reply {
+        Reply::NotFound
+    }
+}
+
+/// Reads one request and answers it with what `route` gives for it.
+pub(super) fn answer(mut stream: TcpStream, route: impl FnOnce(&Request) -> Reply) {
     let _ = stream.set_read_timeout(Some(IO_TIMEOUT));
     let _ = stream.set_write_timeout(Some(IO_TIMEOUT));
     let Some(head) = read_head(&mut stream) else {
@@ -36,16 +69,12 @@ pub(super) fn answer(
         Some(r) if r.method != "GET" && r.method != "HEAD" => {
             response("405 Method Not Allowed", "text/plain", "GET only\n", true)
         }
-        Some(r) if r.path != "/metrics" => response(
-            "404 Not Found",
-            "text/plain",
-            "not found: try /metrics\n",
-            true,
-        ),
-        Some(r) => {
-            let (content_type, body) = page(r.accept.as_deref());
-            response("200 OK", content_type, &body, r.method == "GET")
-        }
+        Some(r) => match route(&r) {
+            Reply::Ok(content_type, body) => {
+                response("200 OK", content_type, &body, r.method == "GET")
+            }
+            Reply::NotFound => response("404 Not Found", "text/plain", "not found\n", true),
+        },
     };
     let _ = stream.write_all(&response);
     let _ = stream.flush();
@@ -71,7 +100,10 @@ pub(super) fn parse_head(head: &str) -> Option<Request> {
     let mut words = lines.next()?.split_whitespace();
     let (method, target) = (words.next()?, words.next()?);
     words.next().filter(|v| v.starts_with("HTTP/"))?;
-    let path = target.split('?').next().unwrap_or(target);
+    let (path, query) = match target.split_once('?') {
+        Some((p, q)) => (p, Some(q.to_string())),
+        None => (target, None),
+    };
     let accept = lines
         .filter_map(|l| l.split_once(':'))
         .find(|(name, _)| name.trim().eq_ignore_ascii_case("accept"))
@@ -79,6 +111,7 @@ pub(super) fn parse_head(head: &str) -> Option<Request> {
     Some(Request {
         method: method.to_string(),
         path: path.to_string(),
+        query,
         accept,
     })
 }
@@ -106,6 +139,8 @@ mod tests {
         let r = parse_head(head).expect("parsed");
         assert_eq!(r.method, "GET");
         assert_eq!(r.path, "/metrics");
+        assert_eq!(r.param("x"), Some("1"));
+        assert_eq!(r.param("y"), None);
         assert_eq!(
             r.accept.as_deref(),
             Some("application/openmetrics-text;version=1.0.0")
