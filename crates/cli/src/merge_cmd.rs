@@ -37,7 +37,8 @@ with every shard's threads, then the latency percentiles of the merged histogram
 shards (hosts, clock offsets, start spread) are listed on standard error. Counts, latency
 sums and histograms add up exactly; tps is over the common measured interval, from the
 earliest shard start to the latest shard end on the server's clock. Shards of different
-benchmarks, duplicate shards and missing shards are refused.
+benchmarks, duplicate shards and missing shards are refused. Shards of --workload tpcc
+add their NOPM and TPM lines, worked out again from the merged counts.
 
 ",
     options: &[
@@ -152,6 +153,10 @@ fn print_merged(args: &MergeArgs, merged: &MergedRun) -> Result<(), Failure> {
                 &merged.summary,
                 &merged.percentiles,
             ))
+        })
+        .and_then(|()| match &doc.tpcc {
+            Some(tpcc) => out.write_all(tpcc.text_lines().as_bytes()),
+            None => Ok(()),
         })
         .and_then(|()| out.flush());
     if let Err(e) = printed

@@ -12,7 +12,8 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use pgrush_lab::sweep::{
-    self, Axis, PlanKey, SweepConfig, SweepSummary, Target, output::TableFormat,
+    self, Axis, AxisKind, InitOption, PlanKey, SweepConfig, SweepSummary, TPCC_WORKLOAD_ARG,
+    Target, output::TableFormat,
 };
 
 use pgrush_run::Failure;
@@ -36,7 +37,8 @@ Usage:
 
 Axes:
   fillfactor, unlogged (on/off), scale, partitions, partition-method,
-  foreign-keys (on/off)      initialization options (the tables are
+  foreign-keys (on/off), warehouses (--workload tpcc's -s)
+                             initialization options (the tables are
                              initialized again when one changes)
   clients, jobs, protocol, rate, script (a builtin's name or a file)
                              run options
@@ -203,12 +205,20 @@ fn sort_options(pgbench: &[HandedOn], operands: &[String]) -> Result<Passed, Str
             }
             ("dbname" | "host" | "port" | "username", _) => passed.conn.push(text),
             ("scale", _) | (_, Mode::Initialization) => passed.init.push(text),
-            ("no-vacuum" | "debug", _) => {
+            ("no-vacuum" | "debug" | "workload", _) => {
                 passed.init.push(text.clone());
                 passed.run.push(text);
             }
             _ => passed.run.push(text),
         }
+    }
+    // The TPC-C-like load draws its rows from --random-seed: each cell loads the same.
+    if passed.init.iter().any(|a| a == TPCC_WORKLOAD_ARG) {
+        let seeds = passed
+            .run
+            .iter()
+            .filter(|a| a.starts_with("--random-seed="));
+        passed.init.extend(seeds.cloned().collect::<Vec<_>>());
     }
     match operands {
         [] => {}
@@ -292,6 +302,13 @@ fn configure(own: &SweepArgs) -> Result<SweepConfig, Failure> {
     let mut passed = sort_options(&own.pgbench, &own.operands).map_err(|m| COMMAND.usage(m))?;
     if let Some(msg) = conflict(&own.axes, &passed) {
         return Err(COMMAND.usage(msg));
+    }
+    let warehouses = AxisKind::Init(InitOption::Warehouses);
+    if own.axes.iter().any(|a| a.kind == warehouses)
+        && !passed.init.iter().any(|a| a == TPCC_WORKLOAD_ARG)
+    {
+        return Err(COMMAND
+            .usage("--vary warehouses needs --workload tpcc (vary scale for pgbench's tables)"));
     }
     if !passed
         .names
@@ -491,5 +508,38 @@ mod tests {
         assert!(conflict(&axes, &p).unwrap().contains("--client"));
         assert!(sorted(&["-i"]).is_err());
         assert!(sorted(&["a", "b"]).is_err());
+        // The TPC-C-like workload is loaded and run, from the same seed.
+        let p = sorted(&["--workload", "tpcc", "--random-seed", "5", "-c", "2"]).unwrap();
+        assert_eq!(p.init, ["--workload=tpcc", "--random-seed=5"]);
+        assert_eq!(p.run, ["--workload=tpcc", "--random-seed=5", "--client=2"]);
+        let p = sorted(&["--random-seed", "5"]).unwrap();
+        assert!(p.init.is_empty());
+    }
+
+    #[test]
+    fn warehouses_need_the_tpcc_workload() {
+        let own = |list: &[&str]| parse_own(&os(list)).unwrap().unwrap();
+        let failure = configure(&own(&["--vary", "warehouses=1,2", "-t", "1"])).unwrap_err();
+        let mut text = Vec::new();
+        failure.write_to("pgrush", "pgrush", &mut text);
+        let text = String::from_utf8_lossy(&text);
+        assert!(
+            text.contains(
+                "--vary warehouses needs --workload tpcc (vary scale for pgbench's tables)"
+            ),
+            "{text}"
+        );
+        let failure = configure(&own(&["--vary", "warehouses=1,2", "-s", "3"])).unwrap_err();
+        assert_eq!(failure.status(), 1);
+        let cfg = configure(&own(&[
+            "--vary",
+            "warehouses=1,2",
+            "--workload",
+            "tpcc",
+            "-t",
+            "1",
+        ]))
+        .unwrap();
+        assert!(cfg.key.tpcc());
     }
 }

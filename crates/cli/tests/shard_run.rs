@@ -8,11 +8,11 @@ mod bench_common;
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use bench_common::{DB, Scratch, cluster};
-use pgrush_testkit::{self as testkit, Output};
+use pgrush_testkit::{self as testkit, Output, finish, spawn};
 use serde_json::Value;
 
 const SCHEMA: &str = include_str!(concat!(
@@ -52,23 +52,6 @@ fn pgrush(dir: &Path, args: &[&str]) -> Command {
         cmd.env_remove(v);
     }
     cmd
-}
-
-fn spawn(cmd: &mut Command) -> Child {
-    cmd.stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start pgrush")
-}
-
-fn finish(child: Child) -> Output {
-    let out = child.wait_with_output().expect("wait for pgrush");
-    Output {
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        code: out.status.code().unwrap_or(-1),
-    }
 }
 
 /// The common options of the shards and of the single run (`-t 20` unless `extra`

@@ -24,6 +24,7 @@ use crate::options::{Options, SeedChoice, Workload};
 use crate::output::{RunExtras, text_out};
 use crate::output_file::{check_outputs, stdout_failure};
 use crate::plan::RunPlan;
+use crate::tpcc_home::{self, HomeWarehouses};
 use crate::tpcc_rates::ServerReading;
 use crate::{gate, shard};
 
@@ -52,24 +53,10 @@ pub fn run(plan: &RunPlan, prompt: PasswordPrompt<'_>) -> Result<i32, Failure> {
     if opts.debug {
         print_debug_connection(plan, &con);
     }
-    let mut scale = plan.scale;
-    let mut partitioning = None;
-    if opts.workload == Workload::Tpcc {
-        scale = setup::count_rows(
-            &mut con,
-            prog,
-            "warehouse",
-            "warehouses",
-            opts.scale.is_some(),
-        )?;
-    } else if plan.builtin_used {
-        let info = setup::table_info(&mut con, prog, opts.scale.is_some())?;
-        scale = info.scale;
-        partitioning = info.partitioning;
-    }
+    let (scale, partitioning, home) = detect_scale(plan, &mut con)?;
     // Seeds: client generators, default_seed, then per-thread generators.
     let seeds = shard::seeds(opts, seed, plan.threads, defined(opts, "default_seed"));
-    let variables = startup_variables(opts, seed, scale, seeds.default_seed)?;
+    let variables = startup_variables(opts, seed, scale, seeds.default_seed, home)?;
     if plan.vacuums {
         setup::vacuum(&mut con, prog, opts.vacuum_all);
     }
@@ -182,6 +169,31 @@ pub fn run(plan: &RunPlan, prompt: PasswordPrompt<'_>) -> Result<i32, Failure> {
 pub const INTERRUPTED_IN_WARMUP: &str =
     "Run was interrupted by a signal during the warm-up; nothing was measured.";
 
+/// The scale (pgbench's `GetTableInfo` for builtin scripts, the warehouses with
+/// `--workload tpcc`, else `-s`), the partitioning of pgbench's tables, and with
+/// `--workload tpcc` the clients' home warehouses (a shard's range said on stderr).
+fn detect_scale(
+    plan: &RunPlan,
+    con: &mut Connection,
+) -> Result<(i64, Option<Partitioning>, Option<HomeWarehouses>), Failure> {
+    let opts = &plan.options;
+    let prog = plan.prog();
+    if opts.workload == Workload::Tpcc {
+        let warehouses =
+            setup::count_rows(con, prog, "warehouse", "warehouses", opts.scale.is_some())?;
+        let home = HomeWarehouses::of(prog, opts.shard, warehouses)?;
+        if let Some(shard) = opts.shard {
+            messages::info(&opts.progname, &home.describe(shard, warehouses));
+        }
+        return Ok((warehouses, None, Some(home)));
+    }
+    if plan.builtin_used {
+        let info = setup::table_info(con, prog, opts.scale.is_some())?;
+        return Ok((info.scale, info.partitioning, None));
+    }
+    Ok((plan.scale, None, None))
+}
+
 /// The base seed as pgbench computes it (`time` = monotonic clock in µs).
 fn base_seed(choice: SeedChoice) -> u64 {
     match choice {
@@ -244,12 +256,14 @@ fn defined(opts: &Options, name: &str) -> bool {
 }
 
 /// The variables every client starts with: `-D` values, then `scale`, `default_seed`
-/// and `random_seed` unless `-D` set them.
+/// and `random_seed` unless `-D` set them; with `--workload tpcc` the home warehouses'
+/// range (`w_first`, `w_count`: [`crate::tpcc_home`]) unless `-D` set them.
 fn startup_variables(
     opts: &Options,
     seed: u64,
     scale: i64,
     default_seed: Option<i64>,
+    home: Option<HomeWarehouses>,
 ) -> Result<Variables, Failure> {
     let mut variables = Variables::new();
     for (name, value) in &opts.defines {
@@ -265,6 +279,16 @@ fn startup_variables(
     }
     if !defined(opts, "random_seed") {
         let _ = variables.put_value("startup", "random_seed", Value::Int(seed as i64));
+    }
+    if let Some(home) = home {
+        for (name, value) in [
+            (tpcc_home::FIRST_VARIABLE, home.first),
+            (tpcc_home::COUNT_VARIABLE, home.count),
+        ] {
+            if !defined(opts, name) {
+                let _ = variables.put_value("startup", name, Value::Int(value));
+            }
+        }
     }
     Ok(variables)
 }

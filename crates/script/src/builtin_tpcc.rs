@@ -2,15 +2,18 @@
 //! its inputs with pgbench's generator (NURand with the run's C constants, taken from
 //! `:random_seed`) and calls the transaction's function, created by
 //! `pgrush -i --workload tpcc`. Every client works for its home warehouse
-//! `:client_id % :scale + 1` (`:scale` is the number of warehouses). These scripts are
-//! not in pgbench's `-b` list: `--workload tpcc` selects them.
+//! `:w_first + :client_id % :w_count`, in the range of warehouses of its run (`:w_first`
+//! and `:w_count`, set by the run: all `:scale` warehouses, or a shard's own range;
+//! `:scale` is the number of warehouses). These scripts are not in pgbench's `-b` list:
+//! `--workload tpcc` selects them.
 
 use crate::builtin::{BUILTINS, Builtin};
 
-/// The client's home warehouse (`:scale` is the number of warehouses).
+/// The client's home warehouse, in its run's range of `:w_count` warehouses from
+/// `:w_first` (`1` and `:scale` for a run of its own: `:client_id % :scale + 1`).
 macro_rules! home {
     () => {
-        "\\set w_id :client_id % :scale + 1\n"
+        "\\set w_id :w_first + :client_id % :w_count\n"
     };
 }
 
@@ -132,7 +135,7 @@ SELECT tpcc_delivery(:w_id, :carrier);\n"
         desc: "<builtin: TPC-C Stock-Level>",
         text: concat!(
             home!(),
-            "\\set d_id :client_id / :scale % 10 + 1\n\
+            "\\set d_id :client_id / :w_count % 10 + 1\n\
 \\set threshold random(10, 20)\n\
 SELECT tpcc_stock_level(:w_id, :d_id, :threshold);\n"
         ),

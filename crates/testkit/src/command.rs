@@ -31,6 +31,28 @@ pub fn run(cmd: &mut Command) -> Output {
     }
 }
 
+/// Starts a command with no input and its output piped, for [`finish`] to collect
+/// (several at once: shards of one benchmark). Panics when it cannot be started.
+#[track_caller]
+pub fn spawn(cmd: &mut Command) -> std::process::Child {
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot run {:?}: {e}", cmd.get_program()))
+}
+
+/// Waits for a child started by [`spawn`] and captures its output.
+#[track_caller]
+pub fn finish(child: std::process::Child) -> Output {
+    let out = child.wait_with_output().expect("wait for the child");
+    Output {
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        code: exit_code(out.status),
+    }
+}
+
 /// A process's exit status as a shell reports it: `128 + signal` when killed by one.
 fn exit_code(status: std::process::ExitStatus) -> i32 {
     status

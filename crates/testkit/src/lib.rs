@@ -46,7 +46,7 @@ use std::sync::OnceLock;
 
 use pgrush_cluster::Cluster;
 
-pub use command::{Output, mask_numbers, mask_numbers_bytes, run, run_peak_rss};
+pub use command::{Output, finish, mask_numbers, mask_numbers_bytes, run, run_peak_rss, spawn};
 pub use pgrush_cluster::clear_pg_env;
 
 static SHARED: OnceLock<Cluster> = OnceLock::new();

@@ -2,8 +2,8 @@
 //! command-line arguments each value gives the child `pgrush` processes.
 //!
 //! Three kinds: initialization options (the database is initialized again when one of
-//! them changes), run options, and server settings (`set:NAME`, applied with `ALTER
-//! SYSTEM`).
+//! them changes; `warehouses` is `-s` of `--workload tpcc`), run options, and server
+//! settings (`set:NAME`, applied with `ALTER SYSTEM`).
 
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
@@ -17,6 +17,8 @@ pub enum InitOption {
     Unlogged,
     /// `-s`/`--scale`.
     Scale,
+    /// `-s`/`--scale` of `--workload tpcc`: the number of warehouses.
+    Warehouses,
     /// `--partitions`.
     Partitions,
     /// `--partition-method` (`range`/`hash`).
@@ -60,8 +62,8 @@ pub enum AxisError {
     Syntax(String),
     /// An axis name pgrush does not know.
     #[error(
-        "unknown axis \"{0}\" (known: fillfactor, unlogged, scale, partitions, partition-method, \
-         foreign-keys, clients, jobs, protocol, rate, script, set:SETTING)"
+        "unknown axis \"{0}\" (known: fillfactor, unlogged, scale, warehouses, partitions, \
+         partition-method, foreign-keys, clients, jobs, protocol, rate, script, set:SETTING)"
     )]
     UnknownAxis(String),
     /// A setting name with characters a setting name cannot have.
@@ -88,6 +90,9 @@ pub enum AxisError {
     /// The same axis twice.
     #[error("axis {0} is varied twice")]
     DuplicateAxis(String),
+    /// Two axes that set the same option (`scale` and `warehouses`).
+    #[error("axes {0} and {1} both set --{2}: vary one of them")]
+    SameOption(String, String, &'static str),
 }
 
 /// One axis: what varies and the values it takes, in the order given.
@@ -128,6 +133,7 @@ const NAMES: &[(&str, AxisKindName)] = &[
     ("fillfactor", AxisKindName::Init(InitOption::Fillfactor)),
     ("unlogged", AxisKindName::Init(InitOption::Unlogged)),
     ("scale", AxisKindName::Init(InitOption::Scale)),
+    ("warehouses", AxisKindName::Init(InitOption::Warehouses)),
     ("partitions", AxisKindName::Init(InitOption::Partitions)),
     (
         "partition-method",
@@ -204,7 +210,7 @@ impl Axis {
             AxisKind::Init(opt) => match opt {
                 InitOption::Fillfactor => &["fillfactor"],
                 InitOption::Unlogged => &["unlogged-tables"],
-                InitOption::Scale => &["scale"],
+                InitOption::Scale | InitOption::Warehouses => &["scale"],
                 InitOption::Partitions => &["partitions"],
                 InitOption::PartitionMethod => &["partition-method"],
                 InitOption::ForeignKeys => &["foreign-keys"],
@@ -268,7 +274,9 @@ impl Axis {
             }
             AxisKind::Init(opt) => match opt {
                 InitOption::Fillfactor => int_in(10, 100, "an integer from 10 to 100"),
-                InitOption::Scale => int_in(1, i64::from(i32::MAX), "a positive integer"),
+                InitOption::Scale | InitOption::Warehouses => {
+                    int_in(1, i64::from(i32::MAX), "a positive integer")
+                }
                 InitOption::Partitions => int_in(0, i64::from(i32::MAX), "a non-negative integer"),
                 InitOption::PartitionMethod => match value {
                     "range" | "hash" => Ok(value.to_string()),
@@ -348,11 +356,20 @@ fn name_of(kind: AxisKindName) -> &'static str {
         .map_or("?", |(n, _)| n)
 }
 
-/// Checks that no axis is given twice.
+/// Checks that no axis is given twice, and that no two axes set the same option.
 pub fn check_distinct(axes: &[Axis]) -> Result<(), AxisError> {
     for (i, axis) in axes.iter().enumerate() {
         if axes[..i].iter().any(|a| a.name() == axis.name()) {
             return Err(AxisError::DuplicateAxis(axis.name()));
+        }
+        for earlier in &axes[..i] {
+            if let Some(option) = earlier
+                .option_names()
+                .iter()
+                .find(|n| axis.option_names().contains(n))
+            {
+                return Err(AxisError::SameOption(earlier.name(), axis.name(), option));
+            }
         }
     }
     Ok(())
@@ -419,6 +436,27 @@ mod tests {
             check_distinct(&axes),
             Err(AxisError::DuplicateAxis("clients".into()))
         );
+        let axes = [
+            Axis::parse("scale=1").unwrap(),
+            Axis::parse("warehouses=1,2").unwrap(),
+        ];
+        assert_eq!(
+            check_distinct(&axes).unwrap_err().to_string(),
+            "axes scale and warehouses both set --scale: vary one of them"
+        );
+    }
+
+    #[test]
+    fn warehouses_reload_with_their_scale() {
+        let axis = Axis::parse("warehouses=2,1").unwrap();
+        assert_eq!(axis.kind, AxisKind::Init(InitOption::Warehouses));
+        assert!(axis.is_init());
+        assert_eq!(axis.name(), "warehouses");
+        assert_eq!(axis.args("2"), ["--scale=2"]);
+        assert!(matches!(
+            Axis::parse("warehouses=0"),
+            Err(AxisError::Value { .. })
+        ));
     }
 
     #[test]

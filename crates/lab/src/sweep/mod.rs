@@ -29,7 +29,7 @@ mod summary;
 pub use axes::{Axis, AxisError, AxisKind, InitOption, RunOption, check_distinct};
 pub use config::{SweepConfig, Target};
 pub use error::SweepError;
-pub use plan::{Cell, PLAN_FILE, Plan, PlanError, PlanKey, Step};
+pub use plan::{Cell, PLAN_FILE, Plan, PlanError, PlanKey, Step, TPCC_WORKLOAD_ARG};
 pub use runner::{LOG_FILE, RUNS_DIR, RunFacts, RunReport, TableFacts};
 pub use summary::{CellSummary, Comparison, RunRecord, SweepSummary};
 

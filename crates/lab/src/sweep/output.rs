@@ -1,5 +1,6 @@
 //! A sweep's results as a table (cells as columns; rows: the axes, runs, tps with its
-//! interval, latency average and percentiles, then each statement's latency) in three
+//! interval, NOPM and TPM with theirs for `--workload tpcc`, latency average and
+//! percentiles, then each statement's latency) in three
 //! formats: aligned text, Markdown and CSV; and the comparisons as sentences.
 
 use super::stats::{Interval, Verdict};
@@ -53,6 +54,14 @@ pub fn table(summary: &SweepSummary) -> Vec<Vec<String>> {
     push("tps".into(), &|c| {
         c.tps.as_ref().map(|i| interval_text(i, 1))
     });
+    if summary.cells.iter().any(|c| c.nopm.is_some()) {
+        push("NOPM (New-Orders per minute)".into(), &|c| {
+            c.nopm.as_ref().map(|i| interval_text(i, 1))
+        });
+        push("TPM (transactions per minute)".into(), &|c| {
+            c.tpm.as_ref().map(|i| interval_text(i, 1))
+        });
+    }
     push("latency average (ms)".into(), &|c| {
         c.latency_average_ms.as_ref().map(|i| interval_text(i, 3))
     });

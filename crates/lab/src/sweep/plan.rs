@@ -78,6 +78,17 @@ pub struct PlanKey {
     pub target: String,
 }
 
+/// The initialization argument that selects the TPC-C-like tables.
+pub const TPCC_WORKLOAD_ARG: &str = "--workload=tpcc";
+
+impl PlanKey {
+    /// True for a sweep of `--workload tpcc` (its initializations load the TPC-C-like
+    /// tables).
+    pub fn tpcc(&self) -> bool {
+        self.init_args.iter().any(|a| a == TPCC_WORKLOAD_ARG)
+    }
+}
+
 /// The plan file: the key, the seed, the cells and the order.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Plan {

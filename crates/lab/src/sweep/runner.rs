@@ -25,9 +25,24 @@ pub const RUNS_DIR: &str = "runs";
 /// The children's output.
 pub const LOG_FILE: &str = "sweep.log";
 /// The tables whose persistence and options are recorded after each initialization.
-const TABLES: &str = "'pgbench_accounts', 'pgbench_branches', 'pgbench_tellers', 'pgbench_history'";
+const PGBENCH_TABLES: [&str; 4] = [
+    "pgbench_accounts",
+    "pgbench_branches",
+    "pgbench_tellers",
+    "pgbench_history",
+];
 
-/// A pgbench table as the sweep saw it after the initialization.
+/// The tables the sweep's initializations create: pgbench's, or with `--workload tpcc`
+/// the nine TPC-C-like ones.
+fn tables(key: &super::plan::PlanKey) -> &'static [&'static str] {
+    if key.tpcc() {
+        &pgrush_init::tpcc::ddl::TABLES
+    } else {
+        &PGBENCH_TABLES
+    }
+}
+
+/// A table as the sweep saw it after the initialization.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TableFacts {
     /// Table name.
@@ -41,7 +56,7 @@ pub struct TableFacts {
 /// What the sweep saw around one measured run.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct RunFacts {
-    /// The pgbench tables after the initialization.
+    /// The tables after the initialization (pgbench's, or the TPC-C-like ones).
     pub tables: Vec<TableFacts>,
     /// The `set:` settings, as `current_setting` showed them before the run.
     pub settings: BTreeMap<String, String>,
@@ -259,8 +274,9 @@ impl Session<'_> {
         if end == ChildEnd::Interrupted {
             return Ok(end);
         }
+        let tables = tables(&self.plan.key);
         self.server
-            .query(&format!("VACUUM ANALYZE {}", TABLES.replace('\'', "")))?;
+            .query(&format!("VACUUM ANALYZE {}", tables.join(", ")))?;
         // CHECKPOINT needs a superuser or pg_checkpoint: without it the sweep goes on,
         // and says so once.
         if let Err(e) = self.server.query("CHECKPOINT")
@@ -274,8 +290,9 @@ impl Session<'_> {
         let results = self.server.query(&format!(
             "SELECT c.relname, c.relpersistence, \
              coalesce(pg_catalog.array_to_string(c.reloptions, ','), '') \
-             FROM pg_catalog.pg_class c WHERE c.relname IN ({TABLES}) \
-             AND pg_catalog.pg_table_is_visible(c.oid) ORDER BY 1"
+             FROM pg_catalog.pg_class c WHERE c.relname IN ('{}') \
+             AND pg_catalog.pg_table_is_visible(c.oid) ORDER BY 1",
+            tables.join("', '")
         ))?;
         self.tables = results
             .last()
@@ -296,8 +313,8 @@ impl Session<'_> {
         Ok(end)
     }
 
-    /// The measured run, after its own `--warmup` (discarded); returns the tps text,
-    /// or `None` when Ctrl-C interrupted.
+    /// The measured run, after its own `--warmup` (discarded); returns the tps text (and
+    /// NOPM with `--workload tpcc`), or `None` when Ctrl-C interrupted.
     fn measure(
         &mut self,
         step: &Step,
@@ -342,10 +359,15 @@ impl Session<'_> {
         )
         .map_err(io)?;
         std::fs::rename(&partial, &final_path).map_err(io)?;
-        let tps = finished_document(&self.cfg.out_dir, step)
+        let doc = finished_document(&self.cfg.out_dir, step);
+        let mut said = doc
+            .as_ref()
             .and_then(|d| d.results.tps)
             .map_or("no tps".to_string(), |t| format!("{t:.1} tps"));
-        Ok(Some(tps))
+        if let Some(tpcc) = doc.as_ref().and_then(|d| d.tpcc.as_ref()) {
+            said.push_str(&format!(", {:.1} NOPM", tpcc.nopm));
+        }
+        Ok(Some(said))
     }
 }
 

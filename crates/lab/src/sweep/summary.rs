@@ -30,7 +30,7 @@ pub struct RunRecord {
     pub tps: Option<f64>,
     /// Number of clients the run document reports.
     pub clients: u32,
-    /// The pgbench tables after the initialization.
+    /// The tables after the initialization (pgbench's, or the TPC-C-like ones).
     pub tables: Vec<TableFacts>,
     /// The `set:` settings before the run.
     pub settings: BTreeMap<String, String>,
@@ -69,6 +69,14 @@ pub struct CellSummary {
     pub tps: Option<Interval>,
     /// Average latency (ms): median over the runs and interval.
     pub latency_average_ms: Option<Interval>,
+    /// `--workload tpcc`: the clients' New-Order transactions per minute of the measured
+    /// run (NOPM), median over the runs and interval; absent for other workloads.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nopm: Option<Interval>,
+    /// `--workload tpcc`: the clients' transactions per minute (TPM), median over the
+    /// runs and interval; absent for other workloads.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tpm: Option<Interval>,
     /// Latency percentiles: medians over the runs.
     pub latency_percentiles: Vec<PercentileMedian>,
     /// Per-statement latencies.
@@ -172,6 +180,13 @@ impl SweepSummary {
     }
 }
 
+/// A `--workload tpcc` rate (`rate` of its `tpcc` block) of each run of a cell.
+fn tpcc_values(runs: &CellRuns, rate: fn(&pgrush_report::document::TpccDoc) -> f64) -> Vec<f64> {
+    runs.iter()
+        .filter_map(|(_, _, d, _)| d.tpcc.as_ref().map(rate))
+        .collect()
+}
+
 /// The tps of each run of a cell.
 fn tps_values(runs: &CellRuns) -> Vec<f64> {
     runs.iter()
@@ -210,14 +225,22 @@ fn cell_summary(
             stats::median(&values).map(|ms| PercentileMedian { p, ms })
         })
         .collect();
+    let tps = stats::median_interval(&tps_values(runs), rng);
+    let latency_average_ms = stats::median_interval(&averages, rng);
+    let statements = statements(runs, rng);
+    // Drawn after the others so that a sweep of pgbench's tables keeps its intervals.
+    let nopm = stats::median_interval(&tpcc_values(runs, |t| t.nopm), rng);
+    let tpm = stats::median_interval(&tpcc_values(runs, |t| t.tpm), rng);
     CellSummary {
         values: values.to_vec(),
         label,
         runs: records,
-        tps: stats::median_interval(&tps_values(runs), rng),
-        latency_average_ms: stats::median_interval(&averages, rng),
+        tps,
+        latency_average_ms,
+        nopm,
+        tpm,
         latency_percentiles,
-        statements: statements(runs, rng),
+        statements,
         latency_spectrum: median_run(runs)
             .and_then(|d| d.latency.as_ref())
             .map(|dist| {

@@ -17,7 +17,9 @@
 //! - clients, threads and the `-R` rate of the merged run are the shards' sums;
 //! - the warnings are worked out again for the whole run (its duration, clients and
 //!   scale; threads against CPUs on each client machine; autovacuum if any shard saw it);
-//! - the server statistics are one shard's timeline (see [`server`]).
+//! - the server statistics are one shard's timeline (see [`server`]);
+//! - `--workload tpcc`: NOPM and TPM are the clients', from the merged New-Order and
+//!   total counts over the measured interval (no server counts: a shard reads none).
 
 mod check;
 mod display;
@@ -30,7 +32,7 @@ pub use check::MergeError;
 pub use display::{html_section, merged_text};
 pub use merged_doc::{MergedDoc, MergedShardDoc};
 
-use crate::document::{RunContext, RunDocument, time_series_doc_from};
+use crate::document::{RunContext, RunDocument, TpccDoc, time_series_doc_from};
 use crate::percentiles::PercentileList;
 use crate::warnings::{
     AUTOVACUUM_WARNING, TPCB_LIKE_DESCRIPTION, WarningInputs, is_machine_warning,
@@ -149,6 +151,9 @@ fn merged_document(
     doc.time_series = time_series_doc_from(summary, percentiles, 0.0);
     doc.merged = Some(merged_block(shards, timeline));
     doc.server_stats = server::server_timeline(shards, timeline);
+    // `--workload tpcc`: NOPM and TPM of the merged counts over the common interval (the
+    // shards read no server counts: they would count every shard's).
+    doc.tpcc = first.tpcc.as_ref().map(|_| TpccDoc::build(summary, None));
     doc
 }
 
