@@ -218,6 +218,21 @@ mod tests {
             crate::builtin_by_name("tpcc-client-delivery"),
             Some(&TPCC_CLIENT_SCRIPTS[3])
         );
+        // `--show-script` shows them by their exact names (pgbench's builtins by prefix).
+        let shown = crate::show_any_script_text("tpcc-client-new-order").unwrap();
+        assert_eq!(
+            shown,
+            format!(
+                "-- tpcc-client-new-order: <builtin: TPC-C New-Order (client)>\n{}\n",
+                TPCC_CLIENT_SCRIPTS[0].text
+            )
+        );
+        assert!(
+            crate::show_any_script_text("sel")
+                .unwrap()
+                .starts_with("-- select-only: ")
+        );
+        assert!(crate::show_any_script_text("tpcc-client").is_err());
     }
 
     /// New-Order unrolls its fifteen lines, each an item lookup that may roll back;
