@@ -14,7 +14,7 @@ use mio::{Events, Interest, Poll, Token};
 use crate::error::FloorError;
 use crate::response::{ResponseBuffer, Scan};
 use crate::setup::Socket;
-use crate::workload::Transaction;
+use crate::work::Work;
 
 /// A non-blocking connection registered with the thread's poll.
 #[derive(Debug)]
@@ -99,7 +99,7 @@ enum Phase {
 #[derive(Debug)]
 struct Client {
     stream: Stream,
-    transaction: Transaction,
+    transaction: Work,
     phase: Phase,
     response: ResponseBuffer,
     completed: u64,
@@ -123,7 +123,7 @@ pub struct ThreadClients {
 
 impl ThreadClients {
     /// Registers the connected sockets, each with its script's commands.
-    pub fn new(connections: Vec<(Socket, Transaction)>) -> Result<ThreadClients, FloorError> {
+    pub fn new(connections: Vec<(Socket, Work)>) -> Result<ThreadClients, FloorError> {
         let poll = Poll::new().map_err(|e| FloorError::io("creating the poll", e))?;
         let mut clients = Vec::with_capacity(connections.len());
         for (i, (socket, transaction)) in connections.into_iter().enumerate() {
@@ -131,11 +131,16 @@ impl ThreadClients {
             poll.registry()
                 .register(stream.source(), Token(i), Interest::READABLE)
                 .map_err(|e| FloorError::io("registering a socket", e))?;
+            let response = if transaction.reads_rows() {
+                ResponseBuffer::capturing_rows()
+            } else {
+                ResponseBuffer::default()
+            };
             clients.push(Client {
                 stream,
                 transaction,
                 phase: Phase::Done,
-                response: ResponseBuffer::default(),
+                response,
                 completed: 0,
             });
         }
@@ -204,7 +209,7 @@ impl Client {
         let Phase::Sending { command, mut sent } = self.phase else {
             return Ok(());
         };
-        let bytes = &self.transaction.commands[command].bytes;
+        let bytes = &self.transaction.bytes(command);
         let was_partial = sent > 0;
         while sent < bytes.len() {
             match self.stream.write(&bytes[sent..]) {
@@ -258,10 +263,12 @@ impl Client {
                 break;
             }
         }
-        match self
-            .transaction
-            .after_response(command, more, &mut self.completed)
-        {
+        match self.transaction.after_response(
+            command,
+            self.response.last_row(),
+            more,
+            &mut self.completed,
+        ) {
             Some(next) => {
                 self.start(next, registry, token)?;
                 Ok(false)

@@ -14,6 +14,9 @@
 //! - [`event_loop`] runs one thread's clients on one `mio::Poll` over non-blocking
 //!   sockets, like pgbench and pgrush: per round trip one `write` and, when readable,
 //!   `read`s until ReadyForQuery; [`response`] walks only the message headers.
+//! - [`tpcc_new_order`] (`-b tpcc-client-new-order`) writes the statements of pgrush's
+//!   TPC-C-like client-mode New-Order one round trip at a time, reading the order id and
+//!   prices from the responses; [`work`] is what a client runs, either kind.
 //! - [`uring_loop`] (`--io uring`) runs them on one io_uring instead: a multishot Recv
 //!   per client over a provided-buffer ring ([`buf_ring`]) and one submission per loop
 //!   pass for the Sends of all the clients ready for them.
@@ -34,7 +37,9 @@ mod init_options;
 mod options;
 mod response;
 mod setup;
+mod tpcc_new_order;
 mod uring_loop;
+mod work;
 mod workload;
 
 use std::process::ExitCode;
@@ -43,9 +48,11 @@ use std::time::Instant;
 
 use error::FloorError;
 use event_loop::{Stop, ThreadClients};
-use options::{IoMode, Limit, Options, Parsed, QueryMode};
+use options::{IoMode, Limit, Options, Parsed, QueryMode, Script};
 use setup::{Socket, Target};
+use tpcc_new_order::NewOrder;
 use uring_loop::UringClients;
+use work::Work;
 use workload::{Ranges, Transaction};
 
 fn main() -> ExitCode {
@@ -112,12 +119,14 @@ fn run(opts: &Options) -> Result<(), FloorError> {
     let target = Target::resolve(&opts.connection)?;
     let scale = {
         let mut socket = target.connect()?;
-        setup::query_integer(&mut socket, "SELECT count(*) FROM pgbench_branches")?
+        let sql = format!("SELECT count(*) FROM {}", opts.script.scale_table());
+        setup::query_integer(&mut socket, &sql)?
     };
     if scale == 0 {
-        return Err(FloorError::Usage(
-            "pgbench_branches is empty: run pgbench -i first".into(),
-        ));
+        return Err(FloorError::Usage(format!(
+            "{} is empty: run pgbench -i (pgrush -i --workload tpcc) first",
+            opts.script.scale_table()
+        )));
     }
     let barrier = Arc::new(Barrier::new(opts.threads + 1));
     let mut handles = Vec::with_capacity(opts.threads);
@@ -173,7 +182,7 @@ fn connect_all(
     target: &Target,
     scale: u64,
     clients: std::ops::Range<usize>,
-) -> Result<Vec<(Socket, Transaction)>, FloorError> {
+) -> Result<Vec<(Socket, Work)>, FloorError> {
     let seed_base = u64::from(std::process::id()) << 32;
     let mut connections = Vec::with_capacity(clients.len());
     for client in clients {
@@ -184,10 +193,18 @@ fn connect_all(
             setup::until_ready(&mut socket, |_, _| Ok(()))?;
         }
         let seed = seed_base ^ (client as u64 + 1);
-        connections.push((
-            socket,
-            Transaction::new(opts.script, (opts.mode, opts.describe), scale, seed)?,
-        ));
+        let work = match opts.script {
+            Script::TpccClientNewOrder => {
+                Work::NewOrder(Box::new(NewOrder::new(client, scale, seed)))
+            }
+            _ => Work::Fixed(Transaction::new(
+                opts.script,
+                (opts.mode, opts.describe),
+                scale,
+                seed,
+            )?),
+        };
+        connections.push((socket, work));
     }
     Ok(connections)
 }

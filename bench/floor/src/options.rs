@@ -30,6 +30,9 @@ pub enum Script {
     SelectOnly,
     /// `-b tpcb-like` (the default): BEGIN, three UPDATEs, a SELECT, an INSERT, END.
     TpcbLike,
+    /// `-b tpcc-client-new-order`: pgrush's TPC-C-like New-Order in client mode (its
+    /// statements, simple mode only), on the tables of `pgrush -i --workload tpcc`.
+    TpccClientNewOrder,
 }
 
 impl Script {
@@ -38,6 +41,15 @@ impl Script {
         match self {
             Script::SelectOnly => "<builtin: select only>",
             Script::TpcbLike => "<builtin: TPC-B (sort of)>",
+            Script::TpccClientNewOrder => "<builtin: TPC-C New-Order (client)>",
+        }
+    }
+
+    /// The table whose row count is the scale (pgbench's branches, TPC-C's warehouses).
+    pub fn scale_table(self) -> &'static str {
+        match self {
+            Script::SelectOnly | Script::TpcbLike => "pgbench_branches",
+            Script::TpccClientNewOrder => "warehouse",
         }
     }
 }
@@ -123,7 +135,9 @@ Usage: pgrush-floor [OPTION]... [DBNAME]
   -t NUM          transactions per client (default 10)
   -M simple|prepared   query mode (default simple)
   -S              select-only script
-  -b NAME         built-in script: tpcb-like (default) or select-only
+  -b NAME         built-in script: tpcb-like (default), select-only, or
+                  tpcc-client-new-order (pgrush's TPC-C-like New-Order in client
+                  mode, simple mode only, on pgrush -i --workload tpcc's tables)
   -n              accepted and ignored (the floor never vacuums)
   -h HOST         server host or Unix socket directory (default $PGHOST, /tmp)
   -p PORT         server port (default $PGPORT, 5432)
@@ -199,6 +213,11 @@ pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Parsed, FloorErr
     if opts.threads > opts.clients {
         opts.threads = opts.clients;
     }
+    if opts.script == Script::TpccClientNewOrder && opts.mode != QueryMode::Simple {
+        return Err(FloorError::Usage(
+            "-b tpcc-client-new-order runs in simple mode only".into(),
+        ));
+    }
     Ok(Parsed::Run(opts))
 }
 
@@ -220,7 +239,14 @@ fn apply(opts: &mut Options, name: &str, value: &str) -> Result<(), FloorError> 
             opts.script = match value {
                 "tpcb-like" => Script::TpcbLike,
                 "select-only" => Script::SelectOnly,
-                _ => return Err(invalid(name, value, "tpcb-like or select-only")),
+                "tpcc-client-new-order" => Script::TpccClientNewOrder,
+                _ => {
+                    return Err(invalid(
+                        name,
+                        value,
+                        "tpcb-like, select-only or tpcc-client-new-order",
+                    ));
+                }
             }
         }
         "h" => opts.connection.host = Some(value.to_string()),
@@ -275,6 +301,8 @@ mod tests {
         assert_eq!(o.io, IoMode::Epoll);
         assert!(!o.describe);
         assert!(run(&["--describe", "-M", "prepared"]).unwrap().describe);
+        let o = run(&["-b", "tpcc-client-new-order", "-c", "2"]).unwrap();
+        assert_eq!(o.script, Script::TpccClientNewOrder);
     }
 
     #[test]
@@ -303,6 +331,7 @@ mod tests {
             &["--io", "select"],
             &["--io"],
             &["--iox"],
+            &["-b", "tpcc-client-new-order", "-M", "prepared"],
         ] {
             assert!(matches!(run(bad), Err(FloorError::Usage(_))), "{bad:?}");
         }

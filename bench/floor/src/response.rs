@@ -1,5 +1,6 @@
 //! Reading a response: walk the message headers only, looking for ReadyForQuery (and
-//! an ErrorResponse, which ends the run).
+//! an ErrorResponse, which ends the run); where the workload reads values (the TPC-C
+//! New-Order's order id and prices), the first DataRow of each response is kept.
 
 use crate::error::FloorError;
 
@@ -18,6 +19,13 @@ pub struct ResponseBuffer {
     buf: Vec<u8>,
     len: usize,
     scanned: usize,
+    /// Whether the first DataRow of each response is kept.
+    capture_rows: bool,
+    /// The first DataRow's body of the response being scanned (`row_seen`: there was one).
+    pending_row: Vec<u8>,
+    row_seen: bool,
+    /// The first DataRow's body of the last complete response (empty: none).
+    last_row: Vec<u8>,
 }
 
 const INITIAL: usize = 16 * 1024;
@@ -28,11 +36,29 @@ impl Default for ResponseBuffer {
             buf: vec![0; INITIAL],
             len: 0,
             scanned: 0,
+            capture_rows: false,
+            pending_row: Vec::new(),
+            row_seen: false,
+            last_row: Vec::new(),
         }
     }
 }
 
 impl ResponseBuffer {
+    /// A buffer that keeps the first DataRow of each response ([`Self::last_row`]).
+    pub fn capturing_rows() -> ResponseBuffer {
+        ResponseBuffer {
+            capture_rows: true,
+            ..ResponseBuffer::default()
+        }
+    }
+
+    /// The body of the first DataRow of the last complete response (empty when it had
+    /// none, or rows are not captured).
+    pub fn last_row(&self) -> &[u8] {
+        &self.last_row
+    }
+
     /// The free space to receive into (doubled when full).
     pub fn spare(&mut self) -> &mut [u8] {
         if self.len == self.buf.len() {
@@ -67,7 +93,21 @@ impl ResponseBuffer {
             }
             match tag {
                 b'E' => return Err(FloorError::Server(error_text(&self.buf[at + 5..end]))),
+                b'D' if self.capture_rows && !self.row_seen => {
+                    self.pending_row.clear();
+                    self.pending_row.extend_from_slice(&self.buf[at + 5..end]);
+                    self.row_seen = true;
+                    self.scanned = end;
+                }
                 b'Z' => {
+                    if self.capture_rows {
+                        if self.row_seen {
+                            std::mem::swap(&mut self.pending_row, &mut self.last_row);
+                        } else {
+                            self.last_row.clear();
+                        }
+                        self.row_seen = false;
+                    }
                     if end < self.len {
                         self.buf.copy_within(end..self.len, 0);
                     }
@@ -98,6 +138,25 @@ pub fn error_text(body: &[u8]) -> String {
         }
     }
     format!("{severity}: {message}")
+}
+
+/// Field `index` of a DataRow body (`None` for SQL NULL or a short row).
+pub fn row_field(row: &[u8], index: usize) -> Option<&[u8]> {
+    let count = usize::from(u16::from_be_bytes(row.get(..2)?.try_into().ok()?));
+    if index >= count {
+        return None;
+    }
+    let mut at = 2;
+    for i in 0..=index {
+        let len = i32::from_be_bytes(row.get(at..at + 4)?.try_into().ok()?);
+        at += 4;
+        let len = usize::try_from(len).ok();
+        if i == index {
+            return row.get(at..at + len?);
+        }
+        at += len.unwrap_or(0);
+    }
+    None
 }
 
 #[cfg(test)]
@@ -135,6 +194,24 @@ mod tests {
             Err(FloorError::Server(text)) => assert_eq!(text, "ERROR: no table"),
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn the_first_data_row_is_kept_when_asked() {
+        let row = b"D\0\0\0\x15\0\x03\0\0\0\x0212\xff\xff\xff\xff\0\0\0\x01x";
+        let mut plain = ResponseBuffer::default();
+        let mut kept = ResponseBuffer::capturing_rows();
+        for r in [&mut plain, &mut kept] {
+            put(r, row);
+            put(r, b"Z\0\0\0\x05T");
+            assert_eq!(r.scan().unwrap(), Scan::Ready);
+        }
+        assert_eq!(plain.last_row(), b"");
+        let fields: Vec<_> = (0..4).map(|i| row_field(kept.last_row(), i)).collect();
+        assert_eq!(fields, [Some(&b"12"[..]), None, Some(&b"x"[..]), None]);
+        put(&mut kept, RESPONSE);
+        assert_eq!(kept.scan().unwrap(), Scan::Ready);
+        assert_eq!(kept.last_row(), b"", "a response without rows");
     }
 
     #[test]

@@ -21,7 +21,7 @@ use crate::error::FloorError;
 use crate::event_loop::Stop;
 use crate::response::{ResponseBuffer, Scan};
 use crate::setup::Socket;
-use crate::workload::Transaction;
+use crate::work::Work;
 
 /// Set (to any value), this environment variable makes the ring setup fail with
 /// `EPERM`, as under a seccomp filter that refuses `io_uring_setup`. It exists for the
@@ -92,7 +92,7 @@ struct Client {
     /// Owns the descriptor `fd` for the run.
     _socket: Socket,
     fd: RawFd,
-    transaction: Transaction,
+    transaction: Work,
     phase: Phase,
     response: ResponseBuffer,
     completed: u64,
@@ -117,7 +117,7 @@ pub struct UringClients {
 impl UringClients {
     /// Creates the thread's ring for the connected sockets, each with its script's
     /// commands.
-    pub fn new(connections: Vec<(Socket, Transaction)>) -> Result<UringClients, FloorError> {
+    pub fn new(connections: Vec<(Socket, Work)>) -> Result<UringClients, FloorError> {
         let ring = new_ring(connections.len()).map_err(|e| FloorError::io("io_uring_setup", e))?;
         // Two buffers per client: a response is copied out and its buffer handed back
         // in the pass that sees it, so the kernel never runs short.
@@ -133,12 +133,17 @@ impl UringClients {
                 Socket::Unix(s) => s.as_raw_fd(),
                 Socket::Tcp(s) => s.as_raw_fd(),
             };
+            let response = if transaction.reads_rows() {
+                ResponseBuffer::capturing_rows()
+            } else {
+                ResponseBuffer::default()
+            };
             clients.push(Client {
                 _socket: socket,
                 fd,
                 transaction,
                 phase: Phase::Done,
-                response: ResponseBuffer::default(),
+                response,
                 completed: 0,
             });
         }
@@ -241,7 +246,7 @@ impl Client {
         index: usize,
         queue: &mut squeue::SubmissionQueue<'_>,
     ) -> Result<(), FloorError> {
-        let rest = &self.transaction.commands[command].bytes[sent..];
+        let rest = &self.transaction.bytes(command)[sent..];
         let len = u32::try_from(rest.len())
             .map_err(|_| FloorError::Protocol("command over 4 GiB".into()))?;
         let entry = opcode::Send::new(types::Fd(self.fd), rest.as_ptr(), len)
@@ -280,7 +285,7 @@ impl Client {
             *sent += transferred(result, "sending")?;
         }
         let sent = *sent;
-        if sent < self.transaction.commands[command].bytes.len() {
+        if sent < self.transaction.bytes(command).len() {
             self.queue_send(command, sent, index, queue)?;
         }
         Ok(())
@@ -353,13 +358,15 @@ impl Client {
         else {
             return Ok(false);
         };
-        if sent < self.transaction.commands[command].bytes.len() {
+        if sent < self.transaction.bytes(command).len() {
             return Ok(false);
         }
-        match self
-            .transaction
-            .after_response(command, more, &mut self.completed)
-        {
+        match self.transaction.after_response(
+            command,
+            self.response.last_row(),
+            more,
+            &mut self.completed,
+        ) {
             Some(next) => {
                 self.start(next, index, queue)?;
                 Ok(false)

@@ -120,7 +120,7 @@ pub fn print_builtin_list() -> i32 {
 
 /// `--show-script=NAME` (NAME already resolved): the script on stderr; returns 0.
 pub fn print_show_script(name: &str) -> i32 {
-    match pgrush_script::show_script_text(name) {
+    match pgrush_script::show_any_script_text(name) {
         Ok(text) => {
             let _ = std::io::stderr().write_all(text.as_bytes());
             0

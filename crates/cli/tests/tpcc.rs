@@ -2,7 +2,7 @@
 //! warehouse loaded twice with the same seed (with two connections and with one),
 //! the tables' cardinalities and contents, the consistency check (`pgrush check`) on a
 //! fresh load and after UPDATEs that break conditions, and a short run of the five
-//! transactions with `--check`.
+//! transactions with `--check`, in both modes (`--tpcc-mode`).
 
 use pgrush_testkit::{self as testkit, Output};
 use std::collections::BTreeMap;
@@ -131,6 +131,8 @@ fn load_one_warehouse_twice() {
     assert_eq!(got, want, "same seed, same data");
     check_passes_then_names_a_broken_condition(&one);
     run_keeps_the_database_consistent(&db);
+    client_mode_keeps_the_database_consistent(&db);
+    client_mode_rolls_back_the_same_orders(&db);
     each_client_deals_the_exact_mix(&db);
     a_crash_mid_run_leaves_the_database_consistent(&db);
 }
@@ -207,12 +209,15 @@ fn check_rates(stdout: &str) {
     assert!(nopm > 0.0);
 }
 
-/// A short run of the five transactions on `db` (4 clients on its one warehouse), with
-/// `--check` after it: per-transaction results, no failure, new orders and payments.
-fn run_keeps_the_database_consistent(db: &str) {
+/// A short run of the five transactions on `db` in `mode` (4 clients on its one
+/// warehouse), with `--check` after it: per-transaction results, no failure, the four
+/// conditions hold, NOPM and TPM agree with the report.
+fn short_checked_run(db: &str, mode: &str) -> Output {
     let out = pgrush(&[
         "--workload",
         "tpcc",
+        "--tpcc-mode",
+        mode,
         "-c",
         "4",
         "-j",
@@ -225,6 +230,7 @@ fn run_keeps_the_database_consistent(db: &str) {
         db,
     ]);
     assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    let suffix = if mode == "client" { " (client)" } else { "" };
     for (n, name) in [
         "New-Order",
         "Payment",
@@ -235,20 +241,28 @@ fn run_keeps_the_database_consistent(db: &str) {
     .iter()
     .enumerate()
     {
-        let line = format!("SQL script {}: <builtin: TPC-C {name}>\n", n + 1);
+        let line = format!("SQL script {}: <builtin: TPC-C {name}{suffix}>\n", n + 1);
         assert!(out.stdout.contains(&line), "{line}: {}", out.stdout);
     }
     assert!(
         out.stdout
             .contains("number of transactions actually processed: 200/200\n")
-    );
-    assert!(
+            && out
+                .stdout
+                .contains("number of failed transactions: 0 (0.000%)\n"),
+        "{}",
         out.stdout
-            .contains("number of failed transactions: 0 (0.000%)\n")
     );
-    assert!(out.stdout.contains("scaling factor: 1\n"));
     assert_eq!(out.stdout.matches("): ok\n").count(), 4, "{}", out.stdout);
     check_rates(&out.stdout);
+    out
+}
+
+/// The procedures mode's short run (the default mode: `--tpcc-mode procedures` is
+/// what a run without it does), then new orders and payments are in the tables.
+fn run_keeps_the_database_consistent(db: &str) {
+    let out = short_checked_run(db, "procedures");
+    assert!(out.stdout.contains("scaling factor: 1\n"));
     let grown = query(
         db,
         "select (select count(*) from orders) > 30000 and (select count(*) from history) > 30000",
@@ -397,6 +411,89 @@ fn each_client_deals_the_exact_mix(db: &str) {
         }
     }
     assert_eq!(per_type, MIX.map(|w| w * 4 * 5), "{}", doc["time_series"]);
+}
+
+/// The five transactions sent as statements (`--tpcc-mode client`): the report names
+/// them, no transaction fails and the consistency check passes after the run, also with
+/// parameters sent apart from the statements (`-M prepared`).
+fn client_mode_keeps_the_database_consistent(db: &str) {
+    short_checked_run(db, "client");
+    let out = pgrush(&[
+        "--workload",
+        "tpcc",
+        "--tpcc-mode=client",
+        "-M",
+        "prepared",
+        "-c",
+        "2",
+        "-t",
+        "25",
+        "--check",
+        db,
+    ]);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout
+            .contains("number of failed transactions: 0 (0.000%)\n"),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(out.stdout.matches("): ok\n").count(), 4, "{}", out.stdout);
+}
+
+/// New-Orders run by 5 clients, 100 transactions each, with `--random-seed 11` in
+/// `mode`: (processed, rolled back: processed minus those the districts committed).
+fn new_orders_rolled_back(db: &str, mode: &str) -> (u64, u64) {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("run.json");
+    let out = pgrush(&[
+        "--workload",
+        "tpcc",
+        "--tpcc-mode",
+        mode,
+        "-c",
+        "5",
+        "-j",
+        "2",
+        "-t",
+        "100",
+        "--random-seed",
+        "11",
+        &format!("--json={}", json.display()),
+        db,
+    ]);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout
+            .contains("number of failed transactions: 0 (0.000%)\n"),
+        "{}",
+        out.stdout
+    );
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let tpcc = &doc["tpcc"];
+    let new_orders = tpcc["new_orders"].as_u64().unwrap();
+    let committed = tpcc["server"]["new_orders_committed"].as_u64().unwrap();
+    (new_orders, new_orders - committed)
+}
+
+/// The client mode draws the procedures mode's inputs: with the same seed and clients
+/// it runs as many New-Orders and rolls back exactly as many (those whose last item is
+/// the unused one: about 1%, a share the procedures mode's run of 900 New-Orders
+/// checks), each by a ROLLBACK after the item lookup found nothing: no order of them
+/// is left, and no line with the unused item.
+fn client_mode_rolls_back_the_same_orders(db: &str) {
+    let procedures = new_orders_rolled_back(db, "procedures");
+    let client = new_orders_rolled_back(db, "client");
+    assert_eq!(client, procedures);
+    let (new_orders, rolled_back) = client;
+    assert_eq!(new_orders, 5 * 45, "a pass of each client's deck");
+    assert!(rolled_back > 0, "{client:?}");
+    let share = 100.0 * rolled_back as f64 / new_orders as f64;
+    assert!((share - 1.0).abs() <= 1.0, "{client:?}");
+    let unused = query(db, "select count(*) from order_line where ol_i_id > 100000");
+    assert_eq!(unused, "0");
+    assert_consistent(db);
 }
 
 /// The sum of the districts' next order ids of `db`.

@@ -73,6 +73,36 @@ impl Workload {
     }
 }
 
+/// How `--workload tpcc` sends its transactions (`--tpcc-mode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TpccMode {
+    /// One call of a server-side function per transaction, as HammerDB does (the default).
+    #[default]
+    Procedures,
+    /// The transactions' statements, one round trip each, as an application sends them.
+    Client,
+}
+
+impl TpccMode {
+    /// The mode named `name` (`client`, `procedures`).
+    pub fn from_name(name: &str) -> Option<TpccMode> {
+        match name {
+            "procedures" => Some(TpccMode::Procedures),
+            "client" => Some(TpccMode::Client),
+            _ => None,
+        }
+    }
+
+    /// The five scripts of the mode, in New-Order, Payment, Order-Status, Delivery,
+    /// Stock-Level order.
+    pub fn scripts(self) -> &'static [pgrush_script::Builtin; 5] {
+        match self {
+            TpccMode::Procedures => &pgrush_script::TPCC_SCRIPTS,
+            TpccMode::Client => &pgrush_script::TPCC_CLIENT_SCRIPTS,
+        }
+    }
+}
+
 /// Where pgbench's random seed comes from (`--random-seed` / `PGBENCH_RANDOM_SEED`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SeedChoice {
@@ -93,6 +123,8 @@ pub struct Options {
     pub workload: Workload,
     /// `--check`: check the TPC-C-like database's consistency after the run.
     pub check: bool,
+    /// `--tpcc-mode`: how `--workload tpcc` sends its transactions; `None` when not given.
+    pub tpcc_mode: Option<TpccMode>,
     /// Connection: `-h`.
     pub host: Option<String>,
     /// Connection: `-p`.
@@ -249,6 +281,7 @@ impl Default for Options {
             action: Action::Bench,
             workload: Workload::Pgbench,
             check: false,
+            tpcc_mode: None,
             host: None,
             port: None,
             user: None,
@@ -325,10 +358,14 @@ pub const DEFAULT_TRANSACTIONS: u32 = 10;
 
 impl Options {
     /// The scripts a run executes: those given, or the builtin tpcb-like script when
-    /// none was (the five TPC-C-like transactions with `--workload tpcc`).
+    /// none was (the five TPC-C-like transactions of the `--tpcc-mode` with `--workload
+    /// tpcc`).
     pub fn scripts_to_run(&self) -> Vec<ScriptSpec> {
         if self.scripts.is_empty() && self.workload == Workload::Tpcc {
-            return pgrush_script::TPCC_SCRIPTS
+            return self
+                .tpcc_mode
+                .unwrap_or_default()
+                .scripts()
                 .iter()
                 .zip(pgrush_script::TPCC_WEIGHTS)
                 .map(|(b, weight)| ScriptSpec {

@@ -56,19 +56,15 @@ macro_rules! order_line {
     };
 }
 
-/// The weights of the mix (§5.2.3 minimums; New-Order the rest), in [`TPCC_SCRIPTS`]' order.
-pub const TPCC_WEIGHTS: [u32; 5] = [45, 43, 4, 4, 4];
-
-/// New-Order, Payment, Order-Status, Delivery, Stock-Level.
-pub const TPCC_SCRIPTS: [Builtin; 5] = [
-    Builtin {
-        name: "tpcc-new-order",
-        desc: "<builtin: TPC-C New-Order>",
-        text: concat!(
+/// New-Order's inputs (§2.4.1): district, customer, 5–15 lines, `rbk` (at 1 the last
+/// line's item is the unused id 100001) and fifteen lines drawn (`i`, `s`, `q` 1–15;
+/// those beyond `ol_cnt` unused). Both modes draw their inputs with the same lines, so
+/// a `--random-seed` gives the same inputs in either.
+macro_rules! new_order_inputs {
+    () => {
+        concat!(
             home_and_customer!(),
-            "\\set ol_cnt random(5, 15)\n\
-\\set rbk random(1, 100)\n\
-",
+            "\\set ol_cnt random(5, 15)\n\\set rbk random(1, 100)\n",
             order_line!(1),
             order_line!(2),
             order_line!(3),
@@ -84,6 +80,69 @@ pub const TPCC_SCRIPTS: [Builtin; 5] = [
             order_line!(13),
             order_line!(14),
             order_line!(15),
+        )
+    };
+}
+
+/// Payment's inputs (§2.5.1): district; the customer's warehouse and district (15%
+/// remote); the customer by id and by last name, `y` (by name when at most 60); the
+/// amount in cents.
+macro_rules! payment_inputs {
+    () => {
+        concat!(
+            home!(),
+            "\\set d_id random(1, 10)\n\
+\\set x random(1, 100)\n\
+\\set c_d_id case when :x <= 85 then :d_id else random(1, 10) end\n\
+\\set c_w_id case when :x <= 85 then :w_id else (:w_id + random(1, greatest(:scale - 1, 1)) - 1) % :scale + 1 end\n\
+\\set c_id ((random(0, 1023) | random(1, 3000)) + abs(:random_seed / 8192 % 1024)) % 3000 + 1\n\
+",
+            c_last!(),
+            "\\set y random(1, 100)\n\\set cents random(100, 500000)\n"
+        )
+    };
+}
+
+/// Order-Status's inputs (§2.6.1): district, the customer by id and by last name, `y`.
+macro_rules! order_status_inputs {
+    () => {
+        concat!(home_and_customer!(), c_last!(), "\\set y random(1, 100)\n")
+    };
+}
+
+/// Delivery's inputs (§2.7.1): the carrier.
+macro_rules! delivery_inputs {
+    () => {
+        concat!(home!(), "\\set carrier random(1, 10)\n")
+    };
+}
+
+/// Stock-Level's inputs (§2.8.1): the client's fixed district and a threshold.
+macro_rules! stock_level_inputs {
+    () => {
+        concat!(
+            home!(),
+            "\\set d_id :client_id / :w_count % 10 + 1\n\\set threshold random(10, 20)\n"
+        )
+    };
+}
+
+// The input macros expand to the helpers above: a user imports both.
+pub(crate) use {
+    c_last, delivery_inputs, home, home_and_customer, new_order_inputs, order_line,
+    order_status_inputs, payment_inputs, stock_level_inputs,
+};
+
+/// The weights of the mix (§5.2.3 minimums; New-Order the rest), in [`TPCC_SCRIPTS`]' order.
+pub const TPCC_WEIGHTS: [u32; 5] = [45, 43, 4, 4, 4];
+
+/// New-Order, Payment, Order-Status, Delivery, Stock-Level.
+pub const TPCC_SCRIPTS: [Builtin; 5] = [
+    Builtin {
+        name: "tpcc-new-order",
+        desc: "<builtin: TPC-C New-Order>",
+        text: concat!(
+            new_order_inputs!(),
             "BEGIN;\n\
 SELECT tpcc_new_order(:w_id, :d_id, :c_id, :ol_cnt, :rbk, ARRAY[:i1, :i2, :i3, :i4, :i5, :i6, :i7, :i8, :i9, :i10, :i11, :i12, :i13, :i14, :i15]::int[], ARRAY[:s1, :s2, :s3, :s4, :s5, :s6, :s7, :s8, :s9, :s10, :s11, :s12, :s13, :s14, :s15]::int[], ARRAY[:q1, :q2, :q3, :q4, :q5, :q6, :q7, :q8, :q9, :q10, :q11, :q12, :q13, :q14, :q15]::int[]) AS committed \\gset\n\
 \\if :committed\n\
@@ -97,57 +156,61 @@ ROLLBACK;\n\
         name: "tpcc-payment",
         desc: "<builtin: TPC-C Payment>",
         text: concat!(
-            home!(),
-            "\\set d_id random(1, 10)\n\
-\\set x random(1, 100)\n\
-\\set c_d_id case when :x <= 85 then :d_id else random(1, 10) end\n\
-\\set c_w_id case when :x <= 85 then :w_id else (:w_id + random(1, greatest(:scale - 1, 1)) - 1) % :scale + 1 end\n\
-\\set c_id ((random(0, 1023) | random(1, 3000)) + abs(:random_seed / 8192 % 1024)) % 3000 + 1\n\
-",
-            c_last!(),
-            "\\set y random(1, 100)\n\
-\\set cents random(100, 500000)\n\
-SELECT tpcc_payment(:w_id, :d_id, :c_w_id, :c_d_id, :c_id, :c_last, :y <= 60, :cents);\n"
+            payment_inputs!(),
+            "SELECT tpcc_payment(:w_id, :d_id, :c_w_id, :c_d_id, :c_id, :c_last, :y <= 60, :cents);\n"
         ),
     },
     Builtin {
         name: "tpcc-order-status",
         desc: "<builtin: TPC-C Order-Status>",
         text: concat!(
-            home_and_customer!(),
-            "",
-            c_last!(),
-            "\\set y random(1, 100)\n\
-SELECT tpcc_order_status(:w_id, :d_id, :c_id, :c_last, :y <= 60);\n"
+            order_status_inputs!(),
+            "SELECT tpcc_order_status(:w_id, :d_id, :c_id, :c_last, :y <= 60);\n"
         ),
     },
     Builtin {
         name: "tpcc-delivery",
         desc: "<builtin: TPC-C Delivery>",
         text: concat!(
-            home!(),
-            "\\set carrier random(1, 10)\n\
-SELECT tpcc_delivery(:w_id, :carrier);\n"
+            delivery_inputs!(),
+            "SELECT tpcc_delivery(:w_id, :carrier);\n"
         ),
     },
     Builtin {
         name: "tpcc-stock-level",
         desc: "<builtin: TPC-C Stock-Level>",
         text: concat!(
-            home!(),
-            "\\set d_id :client_id / :w_count % 10 + 1\n\
-\\set threshold random(10, 20)\n\
-SELECT tpcc_stock_level(:w_id, :d_id, :threshold);\n"
+            stock_level_inputs!(),
+            "SELECT tpcc_stock_level(:w_id, :d_id, :threshold);\n"
         ),
     },
 ];
 
 /// The builtin called exactly `name`: one of pgbench's, or one of the TPC-C-like
-/// workload's ([`TPCC_SCRIPTS`], which `-b` does not offer).
+/// workload's ([`TPCC_SCRIPTS`] and [`crate::TPCC_CLIENT_SCRIPTS`], which `-b` does not
+/// offer).
 pub fn builtin_by_name(name: &str) -> Option<&'static Builtin> {
     BUILTINS
         .iter()
-        .chain(TPCC_SCRIPTS.iter())
+        .find(|b| b.name == name)
+        .or_else(|| tpcc_script_named(name))
+}
+
+/// What `--show-script=NAME` prints: pgbench's builtin by prefix
+/// ([`crate::show_script_text`]), or a TPC-C-like workload's script named exactly (so
+/// that its text can be run alone with `-f`, as `bench/compare` does).
+pub fn show_any_script_text(name: &str) -> Result<String, crate::BuiltinError> {
+    match tpcc_script_named(name) {
+        Some(b) => Ok(format!("-- {}: {}\n{}\n", b.name, b.desc, b.text)),
+        None => crate::show_script_text(name),
+    }
+}
+
+/// The TPC-C-like workload's script called exactly `name`, in either mode.
+pub fn tpcc_script_named(name: &str) -> Option<&'static Builtin> {
+    TPCC_SCRIPTS
+        .iter()
+        .chain(crate::TPCC_CLIENT_SCRIPTS.iter())
         .find(|b| b.name == name)
 }
 

@@ -38,6 +38,7 @@
 
 mod builtin;
 mod builtin_tpcc;
+mod builtin_tpcc_client;
 mod deck;
 mod error;
 mod expr;
@@ -55,7 +56,10 @@ pub use builtin::{
     BUILTINS, Builtin, MAX_SCRIPTS, builtin_by_prefix, builtin_list_text, parse_script_weight,
     show_script_text,
 };
-pub use builtin_tpcc::{TPCC_SCRIPTS, TPCC_WEIGHTS, builtin_by_name};
+pub use builtin_tpcc::{
+    TPCC_SCRIPTS, TPCC_WEIGHTS, builtin_by_name, show_any_script_text, tpcc_script_named,
+};
+pub use builtin_tpcc_client::TPCC_CLIENT_SCRIPTS;
 pub use deck::CardDeck;
 pub use error::{
     BuiltinError, EvalError, LoadError, MetaError, RawMessage, SyntaxError, VarError, WeightError,

@@ -314,9 +314,31 @@ pub fn workload(st: &mut State, value: Option<&[u8]>, diag: &mut Diag<'_>) -> Re
     }
 }
 
-/// `--show-script NAME`.
+/// `--tpcc-mode MODE`.
+pub fn tpcc_mode(st: &mut State, value: Option<&[u8]>, diag: &mut Diag<'_>) -> Result<(), i32> {
+    let arg = value.unwrap_or_default();
+    match pgrush_run::options::TpccMode::from_name(&String::from_utf8_lossy(arg)) {
+        Some(mode) => {
+            st.opts.tpcc_mode = Some(mode);
+            Ok(())
+        }
+        None => {
+            diag.error(&cat(&[b"invalid TPC-C mode: \"", arg, b"\""]));
+            diag.detail(b"Expecting \"client\" or \"procedures\".");
+            Err(1)
+        }
+    }
+}
+
+/// `--show-script NAME`: one of pgbench's builtins by prefix, or a TPC-C-like workload's
+/// script named exactly.
 pub fn show_script(st: &mut State, value: Option<&[u8]>, diag: &mut Diag<'_>) -> Result<(), i32> {
-    let b = find_builtin(value.unwrap_or_default(), diag)?;
+    let name = value.unwrap_or_default();
+    let tpcc = pgrush_script::tpcc_script_named(&String::from_utf8_lossy(name));
+    let b = match tpcc {
+        Some(b) => b,
+        None => find_builtin(name, diag)?,
+    };
     st.opts.action = Action::ShowScript(b.name.to_string());
     Ok(())
 }

@@ -74,6 +74,9 @@ pub fn finish(state: State, positional: &[&[u8]], diag: &mut Diag<'_>) -> Result
     if opts.check && !tpcc {
         return fatal(diag, b"--check is allowed only with --workload tpcc");
     }
+    if opts.tpcc_mode.is_some() && !tpcc {
+        return fatal(diag, b"--tpcc-mode is allowed only with --workload tpcc");
+    }
     if tpcc && !opts.scripts.is_empty() {
         return fatal(
             diag,

@@ -616,6 +616,13 @@ pub static OPTIONS: &[OptionDef] = &[
             "1-4 after the run (as \"pgrush check\")",
         ])],
         Update::Flag(|o| &mut o.check)),
+    extension("tpcc-mode", Required, Some("MODE"),
+        &[help(Extensions, 26, &[
+            "with --workload tpcc: procedures (default; one server",
+            "function call per transaction) or client (the",
+            "statements, one round trip each)",
+        ])],
+        Update::Custom(apply::tpcc_mode)),
     extension("stage", Required, Some("SPEC"),
         &[help(Extensions, 18, &[
             "run in stages, repeatable: SPEC is DURATION[,clients=N]",
@@ -711,6 +718,7 @@ mod tests {
             "warmup" => "2s",
             "reconnect" => "10",
             "workload" => "tpcc",
+            "tpcc-mode" => "client",
             "stage" => "2s,clients=1",
             "stages" => concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/stages-example.txt"),
             "start-at" => "2026-11-24T01:00:00Z",
@@ -736,7 +744,7 @@ mod tests {
             "stage" | "stages" => args.push("-c16".to_string()),
             "shards" => args.push("--shard=0/2".to_string()),
             "workload" => args.push("-i".to_string()),
-            "check" => args.push("--workload=tpcc".to_string()),
+            "check" | "tpcc-mode" => args.push("--workload=tpcc".to_string()),
             _ => {}
         }
         args

@@ -701,3 +701,40 @@ fn workload_option() {
             .contains("--partitions cannot be used with --workload tpcc")
     );
 }
+
+#[test]
+fn tpcc_mode_option() {
+    use pgrush_run::options::TpccMode;
+    assert_eq!(ok(&["--workload=tpcc"]).tpcc_mode, None);
+    let o = ok(&["--workload=tpcc", "--tpcc-mode", "client"]);
+    assert_eq!(o.tpcc_mode, Some(TpccMode::Client));
+    assert_eq!(
+        o.scripts_to_run()
+            .iter()
+            .map(|s| format!("{:?}@{}", s.source, s.weight))
+            .collect::<Vec<_>>(),
+        [
+            "Builtin(\"tpcc-client-new-order\")@45",
+            "Builtin(\"tpcc-client-payment\")@43",
+            "Builtin(\"tpcc-client-order-status\")@4",
+            "Builtin(\"tpcc-client-delivery\")@4",
+            "Builtin(\"tpcc-client-stock-level\")@4",
+        ]
+    );
+    assert_eq!(
+        ok(&["--tpcc-mode=procedures", "--workload=tpcc"]).tpcc_mode,
+        Some(TpccMode::Procedures)
+    );
+    assert_eq!(
+        fails(&["--tpcc-mode=client"]),
+        "pgrush: error: --tpcc-mode is allowed only with --workload tpcc\n"
+    );
+    assert_eq!(
+        fails(&["--workload=tpcc", "--tpcc-mode=stored"]),
+        "pgrush: error: invalid TPC-C mode: \"stored\"\npgrush: detail: Expecting \"client\" or \"procedures\".\n"
+    );
+    assert!(
+        fails(&["-i", "--workload=tpcc", "--tpcc-mode=client"])
+            .contains("cannot be used in initialization (-i) mode")
+    );
+}
