@@ -14,6 +14,9 @@ var charts=[
 {id:'machine',title:'Client machine: CPU (%)',y:'share of all cores (%)',machine:true,get:function(i){var m=i.machine;return m?{user:m.cpu_user_pct,system:m.cpu_system_pct,iowait:m.cpu_iowait_pct,steal:m.cpu_steal_pct,'busiest core':m.busiest_core_pct}:{};}}
 ];
 function el(tag,attrs,parent,svg){var e=svg?document.createElementNS(SVG,tag):document.createElement(tag);for(var k in attrs)e.setAttribute(k,attrs[k]);if(parent)parent.appendChild(e);return e;}
+function step(max){var raw=max/4;var p=Math.pow(10,Math.floor(Math.log10(raw)));var m=raw/p;return (m<=1?1:m<=2?2:m<=5?5:10)*p;}
+function ticks(max){var s=step(max),t=[];for(var v=0;v<=max*1.0001;v+=s)t.push(Math.round(v/s)*s);return t;}
+function tfmt(v){return String(+v.toPrecision(6));}
 function fmt(v){if(v===0||!isFinite(v))return String(v);var d=Math.max(0,Math.min(6,3-Math.floor(Math.log10(Math.abs(v)))));return v.toFixed(d);}
 var box=document.getElementById('charts');
 charts.forEach(function(c){c.section=el('section',{id:'chart-'+c.id},box);var h=el('h2',{},c.section);h.textContent=c.title;
@@ -26,12 +29,12 @@ c.section.hidden=(c.server||c.machine)&&have===0;
 while(c.svg.firstChild)c.svg.removeChild(c.svg.firstChild);
 var L=80,R=1060,T=20,B=320;var x1=rows.length?rows[rows.length-1].t_s:1;var ymax=0;
 rows.forEach(function(r){var v=c.get(r);for(var n in v)ymax=Math.max(ymax,v[n]);});
-if(ymax<=0)ymax=1;ymax*=1.1;
+if(ymax<=0)ymax=1;var ys=step(ymax);ymax=Math.ceil(ymax*1.0001/ys)*ys;
 function px(x){return L+(R-L)*x/Math.max(x1,1e-9);}function py(y){return B-(B-T)*y/ymax;}
 el('line',{x1:L,y1:B,x2:R,y2:B,stroke:'#888'},c.svg,true);el('line',{x1:L,y1:T,x2:L,y2:B,stroke:'#888'},c.svg,true);
-[0,0.5,1].forEach(function(f){var v=ymax/1.1*f;var t=el('text',{x:L-6,y:py(v)+4,'text-anchor':'end','font-size':'13'},c.svg,true);t.textContent=fmt(v);
+ticks(ymax).forEach(function(v){var t=el('text',{x:L-6,y:py(v)+4,'text-anchor':'end','font-size':'13'},c.svg,true);t.textContent=tfmt(v);
 el('line',{x1:L,y1:py(v),x2:R,y2:py(v),stroke:'#eee'},c.svg,true);});
-[0,0.5,1].forEach(function(f){var t=el('text',{x:L+(R-L)*f,y:B+18,'text-anchor':'middle','font-size':'13'},c.svg,true);t.textContent=fmt(x1*f);});
+ticks(x1).forEach(function(v){var t=el('text',{x:px(v),y:B+18,'text-anchor':'middle','font-size':'13'},c.svg,true);t.textContent=tfmt(v);});
 var xl=el('text',{x:(L+R)/2,y:B+40,'text-anchor':'middle','font-size':'13'},c.svg,true);xl.textContent='time since start (s)';
 var yl=el('text',{x:16,y:(T+B)/2,'text-anchor':'middle','font-size':'13',transform:'rotate(-90 16 '+(T+B)/2+')'},c.svg,true);yl.textContent=c.y;
 names.forEach(function(n,k){var pts=[];rows.forEach(function(r){var v=c.get(r)[n];if(v!=null)pts.push(px(r.t_s).toFixed(1)+','+py(v).toFixed(1));});
