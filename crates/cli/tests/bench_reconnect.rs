@@ -156,7 +156,7 @@ fn the_new_connection_walks_the_host_list() {
     assert_eq!(count(&out.stdout, "number of connection failures"), Some(1));
     let server = format!("{}:{} (primary)", c.socket_dir().display(), c.port());
     assert!(
-        out.stdout.contains(&format!(" - servers: {server}")),
+        out.stdout.contains(&format!("   servers: {server}")),
         "{}",
         out.stdout
     );

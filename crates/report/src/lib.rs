@@ -23,6 +23,7 @@ pub mod machine;
 pub mod merge;
 pub mod metrics_text;
 pub mod outage;
+mod outage_html;
 pub mod page;
 pub mod palette;
 pub mod percentiles;
