@@ -142,6 +142,8 @@ fn without_the_option_the_client_aborts_as_in_pgbench() {
     );
 }
 
+/// The new connection walks the host list to the server that answers, which the
+/// report names before and after the window, with the window's throughput.
 #[test]
 fn the_new_connection_walks_the_host_list() {
     let dir = Scratch::new(&[SECOND_TERMINATES]);
@@ -156,7 +158,7 @@ fn the_new_connection_walks_the_host_list() {
     assert_eq!(count(&out.stdout, "number of connection failures"), Some(1));
     let server = format!("{}:{} (primary)", c.socket_dir().display(), c.port());
     assert!(
-        out.stdout.contains(&format!(" - servers: {server}")),
+        out.stdout.contains(&format!("   servers: {server}")),
         "{}",
         out.stdout
     );
@@ -164,6 +166,18 @@ fn the_new_connection_walks_the_host_list() {
         out.stdout.contains(&format!("-> {server}")),
         "{}",
         out.stdout
+    );
+    // Throughput and p99 around the window, from the run's intervals (kept for
+    // `--reconnect` without a document too): the window's own interval had commits.
+    let stretches = out
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("   tps before/during/after: "))
+        .unwrap_or_else(|| panic!("no tps line:\n{}", out.stdout));
+    let during = stretches.split(' ').nth(1).expect("during");
+    assert!(
+        during.parse::<f64>().is_ok_and(|tps| tps > 0.0),
+        "{stretches}"
     );
 }
 

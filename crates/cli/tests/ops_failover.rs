@@ -65,6 +65,19 @@ fn switchover_and_failover_with_a_synchronous_standby_lose_nothing() {
         assert!(outage > 0.0 && outage <= servers + 2.0, "{name}: {d}");
         assert_eq!(s["seconds"].as_f64(), Some(outage));
     }
+    // After the switchover the old primary rejoined as a standby of the promoted one
+    // (a clean shutdown leaves nothing to rewind), timed; not after the failover.
+    let switched = &step(&steps, "switchover")["details"];
+    let rejoin = switched["rejoin_seconds"].as_f64().unwrap_or(-1.0);
+    assert!(rejoin > 0.0, "{switched}");
+    assert_eq!(switched["rewound"], false, "{switched}");
+    assert!(
+        out.stdout.contains(" s, old primary rejoined in "),
+        "{}",
+        out.stdout
+    );
+    let failed = &step(&steps, "failover")["details"];
+    assert!(failed.get("rejoin_seconds").is_none(), "{failed}");
     assert!(
         out.stdout.contains("0 of ") && out.stdout.contains("commits lost (sync standby): ok"),
         "{}",

@@ -1,7 +1,7 @@
 //! `--html=FILE`: one self-contained page (inline CSS, SVG and the hover script of
 //! [`crate::page`], nothing fetched) rendered from a [`RunDocument`]: summary, tps and
-//! latency percentiles over time, the latency distribution (percentile spectrum),
-//! per-command latencies and the settings.
+//! latency percentiles over time, `--reconnect`'s outage windows, the latency
+//! distribution (percentile spectrum), per-command latencies and the settings.
 
 use crate::compare::Comparison;
 use crate::document::{Distribution, IntervalDoc, RunDocument};
@@ -489,6 +489,9 @@ pub fn render(d: &RunDocument) -> String {
         s.push_str(&crate::merge::html_section(m));
     }
     time_charts(&mut s, d);
+    if let Some(o) = &d.outages {
+        s.push_str(&crate::outage_html::html_section(o));
+    }
     s.push_str(&crate::statement_chart::html_section(d));
     let marks = time_marks(d);
     if let Some(t) = &d.server_stats {

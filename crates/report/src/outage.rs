@@ -8,7 +8,8 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use pgrush_stats::{
-    ClientOutage, LatencyHistogram, OutageWindow, RunSummary, SparseHistogram, outage_windows,
+    ClientOutage, LatencyHistogram, OutageWindow, RunSummary, ServerIdentity, SparseHistogram,
+    outage_windows,
 };
 use serde::{Deserialize, Serialize};
 
@@ -54,6 +55,20 @@ pub struct OutageWindowDoc {
     /// See `before`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub after: Option<StretchFigures>,
+    /// Which servers the clients of the window were on before and after it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub servers: Vec<ServerChangeDoc>,
+}
+
+/// Client outages of one window that went from one server to another (or stayed).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ServerChangeDoc {
+    /// The server before: `host:port (primary|standby), system ID` (`?`: unknown).
+    pub before: String,
+    /// The server after, as `before` (`?`: none, the client had no success after it).
+    pub after: String,
+    /// How many client outages of the window did so.
+    pub client_outages: u32,
 }
 
 /// `--reconnect`'s section of the document: the windows and every client outage.
@@ -87,9 +102,21 @@ pub fn outages_doc(sum: &RunSummary) -> Option<OutagesDoc> {
 
 fn window_doc(sum: &RunSummary, w: &OutageWindow) -> OutageWindowDoc {
     let mut classes = BTreeMap::new();
+    let mut moves: BTreeMap<(String, String), u32> = BTreeMap::new();
     for o in in_window(&sum.stats.outages, w) {
         *classes.entry(o.sqlstate_class().to_string()).or_insert(0) += o.failures;
+        *moves
+            .entry((describe(o.before.as_ref()), describe(o.after.as_ref())))
+            .or_insert(0) += 1;
     }
+    let servers = moves
+        .into_iter()
+        .map(|((before, after), client_outages)| ServerChangeDoc {
+            before,
+            after,
+            client_outages,
+        })
+        .collect();
     // The whole intervals of the minute before and the minute after; the
     // intervals the window touches.
     let step = sum
@@ -114,7 +141,13 @@ fn window_doc(sum: &RunSummary, w: &OutageWindow) -> OutageWindowDoc {
         ),
         during: stretch(start / step, div_ceil(end, step).max(start / step + 1)),
         after: stretch(div_ceil(end, step), (end + NEIGHBOURHOOD_US) / step),
+        servers,
     }
+}
+
+/// A server as the report names it (`?` when unknown).
+fn describe(id: Option<&ServerIdentity>) -> String {
+    id.map_or_else(|| "?".to_string(), ServerIdentity::describe)
 }
 
 /// `a / b` rounded up (`b` > 0).
@@ -185,8 +218,14 @@ pub(crate) fn push_outages(s: &mut TextBuf, sum: &RunSummary) {
         }
         s.str("\n");
         push_stretches(s, w);
+        for m in &w.servers {
+            let _ = writeln!(
+                s,
+                "   servers: {} -> {} ({} client outages)",
+                m.before, m.after, m.client_outages
+            );
+        }
     }
-    push_servers(s, sum);
 }
 
 /// `tps` and `p99` of the minute before, the window and the minute after.
@@ -215,22 +254,4 @@ fn push_stretches(s: &mut TextBuf, w: &OutageWindowDoc) {
         }
     }
     s.str("\n");
-}
-
-/// Which servers the clients were on before and after their outages: one line
-/// per pair, with the number of client outages.
-fn push_servers(s: &mut TextBuf, sum: &RunSummary) {
-    let describe = |id: &Option<pgrush_stats::ServerIdentity>| {
-        id.as_ref()
-            .map_or_else(|| "?".to_string(), pgrush_stats::ServerIdentity::describe)
-    };
-    let mut pairs: BTreeMap<(String, String), u32> = BTreeMap::new();
-    for o in &sum.stats.outages {
-        *pairs
-            .entry((describe(&o.before), describe(&o.after)))
-            .or_insert(0) += 1;
-    }
-    for ((before, after), n) in pairs {
-        let _ = writeln!(s, " - servers: {before} -> {after} ({n} client outages)");
-    }
 }

@@ -203,8 +203,8 @@ fn schema_rejects_bad_documents() {
 }
 
 /// `--reconnect`'s outages (windows, client outages with their servers) validate
-/// and read back; the text report has the connection failures and the windows,
-/// the HTML page shades them.
+/// and read back; the text report has the connection failures and the windows
+/// with the servers before and after, the HTML page a table of them.
 #[test]
 fn the_outages_of_a_run_with_reconnect() {
     use pgrush_stats::{ClientOutage, ServerIdentity};
@@ -258,10 +258,23 @@ fn the_outages_of_a_run_with_reconnect() {
         text.contains(" - window 1: from 1.000 s to 2.500 s (1500.0 ms, open at the end), 2 clients, 2 connection failures"),
         "{text}"
     );
+    let primary = "/tmp:5432 (primary), system 7312345678901234567";
     assert!(
-        text.contains(
-            " - servers: /tmp:5432 (primary), system 7312345678901234567 -> ? (1 client outages)"
-        ),
+        text.contains(&format!("   servers: {primary} -> ? (1 client outages)")),
         "{text}"
+    );
+    assert!(
+        text.contains(&format!(
+            "   servers: {primary} -> {primary} (1 client outages)"
+        )),
+        "{text}"
+    );
+    assert_eq!(w.servers.len(), 2, "{:?}", w.servers);
+    // The page: the table of the windows, with the servers.
+    let page = pgrush_report::html::render(&doc);
+    assert!(page.contains("<table id=\"outages\">"), "{page}");
+    assert!(
+        page.contains(&format!("{primary} → ? (1 client outages)")),
+        "{page}"
     );
 }

@@ -75,8 +75,9 @@ pub fn run(plan: &RunPlan, prompt: PasswordPrompt<'_>) -> Result<i32, Failure> {
     // Per-command histograms serve only per-command percentiles (`--percentiles`, `--json`,
     // `--html`): plain `-r` keeps sums, a few dozen bytes per command.
     layout.command_histograms &= plan.outputs.extras;
-    // The time series serves only the run document.
-    layout.time_series = plan.outputs.document;
+    // The time series serves the run document, and `--reconnect`'s outage windows
+    // (tps and p99 of the minute before, the window and the minute after).
+    layout.time_series = plan.outputs.document || opts.reconnect_timeout_s.is_some();
 
     let cfg = EngineConfig {
         conn: params,

@@ -16,6 +16,8 @@
 //!   its own munge) for `srun`/`sbatch`; [`mpi`] builds `mpirun` command lines that run
 //!   on this machine (as root too); [`netns`] makes network namespaces joined by veth
 //!   pairs, standing for separate client hosts with their own host names.
+//! - [`patroni`] starts a private high-availability cluster: one etcd and two
+//!   PostgreSQL 15 members managed by Patroni, with synchronous replication.
 //! - [`run`] runs a command and captures its [`Output`]; [`mask_numbers`] and
 //!   [`mask_numbers_bytes`] hide timing-dependent numbers; [`clear_pg_env`] (from
 //!   `pgrush-cluster`) removes the caller's `PG*` variables from a command, and
@@ -39,6 +41,7 @@ pub mod krb;
 pub mod mpi;
 pub mod netns;
 pub mod oracle;
+pub mod patroni;
 pub mod slurm;
 pub mod tls;
 

@@ -278,6 +278,13 @@ pub struct FailoverDetails {
     pub expected_history_rows: u64,
     /// `pgbench_history` rows found on the new primary.
     pub history_rows: u64,
+    /// Switchover: seconds the old primary took to rejoin as a standby of the new
+    /// one, from its start (its `pg_rewind` included) until it streamed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rejoin_seconds: Option<f64>,
+    /// Switchover: whether the old primary needed `pg_rewind` to rejoin.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rewound: Option<bool>,
     /// Committed transactions missing on the new primary.
     pub lost_transactions: u64,
 }

@@ -176,8 +176,13 @@ fn failover_note(d: &crate::ops::result::FailoverDetails, verdict: String) -> St
         None => "no client lost its connection".to_string(),
     };
     let standby = if d.synchronous { "sync" } else { "async" };
+    let rejoin = match (d.rejoin_seconds, d.rewound) {
+        (Some(s), Some(true)) => format!(", old primary rejoined in {s:.2} s (pg_rewind)"),
+        (Some(s), _) => format!(", old primary rejoined in {s:.2} s"),
+        _ => String::new(),
+    };
     format!(
-        "{outage}; primary down in {:.2} s, {} of WAL to replay, promoted in {:.2} s; \
+        "{outage}; primary down in {:.2} s, {} of WAL to replay, promoted in {:.2} s{rejoin}; \
          {} of {} commits lost ({standby} standby): {verdict}",
         d.stop_seconds,
         size_text(d.replay_backlog_bytes),

@@ -9,8 +9,10 @@
 //! document), the WAL the standby still had to replay. Then the check: every
 //! transaction the clients saw committed is in the new primary's `pgbench_history`
 //! (with a synchronous standby none may be missing; with an asynchronous one the
-//! missing are counted). Afterwards the standby is discarded and the original primary
-//! started again, so that the next steps run where they ran before.
+//! missing are counted). After a switchover the old primary rejoins as a standby of
+//! the promoted one (`pg_rewind` where needed; timed), then is promoted back.
+//! Afterwards the standby is discarded and the original primary started again, so
+//! that the next steps run where they ran before.
 
 use std::path::Path;
 use std::process::Command;
@@ -24,6 +26,7 @@ use crate::ops::error::OpsError;
 use crate::ops::program::{remove, run_timed, wait_until};
 use crate::ops::result::{Check, Details, FailoverDetails, StepResult};
 use crate::ops::server::Server;
+use crate::ops::steps::rejoin::rejoin_and_restore;
 use crate::ops::steps::workload::committed;
 use crate::ticker::Ticker;
 
@@ -56,6 +59,12 @@ pub fn run(
     let base = server.scratch.join("standby-base");
     let standby = build_standby(server, &base, cfg.sync_standby)?;
     let result = fail_over(server, (primary, &standby), cfg, event, (progress, &phase));
+    // After a switchover the old primary rejoins as a standby of the promoted one,
+    // then takes its place again.
+    let rejoin = (result.is_ok() && event == Event::Switchover).then(|| {
+        progress.phase(phase("the old primary rejoining as a standby"), None);
+        rejoin_and_restore(server, primary, &standby)
+    });
     // The original primary serves the next steps: the promoted standby goes.
     standby.discard();
     if !primary.is_running() {
@@ -68,6 +77,10 @@ pub fn run(
     }
     remove(&base)?;
     let mut result = result?;
+    if let (Some(rejoin), Details::Failover(d)) = (rejoin.transpose()?, &mut result.details) {
+        d.rejoin_seconds = Some(rejoin.seconds);
+        d.rewound = Some(rejoin.rewound);
+    }
     result.step = step;
     result.round = round;
     Ok(result)
@@ -279,6 +292,8 @@ fn result(
             expected_history_rows: expected,
             history_rows: after,
             lost_transactions: lost,
+            rejoin_seconds: None,
+            rewound: None,
         }),
     }
 }

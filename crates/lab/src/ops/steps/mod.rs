@@ -8,6 +8,7 @@ pub mod failover;
 pub mod load;
 pub mod pitr;
 pub mod reindex;
+mod rejoin;
 pub mod restore;
 mod restore_phases;
 pub mod workload;
