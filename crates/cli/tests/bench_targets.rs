@@ -130,8 +130,22 @@ fn assert_code(out: &Output, code: i32) {
     );
 }
 
+/// The run document at `path`, checked against the schema.
 fn read_json(path: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(path).expect("json")).expect("valid json")
+    const SCHEMA: &str = include_str!(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../schema/pgrush-run.v1.schema.json"
+    ));
+    let value: Value =
+        serde_json::from_str(&std::fs::read_to_string(path).expect("json")).expect("valid json");
+    let schema: Value = serde_json::from_str(SCHEMA).expect("schema");
+    let validator = jsonschema::validator_for(&schema).expect("valid schema");
+    let errors: Vec<String> = validator
+        .iter_errors(&value)
+        .map(|e| e.to_string())
+        .collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+    value
 }
 
 fn reads_go_to_the_standby_writes_to_the_primary_and_the_counts_add_up() {
@@ -387,6 +401,21 @@ fn a_target_naming_a_script_not_in_the_run_is_a_usage_error() {
         out.stderr,
         "pgrush: error: --target names script \"other.sql\", which is not in the run (a -f file as given, or a builtin's full name, e.g. select-only)\n\
          pgrush: hint: Try \"pgrush --help\" for more information.\n"
+    );
+    let out = bare(&[
+        "-n",
+        "-t",
+        "1",
+        "-S",
+        "--target=select-only=host=a",
+        "--target=select-only=host=b",
+    ]);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(
+        out.stderr
+            .starts_with("pgrush: error: --target given twice for script \"select-only\"\n"),
+        "{}",
+        out.stderr
     );
     let out = bare(&["-n", "-t", "1", "-S", "--target=select-only"]);
     assert_eq!(out.code, 1, "{}", out.stderr);
