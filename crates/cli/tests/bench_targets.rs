@@ -4,6 +4,8 @@
 //! figures that add up; and the bad input (an unreachable target, a write script on
 //! the standby, a script not in the run, a host list without a primary).
 
+mod bench_common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
@@ -132,20 +134,7 @@ fn assert_code(out: &Output, code: i32) {
 
 /// The run document at `path`, checked against the schema.
 fn read_json(path: &Path) -> Value {
-    const SCHEMA: &str = include_str!(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../schema/pgrush-run.v1.schema.json"
-    ));
-    let value: Value =
-        serde_json::from_str(&std::fs::read_to_string(path).expect("json")).expect("valid json");
-    let schema: Value = serde_json::from_str(SCHEMA).expect("schema");
-    let validator = jsonschema::validator_for(&schema).expect("valid schema");
-    let errors: Vec<String> = validator
-        .iter_errors(&value)
-        .map(|e| e.to_string())
-        .collect();
-    assert!(errors.is_empty(), "{errors:#?}");
-    value
+    bench_common::checked_run_document(path)
 }
 
 fn reads_go_to_the_standby_writes_to_the_primary_and_the_counts_add_up() {
