@@ -221,21 +221,7 @@ fn bad_stages_are_refused() {
 
 /// The `run.json` in `dir`, checked against the schema.
 fn checked_document(dir: &Scratch) -> serde_json::Value {
-    const SCHEMA: &str = include_str!(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../schema/pgrush-run.v1.schema.json"
-    ));
-    let json = std::fs::read_to_string(dir.path.join("run.json")).expect("run.json");
-    let value: serde_json::Value = serde_json::from_str(&json).expect("JSON");
-    let schema: serde_json::Value = serde_json::from_str(SCHEMA).expect("schema");
-    let validator = jsonschema::validator_for(&schema).expect("valid schema");
-    let errors: Vec<String> = validator
-        .iter_errors(&value)
-        .map(|e| e.to_string())
-        .collect();
-    assert!(errors.is_empty(), "{errors:#?}");
-    pgrush_report::document::RunDocument::from_json(&json).expect("document reads back");
-    value
+    bench_common::checked_run_document(&dir.path.join("run.json"))
 }
 
 #[test]

@@ -145,6 +145,35 @@ pub struct EngineConfig {
     pub stages: Vec<Stage>,
     /// How each transaction's script is chosen.
     pub script_choice: ScriptChoice,
+    /// `--target`: the server each script's transactions go to (default: `conn` for all).
+    pub targets: Targets,
+}
+
+/// `--target SCRIPT=CONNINFO`: scripts whose transactions go to servers of their own.
+/// Each client holds one connection per target its scripts use, opened at its start
+/// (per transaction with `-C`); with `--reconnect` each reconnects on its own.
+#[derive(Debug, Clone, Default)]
+pub struct Targets {
+    /// Connection parameters of the targets other than the run's own: target `k`
+    /// (from 1) is `servers[k - 1]`; target 0 is [`EngineConfig::conn`].
+    pub servers: Vec<ConnParams>,
+    /// The target of each script, in script order; empty: every script uses target 0.
+    pub of_script: Vec<usize>,
+}
+
+impl Targets {
+    /// The target of script `script` (0 when none was given).
+    pub fn of(&self, script: usize) -> usize {
+        self.of_script.get(script).copied().unwrap_or(0)
+    }
+
+    /// The parameters of target `target` (`main` for 0).
+    pub fn params<'a>(&'a self, main: &'a ConnParams, target: usize) -> &'a ConnParams {
+        match target {
+            0 => main,
+            k => &self.servers[k - 1],
+        }
+    }
 }
 
 /// How each transaction's script is chosen.

@@ -21,6 +21,7 @@ use pgrush_wire::{
     BackendMessage, BindHead, ClientEncoding, Connection, Error, PlainStop, PlainTally, ReadOutcome,
 };
 
+use crate::Targets;
 use crate::messages;
 
 /// A connection being opened by a thread of its own (`--reconnect`).
@@ -77,13 +78,13 @@ pub(crate) trait ClientConn {
 }
 
 /// How a thread opens client connections and watches their sockets. Tokens are
-/// client ids.
+/// client ids; a target is a [`Targets`](crate::Targets) index (0: the run's server).
 pub(crate) trait Network {
     /// The connections it opens.
     type Conn: ClientConn;
-    /// Opens a client connection (blocking) in non-blocking mode; on failure prints
-    /// libpq's message and returns `None`.
-    fn connect(&mut self) -> Option<Self::Conn>;
+    /// Opens a client connection to `target` (blocking) in non-blocking mode; on
+    /// failure prints libpq's message and returns `None`.
+    fn connect(&mut self, target: usize) -> Option<Self::Conn>;
     /// Starts watching `conn` for readability under `token`.
     fn register(&mut self, token: usize, conn: &Self::Conn) -> io::Result<()>;
     /// Watches `conn` for writability too (`writable`), or readability only.
@@ -93,18 +94,23 @@ pub(crate) trait Network {
     fn deregister(&mut self, conn: &Self::Conn);
     /// Connects (blocking) and, for `--reconnect`'s report, asks which server
     /// answered; on failure prints libpq's message. The default asks nothing.
-    fn connect_identified(&mut self) -> Option<Opened<Self::Conn>> {
-        self.connect().map(|conn| Opened { conn, server: None })
+    fn connect_identified(&mut self, target: usize) -> Option<Opened<Self::Conn>> {
+        self.connect(target)
+            .map(|conn| Opened { conn, server: None })
     }
-    /// Starts opening a connection for client `token` without blocking the thread
-    /// (`--reconnect`); [`Network::poll_connect`] gives the outcome. The default
-    /// does the work in `poll_connect`, at once.
-    fn begin_connect(&mut self, _token: usize) {}
-    /// The outcome of the connection begun for `token`: `None` while it is still
-    /// being opened; an error is libpq's message.
-    fn poll_connect(&mut self, _token: usize) -> Option<Result<Opened<Self::Conn>, String>> {
+    /// Starts opening a connection to `target` for client `token` without blocking
+    /// the thread (`--reconnect`); [`Network::poll_connect`] gives the outcome. The
+    /// default does the work in `poll_connect`, at once.
+    fn begin_connect(&mut self, _token: usize, _target: usize) {}
+    /// The outcome of the connection to `target` begun for `token`: `None` while it
+    /// is still being opened; an error is libpq's message.
+    fn poll_connect(
+        &mut self,
+        _token: usize,
+        target: usize,
+    ) -> Option<Result<Opened<Self::Conn>, String>> {
         Some(
-            self.connect_identified()
+            self.connect_identified(target)
                 .ok_or_else(|| "could not connect".to_string()),
         )
     }
@@ -213,24 +219,39 @@ impl ClientConn for Connection {
 /// watched by the thread's mio poll.
 pub(crate) struct Sockets<'a> {
     params: &'a ConnParams,
+    /// The targets other than the run's server (`--target`).
+    targets: &'a Targets,
     progname: &'a str,
     registry: mio::Registry,
-    /// The parameters for connecting threads (`--reconnect`; copied on first use).
-    shared_params: Option<Arc<ConnParams>>,
+    /// The parameters of each target for connecting threads (`--reconnect`; copied
+    /// on first use).
+    shared_params: Vec<Option<Arc<ConnParams>>>,
     /// Connections being opened by threads, by client.
     attempts: HashMap<usize, Attempt>,
 }
 
 impl<'a> Sockets<'a> {
-    /// Connects with `params`, printing errors under `progname`, registering in `registry`.
-    pub(crate) fn new(params: &'a ConnParams, progname: &'a str, registry: mio::Registry) -> Self {
+    /// Connects with `params` (and `targets`), printing errors under `progname`,
+    /// registering in `registry`.
+    pub(crate) fn new(
+        params: &'a ConnParams,
+        targets: &'a Targets,
+        progname: &'a str,
+        registry: mio::Registry,
+    ) -> Self {
         Sockets {
             params,
+            targets,
             progname,
             registry,
-            shared_params: None,
+            shared_params: vec![None; targets.servers.len() + 1],
             attempts: HashMap::new(),
         }
+    }
+
+    /// The parameters of `target`.
+    fn params_of(&self, target: usize) -> &'a ConnParams {
+        self.targets.params(self.params, target)
     }
 }
 
@@ -265,8 +286,8 @@ fn identify_server(conn: &mut Connection) -> ServerIdentity {
 impl Network for Sockets<'_> {
     type Conn = Connection;
 
-    fn connect(&mut self) -> Option<Connection> {
-        match Connection::connect(self.params) {
+    fn connect(&mut self, target: usize) -> Option<Connection> {
+        match Connection::connect(self.params_of(target)) {
             Ok(mut c) => c.set_nonblocking(true).is_ok().then_some(c),
             Err(e) => {
                 messages::error(
@@ -278,8 +299,8 @@ impl Network for Sockets<'_> {
         }
     }
 
-    fn connect_identified(&mut self) -> Option<Opened<Connection>> {
-        match open(self.params, true) {
+    fn connect_identified(&mut self, target: usize) -> Option<Opened<Connection>> {
+        match open(self.params_of(target), true) {
             Ok(opened) => Some(opened),
             Err(e) => {
                 messages::error(self.progname, &pgrush_wire::lossless::to_bytes(&e));
@@ -288,11 +309,10 @@ impl Network for Sockets<'_> {
         }
     }
 
-    fn begin_connect(&mut self, token: usize) {
-        let params = Arc::clone(
-            self.shared_params
-                .get_or_insert_with(|| Arc::new(self.params.clone())),
-        );
+    fn begin_connect(&mut self, token: usize, target: usize) {
+        let own = self.params_of(target);
+        let params =
+            Arc::clone(self.shared_params[target].get_or_insert_with(|| Arc::new(own.clone())));
         let spawned = std::thread::Builder::new()
             .name(format!("pgrush-connect-{token}"))
             .spawn(move || open(&params, true));
@@ -303,7 +323,11 @@ impl Network for Sockets<'_> {
         self.attempts.insert(token, attempt);
     }
 
-    fn poll_connect(&mut self, token: usize) -> Option<Result<Opened<Connection>, String>> {
+    fn poll_connect(
+        &mut self,
+        token: usize,
+        _target: usize,
+    ) -> Option<Result<Opened<Connection>, String>> {
         if let Some(Attempt::Running(handle)) = self.attempts.get(&token)
             && !handle.is_finished()
         {

@@ -47,7 +47,9 @@ use std::sync::Arc;
 
 use pgrush_stats::{StatsLayout, ThreadStats};
 
-pub use config::{EngineConfig, ErrorPolicy, LogConfig, Output, Pacing, ScriptChoice, ThreadRngs};
+pub use config::{
+    EngineConfig, ErrorPolicy, LogConfig, Output, Pacing, ScriptChoice, Targets, ThreadRngs,
+};
 pub use error::EngineError;
 pub use pgrush_stats::{QueryMode, RunLimit};
 pub use placement::Placement;
@@ -131,6 +133,17 @@ pub fn run(cfg: &EngineConfig, layout: &StatsLayout) -> Result<RunOutcome, Engin
     }
     if cfg.scripts.is_empty() {
         return Err(EngineError::Config("no script to run".to_string()));
+    }
+    let targets = &cfg.targets;
+    if !(targets.of_script.is_empty() || targets.of_script.len() == cfg.scripts.len())
+        || targets.of_script.iter().any(|&t| t > targets.servers.len())
+    {
+        return Err(EngineError::Config(format!(
+            "script targets {:?} for {} scripts and {} servers",
+            targets.of_script,
+            cfg.scripts.len(),
+            targets.servers.len()
+        )));
     }
     let signal_fd = if cfg.handle_signals {
         let fd = signal::install().map_err(EngineError::Signal)?;
@@ -244,6 +257,7 @@ fn deal_clients(
             }
             let rng = cfg.client_rngs[local as usize];
             let mut client = Client::new(id, vars, rng, plan.stmt_names.len());
+            client.set_target(plan.targets_used.first().copied().unwrap_or(0));
             if cfg.script_choice == config::ScriptChoice::Deck {
                 // A generator of its own, so that the deck leaves the client's draws alone.
                 client.set_deck(CardDeck::new(&plan.weights, { rng }.derive()));

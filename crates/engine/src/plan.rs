@@ -37,6 +37,14 @@ pub(crate) struct Plan<'a> {
     pub(crate) chain: bool,
     /// The script's commands for the express lane, when the run has one.
     pub(crate) express: Option<ExpressScript<'a>>,
+    /// The target (`--target`) of each script, in script order (0: the run's connection).
+    pub(crate) script_target: Vec<usize>,
+    /// The targets the scripts use, ascending: a client opens one connection to each.
+    pub(crate) targets_used: Vec<usize>,
+    /// Whether the scripts use more than one target: a client then switches
+    /// connections when a transaction's target is not its last one's
+    /// (`Client::switch_target`); otherwise it holds one connection, as pgbench.
+    pub(crate) switching: bool,
 }
 
 impl<'a> Plan<'a> {
@@ -72,9 +80,16 @@ impl<'a> Plan<'a> {
         let express = (chain && cfg.stages.is_empty())
             .then(|| ExpressScript::for_run(cfg, &stmt_index))
             .flatten();
+        let script_target: Vec<usize> = (0..cfg.scripts.len()).map(|s| cfg.targets.of(s)).collect();
+        let mut targets_used = script_target.clone();
+        targets_used.sort_unstable();
+        targets_used.dedup();
         Plan {
             chain,
             express,
+            switching: targets_used.len() > 1,
+            script_target,
+            targets_used,
             stmt_names,
             bind_heads,
             stmt_index,
@@ -94,6 +109,13 @@ impl<'a> Plan<'a> {
                 max_tries: cfg.errors.max_tries,
             },
         }
+    }
+}
+
+impl Plan<'_> {
+    /// Whether global statement `stmt` is sent to target `target` (its script's).
+    pub(crate) fn stmt_on_target(&self, stmt: usize, target: usize) -> bool {
+        self.script_target[self.stmt_origin[stmt].0] == target
     }
 }
 

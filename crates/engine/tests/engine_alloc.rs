@@ -83,6 +83,7 @@ fn config(mode: QueryMode, tx: u32, log_prefix: Option<String>) -> EngineConfig 
         placement: Default::default(),
         stages: Vec::new(),
         script_choice: Default::default(),
+        targets: Default::default(),
     }
 }
 

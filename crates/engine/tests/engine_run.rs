@@ -49,6 +49,7 @@ fn config(scripts: &[(&str, &str)], clients: u32, threads: u32, tx: u32) -> Engi
         placement: Default::default(),
         stages: Vec::new(),
         script_choice: Default::default(),
+        targets: Default::default(),
     }
 }
 

@@ -385,6 +385,10 @@ pub struct RunDocument {
     /// or when no connection was lost).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub outages: Option<crate::outage::OutagesDoc>,
+    /// `--target`: the transactions of each server the scripts went to (absent
+    /// without the option).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub targets: Option<Vec<crate::targets::TargetDoc>>,
 }
 
 /// One shard of a benchmark run as several pgrush processes (`--shard INDEX/COUNT` or a
@@ -452,6 +456,7 @@ impl RunDocument {
             stages: crate::document_stages::stage_docs(sum, list),
             tpcc: None,
             outages: crate::outage::outages_doc(sum),
+            targets: crate::targets::target_docs(sum, list),
         }
     }
 

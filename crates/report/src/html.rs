@@ -11,7 +11,7 @@ use crate::percentiles::{label, value_at_percentile};
 use crate::svg::{Chart, Mark, Series, Stacking, XScale, escape};
 use std::fmt::Write as _;
 
-fn ms(v: Option<f64>) -> String {
+pub(crate) fn ms(v: Option<f64>) -> String {
     match v {
         Some(v) if v.is_finite() => format!("{v:.3} ms"),
         _ => "–".to_string(),
@@ -501,6 +501,7 @@ pub fn render(d: &RunDocument) -> String {
         s.push_str(&crate::machine::html_section(m, &marks));
     }
     distribution_chart(&mut s, d);
+    s.push_str(&crate::targets::html_section(d));
     command_table(&mut s, d);
     settings_tables(&mut s, d);
     let _ = write!(s, "<h2>Report</h2><pre>{}</pre>", escape(&d.report_text));

@@ -33,6 +33,7 @@ pub mod progress;
 pub mod server;
 pub mod statement_chart;
 pub mod svg;
+pub mod targets;
 pub mod text;
 mod textbuf;
 pub mod utc_time;

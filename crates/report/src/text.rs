@@ -70,18 +70,18 @@ pub fn render_report_lossy(summary: &RunSummary) -> String {
 }
 
 /// `100 * part / whole` as C computes it with doubles (NaN when both are 0).
-fn pct(part: u64, whole: u64) -> f64 {
+pub(crate) fn pct(part: u64, whole: u64) -> f64 {
     100.0 * part as f64 / whole as f64
 }
 
-fn push_count_pct(s: &mut TextBuf, label: &str, count: u64, whole: u64) {
+pub(crate) fn push_count_pct(s: &mut TextBuf, label: &str, count: u64, whole: u64) {
     let _ = write!(s, "{label}: {count} (");
     s.fixed(pct(count, whole), 3);
     s.str("%)\n");
 }
 
 /// pgbench's `printSimpleStats`: average and stddev in ms, only when something was recorded.
-fn push_simple_stats(s: &mut TextBuf, prefix: &str, st: &SimpleStats) {
+pub(crate) fn push_simple_stats(s: &mut TextBuf, prefix: &str, st: &SimpleStats) {
     if st.count == 0 {
         return;
     }
@@ -109,6 +109,7 @@ fn push_report(s: &mut TextBuf, sum: &RunSummary) {
     push_latency(s, &sum.config, &sum.stats.total, latency, total_cnt);
     push_connection_time_and_tps(s, sum);
     push_script_blocks(s, sum, total_cnt, sum.bench_duration_s());
+    crate::targets::push_target_blocks(s, sum, total_cnt);
     for (i, stage) in sum.stages.iter().enumerate() {
         push_stage(s, &sum.config, i + 1, stage);
     }

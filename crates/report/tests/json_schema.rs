@@ -278,3 +278,50 @@ fn the_outages_of_a_run_with_reconnect() {
         "{page}"
     );
 }
+
+/// `--target`'s figures: the document's `targets` validate and read back, each the
+/// merge of its scripts', and the text report gains its `per target:` block.
+#[test]
+fn per_target_figures() {
+    let shape = Shape {
+        scripts: 3,
+        ..Shape::default()
+    };
+    let mut sum = summary(&shape);
+    let plain = pgrush_report::text::render_report_lossy(&sum);
+    assert!(!plain.contains("per target:"), "{plain}");
+    sum.targets = vec![
+        pgrush_stats::TargetInfo {
+            name: "default".to_string(),
+            scripts: vec![0, 2],
+        },
+        pgrush_stats::TargetInfo {
+            name: "host=r1,r2 load_balance_hosts=random".to_string(),
+            scripts: vec![1],
+        },
+    ];
+    let doc = RunDocument::build(&sum, &context(PercentileList::default()));
+    let json = doc.to_json();
+    let value: Value = serde_json::from_str(&json).unwrap_or(Value::Null);
+    assert_eq!(errors(&value), Vec::<String>::new());
+    assert_eq!(RunDocument::from_json(&json).as_ref(), Ok(&doc));
+    let targets = doc.targets.as_ref().expect("targets");
+    let processed = |i: usize| doc.scripts[i].transactions.processed;
+    assert_eq!(targets[0].scripts, [1, 3]);
+    assert_eq!(
+        targets[0].transactions.processed,
+        processed(0) + processed(2)
+    );
+    assert_eq!(targets[1].transactions.processed, processed(1));
+    let text = &doc.report_text;
+    let block = text.split("per target:\n").nth(1).expect(text);
+    assert!(
+        block.starts_with(" - target 1: default (SQL script 1, 3)\n"),
+        "{block}"
+    );
+    assert!(
+        block.contains(" - target 2: host=r1,r2 load_balance_hosts=random (SQL script 2)\n"),
+        "{block}"
+    );
+    assert!(text.find("per target:") > text.find("SQL script 3:"));
+}

@@ -21,6 +21,7 @@ pub mod output_file;
 pub mod plan;
 pub mod server_stats;
 pub mod shard;
+pub mod targets;
 mod tpcc_home;
 mod tpcc_rates;
 

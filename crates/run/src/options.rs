@@ -26,6 +26,17 @@ pub struct ScriptSpec {
     pub text: Option<Vec<u8>>,
 }
 
+/// One `--target SCRIPT=CONNINFO`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScriptTarget {
+    /// The script as the report names it: a file path as given, or a builtin's
+    /// full name (`select-only`).
+    pub script: Vec<u8>,
+    /// Connection settings (a conninfo string or URI); what it leaves out comes from
+    /// the run's own (`-h`, `-p`, `-U`, `-d`, the environment).
+    pub conninfo: String,
+}
+
 /// What the command line asks pgrush to do.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Action {
@@ -176,6 +187,9 @@ pub struct Options {
     /// `--reconnect[=TIMEOUT]` (pgrush's own): seconds a client may stay without a
     /// connection after losing one (`None`: it aborts at once, as in pgbench).
     pub reconnect_timeout_s: Option<u32>,
+    /// `--target SCRIPT=CONNINFO` (pgrush's own), in command-line order: the script's
+    /// transactions go to that server (see [`crate::targets`]).
+    pub targets: Vec<ScriptTarget>,
     /// `--failures-detailed`.
     pub failures_detailed: bool,
     /// `--log-prefix`.
@@ -306,6 +320,7 @@ impl Default for Options {
             exit_on_abort: false,
             continue_on_error: false,
             reconnect_timeout_s: None,
+            targets: Vec::new(),
             failures_detailed: false,
             log_prefix: None,
             max_tries: 1,

@@ -51,7 +51,7 @@ pub use series_parts::{CommandInterval, ScriptInterval};
 pub use simple::SimpleStats;
 pub use summary::{
     PartitionMethod, Partitioning, QueryMode, RunConfig, RunLimit, RunSummary, ScriptInfo,
-    StageSummary,
+    StageSummary, TargetInfo,
 };
 pub use thread::{CommandStats, ScriptStats, StatsLayout, ThreadStats, TxStats};
 pub use timeseries::{IntervalStats, TimeSeries};

@@ -189,6 +189,37 @@ pub struct RunSummary {
     /// With stages (`--stage`, `--stages`): each stage and its statistics; empty without.
     #[serde(skip)]
     pub stages: Vec<StageSummary>,
+    /// With `--target`: each server the scripts' transactions went to; empty without.
+    #[serde(skip)]
+    pub targets: Vec<TargetInfo>,
+}
+
+/// `--target`: a server scripts' transactions go to, and which scripts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TargetInfo {
+    /// How the report names it: `default` (the run's connection) or its conninfo
+    /// (passwords redacted).
+    pub name: String,
+    /// Its scripts, by index in [`RunSummary::scripts`].
+    pub scripts: Vec<usize>,
+}
+
+impl RunSummary {
+    /// The merged statistics of `target`'s scripts (a run of one script keeps only
+    /// the totals).
+    pub fn target_stats(&self, target: &TargetInfo) -> crate::thread::TxStats {
+        let mut tx = crate::thread::TxStats::new(self.config.rate.is_some());
+        if self.scripts.len() == 1 {
+            tx.merge(&self.stats.total);
+            return tx;
+        }
+        for &i in &target.scripts {
+            if let Some(st) = self.stats.scripts.get(i) {
+                tx.merge(&st.tx);
+            }
+        }
+        tx
+    }
 }
 
 /// One stage of a run in stages and what ran in it.
@@ -237,6 +268,7 @@ impl RunSummary {
             aborted: false,
             interrupted: false,
             stages: Vec::new(),
+            targets: Vec::new(),
         }
     }
 

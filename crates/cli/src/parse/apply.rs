@@ -500,6 +500,26 @@ pub fn reconnect(st: &mut State, value: Option<&[u8]>, diag: &mut Diag<'_>) -> R
     Ok(())
 }
 
+/// `--target SCRIPT=CONNINFO`: split at the first `=` (the script is checked
+/// against the run's scripts once all options are read).
+pub fn target(st: &mut State, value: Option<&[u8]>, diag: &mut Diag<'_>) -> Result<(), i32> {
+    let given = value.unwrap_or_default();
+    let Some(eq) = given.iter().position(|&b| b == b'=') else {
+        diag.error(&cat(&[
+            b"invalid --target \"",
+            given,
+            b"\" (SCRIPT=CONNINFO expected)",
+        ]));
+        diag.try_help();
+        return Err(1);
+    };
+    st.opts.targets.push(pgrush_run::options::ScriptTarget {
+        script: given[..eq].to_vec(),
+        conninfo: String::from_utf8_lossy(&given[eq + 1..]).into_owned(),
+    });
+    Ok(())
+}
+
 /// `--warmup DURATION`: whole seconds, from 1, with an optional `s` (`10`, `10s`).
 pub fn warmup(st: &mut State, value: Option<&[u8]>, diag: &mut Diag<'_>) -> Result<(), i32> {
     let given = value.unwrap_or_default();

@@ -89,6 +89,11 @@ pub fn finish(state: State, positional: &[&[u8]], diag: &mut Diag<'_>) -> Result
             b"some of the specified options cannot be used in benchmarking mode",
         );
     }
+    if let Some(msg) = pgrush_run::targets::usage_error(&opts) {
+        diag.error(&msg);
+        diag.try_help();
+        return Err(1);
+    }
     check_stages(&mut opts, diag)?;
     check_benchmark(&opts, diag)?;
     check_assertions(&opts, diag)?;

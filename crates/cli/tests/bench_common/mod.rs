@@ -267,3 +267,22 @@ pub fn compare19(files: &[(&str, &str)], args: &[&str], mode: StderrMode) -> (Ou
     let dir = Scratch::new(files);
     compare_with(Prog::Pgbench19, &dir, DB, args, &[], mode)
 }
+
+/// The run document at `path`, checked against the schema and read back.
+pub fn checked_run_document(path: &Path) -> serde_json::Value {
+    const SCHEMA: &str = include_str!(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../schema/pgrush-run.v1.schema.json"
+    ));
+    let json = std::fs::read_to_string(path).expect("run document");
+    let value: serde_json::Value = serde_json::from_str(&json).expect("JSON");
+    let schema: serde_json::Value = serde_json::from_str(SCHEMA).expect("schema");
+    let validator = jsonschema::validator_for(&schema).expect("valid schema");
+    let errors: Vec<String> = validator
+        .iter_errors(&value)
+        .map(|e| e.to_string())
+        .collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+    pgrush_report::document::RunDocument::from_json(&json).expect("document reads back");
+    value
+}

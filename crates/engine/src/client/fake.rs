@@ -62,6 +62,8 @@ pub(super) struct FakeServer {
     /// What the server received, one line per message (`Q <sql>`, `P <name> <sql>`,
     /// `B <stmt>`, `E`, `S`), and `cancel`/`close`.
     pub(super) received: Vec<String>,
+    /// The target (`--target`) of the connection each line of `received` came on.
+    pub(super) received_on: Vec<usize>,
     /// SQL texts containing this are refused by `queue_*` (as the wire crate
     /// refuses a NUL byte).
     refuse: Option<Vec<u8>>,
@@ -72,6 +74,8 @@ pub(super) struct FakeServer {
     pub(super) stalled_flushes: u32,
     /// Connections opened.
     pub(super) connects: u32,
+    /// The target of each connection opened, in order.
+    pub(super) connect_targets: Vec<usize>,
     /// Connections closed.
     pub(super) closes: u32,
     /// Connections refused from this number of connects on.
@@ -166,6 +170,8 @@ enum Frontend {
 /// One fake connection.
 pub(super) struct FakeConn {
     server: Rc<RefCell<FakeServer>>,
+    /// The target it was opened for.
+    target: usize,
     queued: Vec<Frontend>,
     /// Encoded backend messages the socket will deliver at the next read.
     in_flight: Vec<u8>,
@@ -183,9 +189,10 @@ pub(super) struct FakeConn {
 }
 
 impl FakeConn {
-    fn new(server: Rc<RefCell<FakeServer>>) -> Self {
+    fn new(server: Rc<RefCell<FakeServer>>, target: usize) -> Self {
         FakeConn {
             server,
+            target,
             queued: Vec::new(),
             in_flight: Vec::new(),
             input: Vec::new(),
@@ -213,7 +220,9 @@ impl FakeConn {
     }
 
     fn note(&self, line: String) {
-        self.server.borrow_mut().received.push(line);
+        let mut server = self.server.borrow_mut();
+        server.received.push(line);
+        server.received_on.push(self.target);
     }
 
     fn answer(&mut self, msg: Frontend) {
@@ -237,6 +246,12 @@ impl FakeConn {
                 let bad = self.server.borrow().bad_syntax.clone();
                 if bad.is_some_and(|b| sql.windows(b.len()).any(|w| w == b.as_slice())) {
                     self.error("42601", "syntax error");
+                    self.skipping = true;
+                    return;
+                }
+                if !name.is_empty() && self.statements.contains_key(&name) {
+                    // As PostgreSQL: a named statement is prepared once per session.
+                    self.error("42P05", "prepared statement already exists");
                     self.skipping = true;
                     return;
                 }
@@ -520,7 +535,7 @@ impl FakeNetwork {
 impl Network for FakeNetwork {
     type Conn = FakeConn;
 
-    fn connect(&mut self) -> Option<FakeConn> {
+    fn connect(&mut self, target: usize) -> Option<FakeConn> {
         let mut server = self.server.borrow_mut();
         if server
             .refuse_connects_after
@@ -529,7 +544,8 @@ impl Network for FakeNetwork {
             return None;
         }
         server.connects += 1;
-        Some(FakeConn::new(Rc::clone(&self.server)))
+        server.connect_targets.push(target);
+        Some(FakeConn::new(Rc::clone(&self.server), target))
     }
 
     fn register(&mut self, _token: usize, _conn: &FakeConn) -> io::Result<()> {

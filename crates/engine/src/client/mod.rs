@@ -22,6 +22,7 @@ mod reconnect;
 mod recovery;
 mod results;
 mod send;
+mod targets;
 mod transaction;
 
 #[cfg(test)]
@@ -276,6 +277,11 @@ pub(crate) struct Client<C> {
     /// Its deck of script cards ([`crate::ScriptChoice::Deck`]); `None`: the thread's
     /// weighted draw.
     deck: Option<CardDeck>,
+    /// The target (`--target`) of `conn` (0: the run's server).
+    target: usize,
+    /// The connections to the other targets, by target (`--target` with scripts on
+    /// several targets; empty otherwise): see `targets`.
+    parked: Vec<targets::Parked<C>>,
     /// Every state entered, in order (unit tests only).
     #[cfg(test)]
     trace: Vec<State>,
@@ -315,6 +321,8 @@ impl<C: ClientConn> Client<C> {
             lost_sqlstate: None,
             chain: false,
             deck: None,
+            target: 0,
+            parked: Vec::new(),
             #[cfg(test)]
             trace: Vec::new(),
         }
@@ -323,6 +331,11 @@ impl<C: ClientConn> Client<C> {
     /// Chooses its scripts from `deck` (`None`: the thread's weighted draw).
     pub(crate) fn set_deck(&mut self, deck: Option<CardDeck>) {
         self.deck = deck;
+    }
+
+    /// Starts on target `target` (`--target`: the first its scripts use).
+    pub(crate) fn set_target(&mut self, target: usize) {
+        self.target = target;
     }
 
     /// Global client number (the poll token of its connection).
@@ -354,19 +367,43 @@ impl<C: ClientConn> Client<C> {
         matches!(self.state, State::Aborted | State::Finished)
     }
 
-    /// Connects the client before the run (blocking; the initial connections).
-    /// Returns false, with libpq's message printed, when the server refused.
+    /// Connects the client before the run (blocking; the initial connections): one
+    /// connection to each target its scripts use. Returns false, with libpq's
+    /// message printed, when a server refused.
     pub(crate) fn connect_initially<N: Network<Conn = C>>(
         &mut self,
         ctx: &mut ThreadCtx<'_, N>,
     ) -> Result<bool, std::io::Error> {
+        let plan = ctx.plan;
+        if !plan.switching {
+            self.target = plan.targets_used.first().copied().unwrap_or(0);
+            return self.connect_target(ctx);
+        }
+        for &target in &plan.targets_used {
+            if self.conn.is_some() {
+                self.park(ctx);
+            }
+            self.target = target;
+            if !self.connect_target(ctx)? {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    /// Opens the connection to `self.target` (blocking), registered.
+    fn connect_target<N: Network<Conn = C>>(
+        &mut self,
+        ctx: &mut ThreadCtx<'_, N>,
+    ) -> Result<bool, std::io::Error> {
+        let target = self.target;
         let conn = if ctx.cfg.errors.reconnect_timeout_us.is_some() {
-            ctx.net.connect_identified().map(|opened| {
+            ctx.net.connect_identified(target).map(|opened| {
                 self.server = opened.server.map(Box::new);
                 opened.conn
             })
         } else {
-            ctx.net.connect()
+            ctx.net.connect(target)
         };
         let Some(conn) = conn else {
             return Ok(false);
@@ -522,6 +559,9 @@ impl<C: ClientConn> Client<C> {
                     self.close_outage(ctx);
                 }
                 self.disconnect(ctx);
+                if !self.parked.is_empty() {
+                    self.close_parked(ctx);
+                }
                 Next::wait(self.state, Wait::Done)
             }
         }

@@ -67,7 +67,7 @@ impl<C: ClientConn> Client<C> {
             return Next::go(State::StartTx);
         };
         if outage.connecting {
-            match ctx.net.poll_connect(token) {
+            match ctx.net.poll_connect(token, self.target) {
                 None => return Next::wait(State::Reconnect, Wait::Until(t + POLL_US)),
                 Some(Ok(opened)) => {
                     outage.connecting = false;
@@ -88,7 +88,7 @@ impl<C: ClientConn> Client<C> {
             return Next::go(State::Aborted);
         }
         if t >= outage.next_try {
-            ctx.net.begin_connect(token);
+            ctx.net.begin_connect(token, self.target);
             outage.connecting = true;
             return Next::wait(State::Reconnect, Wait::Until(t + POLL_US));
         }
@@ -106,7 +106,7 @@ impl<C: ClientConn> Client<C> {
     ) -> State {
         self.conn = Some(opened.conn);
         self.server = opened.server.map(Box::new);
-        self.prepared.iter_mut().for_each(|p| *p = false);
+        self.forget_prepared(ctx);
         self.pipeline = Pipeline::Off;
         self.tx_status = TransactionStatus::Idle;
         if self.register(ctx) {

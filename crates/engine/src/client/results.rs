@@ -461,7 +461,7 @@ fn error_response<N>(
         );
     } else if !read.failed {
         read.failed = true;
-        let status = if fields.ends_session() || on_a_standby(ctx, fields.code()) {
+        let status = if fields.ends_session() || on_a_standby(ctx, script, fields.code()) {
             ErrStatus::ConnectionLost
         } else {
             ErrStatus::from_sqlstate(fields.code())
@@ -516,13 +516,16 @@ fn error_response<N>(
 /// Under `--reconnect`, with a conninfo that asks for a read-write server
 /// (`target_session_attrs=read-write` or `primary`), a read-only transaction error
 /// (SQLSTATE 25006: the server became a standby) loses the connection: the client
-/// looks for the primary again.
-fn on_a_standby<N>(ctx: &ThreadCtx<'_, N>, code: &[u8]) -> bool {
+/// looks for the primary again. The conninfo is that of `script`'s target.
+fn on_a_standby<N>(ctx: &ThreadCtx<'_, N>, script: usize, code: &[u8]) -> bool {
     use pgrush_wire::conninfo::TargetSessionAttrs;
     ctx.cfg.errors.reconnect_timeout_us.is_some()
         && code == b"25006"
         && matches!(
-            ctx.cfg.conn.target_session_attrs(),
+            ctx.cfg
+                .targets
+                .params(&ctx.cfg.conn, ctx.plan.script_target[script])
+                .target_session_attrs(),
             TargetSessionAttrs::ReadWrite | TargetSessionAttrs::Primary
         )
 }

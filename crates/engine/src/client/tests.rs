@@ -54,6 +54,7 @@ fn config(script: &str, mode: QueryMode, clients: u32, tx: u32) -> EngineConfig 
         placement: Default::default(),
         stages: Vec::new(),
         script_choice: Default::default(),
+        targets: Default::default(),
     }
 }
 
@@ -799,6 +800,7 @@ mod express;
 mod plain_results;
 mod reconnect;
 mod scheduling;
+mod targets;
 
 #[test]
 fn a_refused_preparation_is_read_before_the_execution_is_sent() {

@@ -116,12 +116,18 @@ impl<C: ClientConn> Client<C> {
         now: &mut LazyNow,
     ) -> Next {
         let mut t = now.get(&ctx.clock);
+        if ctx.plan.switching {
+            let to = ctx.plan.script_target[self.script];
+            if to != self.target && !self.switch_target(ctx, to) {
+                return Next::go(State::Aborted);
+            }
+        }
         if self.conn.is_none() {
             if self.outage.is_some() {
                 return Next::go(State::Reconnect);
             }
             let start = t;
-            let Some(conn) = ctx.net.connect() else {
+            let Some(conn) = ctx.net.connect(self.target) else {
                 messages::error(
                     ctx.progname(),
                     &format!("client {} aborted while establishing connection", self.id),
@@ -129,7 +135,7 @@ impl<C: ClientConn> Client<C> {
                 return Next::go(State::Aborted);
             };
             self.conn = Some(conn);
-            self.prepared.iter_mut().for_each(|p| *p = false);
+            self.forget_prepared(ctx);
             self.pipeline = Pipeline::Off;
             self.tx_status = TransactionStatus::Idle;
             if !self.register(ctx) {

@@ -199,7 +199,7 @@ impl<'a> Worker<'a> {
             }
             None => None,
         };
-        let net = Sockets::new(&cfg.conn, &cfg.output.progname, registry);
+        let net = Sockets::new(&cfg.conn, &cfg.targets, &cfg.output.progname, registry);
         let mut ctx = ThreadCtx::new(cfg, plan, clock, recorders.stats, rngs, log, net);
         ctx.stages = recorders.stages;
         ctx.live = recorders.live;
