@@ -7,7 +7,7 @@
 //! `:scale` is the number of warehouses). These scripts are not in pgbench's `-b` list:
 //! `--workload tpcc` selects them.
 
-use crate::builtin::{BUILTINS, Builtin};
+use crate::builtin::Builtin;
 
 /// The client's home warehouse, in its run's range of `:w_count` warehouses from
 /// `:w_first` (`1` and `:scale` for a run of its own: `:client_id % :scale + 1`).
@@ -186,34 +186,6 @@ ROLLBACK;\n\
     },
 ];
 
-/// The builtin called exactly `name`: one of pgbench's, or one of the TPC-C-like
-/// workload's ([`TPCC_SCRIPTS`] and [`crate::TPCC_CLIENT_SCRIPTS`], which `-b` does not
-/// offer).
-pub fn builtin_by_name(name: &str) -> Option<&'static Builtin> {
-    BUILTINS
-        .iter()
-        .find(|b| b.name == name)
-        .or_else(|| tpcc_script_named(name))
-}
-
-/// What `--show-script=NAME` prints: pgbench's builtin by prefix
-/// ([`crate::show_script_text`]), or a TPC-C-like workload's script named exactly (so
-/// that its text can be run alone with `-f`, as `bench/compare` does).
-pub fn show_any_script_text(name: &str) -> Result<String, crate::BuiltinError> {
-    match tpcc_script_named(name) {
-        Some(b) => Ok(format!("-- {}: {}\n{}\n", b.name, b.desc, b.text)),
-        None => crate::show_script_text(name),
-    }
-}
-
-/// The TPC-C-like workload's script called exactly `name`, in either mode.
-pub fn tpcc_script_named(name: &str) -> Option<&'static Builtin> {
-    TPCC_SCRIPTS
-        .iter()
-        .chain(crate::TPCC_CLIENT_SCRIPTS.iter())
-        .find(|b| b.name == name)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -237,12 +209,6 @@ mod tests {
             "{new_order}"
         );
         assert!(!new_order.contains("\\set q16"));
-        assert_eq!(builtin_by_name("tpcc-payment"), Some(&TPCC_SCRIPTS[1]));
-        assert_eq!(
-            builtin_by_name("select-only").map(|b| b.name),
-            Some("select-only")
-        );
-        assert_eq!(builtin_by_name("select"), None);
     }
 
     /// New-Order's `rbk` (its unused item id when 1, so a rollback): over 20,000 draws

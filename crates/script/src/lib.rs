@@ -43,6 +43,7 @@ mod deck;
 mod error;
 mod expr;
 mod meta;
+mod named;
 mod prng;
 mod script;
 mod sql;
@@ -56,9 +57,7 @@ pub use builtin::{
     BUILTINS, Builtin, MAX_SCRIPTS, builtin_by_prefix, builtin_list_text, parse_script_weight,
     show_script_text,
 };
-pub use builtin_tpcc::{
-    TPCC_SCRIPTS, TPCC_WEIGHTS, builtin_by_name, show_any_script_text, tpcc_script_named,
-};
+pub use builtin_tpcc::{TPCC_SCRIPTS, TPCC_WEIGHTS};
 pub use builtin_tpcc_client::TPCC_CLIENT_SCRIPTS;
 pub use deck::CardDeck;
 pub use error::{
@@ -69,6 +68,7 @@ pub use meta::{
     SleepArg, SleepSpec, SleepUnit, build_shell_command, parse_setshell_output,
     setshell_first_line, setshell_line_len,
 };
+pub use named::{builtin_by_name, show_any_script_text, tpcc_script_named};
 pub use prng::{
     Prng, SeedSlice, SeedSpec, Seeds, ThreadRngs, choose_script, hash_fnv1a, hash_murmur2,
     parse_seed_spec, permute, sample, seed_error_lines, throttle_delay_us, throttle_mean_us,

@@ -17,6 +17,7 @@
 mod command;
 mod express;
 mod outage;
+mod parked;
 mod read_state;
 mod reconnect;
 mod recovery;
@@ -281,7 +282,7 @@ pub(crate) struct Client<C> {
     target: usize,
     /// The connections to the other targets, by target (`--target` with scripts on
     /// several targets; empty otherwise): see `targets`.
-    parked: Vec<targets::Parked<C>>,
+    parked: Vec<parked::Parked<C>>,
     /// Every state entered, in order (unit tests only).
     #[cfg(test)]
     trace: Vec<State>,

@@ -6,32 +6,10 @@
 //! thread's poll. Prepared statements need no swap: each statement belongs to one
 //! script, so to one target's connection.
 
-use pgrush_stats::ServerIdentity;
-
-use super::outage::Outage;
+use super::parked::Parked;
 use super::{Client, Pipeline};
 use crate::conn::{ClientConn, Network};
 use crate::context::ThreadCtx;
-
-/// A connection to a target not in use by the current transaction.
-pub(crate) struct Parked<C> {
-    /// The connection (None: not opened, closed under `-C`, or lost).
-    conn: Option<C>,
-    /// The server it identified (`--reconnect`).
-    server: Option<Box<ServerIdentity>>,
-    /// Its outage in progress (`--reconnect`): each connection reconnects on its own.
-    outage: Option<Box<Outage>>,
-}
-
-impl<C> Default for Parked<C> {
-    fn default() -> Self {
-        Parked {
-            conn: None,
-            server: None,
-            outage: None,
-        }
-    }
-}
 
 impl<C: ClientConn> Client<C> {
     /// Puts the connection in use (to `self.target`) into its parked slot,
