@@ -39,6 +39,7 @@
 mod builtin;
 mod builtin_tpcc;
 mod builtin_tpcc_client;
+mod builtin_tpcc_think;
 mod deck;
 mod error;
 mod expr;
@@ -60,6 +61,9 @@ pub use builtin_tpcc::{
     TPCC_SCRIPTS, TPCC_WEIGHTS, builtin_by_name, show_any_script_text, tpcc_script_named,
 };
 pub use builtin_tpcc_client::TPCC_CLIENT_SCRIPTS;
+pub use builtin_tpcc_think::{
+    TPCC_KEYING_S, TPCC_THINK_MAX_SCALE, TPCC_THINK_MEAN_S, with_keying_and_think,
+};
 pub use deck::CardDeck;
 pub use error::{
     BuiltinError, EvalError, LoadError, MetaError, RawMessage, SyntaxError, VarError, WeightError,
