@@ -2,7 +2,8 @@
 //! warehouse loaded twice with the same seed (with two connections and with one),
 //! the tables' cardinalities and contents, the consistency check (`pgrush check`) on a
 //! fresh load and after UPDATEs that break conditions, and a short run of the five
-//! transactions with `--check`, in both modes (`--tpcc-mode`).
+//! transactions with `--check`, in both modes (`--tpcc-mode`), also with the spec's
+//! keying and think times (`--tpcc-think`).
 
 use pgrush_testkit::{self as testkit, Output};
 use std::collections::BTreeMap;
@@ -134,6 +135,7 @@ fn load_one_warehouse_twice() {
     client_mode_keeps_the_database_consistent(&db);
     client_mode_rolls_back_the_same_orders(&db);
     each_client_deals_the_exact_mix(&db);
+    think_times_lengthen_each_transaction(&db);
     a_crash_mid_run_leaves_the_database_consistent(&db);
 }
 
@@ -244,18 +246,21 @@ fn short_checked_run(db: &str, mode: &str) -> Output {
         let line = format!("SQL script {}: <builtin: TPC-C {name}{suffix}>\n", n + 1);
         assert!(out.stdout.contains(&line), "{line}: {}", out.stdout);
     }
-    assert!(
-        out.stdout
-            .contains("number of transactions actually processed: 200/200\n")
-            && out
-                .stdout
-                .contains("number of failed transactions: 0 (0.000%)\n"),
-        "{}",
-        out.stdout
-    );
-    assert_eq!(out.stdout.matches("): ok\n").count(), 4, "{}", out.stdout);
+    assert_all_done_and_checked(&out.stdout, 200);
     check_rates(&out.stdout);
     out
+}
+
+/// The report in `stdout` processed `n` transactions out of `n`, none failed, and the
+/// four consistency conditions hold after the run.
+fn assert_all_done_and_checked(stdout: &str, n: u32) {
+    let processed = format!("number of transactions actually processed: {n}/{n}\n");
+    assert!(
+        stdout.contains(&processed)
+            && stdout.contains("number of failed transactions: 0 (0.000%)\n"),
+        "{stdout}"
+    );
+    assert_eq!(stdout.matches("): ok\n").count(), 4, "{stdout}");
 }
 
 /// The procedures mode's short run (the default mode: `--tpcc-mode procedures` is
@@ -533,4 +538,78 @@ fn a_crash_mid_run_leaves_the_database_consistent(db: &str) {
     cluster.start_server().unwrap();
     assert!(next_order_ids(cluster, db) > before);
     assert_consistent(db);
+}
+
+/// The spec's keying times and mean think times in seconds (§5.2.5.2, §5.2.5.7), in
+/// script order.
+const KEYING_S: [f64; 5] = [18.0, 3.0, 2.0, 2.0, 2.0];
+const THINK_MEAN_S: [f64; 5] = [12.0, 12.0, 10.0, 5.0, 5.0];
+
+/// Per script, (transactions, latency average in ms) from the report's script blocks
+/// (0, 0 for a script that ran none).
+fn per_script(stdout: &str) -> Vec<(f64, f64)> {
+    stdout
+        .split("SQL script ")
+        .skip(1)
+        .map(|block| {
+            if block.contains("\n - 0 transactions (") {
+                return (0.0, 0.0);
+            }
+            let count = number_after(block, " - number of transactions actually processed: ");
+            let latency = number_after(block, " - latency average = ");
+            (count, latency)
+        })
+        .collect()
+}
+
+/// A run of 2 clients × 20 transactions with `--random-seed 3` on `db`, `extra` added:
+/// it passes `--check`; its report's latency average (ms) and per-script blocks.
+fn short_run_latency(db: &str, extra: &[&str]) -> (f64, Vec<(f64, f64)>) {
+    let fixed = [
+        "--workload=tpcc",
+        "-c2",
+        "-t20",
+        "--random-seed=3",
+        "--check",
+    ];
+    let out = pgrush(&[&fixed[..], extra, &[db]].concat());
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    assert_all_done_and_checked(&out.stdout, 40);
+    let blocks = per_script(&out.stdout);
+    assert_eq!(blocks.len(), 5, "{}", out.stdout);
+    (number_after(&out.stdout, "latency average = "), blocks)
+}
+
+/// `--tpcc-think=0.001`: every transaction sleeps its keying time before and its think
+/// time after, both a thousandth of the spec's, and the report's latencies include
+/// them: each script's average is at least its scaled keying time, and the run's
+/// average at least the mix's scaled keying plus mean think time (the draws are the
+/// same for every run with this seed); a run without the option stays below that.
+fn think_times_lengthen_each_transaction(db: &str) {
+    const SCALE: f64 = 0.001;
+    let expected_ms = |blocks: &[(f64, f64)]| {
+        let total: f64 = blocks.iter().map(|b| b.0).sum();
+        blocks
+            .iter()
+            .enumerate()
+            .map(|(i, b)| b.0 * (KEYING_S[i] + THINK_MEAN_S[i]) * SCALE * 1000.0)
+            .sum::<f64>()
+            / total
+    };
+    let (average, blocks) = short_run_latency(db, &["--tpcc-think=0.001"]);
+    for (i, (count, latency)) in blocks.iter().enumerate() {
+        assert!(
+            *count == 0.0 || *latency >= KEYING_S[i] * SCALE * 1000.0,
+            "script {i}: {latency} ms"
+        );
+    }
+    let bound = expected_ms(&blocks);
+    eprintln!(
+        "--tpcc-think=0.001: latency average {average} ms, keying + mean think {bound:.3} ms"
+    );
+    assert!(average >= bound, "{average} ms < {bound} ms");
+    let (plain, blocks) = short_run_latency(db, &[]);
+    let bound = expected_ms(&blocks);
+    eprintln!("no --tpcc-think: latency average {plain} ms, keying + mean think {bound:.3} ms");
+    assert!(plain < bound, "{plain} ms >= {bound} ms");
 }

@@ -22,7 +22,9 @@ pub struct ScriptSpec {
     /// The weight after `@` (1 when absent).
     pub weight: u32,
     /// The file's text when it was already read while parsing the options (as
-    /// pgbench does), as bytes; `None` for builtins, standard input, pipes and devices.
+    /// pgbench does), as bytes; `None` for standard input, pipes and devices. For a
+    /// builtin, a text that replaces the builtin's own (the TPC-C-like scripts with
+    /// `--tpcc-think`), else `None`.
     pub text: Option<Vec<u8>>,
 }
 
@@ -136,6 +138,9 @@ pub struct Options {
     pub check: bool,
     /// `--tpcc-mode`: how `--workload tpcc` sends its transactions; `None` when not given.
     pub tpcc_mode: Option<TpccMode>,
+    /// `--tpcc-think[=SCALE]`: with `--workload tpcc`, the spec's keying and think times
+    /// times SCALE around each transaction; `None` when not given.
+    pub tpcc_think: Option<f64>,
     /// Connection: `-h`.
     pub host: Option<String>,
     /// Connection: `-p`.
@@ -296,6 +301,7 @@ impl Default for Options {
             workload: Workload::Pgbench,
             check: false,
             tpcc_mode: None,
+            tpcc_think: None,
             host: None,
             port: None,
             user: None,
@@ -374,7 +380,7 @@ pub const DEFAULT_TRANSACTIONS: u32 = 10;
 impl Options {
     /// The scripts a run executes: those given, or the builtin tpcb-like script when
     /// none was (the five TPC-C-like transactions of the `--tpcc-mode` with `--workload
-    /// tpcc`).
+    /// tpcc`, with their keying and think times under `--tpcc-think`).
     pub fn scripts_to_run(&self) -> Vec<ScriptSpec> {
         if self.scripts.is_empty() && self.workload == Workload::Tpcc {
             return self
@@ -383,10 +389,13 @@ impl Options {
                 .scripts()
                 .iter()
                 .zip(pgrush_script::TPCC_WEIGHTS)
-                .map(|(b, weight)| ScriptSpec {
+                .enumerate()
+                .map(|(i, (b, weight))| ScriptSpec {
                     source: ScriptSource::Builtin(b.name.to_string()),
                     weight,
-                    text: None,
+                    text: self.tpcc_think.map(|scale| {
+                        pgrush_script::with_keying_and_think(i, b.text, scale).into_bytes()
+                    }),
                 })
                 .collect();
         }

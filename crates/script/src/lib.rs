@@ -39,6 +39,7 @@
 mod builtin;
 mod builtin_tpcc;
 mod builtin_tpcc_client;
+mod builtin_tpcc_think;
 mod deck;
 mod error;
 mod expr;
@@ -59,6 +60,9 @@ pub use builtin::{
 };
 pub use builtin_tpcc::{TPCC_SCRIPTS, TPCC_WEIGHTS};
 pub use builtin_tpcc_client::TPCC_CLIENT_SCRIPTS;
+pub use builtin_tpcc_think::{
+    TPCC_KEYING_S, TPCC_THINK_MAX_SCALE, TPCC_THINK_MEAN_S, with_keying_and_think,
+};
 pub use deck::CardDeck;
 pub use error::{
     BuiltinError, EvalError, LoadError, MetaError, RawMessage, SyntaxError, VarError, WeightError,

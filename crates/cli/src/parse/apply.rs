@@ -330,6 +330,32 @@ pub fn tpcc_mode(st: &mut State, value: Option<&[u8]>, diag: &mut Diag<'_>) -> R
     }
 }
 
+/// `--tpcc-think[=SCALE]`: a positive number, at most
+/// [`pgrush_script::TPCC_THINK_MAX_SCALE`]; 1 when absent.
+pub fn tpcc_think(st: &mut State, value: Option<&[u8]>, diag: &mut Diag<'_>) -> Result<(), i32> {
+    let scale = match value {
+        None => 1.0,
+        Some(v) => match std::str::from_utf8(v)
+            .ok()
+            .and_then(|s| s.trim().parse::<f64>().ok())
+        {
+            Some(s) if s > 0.0 && s <= pgrush_script::TPCC_THINK_MAX_SCALE => s,
+            _ => {
+                return fatal(
+                    diag,
+                    &cat(&[
+                        b"invalid --tpcc-think scale: \"",
+                        v,
+                        b"\" (a number above 0 and at most 1000 expected)",
+                    ]),
+                );
+            }
+        },
+    };
+    st.opts.tpcc_think = Some(scale);
+    Ok(())
+}
+
 /// `--show-script NAME`: one of pgbench's builtins by prefix, or a TPC-C-like workload's
 /// script named exactly.
 pub fn show_script(st: &mut State, value: Option<&[u8]>, diag: &mut Diag<'_>) -> Result<(), i32> {

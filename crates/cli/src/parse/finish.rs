@@ -77,6 +77,9 @@ pub fn finish(state: State, positional: &[&[u8]], diag: &mut Diag<'_>) -> Result
     if opts.tpcc_mode.is_some() && !tpcc {
         return fatal(diag, b"--tpcc-mode is allowed only with --workload tpcc");
     }
+    if opts.tpcc_think.is_some() && !tpcc {
+        return fatal(diag, b"--tpcc-think is allowed only with --workload tpcc");
+    }
     if tpcc && !opts.scripts.is_empty() {
         return fatal(
             diag,

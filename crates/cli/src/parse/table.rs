@@ -623,6 +623,13 @@ pub static OPTIONS: &[OptionDef] = &[
             "statements, one round trip each)",
         ])],
         Update::Custom(apply::tpcc_mode)),
+    extension("tpcc-think", Optional, Some("SCALE"),
+        &[help(Extensions, 27, &[
+            "with --workload tpcc: the spec's keying time before and",
+            "think time after each transaction, times SCALE (default",
+            "1; off by default); latencies include them",
+        ])],
+        Update::Custom(apply::tpcc_think)),
     extension("stage", Required, Some("SPEC"),
         &[help(Extensions, 18, &[
             "run in stages, repeatable: SPEC is DURATION[,clients=N]",
@@ -728,6 +735,7 @@ mod tests {
             "target" => "tpcb-like=host=db.example",
             "workload" => "tpcc",
             "tpcc-mode" => "client",
+            "tpcc-think" => "0.5",
             "stage" => "2s,clients=1",
             "stages" => concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/stages-example.txt"),
             "start-at" => "2026-11-24T01:00:00Z",
@@ -753,7 +761,7 @@ mod tests {
             "stage" | "stages" => args.push("-c16".to_string()),
             "shards" => args.push("--shard=0/2".to_string()),
             "workload" => args.push("-i".to_string()),
-            "check" | "tpcc-mode" => args.push("--workload=tpcc".to_string()),
+            "check" | "tpcc-mode" | "tpcc-think" => args.push("--workload=tpcc".to_string()),
             _ => {}
         }
         args

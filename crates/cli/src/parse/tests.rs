@@ -703,6 +703,42 @@ fn workload_option() {
 }
 
 #[test]
+fn tpcc_think_option() {
+    assert_eq!(ok(&["--workload=tpcc"]).tpcc_think, None);
+    assert_eq!(
+        ok(&["--workload=tpcc", "--tpcc-think"]).tpcc_think,
+        Some(1.0)
+    );
+    let o = ok(&[
+        "--workload=tpcc",
+        "--tpcc-think=0.001",
+        "--tpcc-mode=client",
+    ]);
+    assert_eq!(o.tpcc_think, Some(0.001));
+    let scripts = o.scripts_to_run();
+    let new_order = String::from_utf8(scripts[0].text.clone().unwrap()).unwrap();
+    assert!(new_order.starts_with("\\sleep 18000 us\n"), "{new_order}");
+    assert!(new_order.contains("random_exponential(0, 119999, 10)"));
+    assert!(ok(&["--workload=tpcc"]).scripts_to_run()[0].text.is_none());
+    assert_eq!(
+        fails(&["--tpcc-think"]),
+        "pgrush: error: --tpcc-think is allowed only with --workload tpcc\n"
+    );
+    for bad in ["0", "-1", "x", "nan", "inf", "1001", ""] {
+        assert_eq!(
+            fails(&["--workload=tpcc", &format!("--tpcc-think={bad}")]),
+            format!(
+                "pgrush: error: invalid --tpcc-think scale: \"{bad}\" (a number above 0 and at most 1000 expected)\n"
+            )
+        );
+    }
+    assert!(
+        fails(&["-i", "--workload=tpcc", "--tpcc-think"])
+            .contains("cannot be used in initialization (-i) mode")
+    );
+}
+
+#[test]
 fn tpcc_mode_option() {
     use pgrush_run::options::TpccMode;
     assert_eq!(ok(&["--workload=tpcc"]).tpcc_mode, None);

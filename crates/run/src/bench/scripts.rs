@@ -45,8 +45,13 @@ pub fn load(plan: &RunPlan) -> Result<(Vec<Script>, Vec<ScriptFacts>), Failure> 
             ScriptSource::Builtin(name) => {
                 let b = pgrush_script::builtin_by_name(name)
                     .ok_or_else(|| Failure::error(format!("no builtin script \"{name}\"")))?;
-                facts.push((name.clone().into_bytes(), spec.weight, Vec::new()));
-                b.load(spec.weight)
+                let script = match &spec.text {
+                    Some(own) => pgrush_script::load_script(b.desc, own, spec.weight),
+                    None => b.load(spec.weight),
+                };
+                let text = spec.text.clone().unwrap_or_default();
+                facts.push((name.clone().into_bytes(), spec.weight, text));
+                script
             }
             ScriptSource::File(path) => {
                 let text = match &spec.text {
