@@ -271,3 +271,43 @@ fn a_shards_busy_machine_stays_warned_about() {
     assert!(!doc.warnings.iter().any(|w| w.starts_with("a shard's own")));
     assert!(doc.machine.is_none());
 }
+
+#[test]
+fn targets_merge_exactly_and_must_agree() {
+    let targets = two_targets();
+    let docs = shards_with_targets(2, &targets);
+    let merged = merge(&docs).unwrap_or_else(|e| panic!("merge: {e}"));
+    let clients = CLIENTS_PER_SHARD * 2;
+    let mut single = summary(&transactions(clients), 0, clients, 2, RATE);
+    single.targets = targets;
+    let reference = RunDocument::build(&single, &context(START_US, "node0"));
+    let (got, want) = (merged.document.targets.as_ref(), reference.targets.as_ref());
+    assert!(want.is_some_and(|t| t.len() == 2 && t[1].transactions.processed > 0));
+    // Counts, tps and latency distributions (histograms, percentiles) as the single run's.
+    assert_eq!(got, want);
+    let standby = |d: &RunDocument| {
+        d.targets
+            .as_ref()
+            .map_or(0, |t| t[1].transactions.processed)
+    };
+    let shard_sum: u64 = docs.iter().map(|(_, d)| standby(d)).sum();
+    assert_eq!(standby(&merged.document), shard_sum);
+    // The `per target:` block of the text report, byte for byte.
+    assert_eq!(
+        String::from_utf8_lossy(&render_report(&merged.summary)),
+        String::from_utf8_lossy(&render_report(&single))
+    );
+    let refused = |docs: &[(String, RunDocument)]| merge(docs).err().map(|e| e.to_string());
+    let expected = Some(
+        "\"shard1.json\" is a shard of another benchmark than \"shard0.json\": targets (--target) differs"
+            .to_string(),
+    );
+    let mut other = docs.clone();
+    if let Some(t) = other[1].1.targets.as_mut() {
+        t[1].name = "host=other".to_string();
+    }
+    assert_eq!(refused(&other), expected);
+    let mut other = docs;
+    other[1].1.targets = None;
+    assert_eq!(refused(&other), expected);
+}
