@@ -155,6 +155,12 @@ fn merged_document(
     doc.time_series = time_series_doc_from(summary, percentiles, 0.0);
     doc.merged = Some(merged_block(shards, timeline));
     doc.server_stats = server::server_timeline(shards, timeline);
+    for (i, t) in doc.targets.iter_mut().flatten().enumerate() {
+        t.server_stats = server::target_timeline(shards, timeline, i);
+        t.server_in_recovery = shards
+            .iter()
+            .find_map(|s| s.doc.targets.as_ref()?.get(i)?.server_in_recovery);
+    }
     // `--workload tpcc`: NOPM and TPM of the merged counts over the common interval (the
     // shards read no server counts: they would count every shard's).
     doc.tpcc = first.tpcc.as_ref().map(|_| TpccDoc::build(summary, None));
