@@ -9,6 +9,7 @@ use pgrush_report::document::RunDocument;
 use pgrush_report::merge::{merge, merged_text};
 use pgrush_report::percentiles::{PercentileList, render_text};
 use pgrush_report::text::render_report;
+use pgrush_stats::server::ServerTimeline;
 use pgrush_stats::{RunSummary, TxStats};
 
 const SCHEMA: &str = include_str!(concat!(
@@ -296,6 +297,26 @@ fn targets_merge_exactly_and_must_agree() {
     assert_eq!(
         String::from_utf8_lossy(&render_report(&merged.summary)),
         String::from_utf8_lossy(&render_report(&single))
+    );
+    // A target's server statistics are one shard's timeline; its summary is on the page.
+    let mut sampled = docs.clone();
+    for (_, d) in &mut sampled {
+        if let Some(t) = d.targets.as_mut() {
+            t[1].server_stats = Some(ServerTimeline {
+                interval_s: 1.0,
+                ..ServerTimeline::default()
+            });
+            t[1].server_in_recovery = Some(true);
+        }
+    }
+    let m = merge(&sampled).unwrap_or_else(|e| panic!("merge: {e}"));
+    let t = m.document.targets.as_ref().map_or(&[][..], Vec::as_slice);
+    assert!(t[0].server_stats.is_none() && t[1].server_stats.is_some());
+    assert_eq!(t[1].server_in_recovery, Some(true));
+    let page = pgrush_report::html::render(&m.document);
+    assert!(
+        page.contains("server statistics of target 2: host=standby port=5433, in recovery"),
+        "no target server summary on the page"
     );
     let refused = |docs: &[(String, RunDocument)]| merge(docs).err().map(|e| e.to_string());
     let expected = Some(
