@@ -1,7 +1,7 @@
 //! `--target SCRIPT=CONNINFO`: a script's transactions go to a server of their own.
 //! One primary and one streaming standby (`pg_basebackup -R`) serve the whole test
 //! binary: a read script on the standby, a write script on the primary, per-target
-//! figures that add up; and the bad input (an unreachable target, a write script on
+//! figures that add up, `--server-stats` sampling the standby too; and the bad input (an unreachable target, a write script on
 //! the standby, a script not in the run, a host list without a primary).
 
 mod bench_common;
@@ -157,11 +157,13 @@ fn reads_go_to_the_standby_writes_to_the_primary_and_the_counts_add_up() {
             "-f",
             "write.sql@1",
             &target,
+            "--server-stats=0.1",
             "--json",
             json.to_str().expect("utf-8"),
         ],
     );
     assert_code(&out, 0);
+    assert_target_server_sampled(&out, &standby, &read_json(&json));
     let block = out
         .stdout
         .split("per target:\n")
@@ -200,6 +202,32 @@ fn reads_go_to_the_standby_writes_to_the_primary_and_the_counts_add_up() {
         .parse()
         .expect("a number");
     assert!(writes >= processed[0], "{writes} < {}", processed[0]);
+}
+
+/// `--server-stats` sampled the standby target on a connection of its own: it is in
+/// recovery, its sampler produced intervals as the run's own server's did, and its
+/// summary follows the run's.
+#[track_caller]
+fn assert_target_server_sampled(out: &Output, standby: &str, doc: &Value) {
+    let text = format!("{}{}", out.stdout, out.stderr);
+    assert!(!text.contains("--target servers"), "{text}");
+    assert!(
+        text.contains(&format!(
+            "server statistics of target 2: {standby}, in recovery (counters every 0.1 s"
+        )),
+        "{text}"
+    );
+    let intervals = |v: &Value| v["intervals"].as_array().map_or(0, Vec::len);
+    assert!(
+        intervals(&doc["server_stats"]) > 0,
+        "{}",
+        doc["server_stats"]
+    );
+    let targets = &doc["targets"];
+    assert!(intervals(&targets[1]["server_stats"]) > 0, "{targets}");
+    assert_eq!(targets[1]["server_in_recovery"], true, "{targets}");
+    // The default target's server is the run's: sampled once, in `server_stats`.
+    assert!(targets[0].get("server_stats").is_none(), "{targets}");
 }
 
 fn per_transaction_connections_go_to_each_scripts_target() {

@@ -68,6 +68,7 @@ pub struct Monitor {
     thread: JoinHandle<Sampled>,
     caps: catalog::Capabilities,
     config: MonitorConfig,
+    in_recovery: Option<bool>,
 }
 
 impl Monitor {
@@ -95,6 +96,7 @@ impl Monitor {
         let mut conn =
             Connection::connect_config(&cfg).map_err(|e| MonitorError::Connect(e.to_string()))?;
         let caps = catalog::Capabilities::read(&mut conn)?;
+        let in_recovery = conn.parameter("in_hot_standby").map(|v| v == "on");
         let stop = Arc::new(AtomicBool::new(false));
         let periods = Periods {
             interval: config.interval,
@@ -116,7 +118,14 @@ impl Monitor {
             thread,
             caps,
             config,
+            in_recovery,
         })
+    }
+
+    /// Whether the sampled server is a standby in recovery, as it reported on
+    /// connecting (`in_hot_standby`, PostgreSQL 14 and later; `None` before).
+    pub fn in_recovery(&self) -> Option<bool> {
+        self.in_recovery
     }
 
     /// Stops sampling and closes the connection, building nothing (a run that measured

@@ -18,6 +18,37 @@ pub fn render_text(t: &ServerTimeline) -> String {
         trim_float(t.interval_s),
         trim_float(t.wait_sample_s * 1000.0)
     );
+    push_summary(&mut out, t);
+    out
+}
+
+/// The summary of the server of `--target` number `number` (from 1, as the report's
+/// `per target:` block numbers them), ending with a newline: the same lines as
+/// [`render_text`]'s under a heading naming the target (and a standby as such).
+pub fn render_target_text(
+    number: usize,
+    target: &crate::targets::TargetDoc,
+    t: &ServerTimeline,
+) -> String {
+    let role = match target.server_in_recovery {
+        Some(true) => ", in recovery",
+        Some(false) => ", not in recovery",
+        None => "",
+    };
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "server statistics of target {number}: {}{role} (counters every {} s, waits every {} ms):",
+        target.name,
+        trim_float(t.interval_s),
+        trim_float(t.wait_sample_s * 1000.0)
+    );
+    push_summary(&mut out, t);
+    out
+}
+
+/// The summary's lines after its heading.
+fn push_summary(out: &mut String, t: &ServerTimeline) {
     if !t.waits.is_empty() {
         let top: Vec<String> = t
             .waits
@@ -86,7 +117,6 @@ pub fn render_text(t: &ServerTimeline) -> String {
             let _ = writeln!(out, "- {}", f.text);
         }
     }
-    out
 }
 
 /// A number without a useless fraction (`1`, `0.5`).

@@ -6,6 +6,7 @@
 use std::fmt::Write as _;
 
 use pgrush_stats::RunSummary;
+use pgrush_stats::server::ServerTimeline;
 use serde::{Deserialize, Serialize};
 
 use crate::document::{Counts, Distribution, RunDocument};
@@ -29,6 +30,15 @@ pub struct TargetDoc {
     pub tps: Option<f64>,
     /// Latency of successful transactions.
     pub latency: Option<Distribution>,
+    /// `--server-stats`: what this target's server was doing, sampled on a connection
+    /// of its own (absent for `default`, whose server is the document's `server_stats`,
+    /// and when its sampler could not start).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_stats: Option<ServerTimeline>,
+    /// `pg_is_in_recovery()` of the server its sampler reached (a standby: true;
+    /// absent when not sampled or not asked).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_in_recovery: Option<bool>,
 }
 
 /// The text report's `per target:` block (nothing without targets).
@@ -89,6 +99,8 @@ pub(crate) fn target_docs(sum: &RunSummary, list: &PercentileList) -> Option<Vec
                 transactions: Counts::of(&tx.counters),
                 tps: finite(tx.counters.successful as f64 / duration_s),
                 latency: Distribution::build(&tx.latency, &tx.latency_hist, list),
+                server_stats: None,
+                server_in_recovery: None,
             }
         })
         .collect();
@@ -96,7 +108,8 @@ pub(crate) fn target_docs(sum: &RunSummary, list: &PercentileList) -> Option<Vec
 }
 
 /// The HTML page's `Per target` table (empty without targets): transactions,
-/// failures, tps and the latency percentiles of each target.
+/// failures, tps and the latency percentiles of each target; then the summary of
+/// each target's server statistics (as the text report prints it).
 pub(crate) fn html_section(d: &RunDocument) -> String {
     let Some(targets) = &d.targets else {
         return String::new();
@@ -131,5 +144,11 @@ pub(crate) fn html_section(d: &RunDocument) -> String {
         s.push_str("</tr>");
     }
     s.push_str("</table>");
+    for (i, t) in targets.iter().enumerate() {
+        if let Some(server) = &t.server_stats {
+            let text = crate::server::render_target_text(i + 1, t, server);
+            let _ = write!(s, "<pre class=\"target-server\">{}</pre>", escape(&text));
+        }
+    }
     s
 }

@@ -9,6 +9,7 @@ use pgrush_report::document::RunDocument;
 use pgrush_report::merge::{merge, merged_text};
 use pgrush_report::percentiles::{PercentileList, render_text};
 use pgrush_report::text::render_report;
+use pgrush_stats::server::ServerTimeline;
 use pgrush_stats::{RunSummary, TxStats};
 
 const SCHEMA: &str = include_str!(concat!(
@@ -270,4 +271,64 @@ fn a_shards_busy_machine_stays_warned_about() {
     assert_eq!(doc.warnings.iter().filter(|w| *w == busy).count(), 1);
     assert!(!doc.warnings.iter().any(|w| w.starts_with("a shard's own")));
     assert!(doc.machine.is_none());
+}
+
+#[test]
+fn targets_merge_exactly_and_must_agree() {
+    let targets = two_targets();
+    let docs = shards_with_targets(2, &targets);
+    let merged = merge(&docs).unwrap_or_else(|e| panic!("merge: {e}"));
+    let clients = CLIENTS_PER_SHARD * 2;
+    let mut single = summary(&transactions(clients), 0, clients, 2, RATE);
+    single.targets = targets;
+    let reference = RunDocument::build(&single, &context(START_US, "node0"));
+    let (got, want) = (merged.document.targets.as_ref(), reference.targets.as_ref());
+    assert!(want.is_some_and(|t| t.len() == 2 && t[1].transactions.processed > 0));
+    // Counts, tps and latency distributions (histograms, percentiles) as the single run's.
+    assert_eq!(got, want);
+    let standby = |d: &RunDocument| {
+        d.targets
+            .as_ref()
+            .map_or(0, |t| t[1].transactions.processed)
+    };
+    let shard_sum: u64 = docs.iter().map(|(_, d)| standby(d)).sum();
+    assert_eq!(standby(&merged.document), shard_sum);
+    // The `per target:` block of the text report, byte for byte.
+    assert_eq!(
+        String::from_utf8_lossy(&render_report(&merged.summary)),
+        String::from_utf8_lossy(&render_report(&single))
+    );
+    // A target's server statistics are one shard's timeline; its summary is on the page.
+    let mut sampled = docs.clone();
+    for (_, d) in &mut sampled {
+        if let Some(t) = d.targets.as_mut() {
+            t[1].server_stats = Some(ServerTimeline {
+                interval_s: 1.0,
+                ..ServerTimeline::default()
+            });
+            t[1].server_in_recovery = Some(true);
+        }
+    }
+    let m = merge(&sampled).unwrap_or_else(|e| panic!("merge: {e}"));
+    let t = m.document.targets.as_ref().map_or(&[][..], Vec::as_slice);
+    assert!(t[0].server_stats.is_none() && t[1].server_stats.is_some());
+    assert_eq!(t[1].server_in_recovery, Some(true));
+    let page = pgrush_report::html::render(&m.document);
+    assert!(
+        page.contains("server statistics of target 2: host=standby port=5433, in recovery"),
+        "no target server summary on the page"
+    );
+    let refused = |docs: &[(String, RunDocument)]| merge(docs).err().map(|e| e.to_string());
+    let expected = Some(
+        "\"shard1.json\" is a shard of another benchmark than \"shard0.json\": targets (--target) differs"
+            .to_string(),
+    );
+    let mut other = docs.clone();
+    if let Some(t) = other[1].1.targets.as_mut() {
+        t[1].name = "host=other".to_string();
+    }
+    assert_eq!(refused(&other), expected);
+    let mut other = docs;
+    other[1].1.targets = None;
+    assert_eq!(refused(&other), expected);
 }

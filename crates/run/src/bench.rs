@@ -60,15 +60,9 @@ pub fn run(plan: &RunPlan, prompt: PasswordPrompt<'_>) -> Result<i32, Failure> {
     if plan.vacuums {
         setup::vacuum(&mut con, prog, opts.vacuum_all);
     }
-    let (targets, target_infos) =
-        crate::targets::resolve_targets(opts, &params).map_err(Failure::error)?;
-    if opts.server_stats.is_some() && !opts.targets.is_empty() {
-        messages::warning(
-            prog,
-            "server statistics: sampling the run's own server only, not the --target servers",
-        );
-    }
+    let targets = crate::targets::resolve_targets(opts, &params).map_err(Failure::error)?;
     let mut extras = RunExtras::before_run(plan, &mut con, &params);
+    extras.sample_targets(targets.servers);
     // A shard's reading would count every shard's New-Orders: only a run of its own reads.
     let tpcc_before = (opts.workload == Workload::Tpcc && opts.shard.is_none())
         .then(|| ServerReading::take(&mut con))
@@ -79,7 +73,7 @@ pub fn run(plan: &RunPlan, prompt: PasswordPrompt<'_>) -> Result<i32, Failure> {
     let infos = script_infos(&scripts);
     let limit = run_config.limit;
     let mut summary = RunSummary::empty(run_config, infos);
-    summary.targets = target_infos;
+    summary.targets = targets.infos;
     let mut layout = summary.layout();
     // Per-command histograms serve only per-command percentiles (`--percentiles`, `--json`,
     // `--html`): plain `-r` keeps sums, a few dozen bytes per command.
@@ -117,7 +111,7 @@ pub fn run(plan: &RunPlan, prompt: PasswordPrompt<'_>) -> Result<i32, Failure> {
         } else {
             ScriptChoice::Weighted
         },
-        targets,
+        targets: targets.engine,
     };
     if let Some(start) = &shard_start {
         extras.set_shard(

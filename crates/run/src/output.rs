@@ -114,6 +114,14 @@ impl RunExtras {
         }
     }
 
+    /// With `--server-stats` and `--target`: the samplers also sample these servers
+    /// (each one's index in the report's targets, and its parameters).
+    pub fn sample_targets(&mut self, servers: Vec<(usize, ConnParams)>) {
+        if let Some(s) = self.sampling.as_mut() {
+            s.sample_targets(servers);
+        }
+    }
+
     /// With `--dashboard`: the report's HTML page also goes into `page`.
     pub fn publish_report_to(&mut self, page: Option<FinalPage>) {
         self.final_page = page;
@@ -263,6 +271,8 @@ impl RunExtras {
             if full {
                 print_server_stats(plan, doc.server_stats.as_ref());
             }
+            let targets = s.finish_targets(summary, doc.time_series.as_ref());
+            add_target_servers(plan, &mut doc, targets, full);
         }
         let passed = gate_run(plan, &mut doc)?;
         if let Some(path) = &opts.json {
@@ -333,6 +343,42 @@ fn print_server_stats(plan: &RunPlan, timeline: Option<&ServerTimeline>) {
         let mut out = text_out(plan);
         let _ = out.write_all(pgrush_report::server::render_text(timeline).as_bytes());
         let _ = out.flush();
+    }
+}
+
+/// The `--target` servers' timelines into the document's targets (their warnings
+/// cleared with `--no-warnings`), and with `print`, their warnings and summaries.
+fn add_target_servers(
+    plan: &RunPlan,
+    doc: &mut RunDocument,
+    sampled: Vec<crate::server_stats::TargetTimeline>,
+    print: bool,
+) {
+    let opts = &plan.options;
+    let Some(targets) = doc.targets.as_mut() else {
+        return;
+    };
+    for mut s in sampled {
+        if opts.no_warnings {
+            s.timeline.warnings.clear();
+        }
+        let Some(target) = targets.get_mut(s.index) else {
+            continue;
+        };
+        target.server_in_recovery = s.in_recovery;
+        if print {
+            for w in &s.timeline.warnings {
+                let w = format!("target {}: {w}", s.index + 1);
+                messages::warning(&opts.progname, &w);
+            }
+        }
+        if print && opts.server_stats.is_some() {
+            let text = pgrush_report::server::render_target_text(s.index + 1, target, &s.timeline);
+            let mut out = text_out(plan);
+            let _ = out.write_all(text.as_bytes());
+            let _ = out.flush();
+        }
+        target.server_stats = Some(s.timeline);
     }
 }
 

@@ -1,5 +1,7 @@
-//! `--server-stats`: the server sampler around a benchmark run, and what the client
-//! side adds to its findings (tps per interval, the client's CPU time).
+//! `--server-stats`: the server samplers around a benchmark run (the run's own
+//! server, and with `--target` each other target's, on a connection of its own to
+//! the first of its hosts that answers), and what the client side adds to their
+//! findings (tps per interval, the client's CPU time).
 
 use std::time::{Duration, Instant};
 
@@ -21,6 +23,27 @@ pub struct ServerSampling {
     cpu_at_start: Option<f64>,
     /// `--metrics-listen`: where the sampler also puts its latest values.
     latest: Option<LatestSlot>,
+    /// The samplers of the `--target` servers other than the run's own.
+    targets: Vec<TargetSampler>,
+}
+
+/// The sampler of one `--target` server.
+struct TargetSampler {
+    /// The target's index in the report's targets.
+    index: usize,
+    params: ConnParams,
+    monitor: Option<Monitor>,
+}
+
+/// What one `--target` server's sampler found.
+#[derive(Debug)]
+pub struct TargetTimeline {
+    /// The target's index in the report's targets.
+    pub index: usize,
+    /// Its timeline.
+    pub timeline: ServerTimeline,
+    /// Whether the server it reached was a standby in recovery (when it said).
+    pub in_recovery: Option<bool>,
 }
 
 impl std::fmt::Debug for ServerSampling {
@@ -28,6 +51,7 @@ impl std::fmt::Debug for ServerSampling {
         f.debug_struct("ServerSampling")
             .field("interval", &self.interval)
             .field("running", &self.monitor.is_some())
+            .field("targets", &self.targets.len())
             .finish()
     }
 }
@@ -41,7 +65,21 @@ impl ServerSampling {
             monitor: None,
             cpu_at_start: None,
             latest: None,
+            targets: Vec::new(),
         })
+    }
+
+    /// Also samples these `--target` servers: each one's index in the report's
+    /// targets, and its parameters.
+    pub fn sample_targets(&mut self, servers: Vec<(usize, ConnParams)>) {
+        self.targets = servers
+            .into_iter()
+            .map(|(index, params)| TargetSampler {
+                index,
+                params,
+                monitor: None,
+            })
+            .collect();
     }
 
     /// Has the sampler also put its latest values into `slot` (for the metrics endpoint).
@@ -62,11 +100,21 @@ impl ServerSampling {
             Ok(m) => self.monitor = Some(m),
             Err(e) => messages::warning(prog, &format!("server statistics: {e}")),
         }
+        for t in &mut self.targets {
+            match Monitor::start(&t.params, MonitorConfig::every(self.interval), origin) {
+                Ok(m) => t.monitor = Some(m),
+                Err(e) => messages::warning(
+                    prog,
+                    &format!("server statistics of target {}: {e}", t.index + 1),
+                ),
+            }
+        }
     }
 
     /// Stops sampling, keeping nothing (a run that measured nothing).
     pub fn stop(&mut self) {
-        if let Some(m) = self.monitor.take() {
+        let targets = self.targets.iter_mut().filter_map(|t| t.monitor.take());
+        for m in self.monitor.take().into_iter().chain(targets) {
             m.stop();
         }
     }
@@ -85,6 +133,28 @@ impl ServerSampling {
             .map(|(a, b)| b - a);
         let facts = run_facts(summary, series, cpu);
         Some(monitor.finish(&facts))
+    }
+
+    /// Stops the `--target` servers' samplers and returns their timelines, with
+    /// findings drawn from the whole run's figures (the client's CPU time aside).
+    pub fn finish_targets(
+        &mut self,
+        summary: &RunSummary,
+        series: Option<&TimeSeriesDoc>,
+    ) -> Vec<TargetTimeline> {
+        let facts = run_facts(summary, series, None);
+        self.targets
+            .iter_mut()
+            .filter_map(|t| {
+                let monitor = t.monitor.take()?;
+                let in_recovery = monitor.in_recovery();
+                Some(TargetTimeline {
+                    index: t.index,
+                    timeline: monitor.finish(&facts),
+                    in_recovery,
+                })
+            })
+            .collect()
     }
 }
 

@@ -52,15 +52,25 @@ pub fn usage_error(opts: &Options) -> Option<Vec<u8>> {
     None
 }
 
+/// The run's targets, resolved: what the engine, the report and the server
+/// statistics' samplers need.
+#[derive(Debug, Default)]
+pub struct ResolvedTargets {
+    /// The engine's: each server's parameters and each script's target.
+    pub engine: Targets,
+    /// The report's: each target that has scripts, `default` first.
+    pub infos: Vec<TargetInfo>,
+    /// The servers other than the run's own: the index of each in `infos`, and its
+    /// parameters (for `--server-stats`' sampler of that server).
+    pub servers: Vec<(usize, ConnParams)>,
+}
+
 /// The engine's targets and the report's, with each conninfo resolved over the
 /// run's settings (`main`, whose password is reused when the conninfo has none);
-/// both empty without `--target`. An error is libpq's message for a bad conninfo.
-pub fn resolve_targets(
-    opts: &Options,
-    main: &ConnParams,
-) -> Result<(Targets, Vec<TargetInfo>), String> {
+/// all empty without `--target`. An error is libpq's message for a bad conninfo.
+pub fn resolve_targets(opts: &Options, main: &ConnParams) -> Result<ResolvedTargets, String> {
     if opts.targets.is_empty() {
-        return Ok((Targets::default(), Vec::new()));
+        return Ok(ResolvedTargets::default());
     }
     let names = script_names(opts);
     let mut conninfos: Vec<&str> = Vec::new();
@@ -83,6 +93,7 @@ pub fn resolve_targets(
         servers.push(target_params(opts, main, conninfo)?);
     }
     let mut infos = Vec::new();
+    let mut sampled = Vec::new();
     for target in 0..=conninfos.len() {
         let scripts: Vec<usize> = (0..of_script.len())
             .filter(|&s| of_script[s] == target)
@@ -92,11 +103,18 @@ pub fn resolve_targets(
         }
         let name = match target {
             0 => "default".to_string(),
-            k => redact_argument(conninfos[k - 1]),
+            k => {
+                sampled.push((infos.len(), servers[k - 1].clone()));
+                redact_argument(conninfos[k - 1])
+            }
         };
         infos.push(TargetInfo { name, scripts });
     }
-    Ok((Targets { servers, of_script }, infos))
+    Ok(ResolvedTargets {
+        engine: Targets { servers, of_script },
+        infos,
+        servers: sampled,
+    })
 }
 
 /// The parameters of one target: the run's request with the conninfo's settings

@@ -1,5 +1,6 @@
 //! What `pgrush merge` refuses: documents that are not shards, shards of different
-//! benchmarks, duplicate and missing shards.
+//! benchmarks (another configuration, other scripts, other `--target` servers),
+//! duplicate and missing shards.
 
 use crate::document::{RunDocument, ShardDoc};
 
@@ -160,6 +161,13 @@ fn difference(a: &Shard<'_>, b: &Shard<'_>) -> Option<String> {
             .collect()
     };
     let interval = |d: &RunDocument| d.time_series.as_ref().map(|t| t.interval_s);
+    let targets = |d: &RunDocument| -> Option<Vec<(String, Vec<usize>)>> {
+        d.targets.as_ref().map(|ts| {
+            ts.iter()
+                .map(|t| (t.name.clone(), t.scripts.clone()))
+                .collect()
+        })
+    };
     let checks = [
         ("benchmark_id", sa.benchmark_id != sb.benchmark_id),
         ("shard count", sa.count != sb.count),
@@ -170,6 +178,7 @@ fn difference(a: &Shard<'_>, b: &Shard<'_>) -> Option<String> {
         ("configuration", a.doc.config != b.doc.config),
         ("scripts", scripts(a.doc) != scripts(b.doc)),
         ("time series interval", interval(a.doc) != interval(b.doc)),
+        ("targets (--target)", targets(a.doc) != targets(b.doc)),
     ];
     checks
         .iter()

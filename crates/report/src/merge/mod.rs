@@ -17,6 +17,9 @@
 //! - clients, threads and the `-R` rate of the merged run are the shards' sums;
 //! - the warnings are worked out again for the whole run (its duration, clients and
 //!   scale; threads against CPUs on each client machine; autovacuum if any shard saw it);
+//! - `--target`: the shards must name the same targets; each target's counts and
+//!   latency distribution are worked out again from the merged per-script statistics
+//!   (as a single run's are), so they add up exactly;
 //! - the server statistics are one shard's timeline (see [`server`]);
 //! - `--workload tpcc`: NOPM and TPM are the clients', from the merged New-Order and
 //!   total counts over the measured interval (no server counts: a shard reads none).
@@ -61,6 +64,7 @@ pub fn merge(docs: &[(String, RunDocument)]) -> Result<MergedRun, MergeError> {
     let config =
         rebuild::run_config(&first.doc.config, count).map_err(|p| unreadable(&first, p))?;
     let mut summary = RunSummary::empty(config, rebuild::script_infos(first.doc));
+    summary.targets = rebuild::target_infos(first.doc);
     let timeline = Timeline::of(&shards);
     let statistics = all_shards_stats(&shards, &summary.layout(), &timeline)?;
     summary.absorb(&statistics);
@@ -151,6 +155,12 @@ fn merged_document(
     doc.time_series = time_series_doc_from(summary, percentiles, 0.0);
     doc.merged = Some(merged_block(shards, timeline));
     doc.server_stats = server::server_timeline(shards, timeline);
+    for (i, t) in doc.targets.iter_mut().flatten().enumerate() {
+        t.server_stats = server::target_timeline(shards, timeline, i);
+        t.server_in_recovery = shards
+            .iter()
+            .find_map(|s| s.doc.targets.as_ref()?.get(i)?.server_in_recovery);
+    }
     // `--workload tpcc`: NOPM and TPM of the merged counts over the common interval (the
     // shards read no server counts: they would count every shard's).
     doc.tpcc = first.tpcc.as_ref().map(|_| TpccDoc::build(summary, None));

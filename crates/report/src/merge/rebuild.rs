@@ -6,7 +6,7 @@ use crate::hdr;
 use pgrush_stats::{
     CommandStats, GrowingHistogram, IntervalStats, LatencyHistogram, PartitionMethod, Partitioning,
     QueryMode, RunConfig, RunLimit, ScriptInfo, SimpleStats, SparseHistogram, StatsLayout,
-    ThreadStats, TimeSeries, TxCounters, TxStats,
+    TargetInfo, ThreadStats, TimeSeries, TxCounters, TxStats,
 };
 
 /// The configuration of the whole run: one shard's, with the clients, threads and rate
@@ -67,6 +67,20 @@ pub(crate) fn script_infos(doc: &RunDocument) -> Vec<ScriptInfo> {
                 .iter()
                 .map(|c| c.text.clone().into_bytes())
                 .collect(),
+        })
+        .collect()
+}
+
+/// The run's `--target` servers as the shard's document names them (the shards
+/// agree on them: see the checks): each target's figures are then worked out again
+/// from the merged per-script statistics, as a single run's are.
+pub(crate) fn target_infos(doc: &RunDocument) -> Vec<TargetInfo> {
+    doc.targets
+        .iter()
+        .flatten()
+        .map(|t| TargetInfo {
+            name: t.name.clone(),
+            scripts: t.scripts.iter().map(|k| k.saturating_sub(1)).collect(),
         })
         .collect()
 }

@@ -6,7 +6,8 @@
 use pgrush_report::document::{ClientInfo, RunContext, RunDocument, ShardDoc};
 use pgrush_report::percentiles::PercentileList;
 use pgrush_stats::{
-    QueryMode, RunConfig, RunLimit, RunSummary, ScriptInfo, ThreadStats, TxOutcome, TxRecord,
+    QueryMode, RunConfig, RunLimit, RunSummary, ScriptInfo, TargetInfo, ThreadStats, TxOutcome,
+    TxRecord,
 };
 
 /// Clients per shard.
@@ -165,8 +166,34 @@ pub const OFFSETS_MS: [f64; 4] = [0.0, 12.5, -3.25, 40.0];
 
 /// Shard `index` of `count` of `txs` as its `--json` document (read back from its JSON).
 pub fn shard_document(txs: &[Tx], index: u32, count: u32) -> RunDocument {
+    shard_document_with_targets(txs, index, count, &[])
+}
+
+/// The run's `--target` servers in the targeted synthetic runs: script 1 on the run's
+/// own connection, script 2 on a standby.
+pub fn two_targets() -> Vec<TargetInfo> {
+    vec![
+        TargetInfo {
+            name: "default".to_string(),
+            scripts: vec![0],
+        },
+        TargetInfo {
+            name: "host=standby port=5433".to_string(),
+            scripts: vec![1],
+        },
+    ]
+}
+
+/// [`shard_document`] of a run whose scripts went to `targets`.
+pub fn shard_document_with_targets(
+    txs: &[Tx],
+    index: u32,
+    count: u32,
+    targets: &[TargetInfo],
+) -> RunDocument {
     let first = index * CLIENTS_PER_SHARD;
-    let sum = summary(txs, first, CLIENTS_PER_SHARD, 1, RATE / f64::from(count));
+    let mut sum = summary(txs, first, CLIENTS_PER_SHARD, 1, RATE / f64::from(count));
+    sum.targets = targets.to_vec();
     let offset_ms = OFFSETS_MS[index as usize % OFFSETS_MS.len()];
     let start_client_clock = START_US + (offset_ms * 1000.0) as i64;
     let mut doc = RunDocument::build(&sum, &context(start_client_clock, &format!("node{index}")));
@@ -187,8 +214,16 @@ pub fn shard_document(txs: &[Tx], index: u32, count: u32) -> RunDocument {
 
 /// All `count` shards, named `shardI.json`.
 pub fn shards(count: u32) -> Vec<(String, RunDocument)> {
+    shards_with_targets(count, &[])
+}
+
+/// All `count` shards of a run whose scripts went to `targets`.
+pub fn shards_with_targets(count: u32, targets: &[TargetInfo]) -> Vec<(String, RunDocument)> {
     let txs = transactions(CLIENTS_PER_SHARD * count);
     (0..count)
-        .map(|i| (format!("shard{i}.json"), shard_document(&txs, i, count)))
+        .map(|i| {
+            let doc = shard_document_with_targets(&txs, i, count, targets);
+            (format!("shard{i}.json"), doc)
+        })
         .collect()
 }
