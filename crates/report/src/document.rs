@@ -17,6 +17,7 @@ use crate::document_distribution::finite;
 pub use crate::document_figures::{Counts, PercentileValue, RawSums};
 pub use crate::document_parts::{IntervalCommandDoc, IntervalLatencyDoc, IntervalScriptDoc};
 pub use crate::document_stages::StageDoc;
+pub use crate::document_targets::TargetDoc;
 pub use crate::document_tpcc::{TpccDoc, TpccServerDoc};
 pub use crate::utc_time::rfc3339_utc;
 
@@ -388,7 +389,7 @@ pub struct RunDocument {
     /// `--target`: the transactions of each server the scripts went to (absent
     /// without the option).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub targets: Option<Vec<crate::targets::TargetDoc>>,
+    pub targets: Option<Vec<TargetDoc>>,
 }
 
 /// One shard of a benchmark run as several pgrush processes (`--shard INDEX/COUNT` or a
@@ -456,7 +457,7 @@ impl RunDocument {
             stages: crate::document_stages::stage_docs(sum, list),
             tpcc: None,
             outages: crate::outage::outages_doc(sum),
-            targets: crate::targets::target_docs(sum, list),
+            targets: crate::document_targets::target_docs(sum, list),
         }
     }
 

@@ -501,11 +501,57 @@ pub fn render(d: &RunDocument) -> String {
         s.push_str(&crate::machine::html_section(m, &marks));
     }
     distribution_chart(&mut s, d);
-    s.push_str(&crate::targets::html_section(d));
+    s.push_str(&targets_section(d));
     command_table(&mut s, d);
     settings_tables(&mut s, d);
     let _ = write!(s, "<h2>Report</h2><pre>{}</pre>", escape(&d.report_text));
     page_end(&mut s);
+    s
+}
+
+/// The HTML page's `Per target` table (empty without targets): transactions,
+/// failures, tps and the latency percentiles of each target; then the summary of
+/// each target's server statistics (as the text report prints it).
+fn targets_section(d: &RunDocument) -> String {
+    let Some(targets) = &d.targets else {
+        return String::new();
+    };
+    let mut s = String::from(
+        "<h2>Per target</h2><table id=\"targets\"><tr><th>target</th><th>scripts</th><th>processed</th><th>failed</th><th>tps</th><th>average</th>",
+    );
+    for &p in &d.percentiles {
+        let _ = write!(s, "<th>{}</th>", escape(&label(p)));
+    }
+    s.push_str("</tr>");
+    for t in targets {
+        let scripts: Vec<String> = t.scripts.iter().map(usize::to_string).collect();
+        let latency = t.latency.as_ref();
+        let _ = write!(
+            s,
+            "<tr><td><code>{}</code></td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>",
+            escape(&t.name),
+            scripts.join(", "),
+            t.transactions.processed,
+            t.transactions.failed,
+            t.tps.map_or("–".to_string(), |v| format!("{v:.1}")),
+            ms(latency.map(|l| l.average_ms)),
+        );
+        for &p in &d.percentiles {
+            let _ = write!(
+                s,
+                "<td class=\"n\">{}</td>",
+                ms(latency.and_then(|l| l.percentile_ms(p)))
+            );
+        }
+        s.push_str("</tr>");
+    }
+    s.push_str("</table>");
+    for (i, t) in targets.iter().enumerate() {
+        if let Some(server) = &t.server_stats {
+            let text = crate::server::render_target_text(i + 1, t, server);
+            let _ = write!(s, "<pre class=\"target-server\">{}</pre>", escape(&text));
+        }
+    }
     s
 }
 

@@ -27,7 +27,7 @@ pub fn render_text(t: &ServerTimeline) -> String {
 /// [`render_text`]'s under a heading naming the target (and a standby as such).
 pub fn render_target_text(
     number: usize,
-    target: &crate::targets::TargetDoc,
+    target: &crate::document_targets::TargetDoc,
     t: &ServerTimeline,
 ) -> String {
     let role = match target.server_in_recovery {

@@ -109,7 +109,7 @@ fn push_report(s: &mut TextBuf, sum: &RunSummary) {
     push_latency(s, &sum.config, &sum.stats.total, latency, total_cnt);
     push_connection_time_and_tps(s, sum);
     push_script_blocks(s, sum, total_cnt, sum.bench_duration_s());
-    crate::targets::push_target_blocks(s, sum, total_cnt);
+    push_target_blocks(s, sum, total_cnt);
     for (i, stage) in sum.stages.iter().enumerate() {
         push_stage(s, &sum.config, i + 1, stage);
     }
@@ -431,5 +431,46 @@ fn push_command_block(s: &mut TextBuf, sum: &RunSummary, script: usize, per_scri
         s.str(" ");
         s.bytes(text);
         s.str("\n");
+    }
+}
+
+/// The text report's `per target:` block (nothing without targets).
+pub(crate) fn push_target_blocks(s: &mut TextBuf, sum: &RunSummary, total_cnt: u64) {
+    if sum.targets.is_empty() {
+        return;
+    }
+    let duration_s = sum.bench_duration_s();
+    s.str("per target:\n");
+    for (i, target) in sum.targets.iter().enumerate() {
+        let tx = sum.target_stats(target);
+        let c = &tx.counters;
+        let scripts: Vec<String> = target.scripts.iter().map(|k| (k + 1).to_string()).collect();
+        let _ = writeln!(
+            s,
+            " - target {}: {} (SQL script {})",
+            i + 1,
+            target.name,
+            scripts.join(", ")
+        );
+        let _ = write!(s, "   - {} transactions (", c.total());
+        s.fixed(pct(c.total(), total_cnt), 1);
+        if c.total() == 0 {
+            s.str("% of total)\n");
+            continue;
+        }
+        let _ = write!(
+            s,
+            "% of total)\n   - number of transactions actually processed: {} (tps = ",
+            c.successful
+        );
+        s.fixed(c.successful as f64 / duration_s, 6);
+        s.str(")\n");
+        push_count_pct(
+            s,
+            "   - number of failed transactions",
+            c.failed(),
+            c.total(),
+        );
+        push_simple_stats(s, "   - latency", &tx.latency);
     }
 }
