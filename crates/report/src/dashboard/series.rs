@@ -102,7 +102,8 @@ impl LiveSeries {
     /// is sent again while it still grows.
     pub fn next(&self) -> usize {
         if self.last_parts < self.width {
-            self.intervals.len() - 1
+            // Only a started interval grows (`last_parts` is 0 while there is none).
+            self.intervals.len().saturating_sub(1)
         } else {
             self.intervals.len()
         }
@@ -299,6 +300,8 @@ mod tests {
     #[test]
     fn a_cursor_from_before_a_merge_gets_everything_again() {
         let mut series = LiveSeries::new(4);
+        // Before the first interval: nothing to send, from the start.
+        assert_eq!((series.next(), series.start(3, Some(0))), (0, 0));
         (1..=4).for_each(|t| series.push(second(10, t as f64)));
         let (cursor, generation) = (series.next(), series.generation());
         assert_eq!((cursor, series.start(cursor, Some(generation))), (4, 4));
