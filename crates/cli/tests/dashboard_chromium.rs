@@ -78,9 +78,12 @@ fn the_live_page_grows_then_becomes_the_report() {
     let url = format!("http://{addr}/");
     // Two intervals closed, then the page twice, 2.5 s apart (Chromium takes seconds to
     // start on a loaded machine: the two run side by side).
-    wait_for(port, "/data.json?since=2", Duration::from_secs(10), |b| {
-        b.contains("\"t_s\"")
-    });
+    wait_for(
+        port,
+        "/data.json?since=2&generation=0",
+        Duration::from_secs(10),
+        |b| b.contains("\"t_s\""),
+    );
     // One listener for both: `/metrics` at the same address.
     let metrics = http_get(port, "/metrics").expect("the endpoint answers");
     assert!(metrics.0 == 200 && metrics.1.contains("pgrush_transactions_total"));

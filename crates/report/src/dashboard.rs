@@ -19,6 +19,9 @@ use crate::page::page_start;
 use crate::palette::series_colour;
 use crate::svg::escape;
 
+mod series;
+pub use series::{DEFAULT_LIMIT, LiveSeries};
+
 /// The page's script: draws the charts, polls `data.json`, reloads at the end.
 const SCRIPT: &str = include_str!("dashboard/page.js");
 
@@ -49,6 +52,10 @@ pub struct LiveInterval {
     pub latency_ms: Option<LiveLatency>,
     /// Average latency per script (ms; `None` for a script without transactions).
     pub script_avg_ms: Vec<Option<f64>>,
+    /// Successful transactions per script, to weigh the averages when intervals merge
+    /// (not sent: the page has their rates).
+    #[serde(skip)]
+    pub script_transactions: Vec<u64>,
     /// The client machine's load over the interval, where `/proc` could be read.
     pub machine: Option<MachineIntervalDoc>,
     /// The server sampler's latest values (`--server-stats`, `--html`, `--json`,
@@ -121,6 +128,9 @@ impl LiveInterval {
                         .map(|us| us / 1000.0)
                 })
                 .collect(),
+            script_transactions: (0..cells.shape.scripts)
+                .map(|s| cells.script_total(s).counters.successful)
+                .collect(),
             machine: None,
             server: None,
         }
@@ -149,15 +159,18 @@ pub struct LivePageInfo<'a> {
     pub scripts: &'a [String],
 }
 
-/// The `data.json` answer: the intervals from `first` on (`intervals` holds them),
-/// the cursor to ask from next, whether the final report is ready, the scripts' names
-/// and the colour of every series the intervals name.
+/// The `data.json` answer: the intervals of `series` from `first` on, where they start
+/// (the page drops what it holds from there on), the cursor to ask from next and its
+/// generation, whether the final report is ready, the scripts' names and the colour of
+/// every series the intervals name.
 pub fn data_json(
     info: &LivePageInfo<'_>,
-    intervals: &[LiveInterval],
+    series: &LiveSeries,
     first: usize,
     finished: bool,
 ) -> String {
+    let first = first.min(series.intervals().len());
+    let intervals = &series.intervals()[first..];
     let mut colours: BTreeMap<String, &'static str> = BTreeMap::new();
     let mut name = |n: &str| {
         colours
@@ -172,7 +185,9 @@ pub fn data_json(
         }
     }
     let doc = serde_json::json!({
-        "next": first + intervals.len(),
+        "first": first,
+        "next": series.next(),
+        "generation": series.generation(),
         "finished": finished,
         "scripts": info.scripts,
         "colours": colours,
@@ -268,12 +283,9 @@ mod tests {
             command_line: "pgrush -c 2 'password=***'",
             scripts: &scripts,
         };
-        let data = data_json(
-            &info,
-            &[LiveInterval::from_cells(&cells(), 1.0, 1.0)],
-            0,
-            false,
-        );
+        let mut series = LiveSeries::new(DEFAULT_LIMIT);
+        series.push(LiveInterval::from_cells(&cells(), 1.0, 1.0));
+        let data = data_json(&info, &series, 0, false);
         let v: serde_json::Value = serde_json::from_str(&data).expect("JSON");
         assert_eq!(v["next"], 1);
         assert_eq!(v["colours"]["tps"], "#1f77b4");

@@ -49,9 +49,11 @@ var cells=[['time (s)',fmt(r.t_s)],['stage',r.stage===0?'warm-up':String(r.stage
 ['p50 (ms)',r.latency_ms?fmt(r.latency_ms.p50):'-'],['p99 (ms)',r.latency_ms?fmt(r.latency_ms.p99):'-'],['failures/s',fmt(f)]];
 var h=el('tr',{},t);var d=el('tr',{},t);cells.forEach(function(c){el('th',{},h).textContent=c[0];var td=el('td',{'class':'n'},d);td.textContent=c[1];});
 document.getElementById('status').textContent='running: '+rows.length+' intervals so far, updated every second';}
-function take(d){for(var k in d.colours)colours[k]=d.colours[k];scripts=d.scripts;d.intervals.forEach(function(r){rows.push(r);});D.next=d.next;
+function take(d){for(var k in d.colours)colours[k]=d.colours[k];scripts=d.scripts;
+// From d.first on the answer replaces what the page holds: the last interval while it grows, everything after a merge (a new generation).
+rows.length=Math.min(rows.length,d.first);d.intervals.forEach(function(r){rows.push(r);});D.next=d.next;D.generation=d.generation;
 charts.forEach(draw);latest();}
-function poll(){fetch('data.json?since='+D.next,{cache:'no-store'}).then(function(r){return r.json();}).then(function(d){
+function poll(){fetch('data.json?since='+D.next+'&generation='+D.generation,{cache:'no-store'}).then(function(r){return r.json();}).then(function(d){
 if(d.finished){location.reload();return;}take(d);setTimeout(poll,1000);}).catch(function(){
 document.getElementById('status').textContent='the dashboard no longer answers: the run has ended (see --metrics-linger)';});}
 take(D);if(D.finished){location.reload();}else{setTimeout(poll,1000);}

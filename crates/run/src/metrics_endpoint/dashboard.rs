@@ -5,8 +5,8 @@
 //! Every second the serving thread closes an interval: the deltas the engine's
 //! threads published since the last one (the same ones `/metrics` counts), the client
 //! machine's load over it (`/proc`) and the server sampler's latest values. An interval
-//! is under a kilobyte: an hour's run keeps a few megabytes, the order of what the run
-//! document's time series keeps.
+//! is under a kilobyte, and at most [`DEFAULT_LIMIT`] are kept (a longer run's merge
+//! into longer ones, [`LiveSeries`]): a few megabytes however long the run.
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
@@ -14,7 +14,9 @@ use std::time::{Duration, Instant};
 
 use pgrush_monitor::latest::ServerLatest;
 use pgrush_monitor::machine::MachineReading;
-use pgrush_report::dashboard::{LiveInterval, LivePageInfo, LiveServer, data_json, live_page};
+use pgrush_report::dashboard::{
+    DEFAULT_LIMIT, LiveInterval, LivePageInfo, LiveSeries, LiveServer, data_json, live_page,
+};
 use pgrush_stats::live::{LiveShape, LiveTotals, ThreadGauges};
 
 use super::http::{Reply, Request};
@@ -36,7 +38,7 @@ pub(super) struct Dashboard {
     /// The deltas of the open interval, and when it opened.
     open: LiveTotals,
     opened: Instant,
-    intervals: Vec<LiveInterval>,
+    intervals: LiveSeries,
     machine: Option<MachineReading>,
     /// The server's WAL bytes and checkpoints at the first reading.
     server_base: Option<(u64, u64)>,
@@ -54,7 +56,7 @@ impl Dashboard {
             started: now,
             open: LiveTotals::new(shape),
             opened: now,
-            intervals: Vec::new(),
+            intervals: LiveSeries::new(DEFAULT_LIMIT),
             machine: MachineReading::read(0),
             server_base: None,
             final_page: FinalPage::default(),
@@ -131,12 +133,10 @@ impl Dashboard {
                 ),
             },
             "/data.json" => {
-                let since = request
-                    .param("since")
-                    .and_then(|v| v.parse::<usize>().ok())
-                    .unwrap_or(0)
-                    .min(self.intervals.len());
-                let body = data_json(&info, &self.intervals[since..], since, finished.is_some());
+                let since = request.param("since").and_then(|v| v.parse().ok());
+                let generation = request.param("generation").and_then(|v| v.parse().ok());
+                let first = self.intervals.start(since.unwrap_or(0), generation);
+                let body = data_json(&info, &self.intervals, first, finished.is_some());
                 Reply::ok("application/json", body)
             }
             _ => Reply::not_found(),
@@ -222,7 +222,7 @@ mod tests {
                 accept: None,
             })
         };
-        let Reply::Ok(_, body) = get("/data.json?since=2") else {
+        let Reply::Ok(_, body) = get("/data.json?since=2&generation=0") else {
             panic!("no data");
         };
         let v: serde_json::Value = serde_json::from_str(&body).expect("JSON");
