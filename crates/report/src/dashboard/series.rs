@@ -11,7 +11,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{LiveInterval, LiveLatency};
+use super::interval::{LiveInterval, LiveLatency};
 use crate::machine::MachineIntervalDoc;
 
 /// How many intervals a dashboard keeps by default: an hour at one a second.
