@@ -351,23 +351,8 @@ fn push_script_blocks(s: &mut TextBuf, sum: &RunSummary, total_cnt: u64, bench_d
             s.str("\n");
             let _ = write!(s, " - weight: {} (targets ", info.weight);
             s.fixed(pct(u64::from(info.weight), total_weight), 1);
-            let _ = write!(s, "% of total)\n - {script_total} transactions (");
-            s.fixed(pct(script_total, total_cnt), 1);
             s.str("% of total)\n");
-            if script_total > 0 {
-                let _ = write!(
-                    s,
-                    " - number of transactions actually processed: {} (tps = ",
-                    c.successful
-                );
-                s.fixed(c.successful as f64 / bench_duration, 6);
-                s.str(")\n");
-                push_count_pct(
-                    s,
-                    " - number of failed transactions",
-                    c.failed(),
-                    script_total,
-                );
+            if push_share_of_total(s, " - ", c, total_cnt, bench_duration) {
                 if cfg.failures_detailed {
                     push_failure_kinds(s, " - ", tx, script_total);
                 }
@@ -434,6 +419,40 @@ fn push_command_block(s: &mut TextBuf, sum: &RunSummary, script: usize, per_scri
     }
 }
 
+/// The lines of a part of the run (a script, a target), each after `indent`: its
+/// transactions and their share of the run's `total_cnt`, then, when it has any, those
+/// processed with their tps over `duration_s` and the failed ones. Returns whether it
+/// had any.
+fn push_share_of_total(
+    s: &mut TextBuf,
+    indent: &str,
+    c: &TxCounters,
+    total_cnt: u64,
+    duration_s: f64,
+) -> bool {
+    let total = c.total();
+    let _ = write!(s, "{indent}{total} transactions (");
+    s.fixed(pct(total, total_cnt), 1);
+    s.str("% of total)\n");
+    if total == 0 {
+        return false;
+    }
+    let _ = write!(
+        s,
+        "{indent}number of transactions actually processed: {} (tps = ",
+        c.successful
+    );
+    s.fixed(c.successful as f64 / duration_s, 6);
+    s.str(")\n");
+    push_count_pct(
+        s,
+        &format!("{indent}number of failed transactions"),
+        c.failed(),
+        total,
+    );
+    true
+}
+
 /// The text report's `per target:` block (nothing without targets).
 pub(crate) fn push_target_blocks(s: &mut TextBuf, sum: &RunSummary, total_cnt: u64) {
     if sum.targets.is_empty() {
@@ -452,25 +471,9 @@ pub(crate) fn push_target_blocks(s: &mut TextBuf, sum: &RunSummary, total_cnt: u
             target.name,
             scripts.join(", ")
         );
-        let _ = write!(s, "   - {} transactions (", c.total());
-        s.fixed(pct(c.total(), total_cnt), 1);
-        if c.total() == 0 {
-            s.str("% of total)\n");
+        if !push_share_of_total(s, "   - ", c, total_cnt, duration_s) {
             continue;
         }
-        let _ = write!(
-            s,
-            "% of total)\n   - number of transactions actually processed: {} (tps = ",
-            c.successful
-        );
-        s.fixed(c.successful as f64 / duration_s, 6);
-        s.str(")\n");
-        push_count_pct(
-            s,
-            "   - number of failed transactions",
-            c.failed(),
-            c.total(),
-        );
         push_simple_stats(s, "   - latency", &tx.latency);
     }
 }
