@@ -242,17 +242,24 @@ fn aggregates_start_at_the_end_of_the_warmup() {
 
 #[test]
 fn server_statistics_count_only_the_measured_time() {
-    // One commit per transaction, ten transactions a second per client: a warm-up
-    // second counted by the server would add about 20 commits to the measured 20.
-    let dir = Scratch::new(&[("select.sql", "SELECT 1;\n\\sleep 100 ms\n")]);
+    // One commit per transaction, twenty a second: a warm-up second counted by the
+    // server would add about 20 commits to the measured 20. One client reading a
+    // table: a backend flushes its statistics once a second only when it has a
+    // table's pending (`SELECT 1` alone leaves its commits pending for longer), and
+    // two backends that flush at the same instant can find the counters locked (the
+    // one that waits not tries again for a second).
+    let dir = Scratch::new(&[(
+        "select.sql",
+        "SELECT relname FROM pg_class WHERE oid = 1259;\n\\sleep 50 ms\n",
+    )]);
     let args = [
         "-n",
         "-f",
         "select.sql",
         "-c",
-        "2",
+        "1",
         "-j",
-        "2",
+        "1",
         "--warmup",
         "2",
         "-T",
@@ -275,10 +282,10 @@ fn server_statistics_count_only_the_measured_time() {
     // The sampler's own commits are subtracted already (each of its queries flushes
     // its statistics at once, so they are known exactly), and the end is exact (the
     // last reading follows the backends' exit flush). What is left is the count at the
-    // warm-up's end: read-only transactions have no live signal, so between two
-    // flushes of the backends (once a second; the two clients started together) it is
-    // spread evenly in time; a flush is seen within one wait period (100 ms: two
-    // transactions of the two clients) and the estimate at the edge rounds (one more).
+    // warm-up's end: read-only transactions have no live signal, so each flush of the
+    // backend (once a second) is spread evenly over the second before it; a flush is
+    // seen within one wait period (100 ms: two transactions) and the estimate at the
+    // edge rounds (one more).
     // Without readings before the edge the last second of the warm-up was counted:
     // about 20 too many.
     let shown = format!(

@@ -6,6 +6,7 @@ use std::collections::BTreeSet;
 
 use pgrush_wire::Connection;
 
+use crate::counter_curve::StepWindow;
 use crate::error::MonitorError;
 
 /// The application name the sampler's own connection uses.
@@ -138,6 +139,20 @@ impl Capabilities {
     /// transactions are counted at once and can be told from the benchmark's.
     pub fn own_flush(&self) -> Option<&'static str> {
         (self.version_num >= 150_000).then_some("SELECT pg_catalog.pg_stat_force_next_flush()")
+    }
+
+    /// Over what time a step of the benchmark's transaction count was made: a
+    /// backend that stays connected flushes its statistics at most once a second (15
+    /// and later; before, it sent them to the collector at most every 500 ms); one
+    /// that connects for each transaction flushes as it exits.
+    pub fn step_window(&self, connection_per_transaction: bool) -> StepWindow {
+        if connection_per_transaction {
+            StepWindow::SincePreviousCorner
+        } else if self.version_num >= 150_000 {
+            StepWindow::FlushPeriod(1.0)
+        } else {
+            StepWindow::FlushPeriod(0.5)
+        }
     }
 
     /// How many of the benchmark's backends (by application name) are still there.

@@ -13,10 +13,16 @@
 //! assigned by `t` times the run's transactions per id, and at least what the server
 //! had counted by `t` (no upper bound from the next *corner*, a reading where the count
 //! stepped: another session's flush makes corners that do not carry the benchmark's
-//! pending counts); otherwise it is interpolated evenly in time between corners. A
-//! step no larger than two transactions per other sampler connected (other shards'
-//! samplers flush their own transactions every wait period) makes no corner. The first corner is the first reading, the last
-//! the final reading, taken after the clients' backends exited (and flushed). Then
+//! pending counts); otherwise each step is spread evenly over the time its transactions
+//! were made ([`StepWindow`]): the flush period before it for connections that stay
+//! (a backend's flush carries its last second; spreading steps only back to the
+//! previous corner would count every step as if it were made just before it, half a
+//! second late on average when many backends flush at their own times), or back to the
+//! previous corner where each backend flushes as it exits (`-C`). A step no larger than
+//! two transactions per other sampler connected (other shards' samplers flush their
+//! own transactions every wait period) makes no corner. The first corner is the first
+//! reading, the last the final reading, taken after the clients' backends exited (and
+//! flushed). Then
 //! every lagging counter is read at the same point of the flushes: interpolated
 //! between the corners around that transaction count (a backend's flush carries all
 //! its counters together). WAL bytes come from the live insert position alone.
@@ -91,6 +97,18 @@ pub fn own_transactions_at(readings: &[FineReading], edges: &[f64]) -> Vec<f64> 
         .collect()
 }
 
+/// Over what time before it a step of the transaction count was made (the read-only
+/// case, where no live signal places it).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum StepWindow {
+    /// The backends stay connected and flush at most once every this many seconds:
+    /// a step holds the transactions of the flush period before it.
+    FlushPeriod(f64),
+    /// Each backend flushes as it exits after one transaction (`-C`): a step holds
+    /// the transactions since the previous corner.
+    SincePreviousCorner,
+}
+
 /// The transactions (commits and rollbacks) a reading counts.
 fn transactions(r: &FineReading) -> u64 {
     r.lagging[COMMITS] + r.lagging[ROLLBACKS]
@@ -106,37 +124,63 @@ fn per_id(readings: &[FineReading]) -> Option<f64> {
 }
 
 /// The transaction count at `t`: from the live transaction ids when the transactions
-/// write, at least what the server had counted by `t`; else evenly between corners.
+/// write, at least what the server had counted by `t`; else each step spread over its
+/// window.
 fn transactions_at(
     readings: &[FineReading],
     corners: &[usize],
-    per_id: Option<f64>,
+    (per_id, window): (Option<f64>, StepWindow),
     t: f64,
 ) -> f64 {
     let first = &readings[corners[0]];
     let k = corners.partition_point(|&i| readings[i].t <= t);
     let before = &readings[corners[k.saturating_sub(1)]];
-    let Some(after) = corners.get(k).map(|&i| &readings[i]) else {
+    if k == corners.len() {
         return transactions(before) as f64;
-    };
-    let (low, high) = (transactions(before) as f64, transactions(after) as f64);
+    }
     match per_id {
         Some(r) => {
             let ids = live_at(readings, t, |r| r.next_xid) - first.next_xid as f64;
-            (transactions(first) as f64 + r * ids).max(low)
+            (transactions(first) as f64 + r * ids).max(transactions(before) as f64)
         }
-        None if after.t > before.t && t > before.t => {
-            low + (high - low) * ((t - before.t) / (after.t - before.t)).min(1.0)
-        }
-        None => low,
+        None => spread_steps_at(readings, corners, window, t),
     }
+}
+
+/// The transaction count at `t` with every step between corners spread evenly over
+/// its [`StepWindow`] (never before the first reading). Only the steps seen after `t`
+/// whose windows begin before it are visited: a flush period's worth of readings.
+fn spread_steps_at(readings: &[FineReading], corners: &[usize], window: StepWindow, t: f64) -> f64 {
+    let first = &readings[corners[0]];
+    let k = corners.partition_point(|&i| readings[i].t <= t);
+    let Some(seen) = k.checked_sub(1) else {
+        return transactions(first) as f64;
+    };
+    let mut done = transactions(&readings[corners[seen]]) as f64;
+    for pair in corners[seen..].windows(2) {
+        let (a, b) = (&readings[pair[0]], &readings[pair[1]]);
+        let from = match window {
+            StepWindow::FlushPeriod(p) => (b.t - p).max(first.t),
+            StepWindow::SincePreviousCorner => a.t,
+        };
+        if from >= t {
+            break;
+        }
+        let step = transactions(b).saturating_sub(transactions(a)) as f64;
+        done += step * ((t - from) / (b.t - from)).min(1.0);
+    }
+    done
 }
 
 /// Each lagging counter rebuilt at each of `edges` (sorted ascending): the
 /// transactions first ([`transactions_at`]), then every counter at the same point of
 /// its flushes, interpolated between corners by the transaction count (a backend's
 /// flush carries all its counters together).
-pub fn lagging_at(readings: &[FineReading], edges: &[f64]) -> Vec<[f64; LAGGING]> {
+pub fn lagging_at(
+    readings: &[FineReading],
+    edges: &[f64],
+    window: StepWindow,
+) -> Vec<[f64; LAGGING]> {
     let mut out = vec![[0.0; LAGGING]; edges.len()];
     let Some(last) = readings.len().checked_sub(1) else {
         return out;
@@ -153,7 +197,7 @@ pub fn lagging_at(readings: &[FineReading], edges: &[f64]) -> Vec<[f64; LAGGING]
         .collect();
     let per_id = per_id(readings);
     for (j, &e) in edges.iter().enumerate() {
-        let done = transactions_at(readings, &corners, per_id, e);
+        let done = transactions_at(readings, &corners, (per_id, window), e);
         let k = corners.partition_point(|&i| (transactions(&readings[i]) as f64) < done);
         let b = &readings[corners[k.min(corners.len() - 1)]];
         let a = &readings[corners[k.saturating_sub(1)]];
@@ -226,7 +270,7 @@ mod tests {
             })
             .collect();
         let edges: Vec<f64> = (0..=5).map(f64::from).collect();
-        let at = lagging_at(&readings, &edges);
+        let at = lagging_at(&readings, &edges, StepWindow::FlushPeriod(1.0));
         let per_second: Vec<f64> = at
             .windows(2)
             .map(|w| w[1][COMMITS] - w[0][COMMITS])
@@ -254,20 +298,85 @@ mod tests {
                 }
             })
             .collect();
-        let at = lagging_at(&readings, &[0.0, 0.5, 1.1]);
+        let at = lagging_at(&readings, &[0.0, 0.5, 1.1], StepWindow::SincePreviousCorner);
         // Evenly from (0 s, 0) to the corner (1.1 s, 111).
         assert!((at[1][COMMITS] - 111.0 * 0.5 / 1.1).abs() < 1e-9, "{at:?}");
         assert_eq!(at[2][COMMITS], 111.0);
     }
 
-    /// Read-only transactions assign no ids: a step is spread evenly between corners.
+    /// Read-only transactions assign no ids: with `-C` a step is spread evenly back to
+    /// the previous corner, else over the flush period before it.
     #[test]
     fn without_writes_steps_are_spread_over_time() {
         let readings = vec![reading(0.0, 0, 7), reading(1.0, 0, 7), reading(2.0, 200, 7)];
-        let at = lagging_at(&readings, &[0.0, 1.5, 2.0]);
+        let at = lagging_at(&readings, &[0.0, 1.5, 2.0], StepWindow::SincePreviousCorner);
         assert_eq!(at[0][COMMITS], 0.0);
         assert_eq!(at[1][COMMITS], 150.0);
         assert_eq!(at[2][COMMITS], 200.0);
+        let at = lagging_at(&readings, &[0.0, 1.5, 2.0], StepWindow::FlushPeriod(1.0));
+        assert_eq!(at[1][COMMITS], 100.0);
+        assert_eq!(at[2][COMMITS], 200.0);
         assert!(wal_insert_at(&[reading(0.0, 0, 0)], &[0.0]).is_none());
+    }
+
+    /// Ten read-only backends of 10 tps each flush once a second, each at its own
+    /// phase; readings every 100 ms. The count at each edge is within a transaction
+    /// or two of the truth. Spreading each step back to the previous corner (another
+    /// backend's flush 100 ms earlier) counted every edge half a second late: 50
+    /// transactions.
+    #[test]
+    fn backends_flushing_at_their_own_times_are_placed_by_the_flush_period() {
+        let (backends, rate) = (10u32, 10.0);
+        let phase = |b: u32| f64::from(b) / f64::from(backends);
+        // Backend b flushes at phase(b) + k; what it made by t is rate * t.
+        let flushed = |t: f64| -> f64 {
+            (0..backends)
+                .map(|b| {
+                    let last = ((t - phase(b)) / 1.0).floor() + phase(b);
+                    (rate * last.max(0.0)).floor()
+                })
+                .sum()
+        };
+        let end = 6.0;
+        let mut readings: Vec<FineReading> = (0..60)
+            .map(|i| {
+                let t = f64::from(i) / 10.0 + 0.05;
+                reading(t - 0.05, flushed(t) as u64, 7)
+            })
+            .collect();
+        // The final reading follows every backend's exit flush.
+        let total = f64::from(backends) * rate * end;
+        readings.push(reading(end, total as u64, 7));
+        let edges = [2.0, 3.0, 4.0, 5.0, end];
+        let truth = |t: f64| f64::from(backends) * rate * t;
+        let placed = lagging_at(&readings, &edges, StepWindow::FlushPeriod(1.0));
+        for (e, at) in edges.iter().zip(&placed) {
+            assert!((at[COMMITS] - truth(*e)).abs() <= 6.0, "{e}: {placed:?}");
+        }
+        let late = lagging_at(&readings, &edges, StepWindow::SincePreviousCorner);
+        assert!(truth(2.0) - late[0][COMMITS] >= 40.0, "{late:?}");
+    }
+
+    /// Two backends started together flush together: each step holds the second
+    /// before it, whichever window is used.
+    #[test]
+    fn backends_flushing_together_are_placed_either_way() {
+        // Flushes at 0.1, 1.1, 2.1 s of 20 transactions a second in all.
+        let readings: Vec<FineReading> = (0..=30)
+            .map(|i| {
+                let t = f64::from(i) / 10.0;
+                let last = ((t - 0.1) / 1.0).floor() + 0.1;
+                let c = if i == 30 { 60.0 } else { 20.0 * last.max(0.0) };
+                reading(t, c.round() as u64, 7)
+            })
+            .collect();
+        for window in [
+            StepWindow::FlushPeriod(1.0),
+            StepWindow::SincePreviousCorner,
+        ] {
+            let at = lagging_at(&readings, &[0.6, 1.6], window);
+            assert!((at[0][COMMITS] - 12.0).abs() < 1e-9, "{window:?} {at:?}");
+            assert!((at[1][COMMITS] - 32.0).abs() < 1e-9, "{window:?} {at:?}");
+        }
     }
 }

@@ -5,7 +5,7 @@
 
 use pgrush_stats::server::{DatabaseActivity, ServerInterval};
 
-use crate::counter_curve::{LAGGING, lagging_at, wal_insert_at};
+use crate::counter_curve::{LAGGING, StepWindow, lagging_at, wal_insert_at};
 use crate::sampler::{CoarseReading, Sampled};
 use crate::snapshot::{database_delta, database_from_array, io_delta};
 use crate::waits::WaitCounts;
@@ -50,13 +50,18 @@ fn database_at(lagging: &[f64; LAGGING]) -> DatabaseActivity {
     database_from_array(&a)
 }
 
-/// The intervals of `s`, sampled every `interval_s`, and the database totals.
-pub fn build(s: &Sampled, interval_s: f64) -> (Vec<ServerInterval>, DatabaseActivity) {
+/// The intervals of `s`, sampled every `interval_s`, and the database totals; `window`
+/// says how the read-only transaction count's steps are placed in time.
+pub fn build(
+    s: &Sampled,
+    interval_s: f64,
+    window: StepWindow,
+) -> (Vec<ServerInterval>, DatabaseActivity) {
     let Some(end) = s.readings.last().map(|r| r.t) else {
         return (Vec::new(), DatabaseActivity::default());
     };
     let edges = edges(interval_s, end);
-    let lagging = lagging_at(&s.readings, &edges);
+    let lagging = lagging_at(&s.readings, &edges, window);
     let wal = wal_insert_at(&s.readings, &edges);
     let coarse: Vec<CoarseReading> = edges.iter().map(|&e| nearest(&s.coarse, e)).collect();
     let round = |v: f64| v.round().max(0.0) as u64;

@@ -49,6 +49,9 @@ pub struct MonitorConfig {
     pub wait_period: Duration,
     /// Where the sampler also puts its latest values (`--metrics-listen`), if anywhere.
     pub latest: Option<latest::LatestSlot>,
+    /// Whether the benchmark connects for each transaction (`-C`): its backends then
+    /// flush their statistics as they exit, not once a second.
+    pub connection_per_transaction: bool,
 }
 
 impl MonitorConfig {
@@ -58,6 +61,7 @@ impl MonitorConfig {
             interval,
             wait_period: (interval / 10).min(Duration::from_millis(100)),
             latest: None,
+            connection_per_transaction: false,
         }
     }
 }
@@ -172,7 +176,11 @@ impl Monitor {
             .collect();
         waits.sort_by(|a, b| b.share.total_cmp(&a.share).then(a.wait.cmp(&b.wait)));
         let interval_s = config.interval.as_secs_f64();
-        let (intervals, database) = intervals::build(&sampled, interval_s);
+        let (intervals, database) = intervals::build(
+            &sampled,
+            interval_s,
+            caps.step_window(config.connection_per_transaction),
+        );
         let mut timeline = ServerTimeline {
             interval_s,
             wait_sample_s: config.wait_period.as_secs_f64(),

@@ -19,6 +19,8 @@ use crate::plan::RunPlan;
 pub struct ServerSampling {
     params: ConnParams,
     interval: Duration,
+    /// `-C`: the benchmark's backends flush their statistics as each exits.
+    connection_per_transaction: bool,
     monitor: Option<Monitor>,
     cpu_at_start: Option<f64>,
     /// `--metrics-listen`: where the sampler also puts its latest values.
@@ -62,6 +64,7 @@ impl ServerSampling {
         plan.outputs.server_sampling.then(|| ServerSampling {
             params: params.clone(),
             interval: plan.outputs.server_interval,
+            connection_per_transaction: plan.options.connect_per_transaction,
             monitor: None,
             cpu_at_start: None,
             latest: None,
@@ -93,15 +96,19 @@ impl ServerSampling {
     pub fn start(&mut self, prog: &str, origin: Instant) {
         self.cpu_at_start = process_cpu_seconds();
         let config = MonitorConfig {
-            latest: self.latest.clone(),
+            connection_per_transaction: self.connection_per_transaction,
             ..MonitorConfig::every(self.interval)
         };
-        match Monitor::start(&self.params, config, origin) {
+        let own = MonitorConfig {
+            latest: self.latest.clone(),
+            ..config.clone()
+        };
+        match Monitor::start(&self.params, own, origin) {
             Ok(m) => self.monitor = Some(m),
             Err(e) => messages::warning(prog, &format!("server statistics: {e}")),
         }
         for t in &mut self.targets {
-            match Monitor::start(&t.params, MonitorConfig::every(self.interval), origin) {
+            match Monitor::start(&t.params, config.clone(), origin) {
                 Ok(m) => t.monitor = Some(m),
                 Err(e) => messages::warning(
                     prog,
