@@ -45,6 +45,19 @@ fn stage_blocks(out: &Output) -> Vec<(String, u64, f64)> {
     blocks
 }
 
+/// The run's processed count (the first in the report) is the sum of the stages'.
+fn assert_totals_are_the_stages_sum(out: &Output, blocks: &[(String, u64, f64)]) {
+    let total: u64 = out
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("number of transactions actually processed: "))
+        .expect("total")
+        .parse()
+        .expect("count");
+    let sum: u64 = blocks.iter().map(|b| b.1).sum();
+    assert_eq!(total, sum, "{}", out.stdout);
+}
+
 /// The last column of every line of the log files starting with `prefix`, counted.
 fn last_columns(dir: &Scratch, prefix: &str) -> BTreeMap<u64, u64> {
     let mut counts = BTreeMap::new();
@@ -125,6 +138,7 @@ fn a_stage_runs_only_its_clients() {
     );
     let blocks = stage_blocks(&out);
     assert_eq!(blocks.len(), 3, "{}", out.stdout);
+    assert_totals_are_the_stages_sum(&out, &blocks);
     let (one, four) = (blocks[0].1, blocks[1].1);
     // Back to one client: the three others, once their transaction is done, wait
     // (those transactions are the second stage's).
@@ -153,6 +167,21 @@ fn a_stage_runs_only_its_clients() {
     // The aggregates say their stage too.
     let columns = last_columns(&dir, "agg");
     assert!(columns.keys().all(|s| [1, 2, 3].contains(s)), "{columns:?}");
+}
+
+#[test]
+fn a_plain_run_in_stages_totals_its_stages() {
+    // No log, gate or document: the run keeps only totals, so each transaction is
+    // recorded in its stage alone and the stages are merged into the run's totals.
+    let dir = Scratch::new(&[SLEEP10]);
+    let out = run_ok(
+        &dir,
+        "-n -f sleep10.sql -c 2 -j 2 --stage 1s,clients=1 --stage 1s,clients=2",
+    );
+    let blocks = stage_blocks(&out);
+    assert_eq!(blocks.len(), 2, "{}", out.stdout);
+    assert!(blocks.iter().all(|b| b.1 > 0), "{}", out.stdout);
+    assert_totals_are_the_stages_sum(&out, &blocks);
 }
 
 #[test]

@@ -175,6 +175,15 @@ impl<'a, N> ThreadCtx<'a, N> {
         self.stages.as_ref()?.idle_until(id, now)
     }
 
+    /// Until when client `id`, active at `now`, stays active for certain: the end of
+    /// the stage's segment it is in (`Micros::MAX` without stages).
+    #[inline]
+    pub(crate) fn active_until(&self, id: u32, now: Micros) -> Micros {
+        self.stages
+            .as_ref()
+            .map_or(Micros::MAX, |run| run.active_until(id, now))
+    }
+
     /// With stages, whether `now` falls in a closed-loop stage of a throttled run.
     #[inline]
     pub(crate) fn closed_loop_at(&self, now: Micros) -> bool {
@@ -183,12 +192,13 @@ impl<'a, N> ThreadCtx<'a, N> {
             .is_some_and(|run| run.timeline.closed_at(now))
     }
 
-    /// With stages, records a measured transaction in the statistics of the stage of
-    /// its scheduled start.
+    /// Records a measured transaction ended at `now`: in the run's statistics and,
+    /// with stages, in those of the stage of its scheduled start.
     #[inline]
-    pub(crate) fn record_stage_tx(&mut self, rec: &TxRecord, scheduled: Micros) {
-        if let Some(run) = self.stages.as_mut() {
-            run.record_tx(rec, scheduled);
+    pub(crate) fn record_measured_tx(&mut self, rec: &TxRecord, scheduled: Micros, now: Micros) {
+        match self.stages.as_mut() {
+            None => self.stats.record_tx_at(rec, now),
+            Some(run) => run.record_measured_tx(&mut self.stats, rec, (scheduled, now)),
         }
     }
 

@@ -75,9 +75,9 @@ impl<'a> Plan<'a> {
             stmt_index.push(idx);
         }
         let chain = cfg.scripts.len() == 1 && cfg.throttle_delay_us() <= 0.0 && !cfg.connect_per_tx;
-        // With stages a client's next transaction waits while it is not active, which
-        // `ChooseScript` decides: the express lane, which skips it, is off.
-        let express = (chain && cfg.stages.is_empty())
+        // With stages the express lane hands a client over to `ChooseScript` when the
+        // stage segment it was active in may have ended (`Client::active_until`).
+        let express = chain
             .then(|| ExpressScript::for_run(cfg, &stmt_index))
             .flatten();
         let script_target: Vec<usize> = (0..cfg.scripts.len()).map(|s| cfg.targets.of(s)).collect();

@@ -16,6 +16,10 @@ pub(crate) struct StageRun {
     first_id: u32,
     /// Statistics of each stage (transactions by the stage of their scheduled start).
     pub(crate) stats: Vec<ThreadStats>,
+    /// Whether the run's statistics keep only totals: then a transaction is recorded
+    /// in its stage's alone, and the stages are merged into the run's at the end
+    /// ([`StageRun::merge_into`]) instead of recording each transaction twice.
+    holds_totals: bool,
 }
 
 /// The activation ranks of the clients of thread `tid` given the sizes of every
@@ -53,7 +57,46 @@ impl StageRun {
             ranks,
             first_id,
             stats: (0..stages).map(|_| ThreadStats::new(layout)).collect(),
+            holds_totals: false,
         }
+    }
+
+    /// Lets the stages hold the totals of `run` (the run's statistics), when those
+    /// keep only totals.
+    pub(crate) fn hold_totals_of(&mut self, run: &ThreadStats) {
+        self.holds_totals = run.keeps_totals_only();
+    }
+
+    /// Records a measured transaction scheduled at `scheduled` (ended at `now`) in
+    /// its stage's statistics, and in the run's unless the stages hold its totals.
+    #[inline]
+    pub(crate) fn record_measured_tx(
+        &mut self,
+        run: &mut ThreadStats,
+        rec: &TxRecord,
+        (scheduled, now): (Micros, Micros),
+    ) {
+        let holds = self.holds_totals;
+        match self.stats_at(scheduled) {
+            Some(stats) => {
+                stats.record_tx(rec);
+                if !holds {
+                    run.record_tx_at(rec, now);
+                }
+            }
+            None => run.record_tx_at(rec, now),
+        }
+    }
+
+    /// Hands the stages' statistics over, after merging them into the run's when they
+    /// hold its totals.
+    pub(crate) fn merge_into(self, run: &mut ThreadStats) -> Vec<ThreadStats> {
+        if self.holds_totals {
+            for stage in &self.stats {
+                run.merge(stage);
+            }
+        }
+        self.stats
     }
 
     /// The rank of client `id` (of this thread).
@@ -72,18 +115,16 @@ impl StageRun {
         Some(self.timeline.next_active(rank, now).unwrap_or(Micros::MAX))
     }
 
+    /// For client `id`, active at `now`: until when it stays so for certain.
+    pub(crate) fn active_until(&self, id: u32, now: Micros) -> Micros {
+        self.timeline.active_until(self.rank(id), now)
+    }
+
     /// The statistics of the stage of a transaction scheduled at `scheduled`.
     #[inline]
     pub(crate) fn stats_at(&mut self, scheduled: Micros) -> Option<&mut ThreadStats> {
         let i = self.timeline.stage_at(scheduled)?;
         self.stats.get_mut(i)
-    }
-
-    /// Records a measured transaction in its stage's statistics.
-    pub(crate) fn record_tx(&mut self, rec: &TxRecord, scheduled: Micros) {
-        if let Some(stats) = self.stats_at(scheduled) {
-            stats.record_tx(rec);
-        }
     }
 
     /// The stage number (1-based) of an instant, 0 before the first stage.

@@ -278,6 +278,21 @@ impl Timeline {
         active_clients(seg, t as f64) > f64::from(rank)
     }
 
+    /// For the client of rank `rank`, active at `t`: the instant from which it may
+    /// not be, to be asked again then. The end of `t`'s segment, or in a falling ramp
+    /// the instant (rounded down) where the count drops to `rank`.
+    pub(crate) fn active_until(&self, rank: u32, t: Micros) -> Micros {
+        let seg = &self.segments[self.segment_index(t)];
+        if seg.clients.1 >= seg.clients.0 || !seg.bounded() {
+            return seg.end;
+        }
+        // Active while c0 + (c1 - c0) f + 1e-9 >= rank + 1 (see `active_clients`).
+        let need = f64::from(rank) + 1.0 - 1e-9;
+        let f = (need - seg.clients.0) / (seg.clients.1 - seg.clients.0);
+        let at = seg.start as f64 + f * seg.length();
+        (at.floor() as Micros).clamp(t, seg.end)
+    }
+
     /// The first instant from `t` when the client of rank `rank` is active; `None`
     /// when it never is again.
     pub(crate) fn next_active(&self, rank: u32, t: Micros) -> Option<Micros> {

@@ -273,6 +273,13 @@ impl ThreadStats {
         self
     }
 
+    /// Whether these statistics keep nothing but the totals (see
+    /// [`ThreadStats::plain`]): then they are the sum of any split of the same
+    /// transactions recorded apart and merged in.
+    pub fn keeps_totals_only(&self) -> bool {
+        self.plain
+    }
+
     /// Turns a mirrored single script's statistics into a real copy of the totals.
     #[cold]
     fn unmirror(&mut self) {

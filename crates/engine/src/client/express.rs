@@ -88,7 +88,8 @@ impl<C: ClientConn> Client<C> {
     ///
     /// An express run chains, so `ChooseScript` has one script to choose (and
     /// draws nothing), no `-R` slot to prepare and no `--debug` line to print, and
-    /// `end_tx` went there only before the `-T` end; `StartTx` has its connection
+    /// `end_tx` went there only before the `-T` end; with stages it has nothing to
+    /// decide before the client's `active_until`; `StartTx` has its connection
     /// (no `-C`). What is left of them is theirs: [`Client::reset_error_state`]
     /// and [`Client::begin_tx`].
     #[inline(always)]
@@ -103,11 +104,15 @@ impl<C: ClientConn> Client<C> {
             return Some(next);
         }
         debug_assert!(ctx.plan.chain && !ctx.timer_exceeded && self.conn.is_some());
+        let t = now.get(&ctx.clock);
+        if t >= self.active_until {
+            // With stages: whether the client is still active is `ChooseScript`'s.
+            return Some(next);
+        }
         self.trace(State::ChooseScript);
         self.script = 0;
         self.reset_error_state();
         self.trace(State::StartTx);
-        let t = now.get(&ctx.clock);
         self.begin_tx(t, false);
         None
     }

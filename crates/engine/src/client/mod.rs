@@ -247,6 +247,10 @@ pub(crate) struct Client<C> {
     estatus: ErrStatus,
     /// Scheduled start of the transaction.
     txn_scheduled: Micros,
+    /// With stages, until when the client is active for certain (set by
+    /// `ChooseScript`; the express lane hands over to it from then on);
+    /// `Micros::MAX` without.
+    active_until: Micros,
     /// Actual start of the transaction.
     txn_begin: Micros,
     /// Start of the current command (`-r`).
@@ -308,6 +312,7 @@ impl<C: ClientConn> Client<C> {
             tries: 1,
             estatus: ErrStatus::None,
             txn_scheduled: 0,
+            active_until: Micros::MAX,
             txn_begin: 0,
             stmt_begin: 0,
             sleep_until: 0,

@@ -18,12 +18,13 @@ impl<C: ClientConn> Client<C> {
         ctx: &mut ThreadCtx<'_, N>,
         now: &mut LazyNow,
     ) -> Next {
-        if ctx.stages.is_some()
-            && !ctx.timer_exceeded
-            && let Some(until) = ctx.idle_until(self.id, now.get(&ctx.clock))
-        {
-            // Not active in this stage: wait, connected, until it is.
-            return Next::wait(State::ChooseScript, Wait::Until(until));
+        if ctx.stages.is_some() && !ctx.timer_exceeded {
+            let t = now.get(&ctx.clock);
+            if let Some(until) = ctx.idle_until(self.id, t) {
+                // Not active in this stage: wait, connected, until it is.
+                return Next::wait(State::ChooseScript, Wait::Until(until));
+            }
+            self.active_until = ctx.active_until(self.id, t);
         }
         self.script = match self.deck.as_mut() {
             Some(deck) => deck.deal(),
@@ -262,8 +263,7 @@ impl<C: ClientConn> Client<C> {
             ctx.warmup_tx(&rec);
             return;
         }
-        ctx.stats.record_tx_at(&rec, t);
-        ctx.record_stage_tx(&rec, self.txn_scheduled);
+        ctx.record_measured_tx(&rec, self.txn_scheduled, t);
         ctx.record_live(&rec, self.txn_scheduled);
         self.tx_count += 1;
         ctx.log_tx(self.id, self.tx_count, &rec, t, self.txn_scheduled);

@@ -143,3 +143,34 @@ fn a_thread_without_active_clients_has_no_share_of_the_rate() {
     assert_eq!(first.stage_at(2 * S - 1), Some(0));
     assert!(second.active(1, 3 * S) && !second.active(1, 3 * S - 1));
 }
+
+#[test]
+fn a_client_is_active_until_its_segment_ends_or_a_falling_ramp_drops_it() {
+    // 4 clients for 2 s, a ramp down to 0 over 4 s (one fewer each second), 2 for 2 s.
+    let tl = Timeline::new(
+        &stages(
+            &["2s,clients=4", "4s,clients=0,ramp", "2s,clients=2"],
+            4,
+            0.0,
+        ),
+        0,
+        1,
+        0,
+    );
+    // The warm-up segment ends at the origin, the first stage at 2 s.
+    assert_eq!(tl.active_until(3, -S), 0);
+    assert_eq!(tl.active_until(0, S), 2 * S);
+    // In the ramp the count is rounded down: rank 3 (the fourth client) drops as it
+    // starts, rank 2 at 3 s, rank 0 at 5 s.
+    for rank in 0..3u32 {
+        let until = tl.active_until(rank, 2 * S);
+        assert!(tl.active(rank, until), "{rank}: {until}");
+        assert!(!tl.active(rank, until + 1), "{rank}: {until}");
+    }
+    assert_eq!(tl.active_until(3, 2 * S), 2 * S);
+    assert_eq!(tl.active_until(2, 2 * S), 3 * S);
+    assert_eq!(tl.active_until(0, 2 * S), 5 * S);
+    // The last stage, then the constant segment after it.
+    assert_eq!(tl.active_until(1, 7 * S), 8 * S);
+    assert_eq!(tl.active_until(1, 9 * S), Micros::MAX);
+}

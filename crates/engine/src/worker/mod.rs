@@ -202,6 +202,9 @@ impl<'a> Worker<'a> {
         let net = Sockets::new(&cfg.conn, &cfg.targets, &cfg.output.progname, registry);
         let mut ctx = ThreadCtx::new(cfg, plan, clock, recorders.stats, rngs, log, net);
         ctx.stages = recorders.stages;
+        if let Some(run) = ctx.stages.as_mut() {
+            run.hold_totals_of(&ctx.stats);
+        }
         ctx.live = recorders.live;
         let n = clients.len();
         Ok(Worker {
@@ -527,11 +530,10 @@ impl<'a> Worker<'a> {
             self.publish_live(end, true);
         }
         let log_failed = self.ctx.log_failed();
-        let stages = self
-            .ctx
-            .stages
-            .take()
-            .map_or_else(Vec::new, |run| run.stats);
+        let stages = match self.ctx.stages.take() {
+            Some(run) => run.merge_into(&mut self.ctx.stats),
+            None => Vec::new(),
+        };
         ThreadResult {
             stages,
             stats: self.ctx.stats,
