@@ -111,11 +111,22 @@ fn number(v: f64) -> String {
 
 /// A label set `{a="x",b="y"}` (labels escaped).
 fn labels(pairs: &[(&str, &str)]) -> String {
-    let inner: Vec<String> = pairs
-        .iter()
-        .map(|(k, v)| format!("{k}=\"{}\"", escape_label(v)))
-        .collect();
-    format!("{{{}}}", inner.join(","))
+    let mut out = open_labels(pairs);
+    out.push('}');
+    out
+}
+
+/// A label set without its closing brace, `{a="x",b="y"`, for lines that add one more
+/// label (a histogram's `le`).
+fn open_labels(pairs: &[(&str, &str)]) -> String {
+    let mut out = String::from("{");
+    for (i, (k, v)) in pairs.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        let _ = write!(out, "{k}=\"{}\"", escape_label(v));
+    }
+    out
 }
 
 /// The page's text writer: metadata lines once per family, in either format.
@@ -250,6 +261,7 @@ pub fn render(page: &MetricsPage<'_>, format: MetricsFormat) -> String {
 }
 
 /// One histogram family: per series the cumulative buckets, `+Inf`, sum and count.
+/// Each bucket line is written in place (a scrape writes hundreds of them).
 fn histogram<'a>(
     w: &mut Page,
     name: &str,
@@ -258,17 +270,18 @@ fn histogram<'a>(
     shard: &str,
 ) {
     w.family(name, "histogram", help);
+    let bounds: Vec<String> = BUCKET_BOUNDS_US
+        .iter()
+        .map(|&us| number(us as f64 / 1e6))
+        .collect();
+    let bucket = format!("{name}_bucket");
     for (script, stage, h) in series {
         let base = [("script", script), ("stage", stage), ("shard", shard)];
+        let open = open_labels(&base);
         let cumulative = h.cumulative();
         for (i, n) in cumulative.iter().enumerate() {
-            let le = match BUCKET_BOUNDS_US.get(i) {
-                Some(&us) => number(us as f64 / 1e6),
-                None => "+Inf".to_string(),
-            };
-            let mut l = base.to_vec();
-            l.push(("le", &le));
-            w.sample(&format!("{name}_bucket"), &labels(&l), &n.to_string());
+            let le = bounds.get(i).map_or("+Inf", String::as_str);
+            let _ = writeln!(w.out, "{bucket}{open},le=\"{le}\"}} {n}");
         }
         let l = labels(&base);
         w.sample(&format!("{name}_sum"), &l, &number(h.sum_us / 1e6));
