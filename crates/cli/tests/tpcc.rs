@@ -580,13 +580,17 @@ fn short_run_latency(db: &str, extra: &[&str]) -> (f64, Vec<(f64, f64)>) {
     (number_after(&out.stdout, "latency average = "), blocks)
 }
 
-/// `--tpcc-think=0.001`: every transaction sleeps its keying time before and its think
-/// time after, both a thousandth of the spec's, and the report's latencies include
+/// `--tpcc-think=0.005`: every transaction sleeps its keying time before and its think
+/// time after, both scaled to 1/200 of the spec's, and the report's latencies include
 /// them: each script's average is at least its scaled keying time, and the run's
 /// average at least the mix's scaled keying plus mean think time (the draws are the
-/// same for every run with this seed); a run without the option stays below that.
+/// same for every run with this seed). The same run without the option (the same
+/// transactions) is faster by most of that: its average is below the first's less
+/// half the sleeps (the server's time would have to differ by 50 ms a transaction
+/// between two runs of 40 for this to fail; an absolute bound would depend on the
+/// machine).
 fn think_times_lengthen_each_transaction(db: &str) {
-    const SCALE: f64 = 0.001;
+    const SCALE: f64 = 0.005;
     let expected_ms = |blocks: &[(f64, f64)]| {
         let total: f64 = blocks.iter().map(|b| b.0).sum();
         blocks
@@ -596,7 +600,7 @@ fn think_times_lengthen_each_transaction(db: &str) {
             .sum::<f64>()
             / total
     };
-    let (average, blocks) = short_run_latency(db, &["--tpcc-think=0.001"]);
+    let (average, blocks) = short_run_latency(db, &["--tpcc-think=0.005"]);
     for (i, (count, latency)) in blocks.iter().enumerate() {
         assert!(
             *count == 0.0 || *latency >= KEYING_S[i] * SCALE * 1000.0,
@@ -605,11 +609,13 @@ fn think_times_lengthen_each_transaction(db: &str) {
     }
     let bound = expected_ms(&blocks);
     eprintln!(
-        "--tpcc-think=0.001: latency average {average} ms, keying + mean think {bound:.3} ms"
+        "--tpcc-think=0.005: latency average {average} ms, keying + mean think {bound:.3} ms"
     );
     assert!(average >= bound, "{average} ms < {bound} ms");
-    let (plain, blocks) = short_run_latency(db, &[]);
-    let bound = expected_ms(&blocks);
-    eprintln!("no --tpcc-think: latency average {plain} ms, keying + mean think {bound:.3} ms");
-    assert!(plain < bound, "{plain} ms >= {bound} ms");
+    let (plain, _) = short_run_latency(db, &[]);
+    eprintln!("no --tpcc-think: latency average {plain} ms");
+    assert!(
+        plain < average - bound / 2.0,
+        "{plain} ms without against {average} ms with sleeps of {bound:.3} ms"
+    );
 }

@@ -124,11 +124,21 @@ begin
 end
 $$",
     // Stock-Level (§2.8.2.2, read-only): distinct items of the district's last 20 orders
-    // with a stock below the threshold.
-    "create function tpcc_stock_level(p_w int, p_d int, p_threshold int) returns int language sql stable as $$
-select count(distinct s_i_id)::int from district, order_line, stock
-where d_w_id = p_w and d_id = p_d and ol_w_id = p_w and ol_d_id = p_d
-  and ol_o_id < d_next_o_id and ol_o_id >= d_next_o_id - 20
-  and s_w_id = p_w and s_i_id = ol_i_id and s_quantity < p_threshold
+    // with a stock below the threshold. The next order id is read first, as the
+    // specification's profile does: the count then has its order-id range as
+    // parameters, so even a generic plan scans the order lines' key for 20 orders (one
+    // statement joining the district left the range to a join, and the generic plan of a
+    // SQL function joined the warehouse's whole order lines: 40 times slower).
+    "create function tpcc_stock_level(p_w int, p_d int, p_threshold int) returns int language plpgsql stable as $$
+declare
+  v_next int;
+  v_count int;
+begin
+  select d_next_o_id into v_next from district where d_w_id = p_w and d_id = p_d;
+  select count(distinct s_i_id)::int into v_count from order_line, stock
+  where ol_w_id = p_w and ol_d_id = p_d and ol_o_id < v_next and ol_o_id >= v_next - 20
+    and s_w_id = p_w and s_i_id = ol_i_id and s_quantity < p_threshold;
+  return v_count;
+end
 $$",
 ];
