@@ -20,6 +20,9 @@ pub(crate) struct StageRun {
     /// in its stage's alone, and the stages are merged into the run's at the end
     /// ([`StageRun::merge_into`]) instead of recording each transaction twice.
     holds_totals: bool,
+    /// The segment of the last transaction recorded (start, end, stage): the next
+    /// one is nearly always in it, and then is placed without a search.
+    recent: (Micros, Micros, Option<usize>),
 }
 
 /// The activation ranks of the clients of thread `tid` given the sizes of every
@@ -58,6 +61,7 @@ impl StageRun {
             first_id,
             stats: (0..stages).map(|_| ThreadStats::new(layout)).collect(),
             holds_totals: false,
+            recent: (0, 0, None),
         }
     }
 
@@ -123,8 +127,14 @@ impl StageRun {
     /// The statistics of the stage of a transaction scheduled at `scheduled`.
     #[inline]
     pub(crate) fn stats_at(&mut self, scheduled: Micros) -> Option<&mut ThreadStats> {
-        let i = self.timeline.stage_at(scheduled)?;
-        self.stats.get_mut(i)
+        let (start, end, stage) = self.recent;
+        let stage = if (start..end).contains(&scheduled) {
+            stage
+        } else {
+            self.recent = self.timeline.segment_span(scheduled);
+            self.recent.2
+        };
+        self.stats.get_mut(stage?)
     }
 
     /// The stage number (1-based) of an instant, 0 before the first stage.
@@ -143,6 +153,51 @@ impl StageRun {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use pgrush_stats::TxOutcome;
+    use pgrush_stats::stages::{StageSpec, resolve};
+
+    const S: Micros = 1_000_000;
+
+    /// Transactions of two one-second stages, recorded out of order and after the
+    /// end: each in its stage (the last for one after the end), whichever segment the
+    /// previous one was in; the run's totals are the stages' merged.
+    #[test]
+    fn transactions_go_to_their_stage_and_the_run_totals_them() {
+        let specs: Vec<StageSpec> = ["1s", "1s"]
+            .iter()
+            .map(|s| StageSpec::parse(s).unwrap())
+            .collect();
+        let stages = resolve(&specs, 1, 0.0).unwrap();
+        let layout = StatsLayout {
+            commands_per_script: vec![1],
+            ..StatsLayout::default()
+        };
+        let mut run = ThreadStats::new(&layout);
+        let timeline = Timeline::new(&stages, 0, 1, 0);
+        let mut sr = StageRun::new(timeline, vec![0], 0, 2, &layout);
+        sr.hold_totals_of(&run);
+        let rec = TxRecord {
+            script: 0,
+            outcome: TxOutcome::Success,
+            latency_us: 100.0,
+            lag_us: 0.0,
+            tries: 1,
+        };
+        for at in [S / 2, 3 * S / 2, S / 5, 5 * S, S - 1, S] {
+            sr.record_measured_tx(&mut run, &rec, (at, at + 100));
+        }
+        let mut per_stage = sr.merge_into(&mut run);
+        run.flush();
+        let counts: Vec<u64> = per_stage
+            .iter_mut()
+            .map(|s| {
+                s.flush();
+                s.total.counters.successful
+            })
+            .collect();
+        assert_eq!(counts, vec![3, 3]);
+        assert_eq!(run.total.counters.successful, 6);
+    }
 
     #[test]
     fn activation_goes_round_robin_over_the_threads() {

@@ -207,6 +207,16 @@ impl Timeline {
             .min(self.segments.len().saturating_sub(1))
     }
 
+    /// The segment `t` falls in: its start, its end (exclusive) and its stage (as
+    /// [`Timeline::stage_at`]), for a caller that keeps it while instants stay in it.
+    pub(crate) fn segment_span(&self, t: Micros) -> (Micros, Micros, Option<usize>) {
+        self.segments
+            .get(self.segment_index(t))
+            .map_or((Micros::MIN, Micros::MAX, None), |s| {
+                (s.start, s.end, s.stage)
+            })
+    }
+
     /// The stage (0-based) an instant falls in: `None` before the first stage; the
     /// last stage after its end (a transaction scheduled at the very end).
     pub(crate) fn stage_at(&self, t: Micros) -> Option<usize> {
