@@ -82,6 +82,10 @@ pub struct RunOutcome {
     /// When the measured interval started (the earliest thread), Unix µs on this
     /// machine's clock: with [`Placement::start_at_unix_us`], that instant or later.
     pub measured_start_unix_us: i64,
+    /// Where the time series, the stages and the outages count from (the run start
+    /// before the initial connections, the agreed start, or the end of `--warmup`), Unix
+    /// µs on this machine's clock.
+    pub origin_unix_us: i64,
     /// With stages ([`EngineConfig::stages`]), the statistics of each stage merged over
     /// all threads (a transaction counts in the stage of its scheduled start); empty
     /// without stages.
@@ -209,6 +213,7 @@ pub fn run(cfg: &EngineConfig, layout: &StatsLayout) -> Result<RunOutcome, Engin
         bench_duration_us: (end - bench_start).max(0) as u64,
         initial_connection_us: (connected - start_time).max(0) as u64,
         measured_start_unix_us: shared.clock.epoch_us(bench_start),
+        origin_unix_us: shared.clock.epoch_us(shared.measured_origin()),
         aborted: results.iter().any(|r| r.aborted),
         interrupted: shared.interrupted(),
         interrupted_in_warmup: shared.interrupted_in_warmup(),

@@ -210,7 +210,6 @@ fn time_charts(s: &mut String, d: &RunDocument) {
 /// `--reconnect`'s outage windows in red; every time chart of the page shades them.
 fn time_marks(d: &RunDocument) -> Vec<Mark> {
     const COLOURS: [&str; 2] = ["#9467bd", "#7f7f7f"];
-    const OUTAGE: &str = "#d62728";
     let stages = d.stages.iter().flatten().enumerate().map(|(i, st)| Mark {
         label: st.name(),
         from: st.start_s,
@@ -220,14 +219,7 @@ fn time_marks(d: &RunDocument) -> Vec<Mark> {
     let outages = d
         .outages
         .iter()
-        .flat_map(|o| o.windows.iter())
-        .enumerate()
-        .map(|(i, w)| Mark {
-            label: format!("outage {}", i + 1),
-            from: w.start_s,
-            to: w.end_s,
-            color: OUTAGE,
-        });
+        .flat_map(|o| crate::outage_html::outage_marks(&o.windows));
     stages.chain(outages).collect()
 }
 

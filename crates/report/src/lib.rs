@@ -26,7 +26,7 @@ pub mod machine_findings;
 pub mod merge;
 pub mod metrics_text;
 pub mod outage;
-mod outage_html;
+pub mod outage_html;
 pub mod page;
 pub mod palette;
 pub mod percentiles;

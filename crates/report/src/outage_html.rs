@@ -1,23 +1,51 @@
 //! The run page's table of `--reconnect`'s outage windows: when and how long, the
 //! clients and failures in each, throughput and p99 latency of the minute before,
 //! the window and the minute after, and the servers the clients were on before and
-//! after (the time charts shade the same windows).
+//! after (the time charts shade the same windows, [`outage_marks`]). The ops page
+//! shows the windows of its switchover and failover steps the same way.
 
 use std::fmt::Write as _;
 
-use crate::outage::{OutagesDoc, StretchFigures};
-use crate::svg::escape;
+use crate::outage::{OutageWindowDoc, OutagesDoc, StretchFigures};
+use crate::svg::{Mark, escape};
+
+/// The colour of an outage window on every chart.
+pub const OUTAGE_COLOUR: &str = "#d62728";
 
 /// `<h2>Outage windows</h2>` and its table.
 pub(crate) fn html_section(doc: &OutagesDoc) -> String {
-    let mut s = String::from(
-        "<h2>Outage windows</h2><table id=\"outages\"><tr><th>window</th><th>from (s)</th>\
+    format!(
+        "<h2>Outage windows</h2>{}",
+        windows_table(&doc.windows, "outages")
+    )
+}
+
+/// The windows as shaded spans of a time axis (seconds from the start of the
+/// measured run), labelled `outage 1`, `outage 2`, ….
+pub fn outage_marks(windows: &[OutageWindowDoc]) -> Vec<Mark> {
+    windows
+        .iter()
+        .enumerate()
+        .map(|(i, w)| Mark {
+            label: format!("outage {}", i + 1),
+            from: w.start_s,
+            to: w.end_s,
+            color: OUTAGE_COLOUR,
+        })
+        .collect()
+}
+
+/// The table of `windows` (one row each), with HTML id `id` (escaped).
+pub fn windows_table(windows: &[OutageWindowDoc], id: &str) -> String {
+    let mut s = format!(
+        "<table id=\"{}\"><tr><th>window</th><th>from (s)</th>\
          <th>to (s)</th><th>length (ms)</th><th>clients</th><th>connection failures</th>\
          <th>per client (ms)</th><th>SQLSTATE classes</th>\
          <th>tps before / during / after</th><th>p99 (ms) before / during / after</th>\
          <th>servers before → after</th></tr>",
+        escape(id)
     );
-    for (i, w) in doc.windows.iter().enumerate() {
+    for (i, w) in windows.iter().enumerate() {
         let classes: Vec<String> = w
             .failures_by_sqlstate_class
             .iter()

@@ -126,6 +126,7 @@ pub fn run(plan: &RunPlan, prompt: PasswordPrompt<'_>) -> Result<i32, Failure> {
     extras.mark_start(prog, cfg.pacing.warmup_us);
     let outcome = pgrush_engine::run(&cfg, &layout).map_err(|e| Failure::error(e.to_string()))?;
     extras.mark_end();
+    extras.set_start_time(outcome.origin_unix_us);
     if let Some(start) = shard_start {
         // Measuring starts at the agreed start plus the warm-up.
         let measured_after_warmup = outcome.measured_start_unix_us - cfg.pacing.warmup_us;

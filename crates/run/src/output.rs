@@ -163,6 +163,14 @@ impl RunExtras {
         self.start_time_unix_us = start_time_unix_us;
     }
 
+    /// The instant the engine's time series, stages and outages count from (Unix µs,
+    /// [`pgrush_engine::RunOutcome::origin_unix_us`]): the document's start time, so
+    /// that a moment known by its Unix time lands on the right place of the series.
+    /// The time [`RunExtras::mark_start`] took lies a few milliseconds before it.
+    pub fn set_start_time(&mut self, unix_us: i64) {
+        self.start_time_unix_us = unix_us;
+    }
+
     /// A `--workload tpcc` run's rates: printed after the report, kept in the document.
     pub fn set_tpcc(&mut self, tpcc: TpccDoc) {
         self.tpcc = Some(tpcc);

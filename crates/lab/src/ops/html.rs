@@ -1,6 +1,7 @@
 //! `--html FILE`: one self-contained page in the run report's style (inline CSS, SVG
 //! and hover script): the times and the sizes of each step against the scale (log-log
-//! lines from three scales on, bars per step below that), and the table.
+//! lines from three scales on, bars per step below that), the table, and for each
+//! switchover and failover what its clients saw (`html_failover`).
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -214,6 +215,7 @@ pub fn render(doc: &OpsDocument) -> String {
         "<h2>Time of each step</h2>{times}<h2>Size handled by each step</h2>{sizes}<h2>All steps</h2>"
     );
     push_table(&mut s, &rows);
+    s.push_str(&crate::ops::html_failover::section(doc));
     page_end(&mut s);
     s
 }

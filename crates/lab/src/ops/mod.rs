@@ -37,7 +37,8 @@
 //!   owner.
 //! - The results are an [`OpsDocument`] (serde; schema `schema/pgrush-ops.v1.schema.json`),
 //!   handed to the caller after every step so that nothing measured is lost;
-//!   [`text::table`] renders them as text, [`html::render`] as a page with log-log charts.
+//!   [`text::table`] renders them as text, [`html::render`] as a page with log-log charts (and, for a switchover or a
+//!   failover, its workload's throughput with the outage windows shaded).
 //! - [`compare::Comparison`] puts several results side by side (`pgrush report`).
 //! - [`interrupt`] is Ctrl-C, or `SIGINT`/`SIGTERM` sent to pgrush alone: it cancels
 //!   the running statement, or ends the running program's process group (each program
@@ -54,7 +55,9 @@ mod config;
 mod db;
 mod disk;
 mod error;
+mod failover_chart;
 pub mod html;
+mod html_failover;
 pub mod interrupt;
 mod lsn;
 mod program;
@@ -70,8 +73,9 @@ pub use config::{DumpFormat, OpsConfig, StepKind, Target};
 pub use disk::{estimate, free_bytes};
 pub use error::OpsError;
 pub use result::{
-    BasebackupDetails, Check, Details, DumpDetails, FailoverDetails, InitStepTime, LoadDetails,
-    OpsDocument, OpsSettings, RecoveryDetails, ReindexDetails, RestoreDetails, RestorePhases,
-    SCHEMA, ScaleResult, StepResult, TableComparison,
+    BasebackupDetails, Check, ClientOutageTimes, Details, DumpDetails, FailoverDetails,
+    FailoverTimeline, InitStepTime, LoadDetails, OpsDocument, OpsSettings, RecoveryDetails,
+    ReindexDetails, RestoreDetails, RestorePhases, SCHEMA, ScaleResult, StepResult,
+    TableComparison, WorkloadInterval,
 };
 pub use runner::{Outcome, run};

@@ -4,6 +4,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::ops::config::StepKind;
 
+pub use pgrush_report::outage::OutageWindowDoc;
+
 /// The schema identifier of [`OpsDocument`] (one string with the one `pgrush report`'s
 /// ops gates recognize).
 pub use pgrush_report::assertion::ops::SCHEMA;
@@ -287,4 +289,59 @@ pub struct FailoverDetails {
     pub rewound: Option<bool>,
     /// Committed transactions missing on the new primary.
     pub lost_transactions: u64,
+    /// The clients' outage windows, as the workload's run document gives them (times in
+    /// seconds from the start of its measured run; none when no client lost its
+    /// connection, or in documents of older pgrush versions).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub outage_windows: Vec<OutageWindowDoc>,
+    /// When the primary went and the standby took over, on the same time axis (absent
+    /// when the workload wrote no run document, or in documents of older versions).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeline: Option<FailoverTimeline>,
+    /// The workload's throughput per interval (one second), on the same time axis.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub workload_intervals: Vec<WorkloadInterval>,
+    /// Each client's outage, on the same time axis, in time order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub client_outages: Vec<ClientOutageTimes>,
+}
+
+/// When one client lost its connection and when it committed again.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct ClientOutageTimes {
+    /// The client's number.
+    pub client: u32,
+    /// Its transaction failed on the lost connection, seconds from the start of the
+    /// measured run.
+    pub start_s: f64,
+    /// Its first commit after it (none: the run ended first).
+    pub end_s: Option<f64>,
+}
+
+/// A switchover's or a failover's moments, in seconds from the start of its workload's
+/// measured run (the time axis of the outage windows).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct FailoverTimeline {
+    /// The primary was told to go (a fast shutdown began, or `SIGKILL` was sent).
+    pub primary_stopping_s: f64,
+    /// The primary was down (its shutdown done, or its postmaster gone).
+    pub primary_down_s: f64,
+    /// `pg_promote()` returned on the standby.
+    pub promoted_s: f64,
+    /// The first transaction a client committed after losing its connection (none
+    /// when no client lost it, or none committed again).
+    pub first_commit_s: Option<f64>,
+}
+
+/// One interval of the workload's time series.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct WorkloadInterval {
+    /// Where its benchmark time starts, seconds from the start of the measured run.
+    pub start_s: f64,
+    /// Where it ends.
+    pub end_s: f64,
+    /// Successful transactions per second.
+    pub tps: f64,
+    /// Failed transactions in it (connection failures among them).
+    pub failures: u64,
 }

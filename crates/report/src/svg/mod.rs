@@ -29,7 +29,9 @@ pub struct Series {
     pub points: Vec<(f64, f64)>,
 }
 
-/// A span of the x axis to shade (a checkpoint, an autovacuum run), with its label.
+/// A span of the x axis to shade (a checkpoint, an autovacuum run), with its label; a
+/// mark whose `to` equals its `from` is an instant (a primary's end), drawn as a dashed
+/// vertical line.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Mark {
     /// Short label shown at the top of the band.
@@ -323,6 +325,36 @@ impl Plot {
     }
 }
 
+/// The rows of mark labels at the top of a plot: where each row's last label ends.
+#[derive(Default)]
+struct LabelRows {
+    ends: Vec<f64>,
+}
+
+impl LabelRows {
+    /// Rows at most (further labels show on hover only).
+    const MAX: usize = 4;
+    /// A row's height (px; the labels are 10 px).
+    const HEIGHT: f64 = 11.0;
+    /// Space kept between two labels of a row (px).
+    const GAP: f64 = 4.0;
+
+    /// The first row where a label from `x` of `width` overlaps none before it (a new
+    /// row when none does; None when every row is taken), now taken up to its end.
+    fn place(&mut self, x: f64, width: f64) -> Option<usize> {
+        let row = match self.ends.iter().position(|&end| end <= x) {
+            Some(row) => row,
+            None if self.ends.len() < Self::MAX => {
+                self.ends.push(0.0);
+                self.ends.len() - 1
+            }
+            None => return None,
+        };
+        self.ends[row] = x + width + Self::GAP;
+        Some(row)
+    }
+}
+
 impl At<'_> {
     /// The SVG x of a placed x value.
     fn sx(&self, x: f64) -> f64 {
@@ -367,38 +399,59 @@ impl At<'_> {
         }
     }
 
-    /// The shaded spans, clipped to the plot; each label shortened to the room right
-    /// of its span's start (left out when there is hardly any; it shows on hover).
+    /// The shaded spans and the instants (dashed vertical lines), clipped to the plot.
+    /// Each label, in its mark's colour on a white halo (readable across the lines),
+    /// starts at its mark, in the first of a few rows where it overlaps no label before
+    /// it, shortened to the room right of the mark (left out when there is hardly any
+    /// room or no free row; it shows on hover).
     fn push_marks(&self, s: &mut String, marks: &[Mark]) {
+        let mut rows = LabelRows::default();
         for m in marks {
+            let instant = m.to == m.from;
             let from = m.from.max(self.plot.x0);
             let to = m.to.min(self.plot.x1);
-            if to <= from {
+            if to < from || (!instant && to == from) {
                 continue;
             }
             let (x0, x1) = (self.sx(from), self.sx(to));
-            let _ = write!(
-                s,
-                "<rect x=\"{x0:.1}\" y=\"{t}\" width=\"{:.1}\" height=\"{:.1}\" fill=\"{c}\" \
-                 fill-opacity=\"0.18\"><title>{l}</title></rect>",
-                (x1 - x0).max(1.0),
-                self.frame.ph,
-                t = self.frame.top,
-                c = m.color,
-                l = escape(&m.label)
+            let (t, b, c, l) = (
+                self.frame.top,
+                self.frame.bottom(),
+                m.color,
+                escape(&m.label),
             );
-            let room = self.frame.right() - x0 - 4.0;
-            let chars = (room / frame::text_width("m", 10.0)).floor() as usize;
-            if chars >= 4 {
+            if instant {
                 let _ = write!(
                     s,
-                    "<text x=\"{:.1}\" y=\"{:.1}\" font-size=\"10\" fill=\"{c}\">{}</text>",
-                    x0 + 2.0,
-                    self.frame.top + 10.0,
-                    escape(&frame::shorten(&m.label, chars)),
-                    c = m.color
+                    "<line x1=\"{x0:.1}\" y1=\"{t}\" x2=\"{x0:.1}\" y2=\"{b:.1}\" stroke=\"{c}\" \
+                     stroke-width=\"1.5\" stroke-dasharray=\"5 3\"><title>{l}</title></line>"
+                );
+            } else {
+                let _ = write!(
+                    s,
+                    "<rect x=\"{x0:.1}\" y=\"{t}\" width=\"{:.1}\" height=\"{:.1}\" fill=\"{c}\" \
+                     fill-opacity=\"0.18\"><title>{l}</title></rect>",
+                    (x1 - x0).max(1.0),
+                    self.frame.ph,
                 );
             }
+            let room = self.frame.right() - x0 - 4.0;
+            let chars = (room / frame::text_width("m", 10.0)).floor() as usize;
+            if chars < 4 {
+                continue;
+            }
+            let text = frame::shorten(&m.label, chars);
+            let Some(row) = rows.place(x0 + 2.0, frame::text_width(&text, 10.0)) else {
+                continue;
+            };
+            let _ = write!(
+                s,
+                "<text x=\"{:.1}\" y=\"{:.1}\" font-size=\"10\" style=\"fill:{c}\" \
+                 stroke=\"#ffffff\" stroke-width=\"3\" paint-order=\"stroke\">{}</text>",
+                x0 + 2.0,
+                t + 10.0 + LabelRows::HEIGHT * row as f64,
+                escape(&text),
+            );
         }
     }
 
@@ -478,5 +531,47 @@ mod tests {
             ..c
         };
         assert!(empty.render().contains("no data"));
+    }
+
+    #[test]
+    fn marks_shade_spans_draw_instants_and_keep_labels_apart() {
+        let c = Chart {
+            title: String::new(),
+            x_label: "s".into(),
+            y_label: "tps".into(),
+            x_scale: XScale::Linear,
+            series: vec![Series {
+                name: "tps".into(),
+                points: vec![(0.0, 10.0), (10.0, 20.0)],
+            }],
+        };
+        let mark = |label: &str, from: f64, to: f64| Mark {
+            label: label.into(),
+            from,
+            to,
+            color: "#123456",
+        };
+        let svg = c.render_with(
+            &[
+                mark("outage 1", 2.0, 3.0),
+                mark("primary down", 2.0, 2.0),
+                mark("promoted", 2.1, 2.1),
+                mark("backwards", 5.0, 4.0),
+            ],
+            Stacking::Lines,
+        );
+        assert_eq!(svg.matches("fill-opacity=\"0.18\"").count(), 1, "{svg}");
+        assert_eq!(svg.matches("stroke-dasharray=\"5 3\"").count(), 2, "{svg}");
+        assert!(!svg.contains("backwards"), "{svg}");
+        // Three labels close together: three rows.
+        let ys: Vec<&str> = ["outage 1", "primary down", "promoted"]
+            .iter()
+            .map(|l| {
+                let end = svg.find(&format!(">{l}</text>")).expect(l);
+                let start = svg[..end].rfind(" y=\"").expect("y");
+                &svg[start + 4..svg[start + 4..].find('"').unwrap() + start + 4]
+            })
+            .collect();
+        assert!(ys[0] != ys[1] && ys[1] != ys[2] && ys[0] != ys[2], "{ys:?}");
     }
 }

@@ -5,20 +5,21 @@
 //! `--reconnect` through `host=primary,standby target_session_attrs=read-write`; a
 //! third of the way in, the primary is shut down cleanly (switchover) or its
 //! postmaster killed (failover), and the standby promoted (`pg_promote()`). Timed: the
-//! primary's end, the promotion, the clients' outage window (from the workload's run
-//! document), the WAL the standby still had to replay. Then the check: every
-//! transaction the clients saw committed is in the new primary's `pgbench_history`
-//! (with a synchronous standby none may be missing; with an asynchronous one the
-//! missing are counted). After a switchover the old primary rejoins as a standby of
-//! the promoted one (`pg_rewind` where needed; timed), then is promoted back.
-//! Afterwards the standby is discarded and the original primary started again, so
-//! that the next steps run where they ran before.
+//! primary's end, the promotion, the clients' outage windows and throughput (from the
+//! workload's run document, `failover_doc`), the WAL the standby still had to replay.
+//! Then the check: every transaction the clients saw committed is in the new primary's
+//! `pgbench_history` (with a synchronous standby none may be missing; with an
+//! asynchronous one the missing are counted). After a switchover the old primary
+//! rejoins as a standby of the promoted one (`pg_rewind` where needed; timed), then is
+//! promoted back. Afterwards the standby is discarded and the original primary started
+//! again, so that the next steps run where they ran before.
 
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
 use pgrush_cluster::{Cluster, ShutdownMode};
+use pgrush_stats::wall_clock::unix_time_us;
 use serde_json::Value;
 
 use crate::ops::config::{OpsConfig, StepKind};
@@ -26,6 +27,7 @@ use crate::ops::error::OpsError;
 use crate::ops::program::{remove, run_timed, wait_until};
 use crate::ops::result::{Check, Details, FailoverDetails, StepResult};
 use crate::ops::server::Server;
+use crate::ops::steps::failover_doc::{self, Moments};
 use crate::ops::steps::rejoin::rejoin_and_restore;
 use crate::ops::steps::workload::committed;
 use crate::ticker::Ticker;
@@ -126,11 +128,13 @@ fn build_standby(server: &Server, base: &Path, synchronous: bool) -> Result<Clus
     Ok(standby)
 }
 
-/// What the primary's end and the promotion took, and the WAL still to replay.
+/// What the primary's end and the promotion took, when they happened, and the WAL
+/// still to replay.
 struct Timings {
     stop_seconds: f64,
     promote_seconds: f64,
     replay_backlog_bytes: u64,
+    moments: Moments,
 }
 
 fn fail_over(
@@ -216,12 +220,14 @@ fn workload_command(
 
 /// Ends the primary as `event` says and promotes the standby.
 fn end_primary(primary: &Cluster, standby: &Cluster, event: Event) -> Result<Timings, OpsError> {
+    let stopping_us = unix_time_us();
     let start = Instant::now();
     match event {
         Event::Switchover => primary.stop(ShutdownMode::Fast)?,
         Event::Failover => primary.kill()?,
     }
     let stop_seconds = start.elapsed().as_secs_f64();
+    let down_us = unix_time_us();
     let backlog = standby.psql(
         "SELECT coalesce(pg_wal_lsn_diff(pg_last_wal_receive_lsn(), pg_last_wal_replay_lsn()), 0)::bigint",
     )?;
@@ -231,20 +237,12 @@ fn end_primary(primary: &Cluster, standby: &Cluster, event: Event) -> Result<Tim
         stop_seconds,
         promote_seconds: start.elapsed().as_secs_f64(),
         replay_backlog_bytes: backlog.trim().parse().unwrap_or(0),
+        moments: Moments {
+            stopping_us,
+            down_us,
+            promoted_us: unix_time_us(),
+        },
     })
-}
-
-/// The first outage window of the run document: its length, clients and failures.
-fn outage(doc: &Value) -> (Option<f64>, u64, u64) {
-    let window = &doc["outages"]["windows"][0];
-    let length = match (window["start_s"].as_f64(), window["end_s"].as_f64()) {
-        (Some(start), Some(end)) => Some(end - start),
-        _ => None,
-    };
-    let failures = doc["results"]["transactions"]["connection_failures"]
-        .as_u64()
-        .unwrap_or(0);
-    (length, window["clients"].as_u64().unwrap_or(0), failures)
 }
 
 fn result(
@@ -254,7 +252,8 @@ fn result(
     doc: &Value,
     (before, transactions, after): (u64, u64, u64),
 ) -> StepResult {
-    let (outage_seconds, clients, connection_failures) = outage(doc);
+    let (outage_seconds, cut_off, connection_failures) = failover_doc::outage(doc);
+    let clients = failover_doc::client_outages(doc);
     let expected = before + transactions;
     let lost = expected.saturating_sub(after);
     let standby = if cfg.sync_standby {
@@ -285,7 +284,7 @@ fn result(
             stop_seconds: timings.stop_seconds,
             promote_seconds: timings.promote_seconds,
             outage_seconds,
-            clients_cut_off: clients,
+            clients_cut_off: cut_off,
             connection_failures,
             replay_backlog_bytes: timings.replay_backlog_bytes,
             transactions,
@@ -294,6 +293,10 @@ fn result(
             lost_transactions: lost,
             rejoin_seconds: None,
             rewound: None,
+            outage_windows: failover_doc::windows(doc),
+            timeline: failover_doc::timeline(doc, &timings.moments, &clients),
+            workload_intervals: failover_doc::intervals(doc),
+            client_outages: clients,
         }),
     }
 }

@@ -5,6 +5,7 @@ pub mod basebackup;
 pub mod crash;
 pub mod dump;
 pub mod failover;
+mod failover_doc;
 pub mod load;
 pub mod pitr;
 pub mod reindex;
