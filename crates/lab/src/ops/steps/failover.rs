@@ -63,7 +63,9 @@ pub fn run(
     let phase = |what: &str| format!("scale {scale}: {step} ({what})");
     progress.phase(phase("building a streaming standby"), None);
     let base = server.scratch.join("standby-base");
-    let standby = build_standby(server, &base, cfg.sync_standby)?;
+    let standby = build_standby(server, &base, cfg.sync_standby).inspect_err(|_| {
+        let _ = reset_primary(primary, cfg.sync_standby);
+    })?;
     let result = fail_over(server, (primary, &standby), cfg, event, (progress, &phase));
     // After a switchover the old primary rejoins as a standby of the promoted one,
     // then takes its place again.
@@ -77,11 +79,7 @@ pub fn run(
         progress.phase(phase("starting the primary again"), None);
         primary.start_server()?;
     }
-    primary.alter_system_reset("wal_keep_size")?;
-    if cfg.sync_standby {
-        primary.alter_system_reset("synchronous_standby_names")?;
-    }
-    primary.reload()?;
+    reset_primary(primary, cfg.sync_standby)?;
     remove(&base)?;
     let mut result = result?;
     if let (Some(rejoin), Details::Failover(d)) = (rejoin.transpose()?, &mut result.details) {
@@ -91,6 +89,16 @@ pub fn run(
     result.step = step;
     result.round = round;
     Ok(result)
+}
+
+/// Takes back what [`build_standby`] set on the primary (a running server).
+fn reset_primary(primary: &Cluster, synchronous: bool) -> Result<(), OpsError> {
+    primary.alter_system_reset("wal_keep_size")?;
+    if synchronous {
+        primary.alter_system_reset("synchronous_standby_names")?;
+    }
+    primary.reload()?;
+    Ok(())
 }
 
 /// A base backup with `-R` (standby.signal, `primary_conninfo`), started as a second
