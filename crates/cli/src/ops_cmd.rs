@@ -48,12 +48,14 @@ Not run unless named in --steps (each builds a streaming standby, pg_basebackup 
                   target_session_attrs=read-write; clean shutdown of the primary,
                   standby promoted; the clients' outage, shutdown and promotion
                   timed; checks no commit the clients saw is lost (counted with an
-                  asynchronous standby, none allowed with --sync-standby)
+                  asynchronous standby, none allowed with --sync-standby); then the
+                  old primary rejoins as a standby (pg_rewind if it diverged),
+                  timed, and is promoted back
   failover        the same with SIGKILL of the primary's postmaster
 Without connection options (-h, -p, -U, DBNAME) the steps run on a throwaway
 cluster from the local PostgreSQL binaries (PGRUSH_PG_BIN chooses them), removed
 at the end; it runs with fsync, synchronous_commit and full_page_writes on,
-shared_buffers 128MB and archive_mode on. Against another
+shared_buffers 128MB, archive_mode and wal_log_hints on. Against another
 server crash-recovery and pitr are skipped. With --pgdata DIR every step runs on
 that existing local cluster, in a scratch database pgrush_ops dropped at the
 end; the server is restarted so that pgrush is its parent (its output on the

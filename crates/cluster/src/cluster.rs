@@ -287,6 +287,21 @@ impl Cluster {
         &self.install
     }
 
+    /// A command for one of the programs that work on the data directory itself
+    /// (`pg_rewind`, `pg_controldata`): from the installation the server runs from
+    /// (as root, a copy the server account can reach when the installation is not),
+    /// as the account the server runs under, without this process's `PG*`
+    /// environment, in the cluster's base directory.
+    pub fn server_command(&self, name: &str) -> std::process::Command {
+        let mut cmd = self.server.command(name);
+        clear_pg_env(&mut cmd);
+        cmd.current_dir(&self.base_path);
+        if let Some(acct) = self.account {
+            acct.apply(&mut cmd);
+        }
+        cmd
+    }
+
     /// `server_version_num` at creation, e.g. 180001.
     pub fn version_num(&self) -> u32 {
         self.version_num

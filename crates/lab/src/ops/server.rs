@@ -17,8 +17,10 @@ use crate::ops::error::OpsError;
 const THROWAWAY_DB: &str = "postgres";
 
 /// Settings of the throwaway cluster: durable commits (crash recovery must keep every
-/// commit the client saw), the defaults a DBA would time, and WAL archiving on (its
-/// command, which needs no restart, copies segments only during pitr).
+/// commit the client saw), the defaults a DBA would time, WAL archiving on (its
+/// command, which needs no restart, copies segments only during pitr), and hint-bit
+/// changes WAL-logged, which `pg_rewind` needs after a switchover on clusters without
+/// data checksums (`initdb`'s default before PostgreSQL 18).
 const THROWAWAY_SETTINGS: &[(&str, &str)] = &[
     ("fsync", "on"),
     ("synchronous_commit", "on"),
@@ -28,6 +30,7 @@ const THROWAWAY_SETTINGS: &[(&str, &str)] = &[
     ("wal_level", "replica"),
     ("archive_mode", "on"),
     ("archive_command", IDLE_ARCHIVE_COMMAND),
+    ("wal_log_hints", "on"),
 ];
 
 /// The throwaway cluster's `archive_command` outside pitr: every segment counts as
@@ -128,7 +131,8 @@ impl Server {
         })
     }
 
-    fn throwaway(install: PgInstall) -> Result<Server, OpsError> {
+    /// Starts a throwaway cluster from `install`, with the steps' settings.
+    pub(crate) fn throwaway(install: PgInstall) -> Result<Server, OpsError> {
         let mut builder = Cluster::builder()
             .install(install.clone())
             .hba(["local replication all trust"]);

@@ -35,6 +35,12 @@ use crate::ticker::Ticker;
 /// How long the standby may take to stream, and the clients to reconnect.
 const WAIT_LIMIT: Duration = Duration::from_secs(120);
 
+/// The WAL the primary keeps while it has a standby (`wal_keep_size`): the standby
+/// may fall behind, and after a switchover `pg_rewind` reads the old primary's WAL
+/// back to the last checkpoint the two share (the base backup's at the latest),
+/// which the old primary's shutdown checkpoint would otherwise remove.
+const KEPT_WAL: &str = "1GB";
+
 /// What happens to the primary.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Event {
@@ -59,13 +65,15 @@ pub fn run(
     let phase = |what: &str| format!("scale {scale}: {step} ({what})");
     progress.phase(phase("building a streaming standby"), None);
     let base = server.scratch.join("standby-base");
-    let standby = build_standby(server, &base, cfg.sync_standby)?;
+    let standby = build_standby(server, &base, cfg.sync_standby).inspect_err(|_| {
+        let _ = reset_primary(primary, cfg.sync_standby);
+    })?;
     let result = fail_over(server, (primary, &standby), cfg, event, (progress, &phase));
     // After a switchover the old primary rejoins as a standby of the promoted one,
     // then takes its place again.
     let rejoin = (result.is_ok() && event == Event::Switchover).then(|| {
         progress.phase(phase("the old primary rejoining as a standby"), None);
-        rejoin_and_restore(server, primary, &standby)
+        rejoin_and_restore(primary, &standby)
     });
     // The original primary serves the next steps: the promoted standby goes.
     standby.discard();
@@ -73,10 +81,7 @@ pub fn run(
         progress.phase(phase("starting the primary again"), None);
         primary.start_server()?;
     }
-    if cfg.sync_standby {
-        primary.alter_system_reset("synchronous_standby_names")?;
-        primary.reload()?;
-    }
+    reset_primary(primary, cfg.sync_standby)?;
     remove(&base)?;
     let mut result = result?;
     if let (Some(rejoin), Details::Failover(d)) = (rejoin.transpose()?, &mut result.details) {
@@ -88,11 +93,28 @@ pub fn run(
     Ok(result)
 }
 
+/// Takes back what [`build_standby`] set on the primary (a running server).
+fn reset_primary(primary: &Cluster, synchronous: bool) -> Result<(), OpsError> {
+    primary.alter_system_reset("wal_keep_size")?;
+    if synchronous {
+        primary.alter_system_reset("synchronous_standby_names")?;
+    }
+    primary.reload()?;
+    Ok(())
+}
+
 /// A base backup with `-R` (standby.signal, `primary_conninfo`), started as a second
-/// cluster and waited for until it streams.
-fn build_standby(server: &Server, base: &Path, synchronous: bool) -> Result<Cluster, OpsError> {
+/// cluster and waited for until it streams; the primary keeps its WAL meanwhile
+/// ([`KEPT_WAL`]).
+pub(super) fn build_standby(
+    server: &Server,
+    base: &Path,
+    synchronous: bool,
+) -> Result<Cluster, OpsError> {
     remove(base)?;
     let primary = server.own_cluster("standby")?;
+    primary.alter_system("wal_keep_size", KEPT_WAL)?;
+    primary.reload()?;
     let mut cmd = server.tool("pg_basebackup");
     cmd.arg("-D")
         .arg(base)
