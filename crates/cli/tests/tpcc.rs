@@ -557,9 +557,12 @@ fn each_client_deals_the_exact_mix(db: &str) {
 
 /// The five transactions sent as statements (`--tpcc-mode client`): the report names
 /// them, no transaction fails and the consistency check passes after the run, also with
-/// parameters sent apart from the statements (`-M prepared`).
+/// parameters sent apart from the statements (`-M prepared`), and after a `--warmup`,
+/// whose New-Orders the count check counts on both sides (the districts are read before
+/// it).
 fn client_mode_keeps_the_database_consistent(db: &str) {
     short_checked_run(db, "client");
+    let before = next_order_ids(testkit::shared(), db);
     let out = pgrush(&[
         "--workload",
         "tpcc",
@@ -570,9 +573,22 @@ fn client_mode_keeps_the_database_consistent(db: &str) {
         "2",
         "-t",
         "25",
+        "--warmup=1",
         "--check",
         db,
     ]);
+    let added = next_order_ids(testkit::shared(), db) - before;
+    assert_eq!(
+        new_order_count(&out.stdout),
+        (true, added, added, added),
+        "{}",
+        out.stdout
+    );
+    let measured = number_after(
+        &out.stdout,
+        " - number of transactions actually processed: ",
+    );
+    assert!(added as f64 > measured, "{added} {measured}");
     assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
     assert!(
         out.stdout

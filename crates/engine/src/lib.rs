@@ -86,8 +86,8 @@ pub struct RunOutcome {
     /// all threads (a transaction counts in the stage of its scheduled start); empty
     /// without stages.
     pub stages: Vec<ThreadStats>,
-    /// The variables each client ended with, in client order (empty when the run
-    /// stopped before the clients ended): what a script counted in its own variables.
+    /// The variables each client ended with, in client order: what a script counted
+    /// in variables of its own (a warm-up's transactions included).
     pub client_variables: Vec<Variables>,
 }
 
