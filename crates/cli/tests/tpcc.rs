@@ -252,24 +252,27 @@ fn short_checked_run(db: &str, mode: &str) -> Output {
     }
     assert_all_done_and_checked(&out.stdout, 200);
     check_rates(&out.stdout);
-    // The count check: the orders the districts added are the New-Orders the clients
-    // saw commit; the New-Order script's processed count also holds the ~1% rolled back.
-    let added = next_order_ids(testkit::shared(), db) - before;
-    assert_eq!(
-        new_order_count(&out.stdout),
-        (true, added, added, added),
-        "{}",
-        out.stdout
-    );
-    let processed = number_after(
-        &out.stdout,
-        " - number of transactions actually processed: ",
-    );
+    // The New-Order script's processed count also holds the ~1% rolled back.
+    let (added, processed) = assert_counted(db, before, &out.stdout);
     assert!(
         added > 0 && added as f64 <= processed,
         "{added} {processed}"
     );
     out
+}
+
+/// Asserts that the New-Order count line of `stdout` holds: the orders the districts
+/// of `db` added since `before` are the New-Orders the clients saw commit. Returns
+/// them, and the New-Order script's processed count.
+fn assert_counted(db: &str, before: i64, stdout: &str) -> (i64, f64) {
+    let added = next_order_ids(testkit::shared(), db) - before;
+    assert_eq!(
+        new_order_count(stdout),
+        (true, added, added, added),
+        "{stdout}"
+    );
+    let processed = number_after(stdout, " - number of transactions actually processed: ");
+    (added, processed)
 }
 
 /// The New-Order count line of a `--check` run's output: whether it holds, the orders
@@ -577,17 +580,7 @@ fn client_mode_keeps_the_database_consistent(db: &str) {
         "--check",
         db,
     ]);
-    let added = next_order_ids(testkit::shared(), db) - before;
-    assert_eq!(
-        new_order_count(&out.stdout),
-        (true, added, added, added),
-        "{}",
-        out.stdout
-    );
-    let measured = number_after(
-        &out.stdout,
-        " - number of transactions actually processed: ",
-    );
+    let (added, measured) = assert_counted(db, before, &out.stdout);
     assert!(added as f64 > measured, "{added} {measured}");
     assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
     assert!(
