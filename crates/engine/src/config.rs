@@ -6,7 +6,7 @@ use pgrush_stats::live::LiveMetrics;
 use pgrush_stats::stages::Stage;
 use pgrush_stats::{QueryMode, RunLimit};
 use pgrush_wire::conninfo::ConnParams;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 /// Transaction logging (`-l`, `--aggregate-interval`, `--sampling-rate`, `--log-prefix`).
 #[derive(Debug, Clone, PartialEq)]
@@ -87,36 +87,6 @@ pub struct Output {
     pub failures_detailed: bool,
     /// `--metrics-listen`: the live figures the threads publish for the endpoint.
     pub metrics: Option<Arc<LiveMetrics>>,
-    /// Where the threads leave the variables each client ended with (what a script
-    /// counted in variables of its own), when the caller wants them.
-    pub client_variables: Option<Arc<FinalVariables>>,
-}
-
-/// The variables each client ended the run with, left by the threads as they end.
-#[derive(Debug, Default)]
-pub struct FinalVariables {
-    by_client: Mutex<Vec<(u32, Variables)>>,
-}
-
-impl FinalVariables {
-    /// Nothing left yet.
-    pub fn new() -> Self {
-        FinalVariables::default()
-    }
-
-    /// Client `id` ended with `variables`.
-    pub(crate) fn put(&self, id: u32, variables: Variables) {
-        let mut by_client = self.by_client.lock().unwrap_or_else(|e| e.into_inner());
-        by_client.push((id, variables));
-    }
-
-    /// The variables left, in client order.
-    pub fn take(&self) -> Vec<Variables> {
-        let mut by_client = self.by_client.lock().unwrap_or_else(|e| e.into_inner());
-        let mut left = std::mem::take(&mut *by_client);
-        left.sort_by_key(|(id, _)| *id);
-        left.into_iter().map(|(_, v)| v).collect()
-    }
 }
 
 impl Output {
@@ -131,7 +101,6 @@ impl Output {
             log: None,
             failures_detailed: false,
             metrics: None,
-            client_variables: None,
         }
     }
 }

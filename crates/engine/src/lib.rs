@@ -48,8 +48,7 @@ use std::sync::Arc;
 use pgrush_stats::{StatsLayout, ThreadStats};
 
 pub use config::{
-    EngineConfig, ErrorPolicy, FinalVariables, LogConfig, Output, Pacing, ScriptChoice, Targets,
-    ThreadRngs,
+    EngineConfig, ErrorPolicy, LogConfig, Output, Pacing, ScriptChoice, Targets, ThreadRngs,
 };
 pub use error::EngineError;
 pub use pgrush_stats::{QueryMode, RunLimit};
@@ -58,7 +57,7 @@ pub use placement::Placement;
 use crate::client::Client;
 use crate::plan::Plan;
 use crate::shared::Shared;
-use pgrush_script::CardDeck;
+use pgrush_script::{CardDeck, Variables};
 
 /// The result of a run.
 #[derive(Debug, Clone)]
@@ -87,6 +86,9 @@ pub struct RunOutcome {
     /// all threads (a transaction counts in the stage of its scheduled start); empty
     /// without stages.
     pub stages: Vec<ThreadStats>,
+    /// The variables each client ended with, in client order: what a script counted
+    /// in variables of its own (a warm-up's transactions included).
+    pub client_variables: Vec<Variables>,
 }
 
 /// Splits `clients` over `threads` as pgbench does (contiguous blocks, the
@@ -170,7 +172,7 @@ pub fn run(cfg: &EngineConfig, layout: &StatsLayout) -> Result<RunOutcome, Engin
     if cfg.handle_signals {
         signal::uninstall();
     }
-    let results = results?;
+    let mut results = results?;
     let start_time = shared.run_start;
     let bench_start = results
         .iter()
@@ -205,7 +207,12 @@ pub fn run(cfg: &EngineConfig, layout: &StatsLayout) -> Result<RunOutcome, Engin
             merged.merge(thread);
         }
     }
+    let client_variables = results
+        .iter_mut()
+        .flat_map(|r| std::mem::take(&mut r.variables))
+        .collect();
     Ok(RunOutcome {
+        client_variables,
         stats,
         bench_duration_us: (end - bench_start).max(0) as u64,
         initial_connection_us: (connected - start_time).max(0) as u64,

@@ -2,13 +2,12 @@
 //! aborts, retries and the three query modes.
 
 use pgrush_engine::{
-    EngineConfig, EngineError, ErrorPolicy, FinalVariables, LogConfig, Output, Pacing, QueryMode,
-    RunLimit, RunOutcome,
+    EngineConfig, EngineError, ErrorPolicy, LogConfig, Output, Pacing, QueryMode, RunLimit,
+    RunOutcome,
 };
 use pgrush_script::{Seeds, Value, Variables, load_script};
 use pgrush_stats::{RunConfig, RunSummary, ScriptInfo};
 use pgrush_wire::conninfo::{ConnectRequest, resolve};
-use std::sync::Arc;
 
 fn config(scripts: &[(&str, &str)], clients: u32, threads: u32, tx: u32) -> EngineConfig {
     let cluster = pgrush_testkit::shared();
@@ -157,17 +156,15 @@ fn failures_are_retried_then_counted() {
     assert_eq!(out.stats.scripts[0].commands[0].retries, 6);
 }
 
-/// The variables each client ends with are left in client order: a counter each
+/// The variables each client ends with come back in client order: a counter each
 /// transaction adds to, and the client's id, over three clients on two threads.
 #[test]
 fn each_client_hands_back_its_variables() {
     let mut cfg = config(&[("count.sql", "\\set n :n + 1\nselect 1;\n")], 3, 2, 4);
     let _ = cfg.variables.put_value("startup", "n", Value::Int(10));
-    let left = Arc::new(FinalVariables::new());
-    cfg.output.client_variables = Some(left.clone());
-    run(&cfg);
-    let ended: Vec<(i64, i64)> = left
-        .take()
+    let out = run(&cfg);
+    let ended: Vec<(i64, i64)> = out
+        .client_variables
         .iter()
         .map(|v| {
             let int = |name: &str| match v.get_by_name(name).map(|x| x.typed(name.as_bytes())) {

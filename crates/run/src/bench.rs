@@ -10,11 +10,8 @@ mod scripts;
 mod setup;
 
 use std::io::Write;
-use std::sync::Arc;
 
-use pgrush_engine::{
-    EngineConfig, ErrorPolicy, FinalVariables, LogConfig, Output, Pacing, ScriptChoice, messages,
-};
+use pgrush_engine::{EngineConfig, ErrorPolicy, LogConfig, Output, Pacing, ScriptChoice, messages};
 use pgrush_report::document::TpccDoc;
 use pgrush_script::{RawMessage, Script, Value, Variables};
 use pgrush_stats::{Partitioning, RunConfig, RunLimit, RunSummary, ScriptInfo, StageSummary};
@@ -95,8 +92,6 @@ fn run_and_count(
     let orders_before = home
         .filter(|_| opts.check)
         .map(|home| OrdersBefore::take(&mut con, &variables, home));
-    // The count check reads what the clients counted in their variables.
-    let client_variables = orders_before.map(|_| Arc::new(FinalVariables::new()));
     let shard_start = shard::start_after_setup(plan, &script_facts, con)?;
 
     let run_config = run_config(plan, scale, partitioning);
@@ -128,7 +123,6 @@ fn run_and_count(
         errors: error_policy(opts),
         output: Output {
             metrics: metrics.as_ref().map(MetricsEndpoint::live),
-            client_variables: client_variables.clone(),
             ..engine_output(plan)
         },
         variables,
@@ -188,11 +182,11 @@ fn run_and_count(
         let server = tpcc_before.and_then(|before| before.until_now(&cfg.conn));
         extras.set_tpcc(TpccDoc::build(&summary, server));
     }
-    if let (Some(before), Some(left)) = (orders_before, client_variables) {
+    if let Some(before) = orders_before {
         // New-Order is the first script.
         let lost = summary.stats.scripts.first();
         let lost = lost.map_or(0, |s| s.tx.counters.connection_failures);
-        *new_orders = Some(before.count_after(&cfg.conn, &left.take(), lost));
+        *new_orders = Some(before.count_after(&cfg.conn, &outcome.client_variables, lost));
     }
     let status = finish_run(plan, &summary, extras);
     if let Some(endpoint) = metrics {
@@ -389,7 +383,6 @@ fn engine_output(plan: &RunPlan) -> Output {
         }),
         failures_detailed: opts.failures_detailed,
         metrics: None,
-        client_variables: None,
     }
 }
 
