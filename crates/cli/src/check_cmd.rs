@@ -1,7 +1,9 @@
 //! `pgrush check --workload tpcc`: the TPC-C consistency conditions 1–4 on a database
 //! loaded by `pgrush -i --workload tpcc` (and run), checked by `pgrush_init::tpcc`.
 //! Standard output: one line per condition, and for a failing one the warehouses and
-//! districts where it fails; exit status 0 when all hold, 1 otherwise.
+//! districts where it fails; after a run (`--check`) a fifth line, the count of orders
+//! the run added against the New-Orders its clients committed
+//! (`pgrush_run::tpcc_count`); exit status 0 when all hold, 1 otherwise.
 
 use std::ffi::OsString;
 
@@ -10,6 +12,7 @@ use pgrush_init::tpcc::{CONDITIONS, ConditionResult, check_consistency};
 use pgrush_init::wire_session::WireConnector;
 use pgrush_run::connect::{PasswordPrompt, connect_prompting};
 use pgrush_run::options::{Options, Workload};
+use pgrush_run::tpcc_count::NewOrderCount;
 use pgrush_run::{Failure, Line};
 
 use crate::subcommand::{Found, Invocation, Operands, Opt, Subcommand, write_stdout};
@@ -29,6 +32,10 @@ Usage:
 Prints one line per condition; for a condition that fails, the warehouses (and
 districts) where it fails, with the values found (the first 10 of each). Exit status
 0 when the four conditions hold, 1 otherwise.
+
+After a run, {prog} --workload tpcc --check also counts the orders the run added (the
+growth of the districts' D_NEXT_O_ID) against the New-Orders its clients committed;
+{prog} check alone, without the clients' count, checks the four conditions only.
 
 ",
     options: &[
@@ -76,13 +83,24 @@ fn run(inv: &Invocation, args: &[OsString]) -> Result<i32, Failure> {
     argv.extend(scan.operands.iter().map(OsString::from));
     let mut opts = crate::parse::parse_command_line(&argv)?;
     opts.workload = Workload::Tpcc;
-    check_and_print(&opts, &crate::prompt::password)
+    // Without a run there is no client's count of New-Orders to compare.
+    check_and_print(&opts, &crate::prompt::password, None)
 }
 
 /// Checks the database `opts` names and prints the results: exit status 0 when every
-/// condition holds, a failure (status 1) otherwise.
-pub fn check_and_print(opts: &Options, prompt: PasswordPrompt<'_>) -> Result<i32, Failure> {
-    let (text, ok) = check(opts, prompt)?;
+/// condition holds (and, after a run, its New-Order count: `new_orders`), a failure
+/// (status 1) otherwise.
+pub fn check_and_print(
+    opts: &Options,
+    prompt: PasswordPrompt<'_>,
+    new_orders: Option<&NewOrderCount>,
+) -> Result<i32, Failure> {
+    let (mut text, mut ok) = check(opts, prompt)?;
+    if let Some(count) = new_orders {
+        text.push_str(&count.line());
+        text.push('\n');
+        ok &= count.holds();
+    }
     write_stdout(text.as_bytes())?;
     if ok {
         Ok(0)

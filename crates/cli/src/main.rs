@@ -81,9 +81,12 @@ fn dispatch(args: Vec<OsString>) -> i32 {
         ),
         Action::Bench => {
             let check = opts.check;
-            let mut result = pgrush_run::run(&RunPlan::resolve(opts.clone()), &prompt::password);
+            let (mut result, new_orders) = pgrush_run::run_counting_new_orders(
+                &RunPlan::resolve(opts.clone()),
+                &prompt::password,
+            );
             if check && matches!(result, Ok(0)) {
-                result = check_cmd::check_and_print(&opts, &prompt::password);
+                result = check_cmd::check_and_print(&opts, &prompt::password, new_orders.as_ref());
             }
             exit_status(result, &prog, &invocation.argv0)
         }

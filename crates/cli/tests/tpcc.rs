@@ -3,11 +3,12 @@
 //! the tables' cardinalities and contents, the consistency check (`pgrush check`) on a
 //! fresh load and after UPDATEs that break conditions, and a short run of the five
 //! transactions with `--check`, in both modes (`--tpcc-mode`), also with the spec's
-//! keying and think times (`--tpcc-think`).
+//! keying and think times (`--tpcc-think`); the New-Order count check of `--check`,
+//! passing, and failing on an order added behind the clients' back.
 
 use pgrush_testkit::{self as testkit, Output};
 use std::collections::BTreeMap;
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// The seed of both loads.
@@ -136,6 +137,8 @@ fn load_one_warehouse_twice() {
     client_mode_rolls_back_the_same_orders(&db);
     each_client_deals_the_exact_mix(&db);
     think_times_lengthen_each_transaction(&db);
+    commits_lost_with_the_connection_are_unknown(&db);
+    an_order_behind_the_clients_back_fails_the_count(&db);
     a_crash_mid_run_leaves_the_database_consistent(&db);
 }
 
@@ -215,6 +218,7 @@ fn check_rates(stdout: &str) {
 /// warehouse), with `--check` after it: per-transaction results, no failure, the four
 /// conditions hold, NOPM and TPM agree with the report.
 fn short_checked_run(db: &str, mode: &str) -> Output {
+    let before = next_order_ids(testkit::shared(), db);
     let out = pgrush(&[
         "--workload",
         "tpcc",
@@ -248,7 +252,143 @@ fn short_checked_run(db: &str, mode: &str) -> Output {
     }
     assert_all_done_and_checked(&out.stdout, 200);
     check_rates(&out.stdout);
+    // The New-Order script's processed count also holds the ~1% rolled back.
+    let (added, processed) = assert_counted(db, before, &out.stdout);
+    assert!(
+        added > 0 && added as f64 <= processed,
+        "{added} {processed}"
+    );
     out
+}
+
+/// Asserts that the New-Order count line of `stdout` holds: the orders the districts
+/// of `db` added since `before` are the New-Orders the clients saw commit. Returns
+/// them, and the New-Order script's processed count.
+fn assert_counted(db: &str, before: i64, stdout: &str) -> (i64, f64) {
+    let added = next_order_ids(testkit::shared(), db) - before;
+    assert_eq!(
+        new_order_count(stdout),
+        (true, added, added, added),
+        "{stdout}"
+    );
+    let processed = number_after(stdout, " - number of transactions actually processed: ");
+    (added, processed)
+}
+
+/// The New-Order count line of a `--check` run's output: whether it holds, the orders
+/// added, and the least and most New-Orders the clients committed (the same number
+/// unless some commits' outcome is unknown).
+fn new_order_count(stdout: &str) -> (bool, i64, i64, i64) {
+    const START: &str =
+        "New-Order count (growth of sum(D_NEXT_O_ID) = New-Orders committed by the clients)";
+    let line = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix(START))
+        .unwrap_or_else(|| panic!("no New-Order count line in {stdout}"));
+    let (ok, figures) = match line.strip_prefix(": ok, ") {
+        Some(rest) => (true, rest),
+        None => (false, line.split_once(": ").map_or("", |(_, rest)| rest)),
+    };
+    let (added, rest) = figures
+        .split_once(" orders added, ")
+        .unwrap_or_else(|| panic!("{line}"));
+    let (committed, _) = rest
+        .split_once(" committed by the clients")
+        .unwrap_or_else(|| panic!("{line}"));
+    let number = |n: &str| -> i64 { n.parse().unwrap_or_else(|_| panic!("{n} in {line}")) };
+    let (least, most) = committed
+        .split_once(" to ")
+        .unwrap_or((committed, committed));
+    (ok, number(added), number(least), number(most))
+}
+
+/// New-Orders whose COMMIT loses the connection under `--reconnect` (a deferred
+/// trigger ends the session at the commit of every order of district 3, which is then
+/// not committed): the clients cannot know their outcome, so the count check passes
+/// with the range it cannot decide, and says how many New-Orders were unknown.
+fn commits_lost_with_the_connection_are_unknown(db: &str) {
+    query(
+        db,
+        "create function end_session_at_commit() returns trigger language plpgsql as $$ \
+         begin perform pg_terminate_backend(pg_backend_pid()); return null; end $$; \
+         create constraint trigger end_session_at_commit after insert on new_order \
+         deferrable initially deferred for each row when (new.no_d_id = 3) \
+         execute function end_session_at_commit()",
+    );
+    let before = next_order_ids(testkit::shared(), db);
+    let out = pgrush(&[
+        "--workload",
+        "tpcc",
+        "--reconnect",
+        "-c",
+        "2",
+        "-t",
+        "40",
+        "--random-seed",
+        "3",
+        "--check",
+        db,
+    ]);
+    query(
+        db,
+        "drop trigger end_session_at_commit on new_order; drop function end_session_at_commit()",
+    );
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    // Every New-Order of district 3 lost its connection at COMMIT, and none of them
+    // committed: the orders added are those the clients saw commit, and the range
+    // reaches as far as the New-Orders ended by a lost connection.
+    let lost = number_after(&out.stdout, " - number of connection failures: ") as i64;
+    assert!(lost > 0, "{}", out.stdout);
+    let added = next_order_ids(testkit::shared(), db) - before;
+    assert_eq!(
+        new_order_count(&out.stdout),
+        (true, added, added, added + lost),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains(&format!(
+            "committed by the clients ({lost} New-Orders of unknown outcome: the connection was lost before the COMMIT's result)\n"
+        )),
+        "{}",
+        out.stdout
+    );
+}
+
+/// An order added behind the clients' back (a New-Order of another program, on the
+/// home warehouse's district 3, with its order and new-order rows so that the four
+/// conditions still hold) while a `--check` run goes on: the count check fails and
+/// names both numbers, exit status 1.
+fn an_order_behind_the_clients_back_fails_the_count(db: &str) {
+    let cluster = testkit::shared();
+    let before = next_order_ids(cluster, db);
+    // Once a New-Order of the run committed, its districts were read.
+    let child = spawn_until_orders(
+        db,
+        &["--workload", "tpcc", "-c", "2", "-T", "2", "--check", db],
+        Stdio::piped(),
+        1,
+    );
+    query(
+        db,
+        "with d as (update district set d_next_o_id = d_next_o_id + 1 where d_w_id = 1 and d_id = 3 returning d_next_o_id - 1 as o_id),          o as (insert into orders select o_id, 3, 1, 1, localtimestamp, null, 0, 1 from d returning o_id)          insert into new_order select o_id, 3, 1 from o",
+    );
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stdout}{stderr}");
+    assert_eq!(stderr, "pgrush: error: the database is not consistent\n");
+    assert_eq!(stdout.matches("): ok\n").count(), 4, "{stdout}");
+    let added = next_order_ids(cluster, db) - before;
+    assert_eq!(
+        new_order_count(&stdout),
+        (false, added, added - 1, added - 1),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(") fails for warehouses 1 to 1: "),
+        "{stdout}"
+    );
 }
 
 /// The report in `stdout` processed `n` transactions out of `n`, none failed, and the
@@ -420,9 +560,12 @@ fn each_client_deals_the_exact_mix(db: &str) {
 
 /// The five transactions sent as statements (`--tpcc-mode client`): the report names
 /// them, no transaction fails and the consistency check passes after the run, also with
-/// parameters sent apart from the statements (`-M prepared`).
+/// parameters sent apart from the statements (`-M prepared`), and after a `--warmup`,
+/// whose New-Orders the count check counts on both sides (the districts are read before
+/// it).
 fn client_mode_keeps_the_database_consistent(db: &str) {
     short_checked_run(db, "client");
+    let before = next_order_ids(testkit::shared(), db);
     let out = pgrush(&[
         "--workload",
         "tpcc",
@@ -433,9 +576,12 @@ fn client_mode_keeps_the_database_consistent(db: &str) {
         "2",
         "-t",
         "25",
+        "--warmup=1",
         "--check",
         db,
     ]);
+    let (added, measured) = assert_counted(db, before, &out.stdout);
+    assert!(added as f64 > measured, "{added} {measured}");
     assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
     assert!(
         out.stdout
@@ -509,27 +655,42 @@ fn next_order_ids(cluster: &pgrush_cluster::Cluster, db: &str) -> i64 {
     sum.parse().unwrap()
 }
 
-/// A run whose server is killed (SIGKILL of the postmaster) once New-Orders commit ends
-/// with its clients aborted; after crash recovery the four conditions hold.
-fn a_crash_mid_run_leaves_the_database_consistent(db: &str) {
+/// Starts pgrush with `args` (its stdout to `stdout`, its stderr piped) and returns
+/// once the districts of `db` took `orders` more order ids than when it started (at
+/// most 30 s).
+fn spawn_until_orders(db: &str, args: &[&str], stdout: Stdio, orders: i64) -> Child {
     let cluster = testkit::shared();
     let before = next_order_ids(cluster, db);
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_pgrush"));
     testkit::clear_pg_env(&mut cmd);
     testkit::clear_launcher_env(&mut cmd);
     cmd.envs(cluster.env())
-        .args(["--workload", "tpcc", "-c", "4", "-T", "60", db])
-        .stdout(Stdio::null())
+        .args(args)
+        .stdout(stdout)
         .stderr(Stdio::piped());
     let child = cmd.spawn().unwrap();
     let started = Instant::now();
-    while next_order_ids(cluster, db) < before + 20 {
+    while next_order_ids(cluster, db) < before + orders {
         assert!(
             started.elapsed() < Duration::from_secs(30),
             "no New-Order committed"
         );
         std::thread::sleep(Duration::from_millis(20));
     }
+    child
+}
+
+/// A run whose server is killed (SIGKILL of the postmaster) once New-Orders commit ends
+/// with its clients aborted; after crash recovery the four conditions hold.
+fn a_crash_mid_run_leaves_the_database_consistent(db: &str) {
+    let cluster = testkit::shared();
+    let before = next_order_ids(cluster, db);
+    let child = spawn_until_orders(
+        db,
+        &["--workload", "tpcc", "-c", "4", "-T", "60", db],
+        Stdio::null(),
+        20,
+    );
     cluster.kill().unwrap();
     let out = child.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);

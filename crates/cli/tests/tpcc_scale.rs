@@ -40,6 +40,16 @@ fn warehouses(db: &str) -> String {
         .unwrap()
 }
 
+/// The sum of the next order ids of the districts of warehouse `w`.
+fn next_order_ids(db: &str, w: u32) -> i64 {
+    let sql = format!("select sum(d_next_o_id) from district where d_w_id = {w}");
+    testkit::shared()
+        .psql_db(db, &sql)
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
 /// One test (one process, one cluster): the sweep's loads leave the tables the shards
 /// run on.
 #[test]
@@ -186,8 +196,10 @@ fn homes_by_client(stderr: &str) -> BTreeMap<u32, BTreeSet<u32>> {
 /// Shards 0 and 1 of 2 (two clients each) on two warehouses: shard 0's clients work for
 /// warehouse 1 only, shard 1's for warehouse 2; merged, the New-Orders are the sum of
 /// the shards' and NOPM and TPM are per minute of the merged interval; `--assert nopm`
-/// reads the merged document.
+/// reads the merged document. With `--check`, each shard's New-Order count covers its
+/// own warehouse: the orders added there, all of them its clients' commits.
 fn two_shards_take_a_warehouse_each_and_merge(db: &str, dir: &Path) {
+    let before = [next_order_ids(db, 1), next_order_ids(db, 2)];
     // Each shard writes `run.shard<INDEX>.json`.
     let json = format!("--json={}", dir.join("run.json").display());
     let docs: Vec<String> = (0..2)
@@ -210,6 +222,7 @@ fn two_shards_take_a_warehouse_each_and_merge(db: &str, dir: &Path) {
                 &shard,
                 "--shard-timeout",
                 "30",
+                "--check",
                 &json,
                 db,
             ])
@@ -231,6 +244,15 @@ fn two_shards_take_a_warehouse_each_and_merge(db: &str, dir: &Path) {
         for (client, set) in &homes {
             assert_eq!(*set, BTreeSet::from([w]), "client {client} of shard {i}");
         }
+        let added = next_order_ids(db, w) - before[i];
+        let count = format!(
+            "New-Order count (growth of sum(D_NEXT_O_ID) = New-Orders committed by the clients): ok, {added} orders added, {added} committed by the clients\n"
+        );
+        assert!(
+            added > 0 && out.stdout.contains(&count),
+            "{count}{}",
+            out.stdout
+        );
         let doc = read_json(Path::new(&docs[i]));
         assert!(doc["tpcc"]["server"].is_null(), "{}", doc["tpcc"]);
         new_orders += doc["tpcc"]["new_orders"].as_u64().unwrap();

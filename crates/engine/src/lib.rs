@@ -57,7 +57,7 @@ pub use placement::Placement;
 use crate::client::Client;
 use crate::plan::Plan;
 use crate::shared::Shared;
-use pgrush_script::CardDeck;
+use pgrush_script::{CardDeck, Variables};
 
 /// The result of a run.
 #[derive(Debug, Clone)]
@@ -90,6 +90,9 @@ pub struct RunOutcome {
     /// all threads (a transaction counts in the stage of its scheduled start); empty
     /// without stages.
     pub stages: Vec<ThreadStats>,
+    /// The variables each client ended with, in client order: what a script counted
+    /// in variables of its own (a warm-up's transactions included).
+    pub client_variables: Vec<Variables>,
 }
 
 /// Splits `clients` over `threads` as pgbench does (contiguous blocks, the
@@ -173,7 +176,7 @@ pub fn run(cfg: &EngineConfig, layout: &StatsLayout) -> Result<RunOutcome, Engin
     if cfg.handle_signals {
         signal::uninstall();
     }
-    let results = results?;
+    let mut results = results?;
     let start_time = shared.run_start;
     let bench_start = results
         .iter()
@@ -208,7 +211,12 @@ pub fn run(cfg: &EngineConfig, layout: &StatsLayout) -> Result<RunOutcome, Engin
             merged.merge(thread);
         }
     }
+    let client_variables = results
+        .iter_mut()
+        .flat_map(|r| std::mem::take(&mut r.variables))
+        .collect();
     Ok(RunOutcome {
+        client_variables,
         stats,
         bench_duration_us: (end - bench_start).max(0) as u64,
         initial_connection_us: (connected - start_time).max(0) as u64,

@@ -156,6 +156,27 @@ fn failures_are_retried_then_counted() {
     assert_eq!(out.stats.scripts[0].commands[0].retries, 6);
 }
 
+/// The variables each client ends with come back in client order: a counter each
+/// transaction adds to, and the client's id, over three clients on two threads.
+#[test]
+fn each_client_hands_back_its_variables() {
+    let mut cfg = config(&[("count.sql", "\\set n :n + 1\nselect 1;\n")], 3, 2, 4);
+    let _ = cfg.variables.put_value("startup", "n", Value::Int(10));
+    let out = run(&cfg);
+    let ended: Vec<(i64, i64)> = out
+        .client_variables
+        .iter()
+        .map(|v| {
+            let int = |name: &str| match v.get_by_name(name).map(|x| x.typed(name.as_bytes())) {
+                Some(Ok(Value::Int(i))) => i,
+                other => panic!("{name}: {other:?}"),
+            };
+            (int("client_id"), int("n"))
+        })
+        .collect();
+    assert_eq!(ended, [(0, 14), (1, 14), (2, 14)]);
+}
+
 #[test]
 fn reconnecting_per_transaction_measures_connections() {
     let mut cfg = config(&[("one.sql", "select 1;\n")], 2, 2, 3);

@@ -24,6 +24,7 @@ use crate::options::{Options, SeedChoice, Workload};
 use crate::output::{RunExtras, text_out};
 use crate::output_file::{check_outputs, stdout_failure};
 use crate::plan::RunPlan;
+use crate::tpcc_count::{NewOrderCount, OrdersBefore};
 use crate::tpcc_home::{self, HomeWarehouses};
 use crate::tpcc_rates::ServerReading;
 use crate::{gate, shard};
@@ -33,6 +34,26 @@ use crate::{gate, shard};
 /// lost; 2 after an aborted client with `--exit-on-abort`; 3 when an `--assert` failed),
 /// or the failure that ended the run (for the caller to print).
 pub fn run(plan: &RunPlan, prompt: PasswordPrompt<'_>) -> Result<i32, Failure> {
+    run_counting_new_orders(plan, prompt).0
+}
+
+/// [`run`], and with `--workload tpcc --check` the figures of the New-Order count check
+/// ([`crate::tpcc_count`]; `None` otherwise, and when the run ended before its clients).
+pub fn run_counting_new_orders(
+    plan: &RunPlan,
+    prompt: PasswordPrompt<'_>,
+) -> (Result<i32, Failure>, Option<NewOrderCount>) {
+    let mut new_orders = None;
+    let status = run_and_count(plan, prompt, &mut new_orders);
+    (status, new_orders)
+}
+
+/// [`run_counting_new_orders`]: the count check's figures go to `new_orders`.
+fn run_and_count(
+    plan: &RunPlan,
+    prompt: PasswordPrompt<'_>,
+    new_orders: &mut Option<NewOrderCount>,
+) -> Result<i32, Failure> {
     let opts = &plan.options;
     let prog = plan.prog();
     // The parser already printed `setting random seed to N` for each explicit seeding.
@@ -67,6 +88,10 @@ pub fn run(plan: &RunPlan, prompt: PasswordPrompt<'_>) -> Result<i32, Failure> {
     let tpcc_before = (opts.workload == Workload::Tpcc && opts.shard.is_none())
         .then(|| ServerReading::take(&mut con))
         .flatten();
+    // `--check`: the districts' next order ids of the home warehouses the scripts use.
+    let orders_before = home
+        .filter(|_| opts.check)
+        .map(|home| OrdersBefore::take(&mut con, &variables, home));
     let shard_start = shard::start_after_setup(plan, &script_facts, con)?;
 
     let run_config = run_config(plan, scale, partitioning);
@@ -157,6 +182,12 @@ pub fn run(plan: &RunPlan, prompt: PasswordPrompt<'_>) -> Result<i32, Failure> {
     if opts.workload == Workload::Tpcc {
         let server = tpcc_before.and_then(|before| before.until_now(&cfg.conn));
         extras.set_tpcc(TpccDoc::build(&summary, server));
+    }
+    if let Some(before) = orders_before {
+        // New-Order is the first script.
+        let lost = summary.stats.scripts.first();
+        let lost = lost.map_or(0, |s| s.tx.counters.connection_failures);
+        *new_orders = Some(before.count_after(&cfg.conn, &outcome.client_variables, lost));
     }
     let status = finish_run(plan, &summary, extras);
     if let Some(endpoint) = metrics {
@@ -263,7 +294,8 @@ fn defined(opts: &Options, name: &str) -> bool {
 
 /// The variables every client starts with: `-D` values, then `scale`, `default_seed`
 /// and `random_seed` unless `-D` set them; with `--workload tpcc` the home warehouses'
-/// range (`w_first`, `w_count`: [`crate::tpcc_home`]) unless `-D` set them.
+/// range (`w_first`, `w_count`: [`crate::tpcc_home`]) and the New-Orders' commit counters
+/// at 0 ([`crate::tpcc_count`]) unless `-D` set them.
 fn startup_variables(
     opts: &Options,
     seed: u64,
@@ -290,6 +322,8 @@ fn startup_variables(
         for (name, value) in [
             (tpcc_home::FIRST_VARIABLE, home.first),
             (tpcc_home::COUNT_VARIABLE, home.count),
+            (pgrush_script::NEW_ORDER_COMMITS_SENT, 0),
+            (pgrush_script::NEW_ORDER_COMMITS, 0),
         ] {
             if !defined(opts, name) {
                 let _ = variables.put_value("startup", name, Value::Int(value));

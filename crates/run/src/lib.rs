@@ -22,10 +22,11 @@ pub mod plan;
 pub mod server_stats;
 pub mod shard;
 pub mod targets;
+pub mod tpcc_count;
 mod tpcc_home;
 mod tpcc_rates;
 
-pub use bench::run;
+pub use bench::{run, run_counting_new_orders};
 pub use connect::PasswordPrompt;
 pub use failure::{Failure, Line, exit_status};
 pub use options::Options;

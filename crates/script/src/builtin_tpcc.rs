@@ -127,10 +127,27 @@ macro_rules! stock_level_inputs {
     };
 }
 
+/// The client variable counting the New-Orders whose COMMIT the client sent (or was
+/// about to send): one more before each New-Order's `END`. Set to 0 by the run.
+pub const NEW_ORDER_COMMITS_SENT: &str = "new_order_commits_sent";
+/// The client variable counting the New-Orders whose COMMIT the server acknowledged:
+/// one more after each New-Order's `END` succeeded. Set to 0 by the run. What a run ends
+/// with in [`NEW_ORDER_COMMITS_SENT`] beyond this one are commits whose outcome the
+/// client did not see (the connection was lost, or the COMMIT failed and was retried).
+pub const NEW_ORDER_COMMITS: &str = "new_order_commits";
+
+/// The end of a New-Order that commits: its COMMIT counted as sent, sent, and counted
+/// as acknowledged ([`NEW_ORDER_COMMITS_SENT`], [`NEW_ORDER_COMMITS`]).
+macro_rules! new_order_commit {
+    () => {
+        "\\set new_order_commits_sent :new_order_commits_sent + 1\nEND;\n\\set new_order_commits :new_order_commits + 1\n"
+    };
+}
+
 // The input macros expand to the helpers above: a user imports both.
 pub(crate) use {
-    c_last, delivery_inputs, home, home_and_customer, new_order_inputs, order_line,
-    order_status_inputs, payment_inputs, stock_level_inputs,
+    c_last, delivery_inputs, home, home_and_customer, new_order_commit, new_order_inputs,
+    order_line, order_status_inputs, payment_inputs, stock_level_inputs,
 };
 
 /// The weights of the mix (§5.2.3 minimums; New-Order the rest), in [`TPCC_SCRIPTS`]' order.
@@ -145,9 +162,9 @@ pub const TPCC_SCRIPTS: [Builtin; 5] = [
             new_order_inputs!(),
             "BEGIN;\n\
 SELECT tpcc_new_order(:w_id, :d_id, :c_id, :ol_cnt, :rbk, ARRAY[:i1, :i2, :i3, :i4, :i5, :i6, :i7, :i8, :i9, :i10, :i11, :i12, :i13, :i14, :i15]::int[], ARRAY[:s1, :s2, :s3, :s4, :s5, :s6, :s7, :s8, :s9, :s10, :s11, :s12, :s13, :s14, :s15]::int[], ARRAY[:q1, :q2, :q3, :q4, :q5, :q6, :q7, :q8, :q9, :q10, :q11, :q12, :q13, :q14, :q15]::int[]) AS committed \\gset\n\
-\\if :committed\n\
-END;\n\
-\\else\n\
+\\if :committed\n",
+            new_order_commit!(),
+            "\\else\n\
 ROLLBACK;\n\
 \\endif\n"
         ),
@@ -209,6 +226,20 @@ mod tests {
             "{new_order}"
         );
         assert!(!new_order.contains("\\set q16"));
+    }
+
+    /// Both modes' New-Order count the COMMIT sent just before it, and the COMMIT
+    /// acknowledged just after it; the ROLLBACK is counted by neither.
+    #[test]
+    fn new_order_counts_its_commits_around_the_end() {
+        let around = format!(
+            "\\set {NEW_ORDER_COMMITS_SENT} :{NEW_ORDER_COMMITS_SENT} + 1\nEND;\n\\set {NEW_ORDER_COMMITS} :{NEW_ORDER_COMMITS} + 1\n"
+        );
+        for text in [TPCC_SCRIPTS[0].text, crate::TPCC_CLIENT_SCRIPTS[0].text] {
+            assert_eq!(text.matches(&around).count(), 1, "{text}");
+            assert_eq!(text.matches("END;").count(), 1, "{text}");
+            assert_eq!(text.matches(NEW_ORDER_COMMITS_SENT).count(), 2, "{text}");
+        }
     }
 
     /// New-Order's `rbk` (its unused item id when 1, so a rollback): over 20,000 draws

@@ -12,8 +12,8 @@
 
 use crate::builtin::Builtin;
 use crate::builtin_tpcc::{
-    c_last, delivery_inputs, home, home_and_customer, new_order_inputs, order_line,
-    order_status_inputs, payment_inputs, stock_level_inputs,
+    c_last, delivery_inputs, home, home_and_customer, new_order_commit, new_order_inputs,
+    order_line, order_status_inputs, payment_inputs, stock_level_inputs,
 };
 
 /// Order line `K` of a New-Order: the item looked up (the last line's is the unused id
@@ -114,9 +114,9 @@ SELECT s_i_id FROM stock WHERE (s_w_id, s_i_id) IN (SELECT * FROM unnest((ARRAY[
             client_line!(15),
             "\\if :i_price < 0\n\
 ROLLBACK;\n\
-\\else\n\
-END;\n\
-\\endif\n"
+\\else\n",
+            new_order_commit!(),
+            "\\endif\n"
         ),
     },
     Builtin {
@@ -252,7 +252,11 @@ mod tests {
         let lock = new_order.find("FOR UPDATE").unwrap();
         assert!(lock < new_order.find("UPDATE stock").unwrap());
         assert!(new_order[..lock].contains("ORDER BY s_w_id, s_i_id"));
-        assert!(new_order.ends_with("\\if :i_price < 0\nROLLBACK;\n\\else\nEND;\n\\endif\n"));
+        assert!(new_order.ends_with(concat!(
+            "\\if :i_price < 0\nROLLBACK;\n\\else\n",
+            "\\set new_order_commits_sent :new_order_commits_sent + 1\nEND;\n",
+            "\\set new_order_commits :new_order_commits + 1\n\\endif\n"
+        )));
         let delivery = TPCC_CLIENT_SCRIPTS[3].text;
         for d in 1..=10 {
             assert!(

@@ -58,7 +58,7 @@ pub use builtin::{
     BUILTINS, Builtin, MAX_SCRIPTS, builtin_by_prefix, builtin_list_text, parse_script_weight,
     show_script_text,
 };
-pub use builtin_tpcc::{TPCC_SCRIPTS, TPCC_WEIGHTS};
+pub use builtin_tpcc::{NEW_ORDER_COMMITS, NEW_ORDER_COMMITS_SENT, TPCC_SCRIPTS, TPCC_WEIGHTS};
 pub use builtin_tpcc_client::TPCC_CLIENT_SCRIPTS;
 pub use builtin_tpcc_think::{
     TPCC_KEYING_S, TPCC_THINK_MAX_SCALE, TPCC_THINK_MEAN_S, with_keying_and_think,

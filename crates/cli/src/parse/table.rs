@@ -613,7 +613,8 @@ pub static OPTIONS: &[OptionDef] = &[
     extension("check", No, None,
         &[help(Extensions, 17, &[
             "with --workload tpcc: check the consistency conditions",
-            "1-4 after the run (as \"pgrush check\")",
+            "1-4 after the run (as \"pgrush check\"), and that the",
+            "orders it added are the New-Orders its clients committed",
         ])],
         Update::Flag(|o| &mut o.check)),
     extension("tpcc-mode", Required, Some("MODE"),

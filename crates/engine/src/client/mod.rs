@@ -293,6 +293,11 @@ pub(crate) struct Client<C> {
 }
 
 impl<C: ClientConn> Client<C> {
+    /// The variables the client ended with, taken out of it (at the end of the run).
+    pub(crate) fn take_variables(&mut self) -> Variables {
+        std::mem::take(&mut self.vars)
+    }
+
     /// Client `id` in its initial state, with no connection yet.
     pub(crate) fn new(id: u32, vars: Variables, rng: Prng, n_prepared: usize) -> Self {
         Client {

@@ -19,7 +19,7 @@ use std::time::Duration;
 
 use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Token};
-use pgrush_script::ThreadRngs;
+use pgrush_script::{ThreadRngs, Variables};
 use pgrush_stats::live::LiveRecorder;
 use pgrush_stats::{RunLimit, ThreadStats};
 use pgrush_wire::Connection;
@@ -62,6 +62,8 @@ pub(crate) struct ThreadResult {
     pub(crate) log_failed: bool,
     /// With stages, the statistics of each stage.
     pub(crate) stages: Vec<ThreadStats>,
+    /// The variables each of its clients ended with, in client order.
+    pub(crate) variables: Vec<Variables>,
 }
 
 /// What a thread records into: its statistics and, with stages, those of each stage.
@@ -534,8 +536,14 @@ impl<'a> Worker<'a> {
             Some(run) => run.merge_into(&mut self.ctx.stats),
             None => Vec::new(),
         };
+        let variables = self
+            .clients
+            .iter_mut()
+            .map(Client::take_variables)
+            .collect();
         ThreadResult {
             stages,
+            variables,
             stats: self.ctx.stats,
             bench_start: self.bench_start,
             connected: self.connected,
