@@ -3,6 +3,8 @@
 //! moments of the step placed on the same time axis (seconds from the start of the
 //! measured run, whose Unix time the document gives).
 
+use pgrush_report::document::TimeSeriesDoc;
+use serde::Deserialize;
 use serde_json::Value;
 
 use crate::ops::result::{ClientOutageTimes, FailoverTimeline, OutageWindowDoc, WorkloadInterval};
@@ -37,33 +39,21 @@ pub(crate) fn windows(doc: &Value) -> Vec<OutageWindowDoc> {
     serde_json::from_value(doc["outages"]["windows"].clone()).unwrap_or_default()
 }
 
-/// The time series' intervals worth charting: a last interval of a few milliseconds
-/// gives a meaningless rate, so only those covering at least half their length (all of
-/// them if none does), as the run page charts them.
+/// The time series' intervals worth charting ([`TimeSeriesDoc::chartable`], as the run
+/// page charts them); none when the document has no time series that reads.
 pub(crate) fn intervals(doc: &Value) -> Vec<WorkloadInterval> {
-    let series = &doc["time_series"];
-    let length = series["interval_s"].as_f64().unwrap_or(1.0);
-    let all: Vec<(WorkloadInterval, f64)> = series["intervals"]
-        .as_array()
+    let Ok(series) = TimeSeriesDoc::deserialize(&doc["time_series"]) else {
+        return Vec::new();
+    };
+    series
+        .chartable()
         .into_iter()
-        .flatten()
-        .filter_map(|i| {
-            let start_s = i["start_s"].as_f64()?;
-            let duration = i["duration_s"].as_f64()?;
-            let interval = WorkloadInterval {
-                start_s,
-                end_s: start_s + duration,
-                tps: i["tps"].as_f64()?,
-                failures: i["transactions"]["failed"].as_u64().unwrap_or(0),
-            };
-            Some((interval, duration))
+        .map(|i| WorkloadInterval {
+            start_s: i.start_s,
+            end_s: i.start_s + i.duration_s,
+            tps: i.tps,
+            failures: i.transactions.failed,
         })
-        .collect();
-    let full = |d: f64| d >= length / 2.0;
-    let any_full = all.iter().any(|&(_, d)| full(d));
-    all.into_iter()
-        .filter(|&(_, d)| !any_full || full(d))
-        .map(|(i, _)| i)
         .collect()
 }
 
@@ -110,14 +100,26 @@ pub(crate) fn timeline(
 mod tests {
     use super::*;
 
+    /// One interval of a run document's time series.
+    fn interval(start_s: f64, duration_s: f64, tps: f64, failed: u64) -> Value {
+        serde_json::json!({
+            "start_s": start_s, "duration_s": duration_s, "tps": tps,
+            "transactions": {"processed": 0, "failed": failed, "serialization_failures": 0,
+                "deadlock_failures": 0, "other_failures": 0, "skipped": 0, "retried": 0,
+                "retries": 0},
+            "latency_average_ms": null, "latency_stddev_ms": null, "latency_percentiles": [],
+            "lag_average_ms": null, "lag_max_ms": null
+        })
+    }
+
     fn document() -> Value {
         serde_json::json!({
             "start_time_unix": 1000.5,
             "results": {"transactions": {"connection_failures": 3}},
             "time_series": {"interval_s": 1.0, "intervals": [
-                {"start_s": 0.0, "duration_s": 0.98, "tps": 100.0, "transactions": {"failed": 0}},
-                {"start_s": 1.0, "duration_s": 1.0, "tps": 40.0, "transactions": {"failed": 3}},
-                {"start_s": 2.0, "duration_s": 0.004, "tps": 250.0, "transactions": {"failed": 0}}
+                interval(0.0, 0.98, 100.0, 0),
+                interval(1.0, 1.0, 40.0, 3),
+                interval(2.0, 0.004, 250.0, 0)
             ]},
             "outages": {
                 "windows": [{"start_s": 1.25, "end_s": 1.75, "clients": 2,
