@@ -297,10 +297,10 @@ fn deal_clients(
             let ranks = stage_run::activation_ranks(&sizes, tid);
             Box::new(stage_run::StageRun::new(
                 timeline,
-                (ranks, first_id),
+                ranks,
+                first_id,
                 cfg.stages.len(),
                 layout,
-                &stats,
             ))
         });
         let live = cfg

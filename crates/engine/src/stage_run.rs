@@ -47,24 +47,28 @@ pub(crate) fn activation_ranks(blocks: &[u32], tid: usize) -> Vec<u32> {
 }
 
 impl StageRun {
-    /// The state of a thread whose clients have `ranks`, the first one id `first_id`;
-    /// `run` is the thread's statistics of the whole run: when they keep only totals,
-    /// the stages hold them.
+    /// The state of a thread whose clients have `ranks`, the first one id `first_id`.
     pub(crate) fn new(
         timeline: Timeline,
-        (ranks, first_id): (Vec<u32>, u32),
+        ranks: Vec<u32>,
+        first_id: u32,
         stages: usize,
         layout: &StatsLayout,
-        run: &ThreadStats,
     ) -> StageRun {
         StageRun {
             timeline,
             ranks,
             first_id,
             stats: (0..stages).map(|_| ThreadStats::new(layout)).collect(),
-            holds_totals: run.keeps_totals_only(),
+            holds_totals: false,
             recent: (0, 0, None),
         }
+    }
+
+    /// Lets the stages hold the totals of `run` (the run's statistics), when those
+    /// keep only totals.
+    pub(crate) fn hold_totals_of(&mut self, run: &ThreadStats) {
+        self.holds_totals = run.keeps_totals_only();
     }
 
     /// Records a measured transaction scheduled at `scheduled` (ended at `now`) in
@@ -170,7 +174,8 @@ mod tests {
         };
         let mut run = ThreadStats::new(&layout);
         let timeline = Timeline::new(&stages, 0, 1, 0);
-        let mut sr = StageRun::new(timeline, (vec![0], 0), 2, &layout, &run);
+        let mut sr = StageRun::new(timeline, vec![0], 0, 2, &layout);
+        sr.hold_totals_of(&run);
         let rec = TxRecord {
             script: 0,
             outcome: TxOutcome::Success,

@@ -204,6 +204,9 @@ impl<'a> Worker<'a> {
         let net = Sockets::new(&cfg.conn, &cfg.targets, &cfg.output.progname, registry);
         let mut ctx = ThreadCtx::new(cfg, plan, clock, recorders.stats, rngs, log, net);
         ctx.stages = recorders.stages;
+        if let Some(run) = ctx.stages.as_mut() {
+            run.hold_totals_of(&ctx.stats);
+        }
         ctx.live = recorders.live;
         let n = clients.len();
         Ok(Worker {
