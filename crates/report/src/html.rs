@@ -7,7 +7,7 @@ use crate::compare::Comparison;
 use crate::document::{Distribution, IntervalDoc, RunDocument};
 use crate::page::page_end;
 pub use crate::page::page_start;
-use crate::percentiles::{label, value_at_percentile};
+use crate::percentiles::{label, value_at_percentile, values_at_percentiles};
 use crate::svg::{Chart, Mark, Series, Stacking, XScale, escape};
 use std::fmt::Write as _;
 
@@ -43,19 +43,21 @@ pub fn spectrum(dist: &Distribution) -> Vec<(f64, f64)> {
     if h.is_empty() {
         return Vec::new();
     }
-    let mut out = Vec::new();
     let n = h.len() as f64;
+    let mut ps = Vec::new();
     for k in 0..=60 {
         let p = 100.0 * (1.0 - 10f64.powf(-f64::from(k) / 10.0));
         // Past the resolution of the sample count, the spectrum is flat at the maximum.
         if (1.0 - p / 100.0) * n < 0.5 && k > 0 {
             break;
         }
-        let p = if k == 0 { 0.0001 } else { p };
-        if let Some(v) = value_at_percentile(&h, p) {
-            out.push((p, (v as f64 / 1000.0).min(dist.max_ms)));
-        }
+        ps.push(if k == 0 { 0.0001 } else { p });
     }
+    let mut out: Vec<(f64, f64)> = ps
+        .iter()
+        .zip(values_at_percentiles(&h, &ps))
+        .filter_map(|(&p, v)| Some((p, (v? as f64 / 1000.0).min(dist.max_ms))))
+        .collect();
     if let Some(max) = value_at_percentile(&h, 100.0) {
         let last = out.last().map_or(0.0, |l| l.0);
         let top = (100.0 * (1.0 - 0.5 / n)).max(last);

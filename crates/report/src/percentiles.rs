@@ -122,19 +122,34 @@ pub fn nearest_rank(p: f64, n: u64) -> u64 {
 
 /// The value (µs) at percentile `p` (0..=100] of `hist`; `None` when it is empty.
 pub fn value_at_percentile(hist: &LatencyHistogram, p: f64) -> Option<u64> {
+    values_at_percentiles(hist, &[p]).pop().flatten()
+}
+
+/// [`value_at_percentile`] of each of `ps`, in one pass over `hist` (a pass per
+/// percentile costs a whole iteration of the histogram each: the report's spectrum asks
+/// for sixty). All `None` when `hist` is empty.
+pub fn values_at_percentiles(hist: &LatencyHistogram, ps: &[f64]) -> Vec<Option<u64>> {
     let inner = hist.inner();
-    let rank = nearest_rank(p, inner.len());
-    if rank == 0 {
-        return None;
+    let n = inner.len();
+    if n == 0 {
+        return vec![None; ps.len()];
     }
+    let ranks: Vec<u64> = ps.iter().map(|&p| nearest_rank(p, n)).collect();
+    let mut order: Vec<usize> = (0..ps.len()).collect();
+    order.sort_by_key(|&i| ranks[i]);
+    let mut out = vec![Some(inner.max()); ps.len()];
+    let mut waiting = order.into_iter().peekable();
     let mut seen = 0u64;
     for v in inner.iter_recorded() {
         seen += v.count_at_value();
-        if seen >= rank {
-            return Some(v.value_iterated_to());
+        while let Some(i) = waiting.next_if(|&i| ranks[i] <= seen) {
+            out[i] = Some(v.value_iterated_to());
+        }
+        if waiting.peek().is_none() {
+            break;
         }
     }
-    Some(inner.max())
+    out
 }
 
 /// The values (ms) at every percentile of `list`; `None` when the histogram is empty.
@@ -150,9 +165,9 @@ pub fn percentiles_ms(
     }
     let cap = cap_us(exact_max_us);
     Some(
-        list.values()
-            .iter()
-            .map(|&p| (value_at_percentile(hist, p).unwrap_or(0) as f64).min(cap) / 1000.0)
+        values_at_percentiles(hist, list.values())
+            .into_iter()
+            .map(|v| (v.unwrap_or(0) as f64).min(cap) / 1000.0)
             .collect(),
     )
 }
@@ -487,6 +502,16 @@ mod tests {
         let h = hist([7]);
         assert_eq!(value_at_percentile(&h, 99.99), Some(7));
         assert_eq!(value_at_percentile(&LatencyHistogram::new(), 50.0), None);
+        // Several at once, in any order, in one pass.
+        let ps = [100.0, 0.1, 90.1, 50.0, 99.99, 90.0];
+        assert_eq!(
+            values_at_percentiles(&hist(1..=10), &ps),
+            [Some(10), Some(1), Some(10), Some(5), Some(10), Some(9)]
+        );
+        assert_eq!(
+            values_at_percentiles(&LatencyHistogram::new(), &ps),
+            [None; 6]
+        );
         assert_eq!(percentiles_ms(&LatencyHistogram::new(), &list, None), None);
         // Above 2048 µs values are kept to 3 significant digits: 123456 lies in a bucket
         // 64 µs wide, reported at its highest value.

@@ -5,21 +5,27 @@
 //!
 //! The addresses are bound before the run starts (a bad one ends the run there, status
 //! 1); one address given to both options is one listener serving both. One thread of
-//! its own polls the listeners (every [`POLL`]) and answers the requests one after the
-//! other: at each scrape it takes the deltas the engine's threads published
+//! its own sleeps in `epoll` until a connection comes, the dashboard's next interval is
+//! due, or it is told to stop (a [`mio::Waker`]), and answers the requests one after
+//! the other: at each scrape it takes the deltas the engine's threads published
 //! ([`LiveTotals::absorb`]), reads the client machine's load since the previous scrape,
 //! and renders the page ([`pgrush_report::metrics_text`]); with the dashboard it also
-//! closes an interval every second. The engine's threads never wait for it. Any other
-//! path is a 404; a request that does not come within a few seconds is dropped.
+//! closes an interval every second. It wakes only for these, so between scrapes it
+//! costs nothing, and the engine's threads never wait for it. Any other path is a 404;
+//! a request that does not come within a few seconds is dropped.
 
 mod dashboard;
 mod http;
 
 use std::net::{SocketAddr, TcpListener};
+use std::os::fd::AsRawFd;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
+
+use mio::unix::SourceFd;
+use mio::{Events, Interest, Poll, Token, Waker};
 
 use pgrush_monitor::latest::{LatestSlot, ServerLatest};
 use pgrush_monitor::machine::{MachineInterval, MachineReading};
@@ -34,9 +40,9 @@ use crate::plan::RunPlan;
 use dashboard::Dashboard;
 use http::{Reply, Request};
 
-/// How often the serving thread looks for a connection (and closes the dashboard's
-/// interval when one is due).
-const POLL: Duration = Duration::from_millis(25);
+/// The token of the waker that tells the serving thread to stop; listener `i` has
+/// token `i`.
+const STOP: Token = Token(usize::MAX);
 
 /// The endpoint of one run; dropping it stops serving.
 #[derive(Debug)]
@@ -46,6 +52,7 @@ pub struct MetricsEndpoint {
     final_page: Option<FinalPage>,
     linger: Duration,
     stop: Arc<AtomicBool>,
+    waker: Arc<Waker>,
     thread: Option<JoinHandle<()>>,
 }
 
@@ -110,18 +117,33 @@ impl MetricsEndpoint {
             machine_load: Vec::new(),
             dashboard,
         };
+        let start_failed = |e: std::io::Error| {
+            Failure::error(format!("could not start the metrics endpoint: {e}"))
+        };
+        let poll = Poll::new().map_err(start_failed)?;
+        for (i, (listener, _)) in listeners.iter().enumerate() {
+            poll.registry()
+                .register(
+                    &mut SourceFd(&listener.as_raw_fd()),
+                    Token(i),
+                    Interest::READABLE,
+                )
+                .map_err(start_failed)?;
+        }
+        let waker = Arc::new(Waker::new(poll.registry(), STOP).map_err(start_failed)?);
         let stop = Arc::new(AtomicBool::new(false));
         let flag = Arc::clone(&stop);
         let thread = std::thread::Builder::new()
             .name("metrics".into())
-            .spawn(move || serve(&listeners, serving, &flag))
-            .map_err(|e| Failure::error(format!("could not start the metrics endpoint: {e}")))?;
+            .spawn(move || serve(&listeners, poll, serving, &flag))
+            .map_err(start_failed)?;
         Ok(Some(MetricsEndpoint {
             live,
             server,
             final_page,
             linger: Duration::from_secs(u64::from(opts.metrics_linger_s)),
             stop,
+            waker,
             thread: Some(thread),
         }))
     }
@@ -151,6 +173,9 @@ impl MetricsEndpoint {
 impl Drop for MetricsEndpoint {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Release);
+        // A failed wake leaves the thread to notice the flag at its next wake-up: the
+        // dashboard's interval, or the next connection.
+        let _ = self.waker.wake();
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
@@ -207,13 +232,29 @@ fn command_line() -> String {
 }
 
 /// The thread: the requests one after the other, and the dashboard's intervals, until
-/// told to stop.
-fn serve(listeners: &[(TcpListener, Routes)], mut serving: Serving, stop: &AtomicBool) {
+/// told to stop. It sleeps in `poll` until a listener has a connection, the next
+/// dashboard interval is due, or the waker says stop.
+fn serve(
+    listeners: &[(TcpListener, Routes)],
+    mut poll: Poll,
+    mut serving: Serving,
+    stop: &AtomicBool,
+) {
+    let mut events = Events::with_capacity(listeners.len() + 1);
     while !stop.load(Ordering::Acquire) {
-        let mut answered = false;
-        for (listener, routes) in listeners {
-            if let Ok((stream, _)) = listener.accept() {
-                answered = true;
+        let timeout = serving.dashboard.as_ref().map(Dashboard::until_due);
+        if let Err(e) = poll.poll(&mut events, timeout)
+            && e.kind() != std::io::ErrorKind::Interrupted
+        {
+            // Not expected of epoll; look again after a while rather than spin.
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        for event in &events {
+            let Some((listener, routes)) = listeners.get(event.token().0) else {
+                continue;
+            };
+            // The registration is edge-triggered: take every waiting connection.
+            while let Ok((stream, _)) = listener.accept() {
                 let _ = stream.set_nonblocking(false);
                 http::answer(stream, |request| serving.reply(request, *routes));
             }
@@ -230,9 +271,6 @@ fn serve(listeners: &[(TcpListener, Routes)], mut serving: Serving, stop: &Atomi
                 .unwrap_or_else(|e| e.into_inner())
                 .clone();
             d.close_interval(serving.live.gauges(), &server);
-        }
-        if !answered {
-            std::thread::sleep(POLL);
         }
     }
 }

@@ -232,11 +232,27 @@ pub struct ThreadStats {
     /// another script index. Saves recording every transaction twice.
     #[serde(skip)]
     mirror: bool,
-    /// The recording plan, decided when the options are set: nothing but the totals to
-    /// keep (one script, mirrored; no lag, no late count, no progress, no series), so a
-    /// first-try success is two counts and a latency.
+    /// How a first-try success is recorded, decided when the options are set.
     #[serde(skip)]
-    plain: bool,
+    plan: RecordPlan,
+}
+
+/// How [`ThreadStats`] records a transaction that succeeded at its first try, decided
+/// from the options: the common case of a run gets a path of its own, without the
+/// checks of [`ThreadStats::record_in_full`]. Anything else (a failure, a retry, another
+/// script) is recorded in full whatever the plan.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+enum RecordPlan {
+    /// Nothing but the totals to keep (one script, mirrored; no lag, no late count, no
+    /// progress, no series): a count, a latency and its bucket.
+    TotalsOnly,
+    /// The totals and the time series' current interval, nothing else (as
+    /// `TotalsOnly`, with a series of one script and no per-command figures: `--json`,
+    /// `--html`, `--dashboard`).
+    TotalsAndSeries,
+    /// Everything [`ThreadStats::record_in_full`] looks at.
+    #[default]
+    Full,
 }
 
 impl ThreadStats {
@@ -258,26 +274,31 @@ impl ThreadStats {
             progress: None,
             command_histograms: layout.per_command && layout.command_histograms,
             mirror: layout.commands_per_script.len() == 1,
-            plain: false,
+            plan: RecordPlan::Full,
         }
         .with_plan()
     }
 
-    /// Decides [`ThreadStats::plain`] from the options set so far.
+    /// Decides [`ThreadStats::plan`] from the options set so far.
     fn with_plan(mut self) -> Self {
-        self.plain = self.mirror
+        let only_totals = self.mirror
             && self.total.lag_hist.is_none()
             && self.latency_limit_us.is_none()
-            && self.progress.is_none()
-            && self.series.is_none();
+            && self.progress.is_none();
+        self.plan = match &self.series {
+            _ if !only_totals => RecordPlan::Full,
+            None => RecordPlan::TotalsOnly,
+            Some(series) if !series.has_parts() => RecordPlan::TotalsAndSeries,
+            Some(_) => RecordPlan::Full,
+        };
         self
     }
 
     /// Whether these statistics keep nothing but the totals (see
-    /// [`ThreadStats::plain`]): then they are the sum of any split of the same
+    /// [`RecordPlan::TotalsOnly`]): then they are the sum of any split of the same
     /// transactions recorded apart and merged in.
     pub fn keeps_totals_only(&self) -> bool {
-        self.plain
+        self.plan == RecordPlan::TotalsOnly
     }
 
     /// Turns a mirrored single script's statistics into a real copy of the totals.
@@ -285,7 +306,7 @@ impl ThreadStats {
     fn unmirror(&mut self) {
         if self.mirror {
             self.mirror = false;
-            self.plain = false;
+            self.plan = RecordPlan::Full;
             if let Some(s) = self.scripts.first_mut() {
                 // A merge into an empty one writes only the used buckets (a clone would
                 // copy, and make resident, the whole counts arrays).
@@ -348,14 +369,21 @@ impl ThreadStats {
         self.record(rec, None);
     }
 
-    /// Records a transaction, and in the time series too when `now_us` is given: the
-    /// plain plan's first-try successes straight into the totals, the rest in full.
+    /// Records a transaction, and in the time series too when `now_us` is given: a
+    /// first-try success by the path of the [`RecordPlan`], the rest in full.
     #[inline]
     fn record(&mut self, rec: &TxRecord, now_us: Option<i64>) {
-        if self.plain && rec.outcome == TxOutcome::Success && rec.tries == 1 && rec.script == 0 {
-            self.total.record_first_try_success(rec.latency_us);
-        } else {
-            self.record_in_full(rec, now_us);
+        let first_try_success =
+            rec.outcome == TxOutcome::Success && rec.tries == 1 && rec.script == 0;
+        match (self.plan, now_us, self.series.as_mut()) {
+            (RecordPlan::TotalsOnly, _, _) if first_try_success => {
+                self.total.record_first_try_success(rec.latency_us);
+            }
+            (RecordPlan::TotalsAndSeries, Some(now_us), Some(series)) if first_try_success => {
+                series.record_first_try_success(rec.latency_us, now_us);
+                self.total.record_first_try_success(rec.latency_us);
+            }
+            _ => self.record_in_full(rec, now_us),
         }
     }
 
@@ -635,6 +663,75 @@ mod tests {
         assert_eq!(m.total.counters.successful, 3);
         assert_eq!(m.scripts[0].tx.counters.successful, 2);
         assert_eq!(m.scripts[0].tx.latency_hist.len(), 2);
+    }
+
+    #[test]
+    fn the_series_path_of_first_try_successes_records_what_the_full_path_does() {
+        let l = StatsLayout {
+            commands_per_script: vec![1],
+            time_series: true,
+            ..StatsLayout::default()
+        };
+        let fast = ThreadStats::new(&l).with_series(0, 1_000);
+        assert_eq!(fast.plan, RecordPlan::TotalsAndSeries);
+        // A progress block forces the full path; it records nothing the others read.
+        let full = ThreadStats::new(&l)
+            .with_series(0, 1_000)
+            .with_progress(Arc::new(ProgressCounters::new()));
+        assert_eq!(full.plan, RecordPlan::Full);
+        let (mut fast, mut full) = (fast, full);
+        let records = [
+            (tx(0, TxOutcome::Success, 120.0, 0.0, 1), 10),
+            (tx(0, TxOutcome::Success, 7_500.0, 0.0, 1), 900),
+            (tx(0, TxOutcome::SerializationFailure, 80.0, 0.0, 1), 1_100),
+            (tx(0, TxOutcome::Success, 300.0, 0.0, 2), 1_200),
+            (tx(0, TxOutcome::Success, 45.0, 0.0, 1), 1_999),
+            (tx(0, TxOutcome::Success, 2_000_000.0, 0.0, 1), 4_500),
+        ];
+        for (rec, at) in &records {
+            fast.record_tx_at(rec, *at);
+            full.record_tx_at(rec, *at);
+        }
+        let (fast, full) = (
+            ThreadStats::merge_all([&fast]).expect("merged"),
+            ThreadStats::merge_all([&full]).expect("merged"),
+        );
+        assert_eq!(fast.total.counters, full.total.counters);
+        assert_eq!(fast.total.latency, full.total.latency);
+        assert_eq!(fast.total.latency_hist.len(), 5);
+        assert_eq!(
+            fast.total.latency_hist.value_at_quantile(0.5),
+            full.total.latency_hist.value_at_quantile(0.5)
+        );
+        let intervals = |t: &ThreadStats| t.series.as_ref().map(|s| s.intervals().into_owned());
+        assert_eq!(intervals(&fast), intervals(&full));
+        assert_eq!(intervals(&fast).map(|i| i.len()), Some(5));
+    }
+
+    #[test]
+    fn a_series_with_parts_or_lag_records_in_full() {
+        let two = StatsLayout {
+            commands_per_script: vec![1, 1],
+            time_series: true,
+            ..StatsLayout::default()
+        };
+        assert_eq!(
+            ThreadStats::new(&two).with_series(0, 1_000).plan,
+            RecordPlan::Full
+        );
+        let throttled = StatsLayout {
+            commands_per_script: vec![1],
+            throttled: true,
+            time_series: true,
+            ..StatsLayout::default()
+        };
+        let t = ThreadStats::new(&throttled).with_series(0, 1_000);
+        assert_eq!(t.plan, RecordPlan::Full);
+        let plain = ThreadStats::new(&StatsLayout {
+            commands_per_script: vec![1],
+            ..StatsLayout::default()
+        });
+        assert!(plain.keeps_totals_only());
     }
 
     #[test]

@@ -203,6 +203,11 @@ impl TimeSeries {
         self
     }
 
+    /// Whether per-script or per-command figures are kept.
+    pub fn has_parts(&self) -> bool {
+        self.parts.is_some()
+    }
+
     /// Whether per-command figures are kept.
     #[inline]
     pub fn keeps_commands(&self) -> bool {
@@ -296,6 +301,20 @@ impl TimeSeries {
             if throttled {
                 a.lag.record(rec.lag_us);
             }
+        }
+    }
+
+    /// [`TimeSeries::record`] of a transaction that succeeded at its first try, in a
+    /// series without per-script or per-command figures ([`TimeSeries::has_parts`]) and
+    /// without schedule lag: a count, a latency and its bucket.
+    #[inline]
+    pub fn record_first_try_success(&mut self, latency_us: f64, now_us: i64) {
+        debug_assert!(self.parts.is_none() && !self.throttled);
+        self.enter(now_us);
+        if let Some(a) = self.active.as_mut() {
+            a.counters.successful += 1;
+            a.latency.record(latency_us);
+            a.hist.record_us(latency_us);
         }
     }
 

@@ -73,6 +73,11 @@ impl Dashboard {
         self.opened.elapsed() >= INTERVAL
     }
 
+    /// How long until the open interval has lasted its second (nothing when it has).
+    pub(super) fn until_due(&self) -> Duration {
+        INTERVAL.saturating_sub(self.opened.elapsed())
+    }
+
     /// The deltas of the open interval, for the thread to add the published ones to.
     pub(super) fn open_interval(&mut self) -> &mut LiveTotals {
         &mut self.open
