@@ -90,22 +90,42 @@ struct Session {
 }
 
 impl Session {
+    /// Runs one of the [`Queries`] (its flush already appended).
     fn query(&mut self, sql: &str) -> Result<Vec<QueryResult>, pgrush_wire::Error> {
-        let r = match self.own_flush {
-            Some(flush) => self.conn.simple_query(&format!("{sql}; {flush}")),
-            None => self.conn.simple_query(sql),
-        };
+        let r = self.conn.simple_query(sql);
         self.transactions += 1;
         r
     }
 }
 
-/// The queries of one sampler.
+/// The queries of one sampler, as sent: each followed by the session's own flush
+/// where there is one, and built once (a sample costs its round trip, not the
+/// formatting of its text).
 struct Queries {
-    waits: String,
+    /// The wait query and the fine counters, in one round trip.
+    waits_and_fine: String,
     fine: String,
     counters: String,
     backends: String,
+}
+
+impl Queries {
+    fn new(caps: &Capabilities, application_name: &str) -> Queries {
+        let flushed = |sql: String| match caps.own_flush() {
+            Some(flush) => format!("{sql}; {flush}"),
+            None => sql,
+        };
+        Queries {
+            waits_and_fine: flushed(format!(
+                "{}; {}",
+                caps.waits_query(application_name),
+                caps.fine_query()
+            )),
+            fine: flushed(caps.fine_query()),
+            counters: flushed(caps.counters_query()),
+            backends: flushed(Capabilities::backends_query(application_name)),
+        }
+    }
 }
 
 /// How long before the run's start (the end of a `--warmup`) the fine readings begin:
@@ -141,12 +161,7 @@ pub fn run(
     start: Instant,
     stop: &Arc<AtomicBool>,
 ) -> Sampled {
-    let q = Queries {
-        waits: caps.waits_query(application_name),
-        fine: caps.fine_query(),
-        counters: caps.counters_query(),
-        backends: Capabilities::backends_query(application_name),
-    };
+    let q = Queries::new(caps, application_name);
     let mut s = Session {
         conn,
         own_flush: caps.own_flush(),
@@ -231,7 +246,7 @@ fn wait_sample(
     own_base: u64,
 ) -> Result<WaitSample, pgrush_wire::Error> {
     let own = s.transactions - own_base;
-    let r = s.query(&format!("{}; {}", q.waits, q.fine))?;
+    let r = s.query(&q.waits_and_fine)?;
     let sample = WaitSample::parse(&r);
     out.readings.push(fine_reading(
         t,

@@ -44,7 +44,9 @@ pub fn from_bytes(bytes: &[u8]) -> String {
 
 /// The bytes a [`from_bytes`] string stands for (borrowed when nothing was escaped).
 pub fn to_bytes(s: &str) -> Cow<'_, [u8]> {
-    if !s.chars().any(|c| unescape(c).is_some()) {
+    // Escapes are not ASCII: an ASCII text (any query text of pgrush's own) is its bytes,
+    // found without decoding it character by character.
+    if s.is_ascii() || !s.chars().any(|c| unescape(c).is_some()) {
         return Cow::Borrowed(s.as_bytes());
     }
     let mut out = Vec::with_capacity(s.len());
