@@ -4,11 +4,13 @@
 use pgrush_stats::histogram::HISTOGRAM_MAX_US;
 use pgrush_stats::{INTERVAL_SIGFIG, LatencyHistogram, SparseHistogram, coarse_value};
 
+use std::cell::RefCell;
 use std::io::Read;
 
 use flate2::read::ZlibDecoder;
+use flate2::{Compress, Compression, FlushCompress, Status};
 use hdrhistogram::Histogram;
-use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
+use hdrhistogram::serialization::{Deserializer, Serializer, V2Serializer};
 
 /// An encoded histogram that cannot be read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -93,12 +95,89 @@ pub fn base64_decode(text: &str) -> Result<Vec<u8>, HdrError> {
 
 /// Encodes a histogram (V2 compressed, base64).
 pub fn encode(hist: &LatencyHistogram) -> String {
-    let mut buf = Vec::new();
-    match V2DeflateSerializer::new().serialize(hist.inner(), &mut buf) {
-        Ok(_) => base64_encode(&buf),
-        // Serializing into memory only fails on internal limits; an empty string then
-        // means "not available".
-        Err(_) => String::new(),
+    ENCODER.with_borrow_mut(|e| e.encode(hist.inner()))
+}
+
+/// What encoding a histogram needs, kept from one histogram to the next (one per
+/// thread): HdrHistogram's `V2DeflateSerializer` builds and zeroes a new zlib
+/// compressor (hundreds of kilobytes) for every histogram, and a run document encodes
+/// one per interval and script. Its output is the same, byte for byte.
+struct Encoder {
+    v2: V2Serializer,
+    plain: Vec<u8>,
+    packed: Vec<u8>,
+    compress: Compress,
+    /// The histogram [`encode_sparse`] fills (2 significant digits), reset each time.
+    coarse: Option<Histogram<u64>>,
+}
+
+thread_local! {
+    static ENCODER: RefCell<Encoder> = RefCell::new(Encoder {
+        v2: V2Serializer::new(),
+        plain: Vec::new(),
+        packed: Vec::new(),
+        compress: Compress::new(Compression::default(), true),
+        coarse: None,
+    });
+}
+
+impl Encoder {
+    /// `h` in the V2 compressed encoding, in base64 (empty if it cannot be encoded:
+    /// serializing into memory only fails on internal limits, and an empty string means
+    /// "not available").
+    fn encode(&mut self, h: &Histogram<u64>) -> String {
+        match self.deflate(h) {
+            Some(()) => base64_encode(&self.packed),
+            None => String::new(),
+        }
+    }
+
+    /// Writes `h`'s V2 compressed form into `packed`: the cookie, the compressed
+    /// length, the zlib stream of the V2 encoding.
+    fn deflate(&mut self, h: &Histogram<u64>) -> Option<()> {
+        self.plain.clear();
+        self.v2.serialize(h, &mut self.plain).ok()?;
+        self.packed.clear();
+        self.packed
+            .extend_from_slice(&V2_COMPRESSED_COOKIE.to_be_bytes());
+        self.packed.extend_from_slice(&[0; 4]);
+        self.compress.reset();
+        loop {
+            // `compress_vec` writes into the spare capacity only.
+            self.packed.reserve(self.plain.len() / 2 + 64);
+            let read = usize::try_from(self.compress.total_in()).ok()?;
+            let rest = self.plain.get(read..)?;
+            let status = self
+                .compress
+                .compress_vec(rest, &mut self.packed, FlushCompress::Finish)
+                .ok()?;
+            if status == Status::StreamEnd {
+                break;
+            }
+        }
+        let len = u32::try_from(self.packed.len() - 8).ok()?;
+        self.packed[4..8].copy_from_slice(&len.to_be_bytes());
+        Some(())
+    }
+
+    /// [`encode_sparse`] with this thread's encoder.
+    fn encode_sparse(&mut self, sparse: &SparseHistogram) -> String {
+        let mut h = match self.coarse.take() {
+            Some(mut h) => {
+                h.reset();
+                h
+            }
+            None => match Histogram::<u64>::new_with_bounds(1, HISTOGRAM_MAX_US, INTERVAL_SIGFIG) {
+                Ok(h) => h,
+                Err(_) => return String::new(),
+            },
+        };
+        for &(value, count) in &sparse.buckets {
+            h.saturating_record_n(u64::from(value), u64::from(count));
+        }
+        let text = self.encode(&h);
+        self.coarse = Some(h);
+        text
     }
 }
 
@@ -248,17 +327,7 @@ pub fn decode(text: &str) -> Result<LatencyHistogram, HdrError> {
 /// Encodes a per-interval histogram (values at 2 significant digits) as a V2 compressed,
 /// base64 HDR histogram of 2 significant digits: a few hundred bytes per interval.
 pub fn encode_sparse(sparse: &SparseHistogram) -> String {
-    let Ok(mut h) = Histogram::<u64>::new_with_bounds(1, HISTOGRAM_MAX_US, INTERVAL_SIGFIG) else {
-        return String::new();
-    };
-    for &(value, count) in &sparse.buckets {
-        h.saturating_record_n(u64::from(value), u64::from(count));
-    }
-    let mut buf = Vec::new();
-    match V2DeflateSerializer::new().serialize(&h, &mut buf) {
-        Ok(_) => base64_encode(&buf),
-        Err(_) => String::new(),
-    }
+    ENCODER.with_borrow_mut(|e| e.encode_sparse(sparse))
 }
 
 /// Decodes [`encode_sparse`]'s output back into the per-interval form.
@@ -311,6 +380,39 @@ mod tests {
         assert_eq!(back.value_at_quantile(0.5), h.value_at_quantile(0.5));
         assert!(decode("Zm9v").is_err());
         assert!(decode("***").is_err());
+    }
+
+    #[test]
+    fn the_reused_encoder_writes_what_hdrhistogram_writes() {
+        use hdrhistogram::serialization::V2DeflateSerializer;
+        let reference = |h: &Histogram<u64>| {
+            let mut buf = Vec::new();
+            V2DeflateSerializer::new()
+                .serialize(h, &mut buf)
+                .map(|_| base64_encode(&buf))
+                .unwrap_or_default()
+        };
+        // Several in a row through one encoder: nothing of one is left in the next.
+        for values in [
+            &[1u64, 5, 5, 1000][..],
+            &[],
+            &[123_456, 3_000_000, 7],
+            &[42],
+        ] {
+            let mut h = LatencyHistogram::new();
+            for &v in values {
+                h.record_u64_n(v, v % 5 + 1);
+            }
+            assert_eq!(encode(&h), reference(h.inner()));
+            let sparse = SparseHistogram::from_histogram(&h);
+            let mut coarse =
+                Histogram::<u64>::new_with_bounds(1, HISTOGRAM_MAX_US, INTERVAL_SIGFIG)
+                    .expect("the interval histograms' bounds");
+            for &(v, c) in &sparse.buckets {
+                coarse.saturating_record_n(u64::from(v), u64::from(c));
+            }
+            assert_eq!(encode_sparse(&sparse), reference(&coarse));
+        }
     }
 
     #[test]

@@ -433,3 +433,59 @@ fn machine_gauges(i: &MachineInterval) -> Vec<Gauge> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::options::Options;
+    use std::io::{Read, Write};
+    use std::net::TcpStream;
+    use std::sync::mpsc;
+
+    /// A loopback address with a port nothing listens on (bound and released).
+    fn free_address() -> SocketAddr {
+        let probe = TcpListener::bind("127.0.0.1:0").expect("bind a probe");
+        probe.local_addr().expect("probe address")
+    }
+
+    fn get(addr: SocketAddr, path: &str) -> String {
+        let mut stream = TcpStream::connect(addr).expect("connect");
+        stream
+            .write_all(format!("GET {path} HTTP/1.1\r\nHost: x\r\n\r\n").as_bytes())
+            .expect("send");
+        let mut answer = String::new();
+        stream.read_to_string(&mut answer).expect("read");
+        answer
+    }
+
+    /// Without the dashboard the thread sleeps without a timeout: a connection wakes
+    /// it, and dropping the endpoint (its waker) ends it.
+    #[test]
+    fn the_thread_wakes_for_a_request_and_for_the_end() {
+        let addr = free_address();
+        let plan = RunPlan::resolve(Options {
+            metrics_listen: Some(addr),
+            ..Options::default()
+        });
+        let endpoint = MetricsEndpoint::open(&plan, &[])
+            .ok()
+            .flatten()
+            .expect("an endpoint");
+        for _ in 0..3 {
+            let answer = get(addr, "/metrics");
+            assert!(answer.starts_with("HTTP/1.1 200 OK"), "{answer}");
+            assert!(answer.contains("pgrush_clients_connected"), "{answer}");
+        }
+        assert!(get(addr, "/other").starts_with("HTTP/1.1 404"));
+        let (done, ended) = mpsc::channel();
+        std::thread::spawn(move || {
+            drop(endpoint);
+            let _ = done.send(());
+        });
+        assert!(
+            ended.recv_timeout(Duration::from_secs(10)).is_ok(),
+            "the serving thread did not stop"
+        );
+        assert!(TcpStream::connect(addr).is_err(), "still listening");
+    }
+}
