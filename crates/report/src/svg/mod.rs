@@ -298,7 +298,10 @@ impl Plot {
         let (y1, ystep) = if stacking == Stacking::Stacked && y1 <= 100.5 {
             (100.0, 20.0)
         } else {
-            let ystep = nice_step(y1.max(1e-9), Y_TICKS);
+            // A series of zeros (no WAL in a read-only run) gets the axis 0 to 1, not
+            // ticks of 0.0000000002.
+            let y1 = if y1 > 0.0 { y1 } else { 1.0 };
+            let ystep = nice_step(y1, Y_TICKS);
             (((y1 / ystep).ceil() * ystep).max(ystep), ystep)
         };
         Some(Plot {
@@ -506,6 +509,16 @@ mod tests {
         assert_eq!(fmt_tick(0.0, 0.2), "0.0");
         assert_eq!(fmt_tick(0.0, 2000.0), "0");
         assert_eq!(fmt_tick(0.4, 0.2), "0.4");
+    }
+
+    #[test]
+    fn a_series_of_zeros_gets_a_plain_axis() {
+        let zeros = vec![vec![(0.5, 0.0, 0.0), (1.5, 0.0, 0.0)]];
+        let plot = Plot::fit(&zeros, XScale::Linear, Stacking::Lines);
+        assert_eq!(plot.as_ref().map(|p| (p.y1, p.ystep)), Some((1.0, 0.2)));
+        let small = vec![vec![(0.5, 0.00005, 0.0)]];
+        let plot = Plot::fit(&small, XScale::Linear, Stacking::Lines);
+        assert!(plot.is_some_and(|p| p.y1 >= 0.00005 && p.y1 < 0.0001));
     }
 
     #[test]
