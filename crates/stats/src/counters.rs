@@ -50,6 +50,15 @@ pub struct TxRecord {
     pub tries: u32,
 }
 
+impl TxRecord {
+    /// Whether it succeeded at its first try: the common case, which the recorders
+    /// count by a path of their own.
+    #[inline]
+    pub fn first_try_success(&self) -> bool {
+        self.outcome == TxOutcome::Success && self.tries == 1
+    }
+}
+
 /// Transaction counters (successful, skipped, failures by kind, retries).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct TxCounters {

@@ -7,6 +7,14 @@ use std::sync::OnceLock;
 
 /// Largest value a histogram resolves: one hour in µs; larger values are clamped to it.
 pub const HISTOGRAM_MAX_US: u64 = 3_600_000_000;
+
+/// `value_us as u64` for a histogram's bucket, in fewer instructions: through i64, a
+/// single conversion instruction; values of 2^63 and more come out as i64::MAX instead,
+/// past the last bucket as they would be anyway. NaN and negatives give 0.
+#[inline]
+pub(crate) fn saturating_u64(value_us: f64) -> u64 {
+    (value_us as i64).max(0) as u64
+}
 /// Significant decimal digits kept by every histogram.
 pub const HISTOGRAM_SIGFIG: u8 = 3;
 

@@ -20,6 +20,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::coarse::{COARSE_BUCKETS, coarse_index, coarse_index_value};
 use crate::counters::{TxCounters, TxOutcome, TxRecord};
+use crate::histogram::saturating_u64;
 
 /// Upper bounds (µs, inclusive) of the exported histogram buckets; `+Inf` follows.
 pub const BUCKET_BOUNDS_US: [u64; 71] = bucket_bounds();
@@ -82,8 +83,7 @@ impl LiveHistogram {
     /// Records a value (µs) with the bucket table of [`bucket_of_coarse`].
     #[inline]
     fn record(&mut self, value_us: f64, table: &[u8]) {
-        let v = (value_us as i64).max(0) as u64;
-        if let Some(&b) = table.get(coarse_index(v))
+        if let Some(&b) = table.get(coarse_index(saturating_u64(value_us)))
             && let Some(c) = self.counts.get_mut(usize::from(b))
         {
             *c += 1;
@@ -290,7 +290,7 @@ impl LiveRecorder {
             return;
         };
         self.dirty = true;
-        if rec.outcome == TxOutcome::Success && rec.tries == 1 && !self.shape.throttled {
+        if rec.first_try_success() && !self.shape.throttled {
             // The common case, without the general count's checks.
             cell.counters.successful += 1;
             cell.latency.record(rec.latency_us, self.table);

@@ -8,7 +8,7 @@
 //! (merged). Counts per bucket, total, `min()` and `max()` come out identical (the
 //! crate's min and max are reported at bucket resolution).
 
-use crate::histogram::{HISTOGRAM_SIGFIG, LatencyHistogram};
+use crate::histogram::{HISTOGRAM_SIGFIG, LatencyHistogram, saturating_u64};
 
 /// log2 of HdrHistogram's sub-bucket count at [`HISTOGRAM_SIGFIG`] digits: the power of
 /// two ≥ 2·10^digits (2048 for 3 digits).
@@ -19,14 +19,6 @@ const SUB_BUCKET_BITS: u32 = (2 * 10u64.pow(HISTOGRAM_SIGFIG as u32))
 const HALF_BITS: u32 = SUB_BUCKET_BITS - 1;
 /// Values under the sub-bucket count all fall in bucket 0.
 const SUB_BUCKET_MASK: u64 = (1 << SUB_BUCKET_BITS) - 1;
-
-/// `value_us as u64`, in fewer instructions: through i64, a single conversion
-/// instruction; values of 2^63 and more come out as i64::MAX instead, past the last
-/// bucket as they would be anyway. NaN and negatives give 0.
-#[inline]
-fn saturating_u64(value_us: f64) -> u64 {
-    (value_us as i64).max(0) as u64
-}
 
 /// HdrHistogram's counts index of `v` for a lowest discernible value of 1 (unit
 /// magnitude 0), as its `index_for`: the bucket is the number of powers of two `v` lies

@@ -373,8 +373,7 @@ impl ThreadStats {
     /// first-try success by the path of the [`RecordPlan`], the rest in full.
     #[inline]
     fn record(&mut self, rec: &TxRecord, now_us: Option<i64>) {
-        let first_try_success =
-            rec.outcome == TxOutcome::Success && rec.tries == 1 && rec.script == 0;
+        let first_try_success = rec.first_try_success() && rec.script == 0;
         match (self.plan, now_us, self.series.as_mut()) {
             (RecordPlan::TotalsOnly, _, _) if first_try_success => {
                 self.total.record_first_try_success(rec.latency_us);

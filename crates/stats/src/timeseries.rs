@@ -14,6 +14,7 @@
 
 use crate::coarse::{COARSE_BUCKETS, SparseHistogram, coarse_index, coarse_index_value};
 use crate::counters::{TxCounters, TxOutcome, TxRecord};
+use crate::histogram::saturating_u64;
 use crate::series_parts::{CommandInterval, Part, PartsRecorder, ScriptInterval, merge_parts};
 use crate::simple::SimpleStats;
 use serde::Serialize;
@@ -79,9 +80,8 @@ struct CoarseCounts {
 impl CoarseCounts {
     #[inline]
     fn record_us(&mut self, value_us: f64) {
-        // Through i64, one conversion instruction: NaN and negatives give 0, values past
-        // i64 the largest, which `coarse_index` clamps as it does any value past the range.
-        let i = coarse_index((value_us as i64).max(0) as u64);
+        // `coarse_index` clamps what lies past the range.
+        let i = coarse_index(saturating_u64(value_us));
         match self.counts.get_mut(i) {
             Some(c) => *c = c.saturating_add(1),
             None => self.first_value(i),
